@@ -1,0 +1,5 @@
+"""`python -m memsync`: the same entry point as the `memsync` console script."""
+
+from memsync.cli import main
+
+raise SystemExit(main())

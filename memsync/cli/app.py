@@ -1,0 +1,91 @@
+"""The typer application and the one edge that owns exit codes.
+
+Exit codes: 0 success, 1 the user must act (``MemsyncError``), 2 usage error (click's),
+3 unexpected error (traceback written to a crash log that the message names), 130 interrupted.
+Commands may document further codes (``memsync sync`` returns 75 when committed but not pushed).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+
+import platformdirs
+import typer
+
+from memsync import __version__
+from memsync.errors import MemsyncError
+
+EXIT_USER = 1
+EXIT_UNEXPECTED = 3
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(
+    name="memsync",
+    help="Keep AI-agent memory in sync between machines, people and agents through git.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"memsync {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More log output (-vv for debug)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Keep AI-agent memory in sync between machines, people and agents through git."""
+    level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
+    # journald adds timestamps of its own, so the daemon's lines carry none.
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def crash_log_path() -> Path:
+    """Where an unexpected error's traceback goes: ``$XDG_STATE_HOME/memsync/crash.log``."""
+    return platformdirs.user_state_path("memsync") / "crash.log"
+
+
+def _write_crash_log(exc: BaseException) -> Path:
+    path = crash_log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as log:
+        log.write(f"--- {datetime.now(UTC).isoformat()} memsync {__version__} argv={sys.argv!r}\n")
+        log.write("".join(traceback.format_exception(exc)))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the process exit code."""
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=argv, prog_name="memsync", standalone_mode=False)
+    except MemsyncError as exc:
+        typer.echo(f"memsync: {exc}", err=True)
+        return EXIT_USER
+    except (KeyboardInterrupt, typer.Abort):
+        typer.echo("", err=True)
+        return EXIT_INTERRUPTED
+    except typer.TyperException as exc:  # usage errors: typer has shown the usage, we add the reason
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            typer.echo(f"memsync: {exc.format_message()}", err=True)
+        return exc.exit_code
+    except Exception as exc:  # the one place that turns any bug into exit 3 and a crash log
+        path = _write_crash_log(exc)
+        typer.echo(f"memsync: unexpected error: {exc!r}. The traceback is in {path}", err=True)
+        return EXIT_UNEXPECTED
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,59 @@
+"""Suite-wide isolation: a throwaway HOME, XDG dirs and git identity, so no test touches the user's."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import CORPUS
+
+_SESSION_ROOT = Path(tempfile.mkdtemp(prefix="memsync-tests-"))
+
+
+def isolated_env(home: Path) -> dict[str, str]:
+    """The environment variables that confine memsync and git to ``home`` (created if missing)."""
+    home.mkdir(parents=True, exist_ok=True)
+    gitconfig = home / ".gitconfig"
+    if not gitconfig.exists():
+        gitconfig.write_text(
+            "[user]\n\tname = Test User\n\temail = test@example.invalid\n"
+            "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+        )
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_AUTHOR_NAME": "Test User",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Test User",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    }
+
+
+os.environ.update(isolated_env(_SESSION_ROOT / "home"))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh HOME (and XDG dirs, git identity) for this test alone, set in ``os.environ``."""
+    path = tmp_path / "home"
+    for key, value in isolated_env(path).items():
+        monkeypatch.setenv(key, value)
+    yield path
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """``../shared/corpus`` (read-only real memory files); the test skips, visibly, where it is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS} (set MEMSYNC_CORPUS to its path)")
+    return CORPUS

@@ -1,0 +1,48 @@
+"""Helpers shared by the tests: waiting on conditions, running git and the CLI for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("MEMSYNC_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float = 0.05, what: str = "") -> T:
+    """Poll ``predicate`` until it returns a truthy value (returned) or ``timeout`` seconds pass (AssertionError)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate!r}")
+        time.sleep(interval)
+
+
+def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Run real ``git`` in ``cwd`` and return its stdout; raise CalledProcessError with stderr on failure."""
+    result = subprocess.run(
+        ["git", *args], cwd=cwd, env=None if env is None else {**os.environ, **env},
+        capture_output=True, text=True, check=False,
+    )
+    if result.returncode != 0:
+        raise subprocess.CalledProcessError(result.returncode, result.args, result.stdout, result.stderr)
+    return result.stdout
+
+
+def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+            input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m memsync ARGS`` as a real subprocess; returns the completed process (never raises on exit code)."""
+    return subprocess.run(
+        [sys.executable, "-m", "memsync", *args], cwd=cwd, input=input, timeout=timeout,
+        env=None if env is None else {**os.environ, **env}, capture_output=True, text=True, check=False,
+    )
