@@ -1,0 +1,47 @@
+"""What a path in a role directory or store is: which merge driver owns it, whether it is append-only,
+whether memsync ignores it (DESIGN "Vocabulary", "One sync cycle" step 1, "Merge drivers")."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import PurePosixPath
+from typing import Literal
+
+from memsync.fsio import TEMP_PREFIX
+
+Kind = Literal["jsonl", "daily", "index", "entry"]
+
+DAILY_LOG = re.compile(r"(?:^|/)daily/\d{4}-\d{2}-\d{2}\.md$")
+
+# Editor swap/backup/probe files, emacs locks, our own temp files, the locally generated snapshot.
+IGNORED_NAMES = (
+    "*.swp", "*.swo", "*.swx", "*.swpx", "*~", ".#*", "#*#", "*.tmp", "4913",
+    f"{TEMP_PREFIX}*", "snapshot.md", ".DS_Store",
+)
+IGNORED_DIRS = (".git",)
+
+
+def kind_of(rel_path: str) -> Kind:
+    """The merge driver kind of a store-relative POSIX path: jsonl, daily, index (MEMORY.md) or entry."""
+    name = PurePosixPath(rel_path).name
+    if name.endswith(".jsonl"):
+        return "jsonl"
+    if DAILY_LOG.search(rel_path):
+        return "daily"
+    if name == "MEMORY.md":
+        return "index"
+    return "entry"
+
+
+def is_append_only(rel_path: str) -> bool:
+    """True for memory files and daily logs: writers only ever append to them (DESIGN "Vocabulary")."""
+    return kind_of(rel_path) in ("jsonl", "daily")
+
+
+def is_ignored(rel_path: str) -> bool:
+    """True for paths memsync never publishes or watches: editor temp files, ``snapshot.md``, ``.git``."""
+    parts = PurePosixPath(rel_path).parts
+    if any(part in IGNORED_DIRS for part in parts):
+        return True
+    return bool(parts) and any(fnmatch.fnmatchcase(parts[-1], pattern) for pattern in IGNORED_NAMES)
