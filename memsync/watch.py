@@ -1,0 +1,350 @@
+"""Noticing changes: one watchdog observer over every tracked path, and the debounce that turns a burst of
+events into one sync cycle (DESIGN "One sync cycle" step 1; issue 4 "Watch").
+
+The handler only classifies an event's path and calls ``on_event`` (the daemon passes ``queue.put``);
+everything else happens on the daemon's thread, which calls :meth:`Watcher.refresh` after events so that
+new directories, tracked paths that were created and remote refs that reappeared get watched.
+
+Each directory gets its own non-recursive inotify watch (a role directory is walked, so the effect is
+recursive): that way a watch the kernel refuses (watch limit) is known per directory, and exactly those
+directories fall back to a polling observer. The store is never watched, so the daemon's own git writes
+cannot reset a timer.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from memsync.layout import is_ignored
+
+log = logging.getLogger(__name__)
+
+Source = Literal["local", "remote"]
+
+# Directory-modified, open, access and attribute events say nothing a cycle needs; leaving them out keeps
+# a watched ancestor such as $HOME (for a tracked path not created yet) quiet.
+_EVENT_TYPES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent, FileModifiedEvent, FileClosedEvent, FileMovedEvent, FileDeletedEvent,
+    DirCreatedEvent, DirMovedEvent, DirDeletedEvent,
+]
+_LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
+POLL_INTERVAL_S = 1.0
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One relevant change: ``at`` is ``time.monotonic()`` seconds when the handler saw it; ``source`` is
+    "local" (a tracked path) or "remote" (the refs of a remote that is a local path); ``path`` is absolute."""
+
+    at: float
+    source: Source
+    path: str
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What the handler thread compares event paths with; replaced whole, never mutated."""
+
+    dirs: tuple[Path, ...] = ()
+    files: frozenset[Path] = frozenset()
+    pending: tuple[Path, ...] = ()
+    ref_dirs: tuple[Path, ...] = ()
+    packed_refs: frozenset[Path] = frozenset()
+    pending_refs: tuple[Path, ...] = ()
+
+    def classify(self, raw: str) -> Source | None:
+        path = Path(raw)
+        if path in self.files:
+            return "local"
+        for root in self.dirs:
+            if path == root or (path.is_relative_to(root)
+                                and not is_ignored(path.relative_to(root).as_posix())):
+                return "local"
+        if any(_on_the_way(path, target) for target in self.pending):
+            return "local"
+        if path in self.packed_refs:
+            return "remote"
+        if any(path.is_relative_to(refs) and not path.name.endswith(".lock") for refs in self.ref_dirs):
+            return "remote"
+        if any(_on_the_way(path, target) for target in self.pending_refs):
+            return "remote"
+        return None
+
+
+def _on_the_way(path: Path, target: Path) -> bool:
+    """True when ``path`` is ``target``, one of its ancestors or inside it (a missing target appearing)."""
+    return path == target or target.is_relative_to(path) or path.is_relative_to(target)
+
+
+class _Handler(FileSystemEventHandler):
+    """Classifies and enqueues; never does work on the observer thread (an exception would end it)."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self._watcher = watcher
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        rules = self._watcher._rules
+        paths = [os.fsdecode(event.src_path)]
+        dest = getattr(event, "dest_path", "")
+        if dest:
+            paths.append(os.fsdecode(dest))
+        for raw in paths:
+            source = rules.classify(raw)
+            if source is not None:
+                self._watcher._on_event(WatchEvent(time.monotonic(), source, raw))
+                return
+
+
+def remote_git_dir(url: str) -> Path | None:
+    """The git dir of a remote given as a local path or ``file://`` URL, or None for any other URL.
+
+    A bare repository is its own git dir; a work tree's is ``<path>/.git``. The path need not exist yet
+    (a remote can be unreachable for a while): the answer then assumes a bare repository.
+    """
+    if url.startswith("file://"):
+        url = url[len("file://"):]
+    if not url.startswith(("/", "~")):
+        return None
+    path = Path(url).expanduser().absolute()
+    return path / ".git" if (path / ".git").is_dir() else path
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.is_dir() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _walk_dirs(root: Path) -> list[Path]:
+    found = [root]
+    for parent, dirnames, _ in os.walk(root):
+        dirnames[:] = [name for name in dirnames if not is_ignored(name)]
+        found.extend(Path(parent) / name for name in dirnames)
+    return found
+
+
+@dataclass
+class _Scheduled:
+    observer: Any
+    watch: Any
+    inode: int
+    polling: bool
+
+
+@dataclass
+class Watcher:
+    """The observer(s) over tracked paths and remote refs; ``on_event`` is called from observer threads.
+
+    Use ``with Watcher(on_event) as w: w.set_targets(tracked, remotes)``. ``tracked`` are live role
+    directories and memory files (missing ones are watched from their nearest existing parent);
+    ``remotes`` are remote URLs (only local paths are watched: their ``refs/heads`` and ``packed-refs``).
+    """
+
+    on_event: Callable[[WatchEvent], None]
+    _rules: _Rules = field(default_factory=_Rules)
+    _tracked: tuple[Path, ...] = ()
+    _remote_dirs: tuple[Path, ...] = ()
+    _scheduled: dict[Path, _Scheduled] = field(default_factory=dict)
+    _observer: Any = None
+    _poller: Any = None
+    _limit_warned: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _on_event(self, event: WatchEvent) -> None:
+        self.on_event(event)
+
+    def start(self) -> None:
+        """Start the observer threads. If inotify instances are exhausted (EMFILE) everything is polled."""
+        try:
+            self._observer = Observer()
+            self._observer.start()
+        except OSError as exc:
+            if exc.errno not in _LIMIT_ERRNOS:
+                raise
+            self._warn_limit(exc)
+            self._observer = None
+        self._poller = PollingObserver(timeout=POLL_INTERVAL_S)
+        self._poller.start()
+
+    def stop(self) -> None:
+        """Stop and join the observer threads."""
+        for observer in (self._observer, self._poller):
+            if observer is not None and observer.is_alive():
+                observer.stop()
+                observer.join()
+        self._scheduled.clear()
+
+    def __enter__(self) -> Watcher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def polled_dirs(self) -> list[Path]:
+        """Directories watched by polling because inotify refused them (watch limit)."""
+        return sorted(path for path, entry in self._scheduled.items() if entry.polling)
+
+    @property
+    def watched_dirs(self) -> list[Path]:
+        """Every directory watched right now, by inotify or polling."""
+        return sorted(self._scheduled)
+
+    def set_targets(self, tracked: Iterable[Path], remotes: Iterable[str]) -> None:
+        """Watch exactly these tracked paths and the refs of these remote URLs (replaces earlier targets)."""
+        self._tracked = tuple(Path(path).expanduser().absolute() for path in tracked)
+        self._remote_dirs = tuple(d for d in (remote_git_dir(url) for url in remotes) if d is not None)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Bring the watches up to date with the file system: watch new directories and tracked paths that
+        appeared, drop watches of directories that vanished. Cheap (a walk of the tracked directories);
+        the daemon calls it after every batch of events."""
+        with self._lock:
+            dirs: list[Path] = []
+            files: set[Path] = set()
+            pending: list[Path] = []
+            wanted: list[Path] = []
+            for target in self._tracked:
+                if target.is_dir():
+                    dirs.append(target)
+                    wanted.extend(_walk_dirs(target))
+                elif target.is_file() or (target.parent.is_dir() and target.suffix == ".jsonl"):
+                    files.add(target)
+                    wanted.append(target.parent)
+                else:
+                    pending.append(target)
+                    wanted.append(_nearest_existing(target))
+            ref_dirs: list[Path] = []
+            packed: set[Path] = set()
+            pending_refs: list[Path] = []
+            for git_dir in self._remote_dirs:
+                heads = git_dir / "refs" / "heads"
+                if heads.is_dir():
+                    ref_dirs.append(heads)
+                    packed.add(git_dir / "packed-refs")
+                    wanted.append(git_dir)
+                    wanted.extend(_walk_dirs(heads))
+                else:
+                    pending_refs.append(heads)
+                    wanted.append(_nearest_existing(heads))
+            self._rules = _Rules(tuple(dirs), frozenset(files), tuple(pending), tuple(ref_dirs),
+                                 frozenset(packed), tuple(pending_refs))
+            self._reschedule(dict.fromkeys(wanted))
+
+    def _reschedule(self, wanted: dict[Path, None]) -> None:
+        for path, entry in list(self._scheduled.items()):
+            if path not in wanted or _inode(path) != entry.inode:
+                self._unschedule(path)
+        for path in wanted:
+            if path not in self._scheduled:
+                self._schedule(path)
+
+    def _schedule(self, path: Path) -> None:
+        inode = _inode(path)
+        if inode is None:
+            return
+        handler = _Handler(self)
+        if self._observer is not None:
+            try:
+                watch = self._observer.schedule(handler, str(path), event_filter=_EVENT_TYPES)
+                self._scheduled[path] = _Scheduled(self._observer, watch, inode, polling=False)
+                return
+            except OSError as exc:
+                if exc.errno not in _LIMIT_ERRNOS:
+                    if path.is_dir():
+                        raise
+                    return
+                self._warn_limit(exc)
+        watch = self._poller.schedule(handler, str(path), event_filter=_EVENT_TYPES)
+        self._scheduled[path] = _Scheduled(self._poller, watch, inode, polling=True)
+
+    def _unschedule(self, path: Path) -> None:
+        entry = self._scheduled.pop(path)
+        try:
+            entry.observer.unschedule(entry.watch)
+        except (KeyError, OSError):
+            # The kernel already dropped the watch of a deleted directory.
+            log.debug("watch of %s was already gone", path)
+
+    def _warn_limit(self, exc: OSError) -> None:
+        if not self._limit_warned:
+            self._limit_warned = True
+            log.warning(
+                "inotify refused a watch (%s): polling every %.0f s instead for what could not be watched. "
+                "Raise the limit (sysctl fs.inotify.max_user_watches / max_user_instances) for instant sync.",
+                exc.strerror or exc, POLL_INTERVAL_S,
+            )
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None
+
+
+class Debouncer:
+    """Turns event times into cycle deadlines: due ``debounce_s`` seconds after the last event, but never
+    later than ``max_delay_s`` seconds after the first pending one, so a steady stream still syncs.
+
+    Times are ``time.monotonic()`` seconds. Not thread-safe: the daemon's thread owns it.
+    """
+
+    def __init__(self, debounce_s: float, max_delay_s: float) -> None:
+        self.debounce_s = debounce_s
+        self.max_delay_s = max(max_delay_s, debounce_s)
+        self._first: float | None = None
+        self._last: float | None = None
+
+    def poke(self, at: float) -> None:
+        """Record an event seen at ``at``."""
+        if self._first is None or self._last is None:
+            self._first = self._last = at
+        else:
+            self._last = max(self._last, at)
+
+    @property
+    def pending(self) -> bool:
+        """True while events wait for a cycle."""
+        return self._first is not None
+
+    def deadline(self) -> float | None:
+        """When the pending events are due (monotonic seconds), or None if nothing is pending."""
+        if self._first is None or self._last is None:
+            return None
+        return min(self._last + self.debounce_s, self._first + self.max_delay_s)
+
+    def due(self, now: float) -> bool:
+        """True when a cycle should start now for the pending events."""
+        deadline = self.deadline()
+        return deadline is not None and now >= deadline
+
+    def take(self) -> None:
+        """Forget the pending events: a cycle is starting and will see their effect. Events after this
+        call (also those during the cycle) are pending again."""
+        self._first = self._last = None
