@@ -1,0 +1,101 @@
+"""Find the memory that already lives on this machine, so ``memsync init`` can track it (issue 5).
+
+Looks only under the home directory, at the places agents write by default (DESIGN "Vocabulary"):
+``~/.agents/memory/<role>/`` role directories, ``~/.agent-memory/*.jsonl`` memory files,
+``~/.claude/memory/`` (a Claude Code memory folder when it holds ``MEMORY.md``), and the markdown skill's
+legacy locations (``~/.claude/memory/<role>/``, ``~/.agents-legacy/memory/<role>/``, and flat
+``~/.claude/memory/<role>.md`` files, which need ``memsync migrate`` before they can be synced).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+
+class Found(Enum):
+    """What kind of memory location a ``Location`` is."""
+
+    ROLE = "role directory"
+    CLAUDE = "Claude Code memory folder"
+    JSONL = "memory file"
+    LEGACY_ROLE = "legacy role directory"
+    LEGACY_FLAT = "legacy flat file"
+
+
+@dataclass(frozen=True)
+class Location:
+    """One memory location found on this machine.
+
+    ``role`` is the role name for role directories (current or legacy) and flat legacy files, else None.
+    ``track`` says whether ``init`` tracks it; ``note`` says why not, or what the user may do next.
+    """
+
+    live: Path
+    found: Found
+    role: str | None
+    track: bool
+    note: str = ""
+
+
+def _subdirs(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return []
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def detect(home: Path | None = None) -> list[Location]:
+    """The memory locations under ``home`` (default: ``Path.home()``), in a stable order.
+
+    A legacy role directory is tracked (so its memory syncs) only when no current
+    ``~/.agents/memory/<role>`` exists and no earlier legacy copy of the same role was found; the markdown
+    skill itself ignores legacy copies once the current directory exists. Flat legacy files are never
+    tracked: they are not a role directory yet. Reads the file system only; raises nothing for missing paths.
+    """
+    home = Path.home() if home is None else home
+    found: list[Location] = []
+    roles_seen: set[str] = set()
+
+    for role_dir in _subdirs(home / ".agents" / "memory"):
+        found.append(Location(role_dir, Found.ROLE, role_dir.name, True))
+        roles_seen.add(role_dir.name)
+
+    memory_files = home / ".agent-memory"
+    if memory_files.is_dir():
+        found.extend(
+            Location(path, Found.JSONL, None, True)
+            for path in sorted(memory_files.glob("*.jsonl")) if path.is_file()
+        )
+
+    claude = home / ".claude" / "memory"
+    legacy_roots: list[Path] = []
+    if (claude / "MEMORY.md").is_file():
+        found.append(Location(claude, Found.CLAUDE, None, True))
+    elif claude.is_dir():
+        legacy_roots.append(claude)
+        found.extend(
+            Location(
+                flat, Found.LEGACY_FLAT, flat.stem, False,
+                f"the skill's flat legacy file; `memsync migrate {claude.parent.parent}` turns it into "
+                f"{home / '.agents' / 'memory' / flat.stem}/project_briefing.md, then `memsync track` that",
+            )
+            for flat in sorted(claude.glob("*.md")) if flat.is_file()
+        )
+    legacy_roots.append(home / ".agents-legacy" / "memory")
+
+    for root in legacy_roots:
+        for role_dir in _subdirs(root):
+            role = role_dir.name
+            if role in roles_seen:
+                found.append(Location(
+                    role_dir, Found.LEGACY_ROLE, role, False,
+                    f"not tracked: {home / '.agents' / 'memory' / role} supersedes this legacy copy",
+                ))
+                continue
+            roles_seen.add(role)
+            found.append(Location(
+                role_dir, Found.LEGACY_ROLE, role, True,
+                f"synced as role {role}; `memsync migrate` moves it to {home / '.agents' / 'memory' / role}",
+            ))
+    return found
