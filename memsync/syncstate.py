@@ -1,0 +1,325 @@
+"""The sync state: per tracked file, what was last exchanged between the live file and the store.
+
+A crash-safe SQLite database at ``<meta_dir>/state.sqlite`` (WAL journal, ``synchronous=FULL``, one
+transaction per file update). It is a cache (DESIGN "Vocabulary", "sync state"): when it is missing,
+cleared or in doubt, memsync.track reconciles live files with the store by content.
+
+Per store path (the key) one *current* :class:`FileState`, plus at most one :class:`PendingPublish` and one
+:class:`PendingDelivery`: the intent recorded before a write to the store or to a live file, so a process
+killed between the write and the state update can tell afterwards whether the write happened (DESIGN I7).
+
+Append-only files keep a byte offset with a hash of the prefix (not a set of line hashes: logs repeat
+lines and every repetition must sync); whole files keep the last synced bytes. Implements the
+"Sync state" part of issue 4.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS states (
+    path TEXT NOT NULL,
+    slot TEXT NOT NULL,              -- 'current', or where a pending write leads: 'publish', 'delivery'
+    offset INTEGER,                  -- append-only: bytes of the live file accounted for; NULL = unknown
+    prefix_hash TEXT,                -- append-only: sha256 hex of live[:offset]
+    partial_at INTEGER,              -- append-only: where the unfinished last line starts
+    partial_hash TEXT,               -- append-only: sha256 hex of that unfinished line
+    partial_since REAL,              -- append-only: when it was first seen (seconds, caller's clock)
+    synced BLOB,                     -- whole file: last synced version
+    synced_known INTEGER NOT NULL DEFAULT 0,  -- whole file: 1 when synced is meaningful (NULL = absent)
+    kept BLOB,                       -- whole file: bytes an agent wrote during delivery, to publish
+    kept_base BLOB,                  -- whole file: the version those bytes were edited from
+    kept_present INTEGER NOT NULL DEFAULT 0,
+    held TEXT NOT NULL DEFAULT '[]', -- lines held back by the secret scanner: [[line, detector], ...]
+    PRIMARY KEY (path, slot)
+);
+CREATE TABLE IF NOT EXISTS pending (
+    path TEXT NOT NULL,
+    slot TEXT NOT NULL,              -- 'publish' or 'delivery'
+    before_hash TEXT,                -- publish: sha256 hex of the store file before the write
+    before_size INTEGER,
+    after_hash TEXT,                 -- publish: sha256 hex of the store file after the write
+    after_size INTEGER,
+    data BLOB,                       -- delivery: the exact bytes about to be written
+    at_offset INTEGER,               -- delivery to an append-only file: the live size it expected
+    remove INTEGER NOT NULL DEFAULT 0,  -- delivery to a whole file: 1 = the live file is being deleted
+    PRIMARY KEY (path, slot)
+);
+"""
+
+_STATE_COLUMNS = (
+    "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
+    "kept, kept_base, kept_present, held"
+)
+
+
+@dataclass(frozen=True)
+class HeldLine:
+    """A line the secret scanner held back: 1-based line number in the live file, and the detector."""
+
+    line: int
+    detector: str
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What was last exchanged for one tracked file (key: ``path``, the store path).
+
+    Append-only files use ``offset`` (bytes of the live file accounted for: published, delivered or
+    held back; None = unknown, settle by content), ``prefix_hash`` (sha256 hex of ``live[:offset]``) and
+    the ``partial_*`` fields (an unfinished last line starting at byte ``partial_at`` with hash
+    ``partial_hash`` first seen at ``partial_since`` seconds). Whole files use ``synced`` (last synced
+    bytes, None = absent) when ``synced_known``, and ``kept`` (bytes an agent wrote while delivery
+    replaced the file, edited from ``kept_base``) when ``kept_present``. ``held`` lists lines the
+    secret scanner keeps on this machine.
+    """
+
+    path: str
+    offset: int | None = None
+    prefix_hash: str | None = None
+    partial_at: int | None = None
+    partial_hash: str | None = None
+    partial_since: float | None = None
+    synced: bytes | None = None
+    synced_known: bool = False
+    kept: bytes | None = None
+    kept_base: bytes | None = None
+    kept_present: bool = False
+    held: tuple[HeldLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class PendingPublish:
+    """A write to the store file about to happen: the store file's sha256 hex and size before and after.
+
+    ``then`` is the state to apply once the store file is found in the ``after`` form.
+    """
+
+    before_hash: str
+    before_size: int
+    after_hash: str
+    after_size: int
+    then: FileState
+
+
+@dataclass(frozen=True)
+class PendingDelivery:
+    """A write to the live file about to happen.
+
+    Append-only: ``data`` is appended where the live file had ``at_offset`` bytes. Whole file: ``data``
+    replaces the live file, or ``remove`` deletes it. ``then`` is the state to apply once the write is
+    found done.
+    """
+
+    data: bytes
+    at_offset: int | None
+    remove: bool
+    then: FileState
+
+
+def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
+    """A FileState from one ``states`` row (columns in ``_STATE_COLUMNS`` order)."""
+    (offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known,
+     kept, kept_base, kept_present, held) = row
+    assert offset is None or isinstance(offset, int)
+    assert prefix_hash is None or isinstance(prefix_hash, str)
+    assert partial_at is None or isinstance(partial_at, int)
+    assert partial_hash is None or isinstance(partial_hash, str)
+    assert partial_since is None or isinstance(partial_since, float | int)
+    assert synced is None or isinstance(synced, bytes)
+    assert kept is None or isinstance(kept, bytes)
+    assert kept_base is None or isinstance(kept_base, bytes)
+    assert isinstance(held, str)
+    return FileState(
+        path=path, offset=offset, prefix_hash=prefix_hash, partial_at=partial_at,
+        partial_hash=partial_hash, partial_since=None if partial_since is None else float(partial_since),
+        synced=synced, synced_known=bool(synced_known), kept=kept, kept_base=kept_base,
+        kept_present=bool(kept_present),
+        held=tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held)),
+    )
+
+
+def _state_values(state: FileState) -> tuple[object, ...]:
+    """The ``states`` column values of ``state`` in ``_STATE_COLUMNS`` order."""
+    return (
+        state.offset, state.prefix_hash, state.partial_at, state.partial_hash, state.partial_since,
+        state.synced, int(state.synced_known), state.kept, state.kept_base, int(state.kept_present),
+        json.dumps([[h.line, h.detector] for h in state.held]),
+    )
+
+
+class SyncState:
+    """The sync state database of one store, at ``<meta_dir>/state.sqlite`` (created if missing).
+
+    Every method is one transaction: after a crash the database holds either the old or the new
+    record, never a mix. Not thread-safe; one cycle at a time uses it (the cycle holds the store lock).
+    Raises ``sqlite3.Error`` on a corrupt or unwritable database.
+    """
+
+    def __init__(self, meta_dir: Path) -> None:
+        meta_dir.mkdir(parents=True, exist_ok=True)
+        self.path = meta_dir / "state.sqlite"
+        self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # FULL: a committed transaction survives power loss too, not only a killed process.
+        self._db.execute("PRAGMA synchronous=FULL")
+        with self._transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+
+    def __enter__(self) -> SyncState:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._db.close()
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    def get(self, path: str) -> FileState | None:
+        """The current state of store path ``path``, or None when memsync has none."""
+        return self._get(path, "current")
+
+    def _get(self, path: str, slot: str) -> FileState | None:
+        row = self._db.execute(
+            f"SELECT {_STATE_COLUMNS} FROM states WHERE path = ? AND slot = ?", (path, slot)
+        ).fetchone()
+        return None if row is None else _row_to_state(path, row)
+
+    def _put(self, state: FileState, slot: str) -> None:
+        self._db.execute(
+            f"INSERT OR REPLACE INTO states (path, slot, {_STATE_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (state.path, slot, *_state_values(state)),
+        )
+
+    def put(self, state: FileState) -> None:
+        """Set the current state of ``state.path`` (one transaction)."""
+        with self._transaction():
+            self._put(state, "current")
+
+    def forget(self, path: str) -> None:
+        """Remove everything known about ``path``: the next reconcile settles it by content."""
+        with self._transaction():
+            self._db.execute("DELETE FROM states WHERE path = ?", (path,))
+            self._db.execute("DELETE FROM pending WHERE path = ?", (path,))
+
+    def clear(self) -> None:
+        """Forget every file (e.g. after the store adopted another history); reconcile goes by content."""
+        with self._transaction():
+            self._db.execute("DELETE FROM states")
+            self._db.execute("DELETE FROM pending")
+
+    def paths(self, prefix: str = "") -> list[str]:
+        """Sorted store paths with any record, limited to ``prefix`` itself or paths under ``prefix/``."""
+        rows = self._db.execute("SELECT DISTINCT path FROM states UNION SELECT path FROM pending").fetchall()
+        found = sorted(str(row[0]) for row in rows)
+        if not prefix:
+            return found
+        return [p for p in found if p == prefix or p.startswith(prefix.rstrip("/") + "/")]
+
+    def held(self) -> list[tuple[str, HeldLine]]:
+        """Every line held back by the secret scanner, as (store path, HeldLine), for ``memsync status``."""
+        rows = self._db.execute(
+            "SELECT path, held FROM states WHERE slot = 'current' AND held != '[]' ORDER BY path"
+        ).fetchall()
+        return [
+            (str(path), HeldLine(int(line), str(detector)))
+            for path, held in rows for line, detector in json.loads(held)
+        ]
+
+    def pending_publish(self, path: str) -> PendingPublish | None:
+        """The publish recorded for ``path`` and not yet settled, or None."""
+        row = self._db.execute(
+            "SELECT before_hash, before_size, after_hash, after_size FROM pending "
+            "WHERE path = ? AND slot = 'publish'", (path,)
+        ).fetchone()
+        then = self._get(path, "publish")
+        if row is None or then is None:
+            return None
+        return PendingPublish(str(row[0]), int(row[1]), str(row[2]), int(row[3]), then)
+
+    def begin_publish(self, path: str, pending: PendingPublish) -> None:
+        """Record, before writing the store file, the write about to happen and the state it leads to."""
+        with self._transaction():
+            self._put(pending.then, "publish")
+            self._db.execute(
+                "INSERT OR REPLACE INTO pending "
+                "(path, slot, before_hash, before_size, after_hash, after_size) "
+                "VALUES (?, 'publish', ?, ?, ?, ?)",
+                (path, pending.before_hash, pending.before_size, pending.after_hash, pending.after_size),
+            )
+
+    def finish_publish(self, path: str) -> None:
+        """The recorded publish happened: make its state current and drop the record (one transaction)."""
+        self._finish(path, "publish")
+
+    def drop_publish(self, path: str) -> None:
+        """The recorded publish did not happen: drop the record, keep the current state."""
+        self._drop(path, "publish")
+
+    def pending_delivery(self, path: str) -> PendingDelivery | None:
+        """The delivery recorded for ``path`` and not yet settled, or None."""
+        row = self._db.execute(
+            "SELECT data, at_offset, remove FROM pending WHERE path = ? AND slot = 'delivery'", (path,)
+        ).fetchone()
+        then = self._get(path, "delivery")
+        if row is None or then is None:
+            return None
+        return PendingDelivery(bytes(row[0]), None if row[1] is None else int(row[1]), bool(row[2]), then)
+
+    def begin_delivery(self, path: str, pending: PendingDelivery) -> None:
+        """Record, before writing the live file, the exact bytes about to be written and the next state."""
+        with self._transaction():
+            self._put(pending.then, "delivery")
+            self._db.execute(
+                "INSERT OR REPLACE INTO pending (path, slot, data, at_offset, remove) "
+                "VALUES (?, 'delivery', ?, ?, ?)",
+                (path, pending.data, pending.at_offset, int(pending.remove)),
+            )
+
+    def finish_delivery(self, path: str, then: FileState | None = None) -> None:
+        """The recorded delivery happened: make its state (or ``then``) current, drop the record."""
+        self._finish(path, "delivery", then)
+
+    def drop_delivery(self, path: str) -> None:
+        """The recorded delivery did not happen: drop the record, keep the current state."""
+        self._drop(path, "delivery")
+
+    def _finish(self, path: str, slot: str, then: FileState | None = None) -> None:
+        with self._transaction():
+            state = then if then is not None else self._get(path, slot)
+            if state is not None:
+                self._put(state, "current")
+            self._db.execute("DELETE FROM states WHERE path = ? AND slot = ?", (path, slot))
+            self._db.execute("DELETE FROM pending WHERE path = ? AND slot = ?", (path, slot))
+
+    def _drop(self, path: str, slot: str) -> None:
+        with self._transaction():
+            self._db.execute("DELETE FROM states WHERE path = ? AND slot = ?", (path, slot))
+            self._db.execute("DELETE FROM pending WHERE path = ? AND slot = ?", (path, slot))
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception) on an autocommit connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
