@@ -48,18 +48,17 @@ def _subdirs(path: Path) -> list[Path]:
 def detect(home: Path | None = None) -> list[Location]:
     """The memory locations under ``home`` (default: ``Path.home()``), in a stable order.
 
-    A legacy role directory is tracked (so its memory syncs) only when no current
-    ``~/.agents/memory/<role>`` exists and no earlier legacy copy of the same role was found; the markdown
-    skill itself ignores legacy copies once the current directory exists. Flat legacy files are never
-    tracked: they are not a role directory yet. Reads the file system only; raises nothing for missing paths.
+    Current role directories, memory files and a Claude Code memory folder are to be tracked. Legacy
+    locations are reported, not tracked: ``memsync migrate`` moves them to ``~/.agents/memory/<role>``,
+    and a tracked directory that moves away would look deleted and sync as a deletion. A legacy copy
+    of a role whose current directory exists is superseded (the markdown skill ignores it then).
+    Reads the file system only; raises nothing for missing paths.
     """
     home = Path.home() if home is None else home
     found: list[Location] = []
-    roles_seen: set[str] = set()
-
-    for role_dir in _subdirs(home / ".agents" / "memory"):
-        found.append(Location(role_dir, Found.ROLE, role_dir.name, True))
-        roles_seen.add(role_dir.name)
+    current = home / ".agents" / "memory"
+    roles = {role_dir.name for role_dir in _subdirs(current)}
+    found.extend(Location(role_dir, Found.ROLE, role_dir.name, True) for role_dir in _subdirs(current))
 
     memory_files = home / ".agent-memory"
     if memory_files.is_dir():
@@ -68,6 +67,7 @@ def detect(home: Path | None = None) -> list[Location]:
             for path in sorted(memory_files.glob("*.jsonl")) if path.is_file()
         )
 
+    migrate = f"run `memsync migrate {home} --apply`, then `memsync init` again to track the result"
     claude = home / ".claude" / "memory"
     legacy_roots: list[Path] = []
     if (claude / "MEMORY.md").is_file():
@@ -75,27 +75,17 @@ def detect(home: Path | None = None) -> list[Location]:
     elif claude.is_dir():
         legacy_roots.append(claude)
         found.extend(
-            Location(
-                flat, Found.LEGACY_FLAT, flat.stem, False,
-                f"the skill's flat legacy file; `memsync migrate {claude.parent.parent}` turns it into "
-                f"{home / '.agents' / 'memory' / flat.stem}/project_briefing.md, then `memsync track` that",
-            )
+            Location(flat, Found.LEGACY_FLAT, flat.stem, False,
+                     f"the skill's flat legacy file, to become {current / flat.stem}/project_briefing.md: "
+                     + migrate)
             for flat in sorted(claude.glob("*.md")) if flat.is_file()
         )
     legacy_roots.append(home / ".agents-legacy" / "memory")
-
     for root in legacy_roots:
         for role_dir in _subdirs(root):
             role = role_dir.name
-            if role in roles_seen:
-                found.append(Location(
-                    role_dir, Found.LEGACY_ROLE, role, False,
-                    f"not tracked: {home / '.agents' / 'memory' / role} supersedes this legacy copy",
-                ))
-                continue
-            roles_seen.add(role)
-            found.append(Location(
-                role_dir, Found.LEGACY_ROLE, role, True,
-                f"synced as role {role}; `memsync migrate` moves it to {home / '.agents' / 'memory' / role}",
-            ))
+            note = (f"superseded by {current / role}; the skill ignores this legacy copy" if role in roles
+                    else f"legacy copy of role {role}: {migrate}")
+            roles.add(role)
+            found.append(Location(role_dir, Found.LEGACY_ROLE, role, False, note))
     return found

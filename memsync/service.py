@@ -121,7 +121,7 @@ def launchd_plist(argv: Sequence[str], env: Mapping[str, str], log_path: Path) -
 
 
 def unit_dir() -> Path:
-    """Where systemd looks for the user's own units: ``$XDG_CONFIG_HOME/systemd/user`` (else ``~/.config``)."""
+    """Where systemd looks for the user's own units: ``$XDG_CONFIG_HOME/systemd/user`` (``~/.config``)."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "systemd" / "user"
 
@@ -154,7 +154,8 @@ def user_systemd() -> str | None:
         return f"systemctl --user did not answer within {SYSTEMCTL_TIMEOUT_S:.0f} s"
     if state in ("running", "degraded", "starting", "initializing", "maintenance"):
         return None
-    return f"no user systemd manager is reachable (systemctl --user is-system-running: {state or 'no answer'})"
+    answer = state or "no answer"
+    return f"no user systemd manager is reachable (systemctl --user is-system-running: {answer})"
 
 
 def _fallback(reason: str) -> str:

@@ -45,18 +45,19 @@ def test_claude_folder_without_index_holds_legacy_flat_files_and_role_dirs(home:
 
     flat = by_path[".claude/memory/scout.md"]
     assert (flat.found, flat.role, flat.track) == (Found.LEGACY_FLAT, "scout", False)
-    assert "memsync migrate" in flat.note
-    assert by_path[".claude/memory/python-dev"].track
-    # The same role a second time, in an older legacy location: the first one wins.
-    assert not by_path[".agents-legacy/memory/python-dev"].track
-    assert by_path[".agents-legacy/memory/qa"].track
+    # Legacy copies are offered to `memsync migrate`, never tracked (a moved tracked dir syncs as a delete).
+    assert not any(loc.track for loc in by_path.values())
+    for legacy in (".claude/memory/scout.md", ".claude/memory/python-dev", ".agents-legacy/memory/qa"):
+        assert "memsync migrate" in by_path[legacy].note
+    assert "superseded" in by_path[".agents-legacy/memory/python-dev"].note
+    assert by_path[".agents-legacy/memory/qa"].found is Found.LEGACY_ROLE
 
 
-def test_legacy_dir_is_not_tracked_when_the_current_role_dir_exists(home: Path) -> None:
+def test_legacy_dir_is_superseded_when_the_current_role_dir_exists(home: Path) -> None:
     _touch(home / ".agents/memory/scout/MEMORY.md")
     _touch(home / ".agents-legacy/memory/scout/MEMORY.md")
 
     legacy = [loc for loc in detect(home) if loc.found is Found.LEGACY_ROLE]
 
     assert len(legacy) == 1 and not legacy[0].track
-    assert "supersedes" in legacy[0].note
+    assert "superseded" in legacy[0].note
