@@ -3,6 +3,7 @@
 Each submodule registers one group of commands on ``app``; importing them here wires them in.
 """
 
+import memsync.cli.memory  # noqa: F401  (registers remember, forget, show, prompt, compact, check)
 from memsync.cli import roles  # noqa: F401  (registers snapshot, migrate)
 from memsync.cli.app import app, main
 

@@ -1,0 +1,177 @@
+"""CLI commands for agent-memory/0.1 memory files: remember, forget, show, prompt, compact, check.
+
+``prompt`` and ``check`` also take a role directory: a directory goes to the markdown format's
+``role_prompt`` / ``check_role_dir``, a file to the JSON Lines format.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsync.cli.app import app
+from memsync.errors import MemsyncError
+from memsync.formats import jsonl, markdown
+
+_FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
+
+
+def _memory_file(path: Path | None) -> jsonl.MemoryFile:
+    return jsonl.MemoryFile(path if path is not None else jsonl.default_memory_path())
+
+
+@app.command("remember")
+def remember_command(
+    text: Annotated[str, typer.Argument(help="The entry: one sentence an agent can read as is.")],
+    kind: Annotated[
+        str, typer.Option("--kind", "-k", help=f"One of: {', '.join(jsonl.KINDS)}.")
+    ] = "fact",
+    scope: Annotated[
+        str, typer.Option("--scope", "-s", help="global, a domain such as github.com, or project:<name>.")
+    ] = "global",
+    tags: Annotated[
+        list[str] | None, typer.Option("--tag", "-t", help="A tag; repeat the option for several.")
+    ] = None,
+    source: Annotated[
+        str,
+        typer.Option("--source", help="Where it was learned: user (the person said it), a URL, a session."),
+    ] = jsonl.USER_SOURCE,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="0 to 1. Inferred lessons should start below 1.")
+    ] = 1.0,
+    expires: Annotated[
+        str | None,
+        typer.Option("--expires",
+                     help="When to ignore it: a UTC time (2026-12-31T00:00:00Z) or 30d, 12h, 2w."),
+    ] = None,
+    file: Annotated[Path | None, typer.Option("--file", "-f", help=_FILE_HELP)] = None,
+) -> int:
+    """Append an entry to a memory file (created if missing) and print its id.
+
+    Refused when the text looks like it holds a secret: memory must never store one.
+    """
+    now = datetime.now(UTC)
+    memory = _memory_file(file)
+    entry = memory.remember(
+        text, kind, scope=scope, tags=tags or (), source=source, confidence=confidence,
+        expires_at=None if expires is None else jsonl.parse_expiry(expires, now), now=now,
+    )
+    typer.echo(f"remembered {entry.id} in {memory.path}")
+    return 0
+
+
+@app.command("forget")
+def forget_command(
+    entry_id: Annotated[str, typer.Argument(metavar="ID", help="Id of the entry to delete (memsync show).")],
+    file: Annotated[Path | None, typer.Option("--file", "-f", help=_FILE_HELP)] = None,
+) -> int:
+    """Delete an entry for good by appending a tombstone for its id."""
+    memory = _memory_file(file)
+    memory.forget(entry_id)
+    typer.echo(f"forgot {entry_id} in {memory.path}")
+    return 0
+
+
+@app.command("show")
+def show_command(
+    file: Annotated[Path | None, typer.Argument(metavar="FILE", help=_FILE_HELP, show_default=False)] = None,
+    scope: Annotated[
+        str | None, typer.Option("--scope", "-s", help="Only entries that apply to this scope.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line, as stored.")] = False,
+) -> int:
+    """Print the live entries of a memory file (after deletions, replacements and expiry).
+
+    Lines that are not valid entries are skipped with a warning; `memsync check` lists them.
+    """
+    memory = _memory_file(file)
+    parsed = memory.read()
+    entries = [e for e in parsed.view(datetime.now(UTC)) if jsonl.scope_matches(e.scope, scope)]
+    for entry in entries:
+        if as_json:
+            typer.echo(json.dumps(entry.to_obj(), ensure_ascii=False))
+        else:
+            who = "user" if entry.is_user else f"{'-' if entry.confidence is None else entry.confidence}"
+            text = " ".join(entry.text.split())
+            typer.echo(f"{entry.id}  {entry.kind:<10}  {entry.scope}  [{who}]  {text}")
+    if parsed.problems:
+        typer.echo(f"memsync: {len(parsed.problems)} problem(s) in {memory.path} skipped; "
+                   f"see `memsync check {memory.path}`", err=True)
+    return 0
+
+
+@app.command("prompt")
+def prompt_command(
+    path: Annotated[
+        Path | None,
+        typer.Argument(metavar="FILE|ROLE_DIR", help=f"{_FILE_HELP} Or a role directory.",
+                       show_default=False),
+    ] = None,
+    scope: Annotated[
+        str | None,
+        typer.Option("--scope", "-s", help="The task's scope: global, a domain or project:<name>."),
+    ] = None,
+    kinds: Annotated[
+        list[str] | None,
+        typer.Option("--kind", "-k", help="Only this kind; repeat for several (default all)."),
+    ] = None,
+    max_bytes: Annotated[
+        int | None,
+        typer.Option("--max-bytes", help=f"Size cap in bytes, cut at whole entries. Default: "
+                                         f"{jsonl.DEFAULT_PROMPT_BYTES} for a file, "
+                                         f"{markdown.DEFAULT_SNAPSHOT_BYTES} for a role directory."),
+    ] = None,
+) -> int:
+    """Print the memory block to put at the top of an agent's context.
+
+    For a memory file: entries grouped by kind, filtered by scope, the user's own entries first.
+    For a role directory: its snapshot text (index, entries, latest daily logs), not written to disk.
+    """
+    target = path if path is not None else jsonl.default_memory_path()
+    if target.is_dir():
+        if scope is not None or kinds:
+            raise MemsyncError(f"prompt {target}: --scope and --kind apply to memory files, not role "
+                               "directories. Drop them")
+        cap = markdown.DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes
+        text = markdown.role_prompt(target, cap)
+    else:
+        text = jsonl.MemoryFile(target).to_prompt(
+            scope, kinds or None, jsonl.DEFAULT_PROMPT_BYTES if max_bytes is None else max_bytes
+        )
+    typer.echo(text, nl=False)
+    return 0
+
+
+@app.command("compact")
+def compact_command(
+    file: Annotated[Path | None, typer.Argument(metavar="FILE", help=_FILE_HELP, show_default=False)] = None,
+) -> int:
+    """Rewrite a memory file with only its live entries and its deletions, atomically.
+
+    Refused while another memsync process writes the file. Run it when no agent is writing.
+    """
+    memory = _memory_file(file)
+    report = memory.compact()
+    typer.echo(f"compacted {memory.path}: {report.lines_before} -> {report.lines_after} lines")
+    return 0
+
+
+@app.command("check")
+def check_command(
+    path: Annotated[Path, typer.Argument(help="A memory file (.jsonl) or a role directory.")],
+) -> int:
+    """Validate a memory file or role directory: one `path:line: message` per problem.
+
+    Exit code 0 when there is nothing to fix, 1 when problems are listed.
+    """
+    if path.is_dir():
+        problems = [str(p) for p in markdown.check_role_dir(path)]
+    else:
+        problems = jsonl.check_memory_file(path)
+    for problem in problems:
+        typer.echo(problem)
+    return 1 if problems else 0
