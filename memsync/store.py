@@ -1,0 +1,811 @@
+"""The store: a git working tree only memsync writes, and its exchange with remotes (issue 4 "Store",
+"Exchange"; DESIGN "One sync cycle" steps 3-4, I3, I7, I8, I9).
+
+This is the only module that imports GitPython, and no GitPython type leaves it. Every operation opens a
+``git.Repo`` and closes it again (GitPython leaks in long-running processes), so a ``Store`` object holds
+no git resources and a daemon may keep one for its whole life.
+
+Every git command runs non-interactively (no terminal prompt, ssh in batch mode, an askpass that answers
+nothing) and is killed after a timeout, so a dead network or a credential prompt never hangs the caller.
+
+Merging (DESIGN I9, quiescence): when one side contains the other, memsync fast-forwards or does nothing;
+it never makes a merge commit then. When both sides have commits, it makes one merge commit joining them,
+even if both trees are identical (history must join, and rewriting either side is not allowed); the peer
+then fast-forwards to that commit, so a pair of peers with nothing new settles after one exchange each.
+Rename detection is off in merges: a deleted entry and a new similar one are never confused, and a
+modify/delete conflict is settled by keeping the modified file (memsync never deletes memory to settle a
+conflict). Any other conflict, or a driver failure, aborts the merge: the store is never left conflicted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlparse
+
+import git
+
+from memsync.config import Identity, StoreConfig
+from memsync.errors import MemsyncError
+from memsync.fsio import atomic_write
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+FORMAT_FILE = ".memsync/format"
+HOST_TRAILER = "Memsync-Host"
+NETWORK_TIMEOUT_S = 120.0
+LOCAL_TIMEOUT_S = 300.0
+PUSH_ATTEMPTS = 3
+
+Status = Literal["ok", "offline", "rejected", "diverged", "conflict"]
+
+# Lock files a git process killed mid-operation leaves behind; refs/**.lock are found separately.
+_TOP_LOCKS = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock",
+              "FETCH_HEAD.lock", "MERGE_HEAD.lock", "shallow.lock")
+_RETRYABLE_PUSH = re.compile(r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
+                             r"incorrect old value|but expected")
+_NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
+
+
+@dataclass(frozen=True)
+class RemoteOutcome:
+    """What one exchange with one remote did.
+
+    ``status``: ``ok`` (fetched, merged and pushed what there was), ``offline`` (unreachable; ``message``
+    says why in one line), ``rejected`` (the remote refused the push), ``diverged`` (its history was
+    rewritten; memsync stopped exchanging with it until ``resync``), ``conflict`` (a merge could not be
+    completed and was aborted). ``pushed``: commits were pushed; ``merged``: remote commits were integrated.
+    """
+
+    remote: str
+    status: Status
+    message: str
+    pushed: bool = False
+    merged: bool = False
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """One commit of the store's history: who (``host`` from the ``Memsync-Host`` trailer, None when the
+    commit has none), when (``date``, the author date, timezone-aware), what (``message`` without the
+    trailer, ``files`` changed; empty for merge commits)."""
+
+    sha: str
+    host: str | None
+    date: datetime
+    message: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Result:
+    status: int
+    out: str
+    err: str
+
+    @property
+    def reason(self) -> str:
+        """The most telling line of stderr, without git's ``fatal:``/``error:`` prefix."""
+        lines = [line.strip() for line in self.err.splitlines() if line.strip()]
+        for line in lines:
+            if line.startswith("Timeout:"):
+                return "no answer before the timeout (" + line.rsplit(" in ", 1)[-1].rstrip(".") + ")"
+        for line in lines:
+            for prefix in ("fatal:", "error:"):
+                if line.startswith(prefix):
+                    return line.removeprefix(prefix).strip()
+        return lines[0] if lines else f"git exited with status {self.status}"
+
+
+class _GitError(Exception):
+    """A git command failed where memsync expected success."""
+
+    def __init__(self, args: Iterable[str], result: _Result) -> None:
+        super().__init__(f"git {' '.join(args)}: {result.reason}")
+        self.result = result
+
+
+def local_remote_path(url: str) -> Path | None:
+    """The directory of a remote whose URL is a local path or ``file://`` URL, else None (ssh, https).
+
+    Used to watch a local remote's refs so a peer's push is seen at once. Never raises.
+    """
+    if url.startswith("file://"):
+        return Path(unquote(urlparse(url).path))
+    if "://" in url or re.match(r"^[^/]+:", url):
+        return None
+    return Path(url).expanduser()
+
+
+class Store:
+    """A memsync store: see the module docstring. Create with ``Store.open`` or ``Store.init_or_clone``."""
+
+    def __init__(self, cfg: StoreConfig, host: str, identity: Identity, *,
+                 network_timeout_s: float = NETWORK_TIMEOUT_S) -> None:
+        """Bind to ``cfg.path`` without touching it; use ``open``/``init_or_clone`` instead."""
+        self.cfg = cfg
+        self.host = host
+        self.identity = identity
+        self.network_timeout_s = network_timeout_s
+        self._env: dict[str, str] = {}
+
+    # ----------------------------------------------------------------------------------------- opening
+
+    @classmethod
+    def open(cls, cfg: StoreConfig, host: str, identity: Identity, *,
+             network_timeout_s: float = NETWORK_TIMEOUT_S, lock_wait_s: float = 10.0) -> Store:
+        """Open the existing store at ``cfg.path`` and make it ready for memsync (issue 4 "Store", I7, I8).
+
+        Refuses a store whose format version is newer than this memsync's; removes stale git lock files
+        when no git process works in the store (waits up to ``lock_wait_s`` seconds for a live one, then
+        raises); rolls back an interrupted resync; aborts an interrupted merge/rebase/cherry-pick/revert
+        (committed work is kept); sets the store's own git config (no hooks, no signing, no editor, this
+        host's identity, fast-forward merges, no rename detection, byte-exact files); syncs the git
+        remotes with ``cfg.remotes``; registers the merge drivers. Raises ``MemsyncError``.
+        """
+        store = cls(cfg, host, identity, network_timeout_s=network_timeout_s)
+        if not (cfg.path / ".git").is_dir():
+            raise MemsyncError(f"cannot open store {cfg.name!r}: {cfg.path} is not a memsync store. "
+                               f"Run `memsync init`, or fix stores.{cfg.name}.path in the config")
+        store._prepare(lock_wait_s)
+        return store
+
+    @classmethod
+    def init_or_clone(cls, cfg: StoreConfig, identity: Identity, host: str | None = None, *,
+                      network_timeout_s: float = NETWORK_TIMEOUT_S) -> Store:
+        """Create the store at ``cfg.path`` (or open it if it is already a store) and return it opened.
+
+        With remotes: fetch the first one; if it has ``cfg.branch``, the store starts from its history;
+        otherwise the store gets an initial commit (the format-version file ``.memsync/format``) which is
+        pushed there. Without remotes: a new store with the initial commit. ``host`` defaults to this
+        machine's host name. Raises ``MemsyncError`` when the directory exists and is not empty, or the
+        first remote cannot be reached (the half-made store is removed so the command can be retried).
+        """
+        host = host or os.uname().nodename
+        path = cfg.path
+        if (path / ".git").is_dir():
+            return cls.open(cfg, host, identity, network_timeout_s=network_timeout_s)
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            raise MemsyncError(f"cannot create store {cfg.name!r} at {path}: the directory exists and is not "
+                               "empty. Choose another store path or empty it")
+        created = not path.exists()
+        path.mkdir(parents=True, exist_ok=True)
+        store = cls(cfg, host, identity, network_timeout_s=network_timeout_s)
+        try:
+            git.Repo.init(path, initial_branch=cfg.branch).close()
+            store._prepare(lock_wait_s=0.0)
+            with store._repo() as repo:
+                store._start_history(repo)
+        except BaseException:
+            shutil.rmtree(path / ".git", ignore_errors=True)
+            if created:
+                shutil.rmtree(path, ignore_errors=True)
+            raise
+        return store
+
+    def _start_history(self, repo: git.Repo) -> None:
+        first = next(iter(self.cfg.remotes), None)
+        head = None
+        if first is not None:
+            fetched = self._fetch(repo, first)
+            if isinstance(fetched, _Result):
+                raise MemsyncError(f"cannot create store {self.cfg.name!r}: remote {first!r} "
+                                   f"({self.cfg.remotes[first]}) is unreachable: {fetched.reason}. "
+                                   "Check the URL and the network, then retry")
+            head = fetched
+        if head is not None:
+            self._check_remote_format(repo, head, first or "")
+            self._git(repo, "reset", "-q", "--hard", head)
+            self._state_set(first or "", seen=head)
+            log.info("store %s: started from %s's history (%s)", self.cfg.name, first, head[:10])
+            return
+        format_file = self.worktree / FORMAT_FILE
+        format_file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(format_file, f"{FORMAT_VERSION}\n".encode())
+        self._commit_all(repo, "memsync: new store")
+        if first is not None:
+            refused = self._push(repo, first)
+            if refused is not None:
+                reason = refused.reason if isinstance(refused, _Result) else refused
+                log.warning("store %s: could not push the new store to %s yet: %s",
+                            self.cfg.name, first, reason)
+            else:
+                head = self._rev(repo, "HEAD")
+                assert head is not None
+                self._state_set(first, seen=head)
+
+    def _prepare(self, lock_wait_s: float) -> None:
+        self.meta_dir.mkdir(parents=True, exist_ok=True)
+        (self.meta_dir / "no-hooks").mkdir(exist_ok=True)
+        (self.meta_dir / "no-excludes").touch(exist_ok=True)
+        self._env = self._git_env()
+        self._recover_locks(lock_wait_s)
+        with self._repo() as repo:
+            self._recover_interrupted(repo)
+            self._configure(repo)
+            self._check_format()
+        # Imported here: the driver module is light, and a store can be inspected without it.
+        from memsync.driver import install_merge_drivers
+
+        install_merge_drivers(self.git_dir)
+
+    def _git_env(self) -> dict[str, str]:
+        ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
+        name, email = self.identity.name, self.identity.email
+        return {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_ASKPASS": "true",
+            "SSH_ASKPASS": "true",
+            "SSH_ASKPASS_REQUIRE": "never",
+            "GCM_INTERACTIVE": "never",
+            "GIT_SSH_COMMAND": f"{ssh} -o BatchMode=yes -o ConnectTimeout=10 "
+                               "-o ServerAliveInterval=15 -o ServerAliveCountMax=2",
+            "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
+            "GIT_HTTP_LOW_SPEED_TIME": str(max(1, min(30, int(self.network_timeout_s)))),
+            "GIT_EDITOR": "true",
+            "GIT_MERGE_AUTOEDIT": "no",
+            "GIT_OPTIONAL_LOCKS": "0",
+            # Environment identity outranks user.name/user.email: pin it so inherited values never win.
+            "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
+        }
+
+    def _configure(self, repo: git.Repo) -> None:
+        wanted = {
+            "core.hookspath": str(self.meta_dir / "no-hooks"),
+            "core.excludesfile": str(self.meta_dir / "no-excludes"),
+            "core.editor": "true",
+            "core.autocrlf": "false",
+            "core.safecrlf": "false",
+            "core.fsmonitor": "false",
+            "core.quotepath": "false",
+            "commit.gpgsign": "false",
+            "tag.gpgsign": "false",
+            "log.showsignature": "false",
+            "merge.ff": "true",
+            "merge.renames": "false",
+            "merge.verifysignatures": "false",
+            "rerere.enabled": "false",
+            "fetch.recursesubmodules": "false",
+            "submodule.recurse": "false",
+            "gc.autodetach": "false",
+            "user.name": self.identity.name,
+            "user.email": self.identity.email,
+        }
+        for name, url in self.cfg.remotes.items():
+            wanted[f"remote.{name}.url"] = url
+            branch = self.cfg.branch
+            wanted[f"remote.{name}.fetch"] = f"+refs/heads/{branch}:refs/remotes/{name}/{branch}"
+        current: dict[str, str] = {}
+        listing = self._run(repo, "config", "--local", "--list", "-z")
+        for item in listing.out.split("\0"):
+            key, _, value = item.partition("\n")
+            if key:
+                current[key.lower()] = value
+        known = {key.split(".")[1] for key in current if key.startswith("remote.") and key.count(".") >= 2}
+        for stale in sorted(known - set(self.cfg.remotes)):
+            self._git(repo, "remote", "remove", stale)
+        for key, value in wanted.items():
+            if current.get(key.lower()) != value:
+                self._git(repo, "config", "--local", "--replace-all", key, value)
+        self._ensure_branch(repo)
+
+    def _ensure_branch(self, repo: git.Repo) -> None:
+        branch = self.cfg.branch
+        symbolic = self._run(repo, "symbolic-ref", "-q", "HEAD")
+        if symbolic.status == 0 and symbolic.out.strip() == f"refs/heads/{branch}":
+            return
+        if self._rev(repo, f"refs/heads/{branch}") is not None:
+            result = self._run(repo, "checkout", "-q", branch)
+        elif self._rev(repo, "HEAD") is None:
+            result = self._run(repo, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+        else:
+            result = self._run(repo, "checkout", "-q", "-b", branch)
+        if result.status != 0:
+            raise MemsyncError(f"cannot open store {self.cfg.name!r}: switching it to branch {branch!r} "
+                               f"failed: {result.reason}. Check {self.worktree} with git")
+
+    def _check_format(self) -> None:
+        path = self.worktree / FORMAT_FILE
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MemsyncError(f"cannot open store {self.cfg.name!r}: {path} is unreadable ({exc}). "
+                               "Restore it with git") from exc
+        self._refuse_format(text, f"store {self.cfg.name!r} at {self.worktree}")
+
+    def _check_remote_format(self, repo: git.Repo, commit: str, remote: str) -> None:
+        shown = self._run(repo, "show", f"{commit}:{FORMAT_FILE}")
+        if shown.status == 0:
+            self._refuse_format(shown.out.strip(), f"remote {remote!r} of store {self.cfg.name!r}")
+
+    @staticmethod
+    def _refuse_format(text: str, what: str) -> None:
+        if not text.isdigit():
+            raise MemsyncError(f"cannot use {what}: its format version {text!r} is not a number. "
+                               f"Restore {FORMAT_FILE} with git")
+        if int(text) > FORMAT_VERSION:
+            raise MemsyncError(f"cannot use {what}: it uses store format {text}, this memsync supports up to "
+                               f"{FORMAT_VERSION}. Upgrade memsync on this machine")
+
+    # ---------------------------------------------------------------------------------------- recovery
+
+    def _lock_files(self) -> list[Path]:
+        found = [self.git_dir / name for name in _TOP_LOCKS if (self.git_dir / name).exists()]
+        refs = self.git_dir / "refs"
+        if refs.is_dir():
+            found.extend(refs.rglob("*.lock"))
+        return found
+
+    def _live_git_pid(self) -> int | None:
+        """A running git process working in this store (by /proc cwd or command line), else None."""
+        proc = Path("/proc")
+        worktree = str(self.worktree)
+        for entry in proc.iterdir() if proc.is_dir() else ():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                if not (entry / "comm").read_text().startswith("git"):
+                    continue
+                cwd = os.readlink(entry / "cwd")
+                cmdline = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
+            except OSError:
+                continue
+            if cwd == worktree or cwd.startswith(worktree + os.sep) or worktree in cmdline:
+                return int(entry.name)
+        return None
+
+    def _recover_locks(self, wait_s: float) -> None:
+        """Remove lock files left by a killed git (DESIGN I7, field case 6); wait for a live git."""
+        deadline = time.monotonic() + wait_s
+        while locks := self._lock_files():
+            pid = self._live_git_pid()
+            if pid is None:
+                for lock in locks:
+                    lock.unlink(missing_ok=True)
+                    log.warning("store %s: removed stale %s (no git process is running in the store)",
+                                self.cfg.name, lock.relative_to(self.worktree))
+                return
+            if time.monotonic() >= deadline:
+                raise MemsyncError(f"store {self.cfg.name!r} is busy: git process {pid} is working in "
+                                   f"{self.worktree} ({locks[0].name} held). Wait for it to finish and retry")
+            time.sleep(0.1)
+
+    def _recover_interrupted(self, repo: git.Repo) -> None:
+        gd = self.git_dir
+        marker = self.meta_dir / "resync.json"
+        if marker.exists():
+            before = json.loads(marker.read_text())["before"]
+            self._abort_merges(repo)
+            self._git(repo, "reset", "-q", "--hard", before)
+            marker.unlink()
+            log.warning("store %s: an interrupted resync was rolled back; run `memsync resync` again",
+                        self.cfg.name)
+            return
+        self._abort_merges(repo)
+        if (gd / "rebase-merge").exists() or (gd / "rebase-apply").exists():
+            aborted = self._run(repo, "rebase", "--abort")
+            if aborted.status != 0:
+                self._git(repo, "am", "--abort")
+            log.warning("store %s: aborted an interrupted rebase", self.cfg.name)
+        for head, command in (("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert")):
+            if (gd / head).exists():
+                self._git(repo, command, "--abort")
+                log.warning("store %s: aborted an interrupted %s", self.cfg.name, command)
+
+    def _abort_merges(self, repo: git.Repo) -> None:
+        gd = self.git_dir
+        if (gd / "MERGE_HEAD").exists():
+            if self._run(repo, "merge", "--abort").status != 0:
+                self._git(repo, "reset", "-q", "--merge")
+            log.warning("store %s: aborted an interrupted merge (committed work kept)", self.cfg.name)
+        elif (gd / "SQUASH_MSG").exists() or self._unmerged(repo):
+            # A squash merge (resync) or a conflicted index without MERGE_HEAD: back to the last commit.
+            self._git(repo, "reset", "-q", "--merge")
+            (gd / "SQUASH_MSG").unlink(missing_ok=True)
+            log.warning("store %s: discarded an interrupted merge (committed work kept)", self.cfg.name)
+
+    # --------------------------------------------------------------------------------------- properties
+
+    @property
+    def worktree(self) -> Path:
+        """The store's working tree (``cfg.path``)."""
+        return self.cfg.path
+
+    @property
+    def git_dir(self) -> Path:
+        """The store's git directory (``<worktree>/.git``)."""
+        return self.cfg.path / ".git"
+
+    @property
+    def meta_dir(self) -> Path:
+        """memsync's own directory inside the git dir (state, status, locks); never part of history."""
+        return self.git_dir / "memsync"
+
+    # ------------------------------------------------------------------------------------------ commits
+
+    def commit_all(self, message: str) -> str | None:
+        """Stage everything in the worktree (new, changed, deleted files) and commit it if anything changed.
+
+        ``message`` gets a ``Memsync-Host: <host>`` trailer. Returns the new commit's sha, or None when
+        there was nothing to commit. Raises ``MemsyncError`` when git fails (e.g. disk full).
+        """
+        self._recover_locks(0.0)
+        with self._repo() as repo:
+            return self._commit_all(repo, message)
+
+    def _commit_all(self, repo: git.Repo, message: str) -> str | None:
+        self._git(repo, "add", "-A", "--", ".")
+        if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status == 0:
+            return None
+        self._git(repo, "commit", "-q", "--no-verify", "-m", self._message(message))
+        sha = self._rev(repo, "HEAD")
+        assert sha is not None
+        return sha
+
+    def _message(self, message: str) -> str:
+        return f"{message.rstrip()}\n\n{HOST_TRAILER}: {self.host}\n"
+
+    def head(self) -> str | None:
+        """The sha of the store's current commit (None before the first commit)."""
+        with self._repo() as repo:
+            return self._rev(repo, "HEAD")
+
+    def files(self) -> list[str]:
+        """Every file in the store's current commit (POSIX paths relative to the worktree, sorted)."""
+        with self._repo() as repo:
+            out = self._git(repo, "ls-tree", "-r", "-z", "--name-only", "HEAD").out
+        return sorted(name for name in out.split("\0") if name)
+
+    # ----------------------------------------------------------------------------------------- exchange
+
+    def exchange(self, remotes: Iterable[str] | None = None) -> list[RemoteOutcome]:
+        """Exchange with each remote (default: all of ``cfg.remotes``, in config order): fetch, merge with
+        the drivers (fast-forward where possible), push; one ``RemoteOutcome`` per remote.
+
+        Uncommitted changes in the worktree are committed first. A rejected push is retried after a new
+        fetch and merge (up to 3 attempts); never forced. A remote whose history no longer contains the
+        last head memsync saw there reports ``diverged`` and is left alone until ``resync``. Network
+        problems are outcomes (``offline``), not exceptions; raises ``MemsyncError`` only when the store
+        itself is broken.
+        """
+        names = list(self.cfg.remotes) if remotes is None else list(remotes)
+        outcomes = []
+        self._recover_locks(0.0)
+        with self._repo() as repo:
+            self._commit_all(repo, "memsync: local changes")
+            for name in names:
+                if name not in self.cfg.remotes:
+                    raise MemsyncError(f"cannot exchange with {name!r}: store {self.cfg.name!r} has no such "
+                                       "remote. Check the config")
+                outcome = self._exchange_one(repo, name)
+                log.log(logging.INFO if outcome.status == "ok" else logging.WARNING,
+                        "store %s: %s %s: %s", self.cfg.name, name, outcome.status, outcome.message)
+                outcomes.append(outcome)
+        return outcomes
+
+    def _exchange_one(self, repo: git.Repo, remote: str) -> RemoteOutcome:
+        merged = False
+        for _attempt in range(PUSH_ATTEMPTS):
+            fetched = self._fetch(repo, remote)
+            if isinstance(fetched, _Result):
+                return RemoteOutcome(remote, "offline", f"cannot reach {remote}: {fetched.reason}",
+                                     merged=merged)
+            if fetched is not None:
+                seen = self._state_seen(remote)
+                if seen is not None and not self._is_ancestor(repo, seen, fetched):
+                    return RemoteOutcome(remote, "diverged", (
+                        f"the history of {remote} was rewritten (it no longer contains {seen[:10]}); memsync "
+                        f"stopped exchanging with it. Run `memsync resync {remote}` to adopt its history"),
+                        merged=merged)
+                try:
+                    self._check_remote_format(repo, fetched, remote)
+                except MemsyncError as exc:
+                    return RemoteOutcome(remote, "conflict", str(exc), merged=merged)
+                problem = self._integrate(repo, fetched, remote)
+                if isinstance(problem, str):
+                    return RemoteOutcome(remote, "conflict", problem, merged=merged)
+                merged = merged or problem
+                self._state_set(remote, seen=fetched)
+            head = self._rev(repo, "HEAD")
+            if fetched is not None and head == fetched:
+                return RemoteOutcome(remote, "ok", "merged" if merged else "up to date", merged=merged)
+            refused = self._push(repo, remote)
+            if refused is None:
+                assert head is not None
+                self._state_set(remote, seen=head)
+                return RemoteOutcome(remote, "ok", "merged and pushed" if merged else "pushed",
+                                     pushed=True, merged=merged)
+            if isinstance(refused, _Result):
+                return RemoteOutcome(remote, "offline", f"cannot reach {remote}: {refused.reason}",
+                                     merged=merged)
+            if not _RETRYABLE_PUSH.search(refused):
+                return RemoteOutcome(remote, "rejected", f"{remote} refused the push: {refused}",
+                                     merged=merged)
+            log.info("store %s: push to %s rejected (%s); fetching again", self.cfg.name, remote, refused)
+        return RemoteOutcome(remote, "rejected", f"{remote} kept moving during {PUSH_ATTEMPTS} push "
+                             "attempts; will retry", merged=merged)
+
+    def _fetch(self, repo: git.Repo, remote: str) -> str | _Result | None:
+        """Fetch ``remote``'s branch: its head sha, None when it has no such branch, a failed _Result."""
+        branch = self.cfg.branch
+        tracking = f"refs/remotes/{remote}/{branch}"
+        result = self._run(repo, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
+                           f"+refs/heads/{branch}:{tracking}", timeout=self.network_timeout_s)
+        if result.status != 0:
+            if _NO_REMOTE_BRANCH.search(result.err):
+                self._run(repo, "update-ref", "-d", tracking)
+                return None
+            return result
+        return self._rev(repo, tracking)
+
+    def _push(self, repo: git.Repo, remote: str) -> str | _Result | None:
+        """Push the branch (never forced): None when done, else the rejection text or a failed _Result."""
+        branch = self.cfg.branch
+        result = self._run(repo, "push", "--porcelain", "--no-verify", remote,
+                           f"refs/heads/{branch}:refs/heads/{branch}", timeout=self.network_timeout_s)
+        if result.status == 0:
+            return None
+        for line in result.out.splitlines():
+            if line.startswith("!"):
+                return line.split("\t")[-1].strip()
+        return result
+
+    def _integrate(self, repo: git.Repo, theirs: str, remote: str) -> bool | str:
+        """Bring ``theirs`` into the branch: False if already contained, True once merged, or a problem."""
+        head = self._rev(repo, "HEAD")
+        if head is None:
+            self._git(repo, "reset", "-q", "--hard", theirs)
+            return True
+        if self._is_ancestor(repo, theirs, head):
+            return False
+        if self._is_ancestor(repo, head, theirs):
+            self._git(repo, "merge", "-q", "--ff-only", theirs)
+            return True
+        message = self._message(f"memsync: merge {remote}")
+        result = self._run(repo, "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
+                           "-m", message, theirs)
+        if result.status == 0:
+            return True
+        problem = self._settle_conflicts(repo, result)
+        if problem is not None:
+            return f"merge with {remote} could not complete ({problem}); aborted, both sides kept; will retry"
+        self._git(repo, "commit", "-q", "--no-verify", "-m", message)
+        return True
+
+    def _settle_conflicts(self, repo: git.Repo, result: _Result) -> str | None:
+        """After a failed merge: keep the modified side of modify/delete conflicts; anything else aborts
+        the merge. Returns None when the merge can be committed, else the problem (merge aborted)."""
+        if not (self.git_dir / "MERGE_HEAD").exists():
+            return result.reason
+        unmerged = self._unmerged(repo)
+        if not unmerged:
+            self._abort_merge(repo)
+            return result.reason
+        others = sorted(path for path, stages in unmerged.items() if stages not in ({1, 2}, {1, 3}))
+        if others:
+            self._abort_merge(repo)
+            return f"{others[0]}: the merge driver failed" if len(others) == 1 else \
+                f"{len(others)} files, first {others[0]}: the merge driver failed"
+        for path, stages in sorted(unmerged.items()):
+            side = "--ours" if stages == {1, 2} else "--theirs"
+            self._git(repo, "checkout", side, "--", path)
+            self._git(repo, "add", "--", path)
+            log.info("store %s: %s was deleted on one side and changed on the other; kept the change",
+                     self.cfg.name, path)
+        return None
+
+    def _abort_merge(self, repo: git.Repo) -> None:
+        if self._run(repo, "merge", "--abort").status != 0:
+            self._git(repo, "reset", "-q", "--merge")
+
+    def _unmerged(self, repo: git.Repo) -> dict[str, set[int]]:
+        stages: dict[str, set[int]] = {}
+        for item in self._git(repo, "ls-files", "-u", "-z").out.split("\0"):
+            if not item:
+                continue
+            meta, _, path = item.partition("\t")
+            stages.setdefault(path, set()).add(int(meta.split()[2]))
+        return stages
+
+    def resync(self, remote: str) -> RemoteOutcome:
+        """Adopt ``remote``'s rewritten history: the branch is reset to the remote's head, then the local
+        memory is re-applied on top through the merge drivers as one commit (base: the last common
+        commit, so the remote's deletions of old content are honoured and nothing added locally is lost),
+        the new remote head is recorded, and the result is pushed. The old branch head stays reachable
+        as ``refs/memsync/before-resync/<remote>``. Interrupted, it is rolled back on the next open.
+        Raises ``MemsyncError`` when the remote is unknown or unreachable, or the re-apply hits a conflict
+        no driver resolves (the branch is then back where it was).
+        """
+        if remote not in self.cfg.remotes:
+            raise MemsyncError(f"cannot resync with {remote!r}: store {self.cfg.name!r} has no such remote. "
+                               "Check the config")
+        self._recover_locks(0.0)
+        with self._repo() as repo:
+            self._commit_all(repo, "memsync: local changes")
+            fetched = self._fetch(repo, remote)
+            if isinstance(fetched, _Result):
+                raise MemsyncError(f"cannot resync with {remote!r}: {fetched.reason}. "
+                                   "Check the network and retry")
+            local = self._rev(repo, "HEAD")
+            if fetched is not None and local is not None and not (
+                    self._is_ancestor(repo, local, fetched) or self._is_ancestor(repo, fetched, local)):
+                self._reapply(repo, remote, local, fetched)
+            self._state_set(remote, seen=None)
+            outcome = self._exchange_one(repo, remote)
+        log.info("store %s: resync with %s: %s", self.cfg.name, remote, outcome.message)
+        return outcome
+
+    def _reapply(self, repo: git.Repo, remote: str, local: str, theirs: str) -> None:
+        marker = self.meta_dir / "resync.json"
+        self._git(repo, "update-ref", f"refs/memsync/before-resync/{remote}", local)
+        atomic_write(marker, json.dumps({"before": local, "remote": remote}).encode())
+        self._git(repo, "reset", "-q", "--hard", theirs)
+        result = self._run(repo, "merge", "-q", "--squash", "--allow-unrelated-histories", local)
+        if result.status != 0:
+            problem = self._settle_squash(repo, result)
+            if problem is not None:
+                self._git(repo, "reset", "-q", "--hard", local)
+                marker.unlink()
+                raise MemsyncError(f"cannot resync with {remote!r}: re-applying local memory failed "
+                                   f"({problem}); the store is unchanged. Report this with `memsync log`")
+        if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status != 0:
+            self._git(repo, "commit", "-q", "--no-verify", "-m", self._message(
+                f"memsync: resync with {remote}: local memory re-applied on its history"))
+        (self.git_dir / "SQUASH_MSG").unlink(missing_ok=True)
+        marker.unlink()
+
+    def _settle_squash(self, repo: git.Repo, result: _Result) -> str | None:
+        unmerged = self._unmerged(repo)
+        if not unmerged:
+            return result.reason
+        for path, stages in sorted(unmerged.items()):
+            if stages not in ({1, 2}, {1, 3}):
+                return f"{path}: the merge driver failed"
+            self._git(repo, "checkout", "--ours" if stages == {1, 2} else "--theirs", "--", path)
+            self._git(repo, "add", "--", path)
+        return None
+
+    # ---------------------------------------------------------------------------------- history, counts
+
+    def log(self, selector: str | None = None, limit: int | None = None) -> list[LogRecord]:
+        """The store's history, newest first, optionally at most ``limit`` commits.
+
+        ``selector``: None for everything; a store path (file or directory) for the commits that changed
+        it; otherwise an entry id (or any text) for the commits whose diffs add or remove it
+        (``git log -S``). Raises ``MemsyncError`` when git fails.
+        """
+        args = ["log", "--no-ext-diff", "--no-color", "--format=%x1e%H%x1f%aI%x1f%B%x1f", "--name-only", "-z"]
+        if limit is not None:
+            args.append(f"-n{limit}")
+        with self._repo() as repo:
+            if self._rev(repo, "HEAD") is None:
+                return []
+            if selector is None:
+                out = self._git(repo, *args).out
+            else:
+                out = self._git(repo, *args, "--", selector).out
+                if not out.strip():
+                    out = self._git(repo, *args, f"-S{selector}").out
+        return [_log_record(chunk) for chunk in out.split("\x1e") if chunk.strip()]
+
+    def ahead_behind(self, remote: str) -> tuple[int, int]:
+        """(commits here not on ``remote``, commits on ``remote`` not here) as of the last fetch."""
+        tracking = f"refs/remotes/{remote}/{self.cfg.branch}"
+        with self._repo() as repo:
+            if self._rev(repo, "HEAD") is None:
+                return 0, 0
+            if self._rev(repo, tracking) is None:
+                return int(self._git(repo, "rev-list", "--count", "HEAD").out), 0
+            out = self._git(repo, "rev-list", "--left-right", "--count", f"HEAD...{tracking}").out
+        ahead, behind = out.split()
+        return int(ahead), int(behind)
+
+    def unpushed_count(self, remote: str) -> int:
+        """How many commits of this store ``remote`` lacks, as of the last fetch or push."""
+        return self.ahead_behind(remote)[0]
+
+    def gc_auto(self) -> None:
+        """Run ``git gc --auto`` (cheap when there is nothing to do); failures are logged, not raised."""
+        with self._repo() as repo:
+            result = self._run(repo, "gc", "--auto", "--quiet")
+        if result.status != 0:
+            log.warning("store %s: git gc --auto failed: %s", self.cfg.name, result.reason)
+
+    # ------------------------------------------------------------------------------------ remote state
+
+    def _state(self) -> dict[str, Any]:
+        try:
+            data = json.loads((self.meta_dir / "remotes.json").read_text())
+        except (FileNotFoundError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _state_seen(self, remote: str) -> str | None:
+        entry = self._state().get(remote)
+        if not isinstance(entry, dict) or entry.get("url") != self.cfg.remotes[remote] \
+                or entry.get("branch") != self.cfg.branch:
+            return None
+        seen = entry.get("seen")
+        return seen if isinstance(seen, str) else None
+
+    def _state_set(self, remote: str, *, seen: str | None) -> None:
+        """Record the last remote head memsync integrated or pushed (force-push detection)."""
+        state = self._state()
+        state[remote] = {"url": self.cfg.remotes[remote], "branch": self.cfg.branch, "seen": seen,
+                         "at": time.time()}
+        atomic_write(self.meta_dir / "remotes.json", json.dumps(state, indent=1, sort_keys=True).encode())
+
+    # ---------------------------------------------------------------------------------------- git calls
+
+    @contextmanager
+    def _repo(self) -> Iterator[git.Repo]:
+        try:
+            repo = git.Repo(self.worktree)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise MemsyncError(f"cannot open store {self.cfg.name!r}: {self.worktree} is not a git "
+                               "repository. Run `memsync init`") from exc
+        with repo:
+            yield repo
+
+    def _run(self, repo: git.Repo, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> _Result:
+        status, out, err = repo.git.execute(
+            ["git", *args], with_extended_output=True, with_exceptions=False, kill_after_timeout=timeout,
+            env=self._env, stdout_as_string=True, strip_newline_in_stdout=False)
+        return _Result(int(status or 0), str(out), str(err))
+
+    def _git(self, repo: git.Repo, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> _Result:
+        result = self._run(repo, *args, timeout=timeout)
+        if result.status != 0:
+            raise MemsyncError(f"store {self.cfg.name!r}: `git {args[0]}` failed: {result.reason}. "
+                               f"Check {self.worktree} (run `memsync status`)")
+        return result
+
+    def _rev(self, repo: git.Repo, ref: str) -> str | None:
+        result = self._run(repo, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}")
+        return result.out.strip() if result.status == 0 else None
+
+    def _is_ancestor(self, repo: git.Repo, ancestor: str, descendant: str) -> bool:
+        result = self._run(repo, "merge-base", "--is-ancestor", ancestor, descendant)
+        if result.status > 1:
+            # The ancestor commit is unknown here (pruned, or another repository's): not contained.
+            return False
+        return result.status == 0
+
+
+def _log_record(chunk: str) -> LogRecord:
+    sha, date, body, names = chunk.split("\x1f", 3)
+    host = None
+    kept = []
+    for line in body.strip().splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == HOST_TRAILER:
+            host = value.strip()
+        else:
+            kept.append(line)
+    files = tuple(name.strip("\n") for name in names.split("\0") if name.strip("\n"))
+    return LogRecord(sha=sha.strip(), host=host, date=datetime.fromisoformat(date),
+                     message="\n".join(kept).strip(), files=files)
+
+
+def _global_git_config(key: str) -> str | None:
+    """A value of the user's own git config (global/system), read without any repository."""
+    try:
+        value = git.Git().execute(["git", "config", "--get", key], with_exceptions=False,
+                                  kill_after_timeout=10)
+    except git.GitCommandError:
+        return None
+    return str(value).strip() or None
