@@ -107,10 +107,10 @@ class _Handler(FileSystemEventHandler):
 
     def dispatch(self, event: FileSystemEvent) -> None:
         rules = self._watcher._rules
-        paths = [os.fsdecode(event.src_path)]
+        # The destination first: a rename onto a tracked file (an atomic save) is a change of that file.
         dest = getattr(event, "dest_path", "")
-        if dest:
-            paths.append(os.fsdecode(dest))
+        paths = [os.fsdecode(dest)] if dest else []
+        paths.append(os.fsdecode(event.src_path))
         for raw in paths:
             source = rules.classify(raw)
             if source is not None:
