@@ -1,0 +1,889 @@
+"""Publish (live -> store worktree) and deliver (store worktree -> live) for one tracked path.
+
+Implements DESIGN "One sync cycle" steps 2 (Publish) and 5 (Deliver), the reconcile-by-content of issue 4
+"Sync state", and invariants I1 (no line lost), I2 (no torn line), I5 (safe writes), I6 (no secret
+leaves the machine) and I7 (crash safety). File-system operations only: the store worktree is a plain
+directory here; committing and exchanging are memsync.cycle's job.
+
+Append-only files (memory files, daily logs) are synced by byte offset: the state records how many bytes
+of the live file are accounted for and a hash of that prefix. Publish appends the complete lines after
+the offset to the store copy; deliver appends the lines the store copy has and the live file lacks
+(multiset difference, so a repeated line arrives as often as the store has it). Every write is preceded
+by a record of the intended write in the sync state, so that after ``kill -9`` memsync can tell by content
+whether the write happened (see ``reconcile``).
+
+Content reconcile (no state, a rewritten live file, a store that moved under a pending publish) is a
+union: the lines of the live file that the store lacks (multiset difference) are appended to the store.
+Nothing is lost; a line that was edited in place is kept in both its old and its new form, and a
+repeated line that the store already has as often as the live file is not added again.
+
+Whole files are synced by a three-way merge of (last synced, store, live) with the file's merge driver.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import hashlib
+import logging
+import os
+import stat
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from memsync.config import Track
+from memsync.formats.jsonl import is_header, parse_record
+from memsync.fsio import TEMP_PREFIX, append_once, atomic_write, writer_lock
+from memsync.layout import Kind, is_append_only, is_ignored, kind_of
+from memsync.merge import merge_for_path
+from memsync.secrets import Finding, scan_text
+from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState
+
+log = logging.getLogger(__name__)
+
+Scanner = Callable[[str], Sequence[Finding]]
+Action = Literal["appended", "added", "changed", "deleted", "created", "replaced"]
+
+_ABSENT = "absent"  # the digest of a file that does not exist
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file changed by publish or deliver.
+
+    ``path`` is the store path, ``label`` the path within the tracked directory ("" for a tracked file).
+    Appends count ``lines``; for memory files also ``entries`` and ``tombstones`` among them.
+    """
+
+    path: str
+    label: str
+    kind: Kind
+    action: Action
+    lines: int = 0
+    entries: int = 0
+    tombstones: int = 0
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """A line (append-only file) or version (whole file, ``line`` of the first finding) held back."""
+
+    path: str
+    line: int
+    detector: str
+
+
+@dataclass(frozen=True)
+class PublishReport:
+    """What publish (or reconcile) put into the store for one track: changes, held-back secrets, warnings.
+
+    ``name`` is the track's short name (role or memory file stem) used in commit messages.
+    """
+
+    name: str
+    changes: tuple[FileChange, ...] = ()
+    held: tuple[HeldBack, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeliverReport:
+    """What deliver wrote into the live files of one track, and the files left waiting (path, reason)."""
+
+    name: str
+    changes: tuple[FileChange, ...] = ()
+    waiting: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class _Collect:
+    """Mutable collector behind the frozen reports."""
+
+    changes: list[FileChange] = field(default_factory=list)
+    held: list[HeldBack] = field(default_factory=list)
+    waiting: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def warn(self, message: str) -> None:
+        log.warning("%s", message)
+        self.warnings.append(message)
+
+
+@dataclass(frozen=True)
+class _Partial:
+    """An unfinished last line to record: start offset, sha256 hex, first seen (seconds); None: none."""
+
+    partial_at: int | None = None
+    partial_hash: str | None = None
+    partial_since: float | None = None
+
+
+@dataclass(frozen=True)
+class _File:
+    """One tracked file: store path, live path, store worktree path, label within the track."""
+
+    rel: str
+    live: Path
+    store: Path
+    label: str
+
+
+def track_name(track: Track) -> str:
+    """The short name of ``track`` for commit messages: the role directory name or the file's stem."""
+    name = PurePosixPath(track.store_path.rstrip("/")).name
+    return name.removesuffix(".jsonl")
+
+
+def publish(track: Track, worktree: Path, state: SyncState, scan: Scanner = scan_text,
+            now: float | None = None, *, grace_s: float = 300.0) -> PublishReport:
+    """Publish the live files of ``track`` into the store worktree ``worktree`` (DESIGN step 2).
+
+    Append-only files: the complete lines after the state's offset, in order, repeated lines included,
+    minus the lines memsync delivered itself, appended to the store copy in one write. An unfinished last
+    line is withheld; once it has stood unchanged for ``grace_s`` seconds (by the clock ``now``, seconds
+    since the epoch, default ``time.time()``) memsync appends a newline to the live file, warns, and
+    publishes it. A rewritten file (prefix hash mismatch) is settled by content (a union).
+    Whole files: three-way merge of (last synced, store, live) written atomically to the store; deletion
+    by the agent deletes the store copy when the store still has the last synced version.
+    The secret scanner ``scan`` runs first: flagged lines (whole-file versions) stay on this machine and
+    are listed in the report's ``held``. Raises ``OSError`` from the file system.
+    """
+    return _run_publish(track, worktree, state, scan, time.time() if now is None else now, grace_s, True)
+
+
+def reconcile(track: Track, worktree: Path, state: SyncState, scan: Scanner = scan_text) -> PublishReport:
+    """Settle the sync state of ``track`` with its live files and the store copy by content (issue 4).
+
+    Run on start and whenever state and store may disagree (after a crash). A recorded publish is applied
+    when the store file has its "after" form, dropped when it has its "before" form (a torn append to the
+    store is cut back to "before"), and otherwise the file is settled by content. A recorded delivery is
+    applied when its bytes are in the live file at the expected offset, dropped when they are absent. A
+    file with no state publishes the lines of the live file the store lacks (multiset difference, live
+    order, secrets held back) and its offset becomes the end of its last complete line. Nothing is
+    published twice or lost. Returns what was published; raises ``OSError`` from the file system.
+    """
+    return _run_publish(track, worktree, state, scan, time.time(), float("inf"), False)
+
+
+def deliver(track: Track, worktree: Path, state: SyncState) -> DeliverReport:
+    """Bring what the store worktree has into the live files of ``track`` (DESIGN step 5).
+
+    Append-only files: the complete lines the store copy has and the live file lacks (multiset
+    difference, store order) in one ``O_APPEND`` write, only when the live file holds exactly the
+    accounted bytes (nothing unpublished, no unfinished line; otherwise it waits for the next publish).
+    A missing live file is created with the store's complete lines (never over a file that appeared).
+    Whole files: replaced atomically when the live file still equals the last synced version; bytes an
+    agent wrote in the instant between check and swap are kept and published next cycle; a store file
+    deleted by a peer deletes the live file only when it equals the last synced version.
+    Store content that no track maps is not touched. Raises ``OSError`` from the file system.
+    """
+    out = _Collect()
+    for f in _files(track, worktree, state):
+        if is_append_only(f.rel):
+            _deliver_append(f, state, out)
+        else:
+            _deliver_whole(f, state, out)
+    return DeliverReport(track_name(track), tuple(out.changes), tuple(out.waiting), tuple(out.warnings))
+
+
+def describe_changes(reports: Iterable[PublishReport]) -> str:
+    """A commit message for the published ``reports``, "" when nothing changed (issue 4 "Commit").
+
+    One group per track, e.g. ``qa-engineer: +3 entries, 1 tombstone; scout: daily/2026-11-30.md +2 lines``.
+    When the subject would pass 150 characters it names the tracks only and the body lists every group.
+    """
+    groups: list[str] = []
+    names: list[str] = []
+    for report in reports:
+        parts = [_describe(change) for change in report.changes]
+        if parts:
+            groups.append(f"{report.name}: {', '.join(parts)}")
+            names.append(report.name)
+    subject = "; ".join(groups)
+    if len(subject) <= 150:
+        return subject
+    count = sum(group.count(", ") + 1 for group in groups)
+    return f"{count} changes in {', '.join(names)}"[:150] + "\n\n" + "\n".join(groups)
+
+
+def _describe(change: FileChange) -> str:
+    """``+3 entries, 1 tombstone`` / ``daily/x.md +2 lines`` / ``MEMORY.md changed``."""
+    what: str
+    if change.action != "appended":
+        what = change.action
+    elif change.kind == "jsonl" and (change.entries or change.tombstones):
+        counts = []
+        if change.entries:
+            counts.append(f"+{change.entries} {'entry' if change.entries == 1 else 'entries'}")
+        if change.tombstones:
+            counts.append(f"{change.tombstones} tombstone{'' if change.tombstones == 1 else 's'}")
+        what = ", ".join(counts)
+    else:
+        what = f"+{change.lines} line{'' if change.lines == 1 else 's'}"
+    return f"{change.label} {what}" if change.label else what
+
+
+# --- enumerating files ---------------------------------------------------------------------------
+
+def _is_file_track(track: Track, worktree: Path) -> bool:
+    """A tracked file (True) or a tracked directory (False), from the live path, else the store copy."""
+    if track.live.is_dir():
+        return False
+    if track.live.exists():
+        return True
+    store = worktree / track.store_path
+    if store.is_dir():
+        return False
+    return store.is_file() or PurePosixPath(track.store_path).suffix != ""
+
+
+def _files(track: Track, worktree: Path, state: SyncState) -> list[_File]:
+    """Every file of ``track``: in the live directory, in the store copy, or known to the state."""
+    prefix = track.store_path.strip("/")
+    store_root = worktree / prefix
+    if _is_file_track(track, worktree):
+        return [_File(prefix, track.live, store_root, "")]
+    labels = _walk(track.live, follow_inside=True) | _walk(store_root, follow_inside=False)
+    labels |= {p[len(prefix) + 1:] for p in state.paths(prefix) if p != prefix}
+    return [
+        _File(f"{prefix}/{label}", track.live / label, store_root / label, label)
+        for label in sorted(labels)
+        if not is_ignored(label) and ".." not in PurePosixPath(label).parts
+    ]
+
+
+def _walk(root: Path, *, follow_inside: bool) -> set[str]:
+    """Relative POSIX paths of the regular files under ``root``, skipping ignored paths.
+
+    Symlinks are skipped, except (``follow_inside``) a symlink to a regular file inside ``root``.
+    Symlinked directories are never entered.
+    """
+    found: set[str] = set()
+    if not root.is_dir():
+        return found
+    real_root = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if not is_ignored(d) and not (here / d).is_symlink()]
+        for name in filenames:
+            path = here / name
+            label = path.relative_to(root).as_posix()
+            if is_ignored(label):
+                continue
+            try:
+                mode = path.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(mode):
+                target = path.resolve()
+                if not (follow_inside and target.is_relative_to(real_root) and target.is_file()):
+                    continue
+            elif not stat.S_ISREG(mode):
+                continue
+            found.add(label)
+    return found
+
+
+def _run_publish(track: Track, worktree: Path, state: SyncState, scan: Scanner, now: float,
+                 grace_s: float, incremental: bool) -> PublishReport:
+    out = _Collect()
+    for f in _files(track, worktree, state):
+        if is_append_only(f.rel):
+            _publish_append(f, state, scan, now, grace_s, incremental, out)
+        else:
+            _publish_whole(f, state, scan, incremental, out)
+    return PublishReport(track_name(track), tuple(out.changes), tuple(out.held), tuple(out.warnings))
+
+
+# --- small helpers -------------------------------------------------------------------------------
+
+def _read(path: Path) -> bytes | None:
+    """The bytes of ``path``, or None when it does not exist (or is not a file)."""
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _digest(data: bytes | None) -> str:
+    return _ABSENT if data is None else _sha(data)
+
+
+def _lines(data: bytes, start: int, end: int) -> list[tuple[int, bytes]]:
+    """The lines of ``data[start:end]`` (``end`` just after a newline) with their start offsets."""
+    found: list[tuple[int, bytes]] = []
+    pos = start
+    while pos < end:
+        nl = data.index(b"\n", pos, end)
+        found.append((pos, data[pos:nl + 1]))
+        pos = nl + 1
+    return found
+
+
+def _complete(data: bytes) -> bytes:
+    """``data`` up to and including its last newline."""
+    return data[:data.rfind(b"\n") + 1]
+
+
+def _find_block(live: bytes, block: bytes, start: int, end: int) -> int | None:
+    """Where ``block`` (whole lines) sits in ``live[start:end]`` at a line boundary, or None."""
+    pos = live.find(block, start, end)
+    while pos != -1:
+        if pos == 0 or live[pos - 1:pos] == b"\n":
+            return pos
+        pos = live.find(block, pos + 1, end)
+    return None
+
+
+def _scan_lines(lines: Sequence[bytes], scan: Scanner) -> dict[int, str]:
+    """Index in ``lines`` -> detector, for the lines the scanner flags (first detector per line)."""
+    if not lines:
+        return {}
+    # Each line ends with b"\n" and decoding never creates a newline: text line i is lines[i].
+    text = b"".join(lines).decode("utf-8", errors="replace")
+    flagged: dict[int, str] = {}
+    for finding in scan(text):
+        flagged.setdefault(finding.line - 1, finding.detector)
+    return flagged
+
+
+def _jsonl_counts(lines: Iterable[bytes]) -> tuple[int, int]:
+    """(entries, tombstones) among appended memory-file lines; headers and malformed lines not counted."""
+    entries = tombstones = 0
+    for line in lines:
+        obj = parse_record(line.rstrip(b"\r\n"))
+        if obj is None or is_header(obj):
+            continue
+        if obj.get("deleted") is True:
+            tombstones += 1
+        else:
+            entries += 1
+    return entries, tombstones
+
+
+# --- settling recorded writes (crash recovery, DESIGN I7) ----------------------------------------
+
+def _settle_publish(f: _File, state: SyncState) -> bool:
+    """Settle a recorded publish of ``f``; False when the file must be settled by content."""
+    pending = state.pending_publish(f.rel)
+    if pending is None:
+        return True
+    store = _read(f.store)
+    digest = _digest(store)
+    if digest == pending.after_hash:
+        state.finish_publish(f.rel)
+        return True
+    if digest == pending.before_hash:
+        state.drop_publish(f.rel)
+        return True
+    if (store is not None and 0 <= pending.before_size < len(store) < pending.after_size
+            and _sha(store[:pending.before_size]) == pending.before_hash):
+        # Killed inside the append: cut the store copy (memsync's own file) back to its "before" form.
+        os.truncate(f.store, pending.before_size)
+        state.drop_publish(f.rel)
+        return True
+    state.drop_publish(f.rel)
+    return False
+
+
+def _settle_delivery_append(f: _File, state: SyncState, live: bytes | None) -> tuple[int, int] | None:
+    """Settle a recorded append delivery of ``f``; returns the byte range it occupies when it landed
+    after lines not yet published (publish then skips it), else None."""
+    pending = state.pending_delivery(f.rel)
+    if pending is None or pending.at_offset is None:
+        return None
+    current = state.get(f.rel)
+    end = len(_complete(live)) if live is not None else 0
+    pos = None if live is None else _find_block(live, pending.data, pending.at_offset, end)
+    if pos is None:
+        state.drop_delivery(f.rel)
+        return None
+    accounted = 0 if current is None or current.offset is None else current.offset
+    if pos == pending.at_offset and accounted == pending.at_offset:
+        state.finish_delivery(f.rel)
+        return None
+    return pos, pos + len(pending.data)
+
+
+def _settle_delivery_whole(f: _File, state: SyncState) -> None:
+    """Settle a recorded whole-file delivery: applied when the live file shows it, else dropped."""
+    pending = state.pending_delivery(f.rel)
+    if pending is None or pending.at_offset is not None:
+        return
+    live = _read(f.live)
+    done = live is None if pending.remove else live == pending.data
+    if done:
+        state.finish_delivery(f.rel)
+    else:
+        state.drop_delivery(f.rel)
+
+
+# --- publish: append-only files ------------------------------------------------------------------
+
+def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace_s: float,
+                    incremental: bool, out: _Collect) -> None:
+    settled = _settle_publish(f, state)
+    live = _read(f.live)
+    if live is None:
+        return
+    current = state.get(f.rel)
+    if not settled and current is not None and current.offset is not None:
+        out.warn(f"{f.live}: the store copy changed under an unfinished publish; settling by content")
+        current = None
+    elif current is not None and current.offset is not None and (
+            len(live) < current.offset or _sha(live[:current.offset]) != current.prefix_hash):
+        out.warn(f"{f.live}: rewritten, not appended to; publishing the lines the store lacks (nothing lost)")
+        current = None
+    if current is None or current.offset is None:
+        _publish_by_content(f, state, current, live, scan, now, grace_s, out)
+        return
+    skip = _settle_delivery_append(f, state, live)
+    if not incremental:
+        return
+    live, partial = _finish_partial(f, current, live, now, grace_s, out)
+    end = len(_complete(live))
+    if end < current.offset:
+        end = current.offset
+    pieces = [(pos, line) for pos, line in _lines(live, current.offset, end)
+              if skip is None or not skip[0] <= pos < skip[1]]
+    base_line = live.count(b"\n", 0, current.offset) + 1
+    line_no = {pos: base_line + live.count(b"\n", current.offset, pos) for pos, _ in pieces}
+    flagged = _scan_lines([line for _, line in pieces], scan)
+    held = tuple(HeldLine(line_no[pieces[i][0]], detector) for i, detector in sorted(flagged.items()))
+    publish_lines = [line for i, (_, line) in enumerate(pieces) if i not in flagged]
+    then = replace(current, offset=end, prefix_hash=_sha(live[:end]), held=current.held + held,
+                   partial_at=partial.partial_at, partial_hash=partial.partial_hash,
+                   partial_since=partial.partial_since)
+    _append_to_store(f, state, publish_lines, then, out)
+    if skip is not None:
+        state.drop_delivery(f.rel)
+    _report_held(f, held, out)
+
+
+def _publish_by_content(f: _File, state: SyncState, current: FileState | None, live: bytes,
+                        scan: Scanner, now: float, grace_s: float, out: _Collect) -> None:
+    """Union: append the live lines the store copy lacks (multiset difference, live order)."""
+    if current is not None and current.offset is not None:
+        # Record the doubt first: a crash from here on settles by content again, which is idempotent.
+        state.put(replace(current, offset=None, prefix_hash=None))
+    state.drop_delivery(f.rel)
+    live, partial = _finish_partial(f, current, live, now, grace_s, out)
+    end = len(_complete(live))
+    store = _read(f.store) or b""
+    if store and not store.endswith(b"\n"):
+        store += b"\n"  # an unfinished store line still counts as that line
+    have = Counter(line for _, line in _lines(store, 0, len(store)))
+    missing: list[tuple[int, bytes]] = []
+    for pos, line in _lines(live, 0, end):
+        if have[line]:
+            have[line] -= 1
+        else:
+            missing.append((pos, line))
+    flagged = _scan_lines([line for _, line in missing], scan)
+    held = tuple(HeldLine(live.count(b"\n", 0, missing[i][0]) + 1, detector)
+                 for i, detector in sorted(flagged.items()))
+    publish_lines = [line for i, (_, line) in enumerate(missing) if i not in flagged]
+    then = FileState(f.rel, offset=end, prefix_hash=_sha(live[:end]), held=held,
+                     partial_at=partial.partial_at, partial_hash=partial.partial_hash,
+                     partial_since=partial.partial_since)
+    _append_to_store(f, state, publish_lines, then, out)
+    _report_held(f, held, out)
+
+
+def _finish_partial(f: _File, current: FileState | None, live: bytes, now: float, grace_s: float,
+                    out: _Collect) -> tuple[bytes, _Partial]:
+    """Withhold an unfinished last line; past the grace period end it with a newline in the live file.
+
+    Returns the live bytes to publish from and the ``partial_*`` state fields to record.
+    """
+    end = len(_complete(live))
+    partial = live[end:]
+    if not partial:
+        return live, _Partial()
+    digest = _sha(partial)
+    same = current is not None and current.partial_at == end and current.partial_hash == digest
+    since = now
+    if same and current is not None and current.partial_since is not None:
+        since = current.partial_since
+    if now - since < grace_s:
+        return live, _Partial(end, digest, since)
+    with writer_lock(f.live):
+        now_bytes = _read(f.live)
+        # Only if nobody finished or extended the line meanwhile.
+        if now_bytes is None or len(now_bytes) != len(live) or now_bytes[end:] != partial:
+            return live, _Partial(end, digest, since)
+        append_once(f.live, b"\n")
+    line_no = live.count(b"\n") + 1
+    out.warn(f"{f.live}: line {line_no} had no newline for {grace_s:g} s; memsync ended it "
+             "and published it as it is (a malformed line if it is incomplete)")
+    return live + b"\n", _Partial()
+
+
+def _append_to_store(f: _File, state: SyncState, lines: Sequence[bytes], then: FileState,
+                     out: _Collect) -> None:
+    """Append ``lines`` to the store copy in one write, recording the intent first; then apply ``then``."""
+    if not lines:
+        state.put(then)
+        return
+    data = b"".join(lines)
+    before = _read(f.store)
+    if before and not before.endswith(b"\n"):
+        data = b"\n" + data  # never glue a line onto an unfinished store line
+    after = (before or b"") + data
+    state.begin_publish(f.rel, PendingPublish(
+        _digest(before), -1 if before is None else len(before), _sha(after), len(after), then))
+    f.store.parent.mkdir(parents=True, exist_ok=True)
+    append_once(f.store, data, create=True)
+    state.finish_publish(f.rel)
+    entries, tombstones = _jsonl_counts(lines) if kind_of(f.rel) == "jsonl" else (0, 0)
+    out.changes.append(
+        FileChange(f.rel, f.label, kind_of(f.rel), "appended", len(lines), entries, tombstones))
+
+
+def _report_held(f: _File, held: Sequence[HeldLine], out: _Collect) -> None:
+    for item in held:
+        out.held.append(HeldBack(f.rel, item.line, item.detector))
+        out.warn(f"{f.live}: line {item.line} held back, it looks like a secret ({item.detector})")
+
+
+# --- publish: whole files ------------------------------------------------------------------------
+
+def _publish_whole(f: _File, state: SyncState, scan: Scanner, incremental: bool, out: _Collect) -> None:
+    _settle_publish(f, state)  # a whole-file merge is idempotent, so "by content" needs nothing more
+    _settle_delivery_whole(f, state)
+    current = state.get(f.rel)
+    live = _read(f.live)
+    store = _read(f.store)
+    if current is not None and current.kept_present:
+        _publish_kept(f, state, current, store, scan, out)
+        return
+    if current is None or not current.synced_known:
+        if live is None:
+            return
+        if live == store:
+            state.put(FileState(f.rel, synced=live, synced_known=True))
+            return
+        # First sight of both: git's add/add rule, a merge over an empty base.
+        new = live if store is None else merge_for_path(f.rel, b"", store, live)
+        _write_whole(f, state, current, live, store, new, scan, out)
+        return
+    if not incremental or live == current.synced:
+        return
+    if live is None:
+        if store == current.synced:
+            _store_write(f, state, store, None, FileState(f.rel, synced=None, synced_known=True))
+            out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "deleted"))
+        else:
+            # Deleted here, changed by a peer: the change is kept (DESIGN "Deletions"); deliver restores it.
+            state.put(FileState(f.rel, synced=None, synced_known=True))
+        return
+    if store == current.synced or store is None:
+        new = live  # also a peer's deletion of a file changed here: the change is kept
+    else:
+        new = merge_for_path(f.rel, current.synced or b"", store, live)
+    _write_whole(f, state, current, live, store, new, scan, out)
+
+
+def _write_whole(f: _File, state: SyncState, current: FileState | None, live: bytes,
+                 store: bytes | None, new: bytes, scan: Scanner, out: _Collect) -> None:
+    """Scan ``live``; put ``new`` into the store unless flagged; the last synced version becomes ``live``."""
+    findings = scan(live.decode("utf-8", errors="replace"))
+    if findings:
+        first = min(findings, key=lambda finding: finding.line)
+        held = (HeldLine(first.line, first.detector),)
+        state.put(replace(current or FileState(f.rel), held=held))
+        _report_held(f, held, out)
+        return
+    _store_write(f, state, store, new, FileState(f.rel, synced=live, synced_known=True))
+    if new != store:
+        action: Action = "added" if store is None else "changed"
+        out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), action))
+
+
+def _publish_kept(f: _File, state: SyncState, current: FileState, store: bytes | None, scan: Scanner,
+                  out: _Collect) -> None:
+    """Publish the bytes an agent wrote while deliver replaced the file (merged over their own base)."""
+    kept = current.kept
+    done = replace(current, kept=None, kept_base=None, kept_present=False, held=())
+    if kept is None:
+        # The agent deleted the file in that instant; deliver already restored a version, nothing is lost.
+        state.put(done)
+        return
+    findings = scan(kept.decode("utf-8", errors="replace"))
+    if findings:
+        first = min(findings, key=lambda finding: finding.line)
+        held = (HeldLine(first.line, first.detector),)
+        state.put(replace(current, held=held))
+        _report_held(f, held, out)
+        return
+    new = kept if store is None else merge_for_path(f.rel, current.kept_base or b"", store, kept)
+    _store_write(f, state, store, new, done)
+    if new != store:
+        out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "changed"))
+
+
+def _store_write(f: _File, state: SyncState, before: bytes | None, after: bytes | None,
+                 then: FileState) -> None:
+    """Replace (``after`` bytes) or delete (None) the store copy, recording the intent first."""
+    if after == before:
+        state.put(then)
+        return
+    state.begin_publish(f.rel, PendingPublish(
+        _digest(before), -1 if before is None else len(before), _digest(after),
+        -1 if after is None else len(after), then))
+    if after is None:
+        f.store.unlink(missing_ok=True)
+    else:
+        atomic_write(f.store, after)
+    state.finish_publish(f.rel)
+
+
+# --- deliver: append-only files ------------------------------------------------------------------
+
+def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
+    live = _read(f.live)
+    if _settle_delivery_append(f, state, live) is not None:
+        out.waiting.append((f.rel, "an earlier delivery is waiting for publish to account for it"))
+        return
+    store = _read(f.store)
+    if store is None:
+        return
+    lines = [line for _, line in _lines(store, 0, len(_complete(store)))]
+    if live is None:
+        _create_live(f, state, lines, out)
+        return
+    current = state.get(f.rel)
+    if current is None or current.offset is None:
+        out.waiting.append((f.rel, "not yet published"))
+        return
+    if len(live) != current.offset or _sha(live) != current.prefix_hash:
+        out.waiting.append((f.rel, "the live file has lines not yet published"))
+        return
+    have = Counter(line for _, line in _lines(live, 0, len(live)))
+    missing: list[bytes] = []
+    for line in lines:
+        if have[line]:
+            have[line] -= 1
+        else:
+            missing.append(line)
+    if not missing:
+        return
+    data = b"".join(missing)
+    then = replace(current, offset=current.offset + len(data), prefix_hash=_sha(live + data))
+    state.begin_delivery(f.rel, PendingDelivery(data, current.offset, False, then))
+    with writer_lock(f.live):
+        try:
+            size = f.live.stat().st_size
+        except FileNotFoundError:
+            size = -1
+        if size != current.offset:
+            state.drop_delivery(f.rel)
+            out.waiting.append((f.rel, "the live file changed; delivery waits for the next publish"))
+            return
+        append_once(f.live, data)
+    landed = _read(f.live) or b""
+    if landed[current.offset:current.offset + len(data)] == data:
+        state.finish_delivery(f.rel)
+    # Otherwise an agent appended in the instant before our write: publish accounts for the record.
+    out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "appended", len(missing)))
+
+
+def _create_live(f: _File, state: SyncState, lines: Sequence[bytes], out: _Collect) -> None:
+    """Create the missing live file with the store's complete lines, never over a file that appeared."""
+    if not lines:
+        return
+    data = b"".join(lines)
+    then = FileState(f.rel, offset=len(data), prefix_hash=_sha(data))
+    state.begin_delivery(f.rel, PendingDelivery(data, 0, False, then))
+    if _create_exclusive(f.live, data):
+        state.finish_delivery(f.rel)
+        out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "created", len(lines)))
+    else:
+        state.drop_delivery(f.rel)
+
+
+# --- deliver: whole files ------------------------------------------------------------------------
+
+def _deliver_whole(f: _File, state: SyncState, out: _Collect) -> None:
+    _settle_delivery_whole(f, state)
+    current = state.get(f.rel)
+    store = _read(f.store)
+    live = _read(f.live)
+    if current is None or not current.synced_known:
+        if store is not None and live is None:
+            _deliver_create(f, state, store, out)
+        elif store is not None and live == store:
+            state.put(FileState(f.rel, synced=store, synced_known=True))
+        return
+    if current.kept_present:
+        out.waiting.append((f.rel, "a concurrent local edit waits to be published"))
+        return
+    if store == current.synced:
+        return
+    if live != current.synced:
+        out.waiting.append((f.rel, "a local edit waits to be published"))
+        return
+    if f.live.is_symlink():
+        out.waiting.append((f.rel, "the live file is a symlink; memsync does not replace it"))
+        return
+    if live is None and store is not None:
+        _deliver_create(f, state, store, out)
+    elif store is None:
+        _deliver_remove(f, state, current, out)
+    else:
+        _deliver_replace(f, state, current, store, out)
+
+
+def _deliver_create(f: _File, state: SyncState, store: bytes, out: _Collect) -> None:
+    then = FileState(f.rel, synced=store, synced_known=True)
+    state.begin_delivery(f.rel, PendingDelivery(store, None, False, then))
+    if _create_exclusive(f.live, store):
+        state.finish_delivery(f.rel)
+        out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "created"))
+    else:
+        state.drop_delivery(f.rel)
+        out.waiting.append((f.rel, "a local file appeared; it is published next cycle"))
+
+
+def _deliver_replace(f: _File, state: SyncState, current: FileState, store: bytes, out: _Collect) -> None:
+    then = FileState(f.rel, synced=store, synced_known=True)
+    state.begin_delivery(f.rel, PendingDelivery(store, None, False, then))
+    try:
+        replaced = _replace_keeping(f.live, store)
+    except FileNotFoundError:
+        # The agent deleted the file in that instant: a local deletion, settled by the next publish.
+        state.drop_delivery(f.rel)
+        return
+    if replaced != current.synced:
+        out.warn(f"{f.live}: changed while memsync replaced it; the change is kept and published next cycle")
+        then = replace(then, kept=replaced, kept_base=current.synced, kept_present=True)
+    state.finish_delivery(f.rel, then)
+    out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "replaced"))
+
+
+def _deliver_remove(f: _File, state: SyncState, current: FileState, out: _Collect) -> None:
+    """Delete the live file (a peer deleted it) unless an agent changed it in the last instant."""
+    then = FileState(f.rel, synced=None, synced_known=True)
+    state.begin_delivery(f.rel, PendingDelivery(b"", None, True, then))
+    aside = f.live.with_name(f"{TEMP_PREFIX}removed-{f.live.name}")
+    try:
+        os.rename(f.live, aside)
+    except FileNotFoundError:
+        state.finish_delivery(f.rel)
+        return
+    removed = _read(aside)
+    if removed != current.synced:
+        # An agent wrote in that instant: put its version back (unless a new file appeared) and keep it.
+        try:
+            os.link(aside, f.live)
+        except FileExistsError:
+            then = replace(then, kept=removed, kept_base=current.synced, kept_present=True)
+        aside.unlink()
+        state.finish_delivery(f.rel, then if then.kept_present else replace(then, synced=current.synced))
+        return
+    aside.unlink()
+    state.finish_delivery(f.rel)
+    out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "deleted"))
+
+
+# --- atomic file primitives beyond memsync.fsio ----------------------------------------------------
+
+def _temp_beside(path: Path, data: bytes, mode: int) -> Path:
+    """A fsynced temp file with ``data`` in ``path``'s directory (created if missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _create_exclusive(path: Path, data: bytes) -> bool:
+    """Create ``path`` with ``data`` whole (temp file + ``link``); False when ``path`` already exists."""
+    tmp = _temp_beside(path, data, 0o644 & ~_umask())
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+    return True
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the directory entries ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``).
+
+    False when the platform or file system lacks it; raises ``OSError`` (e.g. ENOENT) otherwise.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _replace_keeping(path: Path, data: bytes) -> bytes:
+    """Atomically replace ``path`` with ``data``; return the bytes it held at the instant of the swap.
+
+    Uses ``RENAME_EXCHANGE`` so that even an agent's own atomic save in that instant is caught. Where
+    that is missing, ``fsio.atomic_write`` with a hard link kept to the old file: in-place writes are
+    caught, an agent's rename in the same instant is not. Raises FileNotFoundError when ``path`` is gone.
+    """
+    mode = path.stat().st_mode & 0o7777
+    tmp = _temp_beside(path, data, mode)
+    try:
+        if _exchange(tmp, path):
+            old = tmp.read_bytes()
+            _fsync_dir(path.parent)
+            return old
+        keep = path.with_name(f"{TEMP_PREFIX}kept-{path.name}")
+        keep.unlink(missing_ok=True)
+        os.link(path, keep)
+        try:
+            atomic_write(path, data)
+            return keep.read_bytes()
+        finally:
+            keep.unlink(missing_ok=True)
+    finally:
+        tmp.unlink(missing_ok=True)
