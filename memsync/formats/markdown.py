@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import tempfile
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -181,10 +182,12 @@ class MigrationStep:
 def slugify(name: str) -> str:
     """The skill's slug of an entry ``name``: lowercase, each run of non-alphanumerics -> ``_``, trimmed.
 
-    ASCII letters and digits only, so slugs are safe file names on every OS ("User Timezone" ->
-    "user_timezone"). Raises ``MemsyncError`` when nothing is left.
+    ASCII letters and digits only, so slugs are safe file names on every OS; accents are dropped first
+    ("User Timezone" -> "user_timezone", "Café notes" -> "cafe_notes"). Raises ``MemsyncError`` when
+    nothing is left (e.g. a name written only in Arabic script).
     """
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    bare = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    slug = re.sub(r"[^a-z0-9]+", "_", bare.lower()).strip("_")
     if not slug:
         raise MemsyncError(
             f"cannot name the entry {name!r}: it has no ASCII letter or digit to make a file name from. "
@@ -338,9 +341,9 @@ class RoleDir:
         """Append ``- [HH:MM] text`` to today's daily log, creating it with its title; returns its path.
 
         ``now`` defaults to the current UTC time (the skill's ``date -u``). The line is one ``O_APPEND``
-        write; a new log is created whole or not at all, never overwriting one another writer made first.
-        A last line without its line end gets one first. Raises ``MemsyncError`` for empty or multi-line
-        text, ``OSError`` from the file system.
+        write under memsync's writer lock; a new log is created whole or not at all, never overwriting one
+        another writer made first. A last line without its line end gets one first. Raises ``MemsyncError``
+        for empty or multi-line text, ``OSError`` from the file system.
         """
         text = _one_line("log text", text)
         moment = now if now is not None else datetime.now(UTC)
@@ -348,9 +351,11 @@ class RoleDir:
         line = f"- [{moment:%H:%M}] {text}\n"
         path = self.path / DAILY_DIR / f"{day}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
-        if _create_exclusive(path, f"# Daily log — {day}\n\n{line}".encode()):
-            return path
-        append_once(path, (line if _ends_a_line(path) else "\n" + line).encode())
+        # A reader can see half of another process's append (the kernel grows the file page by page), so
+        # memsync's own writers take turns between reading the last byte and appending.
+        with writer_lock(path):
+            if not _create_exclusive(path, f"# Daily log — {day}\n\n{line}".encode()):
+                append_once(path, (line if _ends_a_line(path) else "\n" + line).encode())
         return path
 
     def write_entry(self, name: str, type: str, description: str, content: str) -> Path:
@@ -424,7 +429,8 @@ class RoleDir:
     def render_snapshot(self, max_bytes: int = DEFAULT_SNAPSHOT_BYTES) -> Snapshot:
         """The snapshot text: index, every curated entry body, the 3 most recent daily logs (newest first).
 
-        Deterministic: the same files give the same bytes. Entries follow the index's order, then the
+        Deterministic: the same files give the same bytes. Entries the index does not list are listed
+        (name, file, description) right after it; entry bodies follow the index's order, then the
         unindexed ones by file name. Over ``max_bytes`` (UTF-8 bytes) the text is cut after the last whole
         line that fits, and a note saying so ends it. Raises ``MemsyncError`` when ``max_bytes`` is below 512.
         """
@@ -439,7 +445,16 @@ class RoleDir:
         ]
         if self.index_path.is_file():
             parts += ["\n## Index (MEMORY.md)\n\n", _block(_read_text(self.index_path)[0])]
-        entries = self._entries_in_index_order()
+        indexed, unindexed = self._entries_by_index()
+        if unindexed:
+            # The byte cap may cut entry bodies; this list keeps every entry findable by name.
+            parts.append(f"\n## Entries not listed in {INDEX_NAME}\n\n")
+            parts += [
+                f"- [{_link_text(entry.title)}]({entry.path.name})"
+                + (f" — {entry.description}\n" if entry.description else "\n")
+                for entry in unindexed
+            ]
+        entries = indexed + unindexed
         if entries:
             parts.append("\n## Curated entries\n")
         for entry in entries:
@@ -531,14 +546,15 @@ class RoleDir:
         target = item.target.removeprefix("./")
         return None if "/" in target else target
 
-    def _entries_in_index_order(self) -> list[CuratedEntry]:
+    def _entries_by_index(self) -> tuple[list[CuratedEntry], list[CuratedEntry]]:
+        """The entries the index links to, in its order, and the others, by file name."""
         entries = {entry.path.name: entry for entry in self.entries()}
         ordered = []
         for item in self.index_items():
             target = self._local_target(item)
             if target in entries:
                 ordered.append(entries.pop(target))
-        return ordered + list(entries.values())
+        return ordered, list(entries.values())
 
     def _find(self, entry: str) -> Path:
         """The path of an existing entry named by slug, file name or name (slugified as a last resort)."""
