@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-_SCHEMA = """
+_SCHEMA = ("""
 CREATE TABLE IF NOT EXISTS states (
     path TEXT NOT NULL,
     slot TEXT NOT NULL,              -- 'current', or where a pending write leads: 'publish', 'delivery'
@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS states (
     kept_present INTEGER NOT NULL DEFAULT 0,
     held TEXT NOT NULL DEFAULT '[]', -- lines held back by the secret scanner: [[line, detector], ...]
     PRIMARY KEY (path, slot)
-);
+)""", """
 CREATE TABLE IF NOT EXISTS pending (
     path TEXT NOT NULL,
     slot TEXT NOT NULL,              -- 'publish' or 'delivery'
@@ -49,8 +49,7 @@ CREATE TABLE IF NOT EXISTS pending (
     at_offset INTEGER,               -- delivery to an append-only file: the live size it expected
     remove INTEGER NOT NULL DEFAULT 0,  -- delivery to a whole file: 1 = the live file is being deleted
     PRIMARY KEY (path, slot)
-);
-"""
+)""")
 
 _STATE_COLUMNS = (
     "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
@@ -169,9 +168,8 @@ class SyncState:
         # FULL: a committed transaction survives power loss too, not only a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
         with self._transaction():
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
+            for statement in _SCHEMA:
+                self._db.execute(statement)
 
     def __enter__(self) -> SyncState:
         return self

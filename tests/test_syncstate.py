@@ -1,0 +1,98 @@
+"""The sync state database: records survive reopening, pending intents settle, kills leave it consistent."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState
+from tests.helpers import REPO_ROOT, wait_for
+
+
+def test_states_survive_reopen(tmp_path: Path) -> None:
+    with SyncState(tmp_path / "meta") as state:
+        state.put(FileState("roles/qa/daily/2026-11-30.md", offset=12, prefix_hash="ab",
+                            partial_at=12, partial_hash="cd", partial_since=5.5,
+                            held=(HeldLine(3, "GitHub token"),)))
+        state.put(FileState("roles/qa/MEMORY.md", synced=b"# Memory\n", synced_known=True))
+        state.put(FileState("roles/qa/gone.md", synced=None, synced_known=True))
+    assert (tmp_path / "meta" / "state.sqlite").is_file()
+    with SyncState(tmp_path / "meta") as state:
+        daily = state.get("roles/qa/daily/2026-11-30.md")
+        assert daily == FileState("roles/qa/daily/2026-11-30.md", offset=12, prefix_hash="ab", partial_at=12,
+                                  partial_hash="cd", partial_since=5.5, held=(HeldLine(3, "GitHub token"),))
+        assert state.get("roles/qa/MEMORY.md") == FileState("roles/qa/MEMORY.md", synced=b"# Memory\n",
+                                                            synced_known=True)
+        gone = state.get("roles/qa/gone.md")
+        assert gone is not None and gone.synced is None and gone.synced_known
+        assert state.get("roles/other") is None
+        assert state.paths("roles/qa") == ["roles/qa/MEMORY.md", "roles/qa/daily/2026-11-30.md",
+                                           "roles/qa/gone.md"]
+        assert state.paths("roles/q") == []
+        assert state.held() == [("roles/qa/daily/2026-11-30.md", HeldLine(3, "GitHub token"))]
+        state.forget("roles/qa/gone.md")
+        assert state.get("roles/qa/gone.md") is None
+        state.clear()
+        assert state.paths() == []
+
+
+def test_pending_publish_finish_and_drop(tmp_path: Path) -> None:
+    with SyncState(tmp_path) as state:
+        state.put(FileState("m.jsonl", offset=10, prefix_hash="old"))
+        then = FileState("m.jsonl", offset=20, prefix_hash="new")
+        pending = PendingPublish("b" * 64, 10, "a" * 64, 20, then)
+        state.begin_publish("m.jsonl", pending)
+        assert state.pending_publish("m.jsonl") == pending
+        assert state.get("m.jsonl") == FileState("m.jsonl", offset=10, prefix_hash="old")
+        state.finish_publish("m.jsonl")
+        assert state.pending_publish("m.jsonl") is None
+        assert state.get("m.jsonl") == FileState("m.jsonl", offset=20, prefix_hash="new")
+        state.begin_publish("m.jsonl", pending)
+        state.drop_publish("m.jsonl")
+        assert state.pending_publish("m.jsonl") is None
+        assert state.get("m.jsonl") == FileState("m.jsonl", offset=20, prefix_hash="new")
+
+
+def test_pending_delivery_keeps_exact_bytes(tmp_path: Path) -> None:
+    data = b"\n\nsame line\nsame line\n\xff\xfe not utf-8\n"
+    with SyncState(tmp_path) as state:
+        then = FileState("d/daily/2026-11-30.md", offset=4 + len(data), prefix_hash="x")
+        state.begin_delivery("d/daily/2026-11-30.md", PendingDelivery(data, 4, False, then))
+    with SyncState(tmp_path) as state:
+        pending = state.pending_delivery("d/daily/2026-11-30.md")
+        assert pending == PendingDelivery(data, 4, False, then)
+        assert state.get("d/daily/2026-11-30.md") is None
+        state.finish_delivery("d/daily/2026-11-30.md")
+        assert state.get("d/daily/2026-11-30.md") == then
+        assert state.pending_delivery("d/daily/2026-11-30.md") is None
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from memsync.syncstate import FileState, SyncState
+state = SyncState(Path(sys.argv[1]))
+print("ready", flush=True)
+n = 0
+while True:
+    n += 1
+    state.put(FileState("f", offset=n, prefix_hash=str(n)))
+"""
+
+
+def test_kill_during_writes_leaves_a_consistent_record(tmp_path: Path) -> None:
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], cwd=REPO_ROOT,
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        with SyncState(tmp_path) as reader:
+            wait_for(lambda r=reader: (s := r.get("f")) is not None and (s.offset or 0) > 50, what="writes")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with SyncState(tmp_path) as state:
+            record = state.get("f")
+            assert record is not None and record.offset is not None
+            assert record.prefix_hash == str(record.offset)
