@@ -533,7 +533,8 @@ def _append_to_store(f: _File, state: SyncState, lines: Sequence[bytes], then: F
                      out: _Collect) -> None:
     """Append ``lines`` to the store copy in one write, recording the intent first; then apply ``then``."""
     if not lines:
-        state.put(then)
+        if state.get(f.rel) != then:
+            state.put(then)
         return
     data = b"".join(lines)
     before = _read(f.store)
@@ -601,8 +602,9 @@ def _write_whole(f: _File, state: SyncState, current: FileState | None, live: by
     if findings:
         first = min(findings, key=lambda finding: finding.line)
         held = (HeldLine(first.line, first.detector),)
-        state.put(replace(current or FileState(f.rel), held=held))
-        _report_held(f, held, out)
+        if current is None or current.held != held:  # report a held version once, status lists it
+            state.put(replace(current or FileState(f.rel), held=held))
+            _report_held(f, held, out)
         return
     _store_write(f, state, store, new, FileState(f.rel, synced=live, synced_known=True))
     if new != store:
@@ -623,8 +625,9 @@ def _publish_kept(f: _File, state: SyncState, current: FileState, store: bytes |
     if findings:
         first = min(findings, key=lambda finding: finding.line)
         held = (HeldLine(first.line, first.detector),)
-        state.put(replace(current, held=held))
-        _report_held(f, held, out)
+        if current.held != held:
+            state.put(replace(current, held=held))
+            _report_held(f, held, out)
         return
     new = kept if store is None else merge_for_path(f.rel, current.kept_base or b"", store, kept)
     _store_write(f, state, store, new, done)
@@ -636,7 +639,8 @@ def _store_write(f: _File, state: SyncState, before: bytes | None, after: bytes 
                  then: FileState) -> None:
     """Replace (``after`` bytes) or delete (None) the store copy, recording the intent first."""
     if after == before:
-        state.put(then)
+        if state.get(f.rel) != then:
+            state.put(then)
         return
     state.begin_publish(f.rel, PendingPublish(
         _digest(before), -1 if before is None else len(before), _digest(after),
