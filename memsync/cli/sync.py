@@ -1,0 +1,104 @@
+"""CLI: `memsync daemon`, `sync`, `status`, `log`, `resync` (issue 4 "CLI")."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from memsync.cli.app import app
+from memsync.config import config_path
+from memsync.cycle import collect_status, history, resync
+from memsync.daemon import run_all_from, run_daemon
+
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="Config file (default: $MEMSYNC_CONFIG, else <user config dir>/memsync/config.toml).")]
+
+
+@app.command("daemon")
+def daemon_command(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug log output.")] = False,
+    once: Annotated[bool, typer.Option("--once", help="Run one cycle per store, then exit.")] = False,
+    config: ConfigOption = None,
+) -> int:
+    """Watch the tracked memory and keep it in sync until stopped (SIGTERM/SIGINT).
+
+    Syncs on changes, on the pull timer and after failures with backoff; SIGHUP reloads the config.
+    Exit 1 when another daemon already runs for this config.
+    """
+    if verbose:
+        logging.getLogger().setLevel(logging.DEBUG)
+    return run_daemon(config or config_path(), once=once)
+
+
+@app.command("sync")
+def sync_command(
+    config: ConfigOption = None,
+) -> int:
+    """Run one sync cycle over every store.
+
+    Exit 0 when everything is pushed, 75 when committed but not pushed, 1 on error.
+    """
+    return run_all_from(config or config_path())
+
+
+@app.command("status")
+def status_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+    config: ConfigOption = None,
+) -> int:
+    """Show stores, remotes, last exchange, unpushed commits, held-back secrets, both-kept files, daemon."""
+    status = collect_status(config or config_path())
+    if as_json:
+        typer.echo(json.dumps(status, indent=2, sort_keys=True))
+    else:
+        typer.echo(_render_status(status))
+    return 0
+
+
+def _render_status(status: dict[str, Any]) -> str:
+    daemon = status["daemon"]
+    lines = [f"daemon: {'running (PID ' + str(daemon['pid']) + ')' if daemon['running'] else 'not running'}"]
+    for name, store in status["stores"].items():
+        lines.append(f"store {name}: {store['path']} (branch {store['branch']}, {store['size_bytes']} bytes)")
+        lines.append(f"  last cycle: {store.get('last_cycle') or 'never'}")
+        for remote, info in store["remotes"].items():
+            state = f"last exchange {info.get('last_success') or 'never'}"
+            if info.get("last_error"):
+                state += f"; last error: {info['last_error']}"
+            lines.append(f"  remote {remote} ({info['url']}): {state}")
+        lines.append(f"  commits waiting to be pushed: {store['unpushed']}")
+        for secret in store["held_back_secrets"]:
+            lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
+        for path in store["both_kept"]:
+            lines.append(f"  both versions kept, resolve by editing: {path}")
+        for path in store["untracked"]:
+            lines.append(f"  in the store, not tracked here: {path}")
+    return "\n".join(lines)
+
+
+@app.command("log")
+def log_command(
+    target: Annotated[str | None, typer.Argument(
+        help="A live or store path, or an entry id; default: all memory.")] = None,
+    config: ConfigOption = None,
+) -> int:
+    """History of memory: which host added, superseded or deleted what, and when (read from git history)."""
+    for line in history(config or config_path(), target):
+        typer.echo(line)
+    return 0
+
+
+@app.command("resync")
+def resync_command(
+    remote: Annotated[str, typer.Argument(help="The remote whose rewritten history to adopt.")],
+    store: Annotated[str | None, typer.Option(
+        "--store", help="The store (needed when several have REMOTE).")] = None,
+    config: ConfigOption = None,
+) -> int:
+    """Adopt REMOTE's history after it was rewritten (force-pushed) and re-publish local memory on top."""
+    typer.echo(resync(config or config_path(), remote, store))
+    return 0

@@ -1,0 +1,352 @@
+"""One sync cycle of one store, and what the CLI reads back about it (DESIGN "One sync cycle" steps 2-5;
+issue 4 "CLI": `status`, `log`, `resync`).
+
+A cycle: take the store's cycle lock (so the daemon's timers and events and a `memsync sync` from the CLI
+never run git at the same time), open the store (recovery), reconcile and publish every track (the
+secret scanner runs inside publish), commit once, exchange with the remotes, deliver every track, and
+write ``status.json`` in the store's meta dir. Local changes are always committed before any fetch or
+merge, so local work is never lost to a merge.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import filelock
+
+from memsync.config import Config, StoreConfig, Track, load_config
+from memsync.errors import MemsyncError
+from memsync.fsio import atomic_write
+from memsync.layout import is_append_only
+from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.store import FORMAT_FILE, RemoteOutcome, Store
+from memsync.syncstate import SyncState
+from memsync.track import DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
+
+log = logging.getLogger(__name__)
+
+LOCK_WAIT_S = 600.0
+STATUS_FILE = "status.json"
+GC_EVERY_CYCLES = 100
+_BOTH_KEPT = BOTH_KEPT_NOTE_PREFIX.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    """What one cycle did for store ``store``.
+
+    ``commit``/``commit_message``: the commit made from local changes (None when nothing changed);
+    ``remotes``: one outcome per remote exchanged with (empty when the exchange was skipped);
+    ``delivered``: "<track>: <file> <action>" per live file written; ``unpushed``: the most commits any
+    remote lacks after the cycle; ``exchanged``: whether an exchange was attempted.
+    """
+
+    store: str
+    commit: str | None
+    commit_message: str | None
+    remotes: tuple[RemoteOutcome, ...]
+    delivered: tuple[str, ...]
+    unpushed: int
+    exchanged: bool
+
+    @property
+    def ok(self) -> bool:
+        """True when every remote was reached and nothing is left to push."""
+        return self.exchanged and self.unpushed == 0 and all(o.status == "ok" for o in self.remotes)
+
+
+def remote_error(outcome: RemoteOutcome) -> str | None:
+    """The one-line problem of ``outcome``, None when the exchange went well."""
+    return None if outcome.status == "ok" else outcome.message
+
+
+def meta_dir(store_cfg: StoreConfig) -> Path:
+    """The store's memsync meta dir (``<store>/.git/memsync``): state, status file, cycle lock."""
+    return store_cfg.path / ".git" / "memsync"
+
+
+@contextmanager
+def cycle_lock(store_cfg: StoreConfig, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold the store's cycle lock (a file lock in its meta dir); waits up to ``wait_s`` seconds, saying
+    so, for another cycle to finish. Raises ``MemsyncError`` if the store does not exist or the wait ends."""
+    if not (store_cfg.path / ".git").is_dir():
+        raise MemsyncError(f"cannot sync store {store_cfg.name!r}: {store_cfg.path} is not a memsync store. "
+                           f"Run `memsync init`, or fix stores.{store_cfg.name}.path in the config")
+    meta_dir(store_cfg).mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(meta_dir(store_cfg) / "cycle.lock")
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        log.info("store %s: waiting for another memsync cycle to finish", store_cfg.name)
+        try:
+            lock.acquire(timeout=wait_s)
+        except filelock.Timeout:
+            raise MemsyncError(f"cannot sync store {store_cfg.name!r}: another memsync cycle held it for "
+                               f"{wait_s:.0f} s. Check `memsync status` and retry") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def open_store(config: Config, store_cfg: StoreConfig) -> Store:
+    """Open ``store_cfg``'s store with ``config``'s host and identity (recovery included). Raises
+    ``MemsyncError``."""
+    return Store.open(store_cfg, config.host, config.identity())
+
+
+def ensure_store(config: Config, store_cfg: StoreConfig) -> Store:
+    """Create (or clone from the first remote) ``store_cfg``'s store if it does not exist, then open it.
+    Raises ``MemsyncError`` (e.g. the directory is not empty, the remote is unreachable)."""
+    return Store.init_or_clone(store_cfg, config.identity(), config.host)
+
+
+def run_cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool = True,
+              full_reconcile: bool = True) -> CycleReport:
+    """Run one sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5) and write its status.
+
+    ``exchange`` False skips fetch/merge/push (the daemon's choice while a remote is backing off: local
+    changes are still committed and what the store has is delivered). ``full_reconcile`` settles the
+    sync state with the store by content first (on start and after a failure; cheap enough to always do
+    from the CLI). Raises ``MemsyncError`` when the store is missing or broken; the status file then
+    records the error. Remote problems are not exceptions: they are in the report's ``remotes``.
+    """
+    with cycle_lock(store_cfg):
+        started = time.time()
+        try:
+            report = _cycle(config, store_cfg, exchange=exchange, full_reconcile=full_reconcile)
+        except (MemsyncError, OSError) as exc:
+            _write_status(config, store_cfg, started, None, error=str(exc))
+            if isinstance(exc, OSError):
+                raise MemsyncError(f"sync of store {store_cfg.name!r} failed: {exc}. "
+                                   "Check the disk and the paths; memsync retries") from exc
+            raise
+        _write_status(config, store_cfg, started, report)
+        return report
+
+
+def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_reconcile: bool) -> CycleReport:
+    store = open_store(config, store_cfg)
+    with SyncState(store.meta_dir) as state:
+        reports: list[PublishReport] = []
+        for track in store_cfg.tracks:
+            if full_reconcile:
+                reports.append(reconcile(track, store.worktree, state))
+            reports.append(publish(track, store.worktree, state, grace_s=config.partial_line_grace_s))
+        message = describe_changes(reports) or "memsync: recovered local changes"
+        commit = store.commit_all(message)
+        outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
+        delivered = [_delivered(deliver(track, store.worktree, state)) for track in store_cfg.tracks]
+    unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)
+    return CycleReport(store_cfg.name, commit, message if commit else None, outcomes,
+                       tuple(line for lines in delivered for line in lines), unpushed,
+                       exchanged=exchange or not store_cfg.remotes)
+
+
+def _delivered(report: DeliverReport) -> list[str]:
+    return [f"{report.name}: {c.label or c.path} {c.action}"
+            + (f" (+{c.lines} lines)" if c.lines else "") for c in report.changes]
+
+
+# --- status --------------------------------------------------------------------------------------
+
+def _now_iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
+
+
+def _read_status(store_cfg: StoreConfig) -> dict[str, Any]:
+    try:
+        data = json.loads((meta_dir(store_cfg) / STATUS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_status(config: Config, store_cfg: StoreConfig, started: float, report: CycleReport | None,
+                  error: str | None = None) -> None:
+    """Merge this cycle's facts into ``status.json`` (earlier per-remote successes are kept)."""
+    old = _read_status(store_cfg)
+    old_remotes = old.get("remotes", {}) if isinstance(old.get("remotes"), dict) else {}
+    remotes: dict[str, Any] = {}
+    for name, url in store_cfg.remotes.items():
+        entry = dict(old_remotes.get(name, {}))
+        entry["url"] = url
+        remotes[name] = entry
+    cycles = int(old.get("cycles", 0)) + 1
+    status: dict[str, Any] = {
+        "store": store_cfg.name, "path": str(store_cfg.path), "branch": store_cfg.branch,
+        "last_cycle": _now_iso(started), "last_cycle_error": error, "cycles": cycles,
+        "unpushed": old.get("unpushed", 0), "remotes": remotes,
+    }
+    if report is not None:
+        for outcome in report.remotes:
+            entry = remotes.setdefault(outcome.remote, {})
+            entry["status"] = outcome.status
+            entry["last_error"] = remote_error(outcome)
+            if outcome.status == "ok":
+                entry["last_success"] = _now_iso(time.time())
+        status["unpushed"] = report.unpushed
+    status.update(_store_facts(store_cfg))
+    if report is not None and report.exchanged and cycles % GC_EVERY_CYCLES == 0:
+        Store(store_cfg, config.host, config.identity()).gc_auto()
+    atomic_write(meta_dir(store_cfg) / STATUS_FILE,
+                 json.dumps(status, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+
+
+def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
+    """What `status` lists that is read from the store itself: held-back secrets, both-kept files,
+    store content no track maps here, and the store's size in bytes."""
+    held: list[dict[str, Any]] = []
+    if (meta_dir(store_cfg) / "state.sqlite").exists():
+        with SyncState(meta_dir(store_cfg)) as state:
+            for rel, line in state.held():
+                held.append({"file": str(_live_path(store_cfg.tracks, rel) or rel), "store_path": rel,
+                             "line": line.line, "detector": line.detector})
+    both_kept: list[str] = []
+    untracked: set[str] = set()
+    size = 0
+    root = store_cfg.path
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for name in filenames:
+            path = here / name
+            try:
+                size += path.lstat().st_size
+            except OSError:
+                continue
+            if here == root / ".git" or (root / ".git") in path.parents:
+                continue
+            rel = path.relative_to(root).as_posix()
+            if rel == FORMAT_FILE:
+                continue
+            if _live_path(store_cfg.tracks, rel) is None:
+                untracked.add(_group(rel))
+            if not is_append_only(rel) and _has_both_kept(path):
+                both_kept.append(str(_live_path(store_cfg.tracks, rel) or rel))
+        dirnames.sort()
+    return {"held_back_secrets": held, "both_kept": sorted(both_kept), "untracked": sorted(untracked),
+            "size_bytes": size}
+
+
+def _has_both_kept(path: Path) -> bool:
+    try:
+        return _BOTH_KEPT in path.read_bytes()
+    except OSError:
+        return False
+
+
+def _live_path(tracks: tuple[Track, ...], rel: str) -> Path | None:
+    """The live path of store path ``rel`` on this machine, None when no track maps it."""
+    for track in tracks:
+        prefix = track.store_path.strip("/")
+        if rel == prefix:
+            return track.live
+        if rel.startswith(prefix + "/"):
+            return track.live / rel[len(prefix) + 1:]
+    return None
+
+
+def _group(rel: str) -> str:
+    """An untracked store path shown by its top two directories (``roles/x/...`` -> ``roles/x/``)."""
+    parts = PurePosixPath(rel).parts
+    return rel if len(parts) <= 2 else "/".join(parts[:2]) + "/"
+
+
+def collect_status(path: Path) -> dict[str, Any]:
+    """Everything `memsync status` shows, for the config file ``path``, as plain JSON data.
+
+    ``{"config": str, "daemon": {"running": bool, "pid": int|None}, "stores": {name: {...}}}`` where each
+    store has path, branch, last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
+    unpushed, held_back_secrets (file, line, detector), both_kept, untracked, size_bytes. Reads the
+    status file the last cycle wrote (facts read from the store itself are refreshed). Raises
+    ``MemsyncError`` for a bad config.
+    """
+    from memsync.daemon import running_daemon_pid
+
+    config = load_config(path)
+    pid = running_daemon_pid(path)
+    stores: dict[str, Any] = {}
+    for name, store_cfg in config.stores.items():
+        status = _read_status(store_cfg)
+        remotes = status.get("remotes") if isinstance(status.get("remotes"), dict) else {}
+        assert isinstance(remotes, dict)
+        stores[name] = {
+            "path": str(store_cfg.path), "branch": store_cfg.branch,
+            "last_cycle": status.get("last_cycle"), "last_cycle_error": status.get("last_cycle_error"),
+            "remotes": {r: {"url": url, "status": remotes.get(r, {}).get("status"),
+                            "last_success": remotes.get(r, {}).get("last_success"),
+                            "last_error": remotes.get(r, {}).get("last_error")}
+                        for r, url in store_cfg.remotes.items()},
+            "unpushed": status.get("unpushed", 0),
+            "exists": (store_cfg.path / ".git").is_dir(),
+        }
+        facts = _store_facts(store_cfg) if stores[name]["exists"] else {
+            "held_back_secrets": [], "both_kept": [], "untracked": [], "size_bytes": 0}
+        stores[name].update(facts)
+    return {"config": str(path), "daemon": {"running": pid is not None, "pid": pid}, "stores": stores}
+
+
+# --- log and resync ------------------------------------------------------------------------------
+
+def _selectors(store_cfg: StoreConfig, target: str | None) -> list[str | None]:
+    """What to ask a store's history for: a live path becomes its store path; anything else is kept."""
+    if target is None:
+        return [None]
+    live = Path(os.path.abspath(Path(target).expanduser()))
+    for track in store_cfg.tracks:
+        if live == track.live or live.is_relative_to(track.live):
+            rel = live.relative_to(track.live).as_posix()
+            return [track.store_path if rel == "." else f"{track.store_path}/{rel}"]
+    return [target]
+
+
+def history(path: Path, target: str | None = None, limit: int | None = None) -> list[str]:
+    """`memsync log`: one line per commit, newest first, over every store of config file ``path``:
+    ``<date> <host> <sha> <message>`` plus the files changed. ``target`` is a live path, a store path or
+    an entry id (commits adding or removing it). Raises ``MemsyncError``."""
+    config = load_config(path)
+    lines: list[str] = []
+    for store_cfg in config.stores.values():
+        store = Store(store_cfg, config.host, config.identity())
+        if not (store_cfg.path / ".git").is_dir():
+            continue
+        for selector in _selectors(store_cfg, target):
+            for record in store.log(selector, limit):
+                subject = record.message.strip().splitlines()[0] if record.message.strip() else ""
+                lines.append(f"{record.date.isoformat(timespec='seconds')}  {record.host or '?':<12} "
+                             f"{record.sha[:10]}  [{store_cfg.name}] {subject}")
+                lines.extend(f"    {name}" for name in record.files)
+    return lines
+
+
+def resync(path: Path, remote: str, store_name: str | None = None) -> str:
+    """`memsync resync`: adopt ``remote``'s rewritten history in the store that has it (``store_name``
+    when several do), forget the sync state so live files are reconciled by content, and run a cycle.
+    Returns a one-line summary. Raises ``MemsyncError`` (unknown remote, ambiguous store, unreachable)."""
+    config = load_config(path)
+    candidates = [s for s in config.stores.values()
+                  if remote in s.remotes and (store_name is None or s.name == store_name)]
+    if not candidates:
+        raise MemsyncError(f"cannot resync: no store{' ' + repr(store_name) if store_name else ''} has a "
+                           f"remote named {remote!r}. Check `memsync status`")
+    if len(candidates) > 1:
+        raise MemsyncError(f"cannot resync: stores {', '.join(s.name for s in candidates)} all have a remote "
+                           f"named {remote!r}. Name one with --store")
+    store_cfg = candidates[0]
+    with cycle_lock(store_cfg):
+        store = open_store(config, store_cfg)
+        outcome = store.resync(remote)
+        with SyncState(store.meta_dir) as state:
+            state.clear()
+    report = run_cycle(config, store_cfg)
+    return (f"store {store_cfg.name}: adopted {remote}'s history ({outcome.message}); "
+            f"{'everything pushed' if report.ok else 'not everything pushed yet'}")

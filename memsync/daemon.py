@@ -1,0 +1,370 @@
+"""The long-running sync loop: single instance, signals, watch events, pull timer, backoff (issue 4 "Daemon";
+DESIGN "One sync cycle").
+
+One thread owns everything but the observers: it waits on the event queue with a timeout set by the
+nearest deadline (debounced events, pull timer, retry after a failure) and runs cycles one at a time.
+The observers' handlers only put ``WatchEvent``s on the queue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import queue
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+import filelock
+import platformdirs
+
+from memsync.config import Config, config_path, load_config
+from memsync.cycle import CycleReport, remote_error, run_cycle
+from memsync.errors import MemsyncError
+from memsync.watch import Debouncer, Watcher, WatchEvent, remote_git_dir
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_NOT_PUSHED = 75
+EXIT_ERROR = 1
+BACKOFF_BASE_S = 1.0
+BACKOFF_CAP_S = 300.0
+# A push to a local-path remote is complete once its ref is renamed into place; a short settle keeps the
+# few events of one push (ref, reflog, packed-refs) in one cycle.
+REMOTE_SETTLE_S = 0.05
+
+
+def state_dir() -> Path:
+    """memsync's per-user state directory (``$XDG_STATE_HOME/memsync``): daemon locks and pid files."""
+    return platformdirs.user_state_path("memsync")
+
+
+def _instance_stem(path: Path) -> Path:
+    digest = hashlib.sha256(str(path.expanduser().absolute()).encode()).hexdigest()[:16]
+    return state_dir() / f"daemon-{digest}"
+
+
+def pid_file(path: Path) -> Path:
+    """The file holding the PID of the daemon running for the config file ``path``."""
+    return _instance_stem(path).with_suffix(".pid")
+
+
+def running_daemon_pid(path: Path) -> int | None:
+    """The PID of the live daemon for config file ``path``, or None when none runs.
+
+    "Live" means the instance lock is held: a pid file left by a killed daemon does not count.
+    """
+    lock = filelock.FileLock(_instance_stem(path).with_suffix(".lock"), timeout=0)
+    try:
+        with lock:
+            return None
+    except filelock.Timeout:
+        return _read_pid(pid_file(path))
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+@contextmanager
+def instance_lock(path: Path) -> Iterator[None]:
+    """Hold the one-daemon-per-config lock for config file ``path`` and record our PID while held.
+
+    Raises ``MemsyncError`` naming the running daemon's PID when another daemon holds it.
+    """
+    stem = _instance_stem(path)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(stem.with_suffix(".lock"), timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        pid = _read_pid(pid_file(path))
+        who = f"PID {pid}" if pid else "another process"
+        raise MemsyncError(
+            f"memsync daemon: a daemon ({who}) is already running for {path}. "
+            "Stop it first, or run `memsync sync` for a one-off cycle"
+        ) from None
+    try:
+        pid_file(path).write_text(f"{os.getpid()}\n")
+        yield
+    finally:
+        pid_file(path).unlink(missing_ok=True)
+        lock.release()
+
+
+def sd_notify(message: str) -> None:
+    """Send ``message`` (e.g. "READY=1") to systemd's ``$NOTIFY_SOCKET``, if set; errors are logged only."""
+    address = os.environ.get("NOTIFY_SOCKET")
+    if not address:
+        return
+    if address.startswith("@"):
+        address = "\0" + address[1:]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.sendto(message.encode(), address)
+    except OSError as exc:
+        log.debug("sd_notify %s failed: %s", message, exc)
+
+
+@dataclass
+class _StoreState:
+    """Per-store timers: pending events, the next retry after a failure, what was last said about remotes."""
+
+    debouncer: Debouncer
+    remote_due: float | None = None
+    failures: int = 0
+    retry_at: float | None = None
+    remote_errors: dict[str, str | None] = field(default_factory=dict)
+    failing: bool = False
+    reconciled: bool = False
+
+
+class Daemon:
+    """One daemon process's loop; build with a config file path and call :meth:`run`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.config: Config = load_config(path)
+        self.events: queue.Queue[WatchEvent | None] = queue.Queue()
+        self.stopping = False
+        self.reload_requested = False
+        self.states: dict[str, _StoreState] = {}
+        self.next_pull = time.monotonic()
+        self._sync_states()
+
+    def _sync_states(self) -> None:
+        for name in self.config.stores:
+            state = self.states.get(name)
+            if state is None:
+                self.states[name] = _StoreState(Debouncer(self.config.debounce_s, self.config.max_delay_s))
+            else:
+                state.debouncer = Debouncer(self.config.debounce_s, self.config.max_delay_s)
+        for name in set(self.states) - set(self.config.stores):
+            del self.states[name]
+
+    def _targets(self) -> tuple[list[Path], list[str]]:
+        tracked = [track.live for store in self.config.stores.values() for track in store.tracks]
+        remotes = [url for store in self.config.stores.values() for url in store.remotes.values()]
+        return tracked, remotes
+
+    def _stores_for(self, event: WatchEvent) -> list[str]:
+        path = Path(event.path)
+        names: list[str] = []
+        for name, store in self.config.stores.items():
+            if event.source == "remote":
+                dirs = [d for d in map(remote_git_dir, store.remotes.values()) if d is not None]
+                if any(path.is_relative_to(d) or d.is_relative_to(path) for d in dirs):
+                    names.append(name)
+            elif any(path.is_relative_to(t.live) or t.live.is_relative_to(path) for t in store.tracks):
+                names.append(name)
+        return names or list(self.config.stores)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGHUP:
+            self.reload_requested = True
+        else:
+            self.stopping = True
+        self.events.put(None)
+
+    def run(self, once: bool = False) -> int:
+        """Run until SIGTERM/SIGINT (exit 0), or with ``once`` run one cycle per store and return its exit
+        code (0 pushed, 75 committed but not pushed, 1 error)."""
+        if once:
+            return run_all(self.config)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
+        watcher = Watcher(self.events.put)
+        with watcher:
+            watcher.set_targets(*self._targets())
+            log.info("watching %d directories for %d stores (config %s)",
+                     len(watcher.watched_dirs), len(self.config.stores), self.path)
+            sd_notify("READY=1")
+            # Start-up cycle: reconcile and commit local work before any merge.
+            for name in self.config.stores:
+                self._cycle(name, exchange=True)
+            log.info("start-up cycle done")
+            self.next_pull = time.monotonic() + self.config.pull_interval_s
+            while not self.stopping:
+                self._wait_and_dispatch(watcher)
+        sd_notify("STOPPING=1")
+        log.info("memsync daemon stopped")
+        return EXIT_OK
+
+    def _deadline(self) -> float:
+        deadlines = [self.next_pull]
+        for state in self.states.values():
+            for due in (state.debouncer.deadline(), state.remote_due, state.retry_at):
+                if due is not None:
+                    deadlines.append(due)
+        return min(deadlines)
+
+    def _wait_and_dispatch(self, watcher: Watcher) -> None:
+        timeout = max(0.0, self._deadline() - time.monotonic())
+        batch: list[WatchEvent | None] = []
+        with suppress(queue.Empty):
+            batch.append(self.events.get(timeout=timeout))
+            while True:
+                batch.append(self.events.get_nowait())
+        if self.reload_requested:
+            self._reload(watcher)
+        events = [event for event in batch if event is not None]
+        if events:
+            watcher.refresh()
+        for event in events:
+            for name in self._stores_for(event):
+                state = self.states[name]
+                if event.source == "remote":
+                    due = event.at + REMOTE_SETTLE_S
+                    state.remote_due = due if state.remote_due is None else min(state.remote_due, due)
+                else:
+                    state.debouncer.poke(event.at)
+        if self.stopping:
+            return
+        now = time.monotonic()
+        pull = now >= self.next_pull
+        if pull:
+            self.next_pull = now + self.config.pull_interval_s
+        for name, state in self.states.items():
+            remote = state.remote_due is not None and now >= state.remote_due
+            retry = state.retry_at is not None and now >= state.retry_at
+            local = state.debouncer.due(now)
+            if not (remote or retry or local or pull):
+                continue
+            # While a remote fails, only its backoff timer or a sign of life (its refs changed) retries the
+            # exchange; local changes are still committed in between.
+            backing_off = state.retry_at is not None and not (retry or remote)
+            self._cycle(name, exchange=not backing_off)
+            if self.stopping:
+                return
+
+    def _reload(self, watcher: Watcher) -> None:
+        self.reload_requested = False
+        try:
+            self.config = load_config(self.path)
+        except MemsyncError as exc:
+            log.error("config not reloaded, keeping the previous one: %s", exc)
+            return
+        self._sync_states()
+        watcher.set_targets(*self._targets())
+        log.info("config reloaded: %d stores, %d watched directories",
+                 len(self.config.stores), len(watcher.watched_dirs))
+
+    def _cycle(self, name: str, *, exchange: bool) -> None:
+        state = self.states[name]
+        state.debouncer.take()
+        if exchange:
+            state.remote_due = None
+        store_cfg = self.config.stores[name]
+        try:
+            report = run_cycle(self.config, store_cfg, exchange=exchange, full_reconcile=not state.reconciled)
+            state.reconciled = True
+        except MemsyncError as exc:
+            self._failed(name, state, str(exc))
+            return
+        except Exception as exc:  # a failing cycle must never end the daemon
+            log.exception("store %s: sync cycle failed unexpectedly", name)
+            self._failed(name, state, repr(exc))
+            return
+        _log_report(name, report)
+        if not exchange:
+            return
+        errors = {outcome.remote: remote_error(outcome) for outcome in report.remotes}
+        self._log_remote_changes(name, state, errors)
+        if any(errors.values()):
+            self._schedule_retry(state)
+        else:
+            state.failures = 0
+            state.retry_at = None
+        if state.failing and report.ok:
+            log.info("store %s: sync works again", name)
+            state.failing = False
+
+    def _failed(self, name: str, state: _StoreState, message: str) -> None:
+        if not state.failing:
+            log.error("store %s: sync cycle failed: %s (retrying with backoff)", name, message)
+        else:
+            log.debug("store %s: sync cycle failed again: %s", name, message)
+        state.failing = True
+        state.reconciled = False
+        self._schedule_retry(state)
+
+    def _schedule_retry(self, state: _StoreState) -> None:
+        state.failures += 1
+        cap = max(BACKOFF_CAP_S, self.config.pull_interval_s)
+        delay = min(cap, BACKOFF_BASE_S * 2 ** (state.failures - 1))
+        state.retry_at = time.monotonic() + delay
+        log.debug("next retry in %.1f s", delay)
+
+    @staticmethod
+    def _log_remote_changes(name: str, state: _StoreState, errors: dict[str, str | None]) -> None:
+        for remote, error in errors.items():
+            before = state.remote_errors.get(remote)
+            if error and not before:
+                log.warning("store %s: remote %s failed, committing locally and retrying with backoff: %s",
+                            name, remote, error)
+            elif before and not error:
+                log.info("store %s: remote %s reachable again", name, remote)
+            state.remote_errors[remote] = error
+
+
+def _log_report(name: str, report: CycleReport) -> None:
+    if report.commit_message:
+        log.info("store %s: committed %s", name, report.commit_message.splitlines()[0])
+    for outcome in report.remotes:
+        if outcome.merged:
+            log.info("store %s: pulled from %s", name, outcome.remote)
+        if outcome.pushed:
+            log.info("store %s: pushed to %s", name, outcome.remote)
+    for path in report.delivered:
+        log.info("store %s: delivered %s", name, path)
+
+
+def run_all(config: Config) -> int:
+    """One cycle over every store of ``config`` (what `memsync sync` does); the exit code is 0 when
+    everything is pushed, 75 when committed but something is not pushed, 1 when a cycle failed."""
+    code = EXIT_OK
+    for name, store_cfg in config.stores.items():
+        try:
+            report = run_cycle(config, store_cfg)
+        except MemsyncError as exc:
+            log.error("store %s: %s", name, exc)
+            code = EXIT_ERROR
+            continue
+        _log_report(name, report)
+        for outcome in report.remotes:
+            if remote_error(outcome):
+                log.warning("store %s: remote %s: %s", name, outcome.remote, outcome.message)
+        if not report.ok and code == EXIT_OK:
+            code = EXIT_NOT_PUSHED
+    return code
+
+
+def run_daemon(path: Path | None = None, once: bool = False) -> int:
+    """Run the memsync daemon for the config file ``path`` (default: ``config_path()``).
+
+    Holds the single-instance lock for that config (``MemsyncError`` naming the running daemon's PID if
+    another holds it), watches every tracked path and local-path remote, and syncs on debounced events,
+    on the pull timer and with capped exponential backoff after failures. Returns 0 after SIGTERM/SIGINT
+    (the running cycle is finished first); SIGHUP reloads the config. With ``once`` it runs one cycle per
+    store and returns that exit code (0, 75 or 1, as `memsync sync`).
+    """
+    path = path or config_path()
+    daemon = Daemon(path)
+    with instance_lock(path):
+        return daemon.run(once=once)
+
+
+
+def run_all_from(path: Path) -> int:
+    """Load the config file ``path`` and run :func:`run_all` on it (the `memsync sync` command)."""
+    return run_all(load_config(path))

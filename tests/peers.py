@@ -1,0 +1,241 @@
+"""A peer for end-to-end tests: its own HOME, config, store and `python -m memsync daemon` subprocess.
+
+Typical use::
+
+    remote = bare_remote(tmp_path / "remote.git")
+    a = Peer.create(tmp_path, "alice", remote)
+    b = Peer.create(tmp_path, "bob", remote)
+    with a.running(), b.running():
+        line = a.append_entry("The harbor site blocks requests without a user agent.")
+        wait_for(lambda: line in b.read_live(MEMORY_FILE))
+
+Timings are short (debounce 0.2 s, max delay 1 s, pull interval 2 s) so tests wait on conditions briefly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from memsync.config import load_config
+from memsync.fsio import append_once, atomic_write
+from tests.conftest import isolated_env
+from tests.helpers import git, wait_for
+
+ROLE = "qa"
+ROLE_STORE = f"roles/{ROLE}"
+MEMORY_FILE = "memory.jsonl"
+MEMORY_STORE = f"memory/{MEMORY_FILE}"
+DAY = "2026-11-30"
+HEADER = b'{"created_at":"2026-11-30T00:00:00Z","format":"agent-memory/0.1"}\n'
+
+
+def bare_remote(path: Path) -> Path:
+    """Create an empty bare repository at ``path`` (branch main) and return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git(path.parent, "init", "--bare", "-q", "-b", "main", str(path))
+    return path
+
+
+def entry_line(text: str, kind: str = "lesson", **extra: Any) -> bytes:
+    """One agent-memory/0.1 entry line (with its newline) with a fresh id and the current time."""
+    entry = {"id": secrets.token_hex(6), "kind": kind, "text": text, "scope": "global",
+             "source": "session:test", "confidence": 0.9,
+             "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), **extra}
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+@dataclass
+class Peer:
+    """One machine: ``home`` (HOME and XDG dirs), ``role_dir`` and ``memory_file`` (its live tracked
+    paths), ``store`` (its store's work tree), ``config`` (its config.toml) and its daemon process."""
+
+    name: str
+    home: Path
+    remote: Path
+    env: dict[str, str]
+    config: Path
+    store: Path
+    role_dir: Path
+    memory_file: Path
+    proc: subprocess.Popen[bytes] | None = None
+    log_path: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log_path = self.home / "daemon.log"
+
+    @classmethod
+    def create(cls, root: Path, name: str, remote: Path, *, debounce_s: float = 0.2,
+               max_delay_s: float = 1.0, pull_interval_s: float = 2.0, extra_tracks: Mapping[str, str] = {},
+               init_store: bool = True, memory_header: bool = True) -> Peer:
+        """Lay out a peer under ``root/name``: live role dir and memory file (with a header line), a
+        config tracking both (plus ``extra_tracks``: live path -> store path), and, with ``init_store``,
+        its store cloned from or initialised for ``remote``."""
+        home = root / name
+        env = isolated_env(home)
+        config = home / ".config" / "memsync" / "config.toml"
+        env["MEMSYNC_CONFIG"] = str(config)
+        store = home / ".local" / "share" / "memsync" / "stores" / "main"
+        role_dir = home / ".agents" / "memory" / ROLE
+        memory_file = home / ".agent-memory" / MEMORY_FILE
+        role_dir.mkdir(parents=True)
+        memory_file.parent.mkdir(parents=True)
+        if memory_header:
+            memory_file.write_bytes(HEADER)
+        tracks = [{"path": str(role_dir), "as": ROLE_STORE}, {"path": str(memory_file), "as": MEMORY_STORE}]
+        tracks += [{"path": live, "as": as_} for live, as_ in extra_tracks.items()]
+        raw = {
+            "host": name, "debounce_s": debounce_s, "max_delay_s": max_delay_s,
+            "pull_interval_s": pull_interval_s, "author": {"name": name, "email": f"{name}@example.invalid"},
+            "stores": {"main": {"path": str(store), "remotes": {"origin": str(remote)}, "track": tracks}},
+        }
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(tomli_w.dumps(raw))
+        peer = cls(name, home, remote, env, config, store, role_dir, memory_file)
+        if init_store:
+            peer.init_store()
+        return peer
+
+    def init_store(self) -> None:
+        """Create the store with memsync's own store setup, in a subprocess with this peer's env."""
+        self.run_python("from memsync.cycle import ensure_store\n"
+                        "from memsync.config import load_config\n"
+                        "c = load_config()\n"
+                        "[ensure_store(c, s) for s in c.stores.values()]\n")
+
+    def run_python(self, code: str) -> str:
+        """Run ``code`` in a Python subprocess with this peer's env; return stdout (raise on failure)."""
+        result = subprocess.run([sys.executable, "-c", code], env={**os.environ, **self.env},
+                                capture_output=True, text=True, timeout=60, check=False)
+        if result.returncode != 0:
+            raise AssertionError(f"{self.name}: python failed: {result.stderr}")
+        return result.stdout
+
+    def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run ``python -m memsync ARGS`` with this peer's environment (never raises on exit code)."""
+        return subprocess.run([sys.executable, "-m", "memsync", *args], env={**os.environ, **self.env},
+                              capture_output=True, text=True, timeout=timeout, check=False)
+
+    # --- the daemon -------------------------------------------------------------------------------
+
+    def start(self, *args: str, wait_ready: bool = True) -> subprocess.Popen[bytes]:
+        """Start ``python -m memsync daemon -v`` (stderr to ``log_path``); with ``wait_ready`` wait until
+        its start-up cycle is done."""
+        assert self.proc is None or self.proc.poll() is not None, f"{self.name}: daemon already running"
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "memsync", "daemon", "-v", *args], env={**os.environ, **self.env},
+                stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        if wait_ready:
+            wait_for(lambda: "start-up cycle done" in self.log(offset) or self.proc_dead(),
+                     timeout=30, what=f"{self.name}: daemon start")
+            assert not self.proc_dead(), f"{self.name}: daemon died:\n{self.log()}"
+        return self.proc
+
+    def proc_dead(self) -> bool:
+        """True when the daemon process has exited (or never started)."""
+        return self.proc is None or self.proc.poll() is not None
+
+    def stop(self, timeout: float = 30) -> int:
+        """SIGTERM the daemon and wait; return its exit code."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def kill(self) -> None:
+        """SIGKILL the daemon (a crash) and reap it."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(10)
+
+    @contextmanager
+    def running(self, *args: str) -> Iterator[Peer]:
+        """The daemon runs inside the block; stopped (and required to exit 0) after it."""
+        self.start(*args)
+        try:
+            yield self
+        finally:
+            if not self.proc_dead():
+                code = self.stop()
+                assert code == 0, f"{self.name}: daemon exited {code}:\n{self.log()}"
+
+    def log(self, offset: int = 0) -> str:
+        """The daemon's stderr so far (from byte ``offset``)."""
+        try:
+            return self.log_path.read_bytes()[offset:].decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
+    # --- what agents do ---------------------------------------------------------------------------
+
+    def append_entry(self, text: str, **fields: Any) -> bytes:
+        """Append one entry line to the memory file in one O_APPEND write; return the line."""
+        line = entry_line(text, **fields)
+        append_once(self.memory_file, line, create=True)
+        return line
+
+    def append_daily(self, text: str, day: str = DAY) -> bytes:
+        """Append ``text`` (add the newline yourself) to the role's daily log of ``day``; return it."""
+        data = text.encode()
+        path = self.role_dir / "daily" / f"{day}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        append_once(path, data, create=True)
+        return data
+
+    def write_curated(self, slug: str, content: str, *, description: str = "test entry",
+                      type_: str = "project") -> bytes:
+        """Atomically write the curated entry ``<slug>.md`` (frontmatter + content); return its bytes."""
+        data = (f"---\nname: {slug}\ndescription: {description}\ntype: {type_}\n---\n\n{content}").encode()
+        atomic_write(self.role_dir / f"{slug}.md", data)
+        return data
+
+    def read_live(self, rel: str) -> bytes:
+        """Bytes of a live file: ``memory.jsonl`` is the memory file, anything else is role-relative."""
+        path = self.memory_file if rel == MEMORY_FILE else self.role_dir / rel
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return b""
+
+    def read_store(self, rel: str) -> bytes:
+        """Bytes of a store work-tree file (store-relative path); b"" when absent."""
+        try:
+            return (self.store / rel).read_bytes()
+        except FileNotFoundError:
+            return b""
+
+    def store_git(self, *args: str) -> str:
+        """Run git in the store with this peer's environment."""
+        return git(self.store, *args, env=self.env)
+
+    def commits(self) -> int:
+        """Number of commits on the store's HEAD (0 before the first)."""
+        try:
+            return int(self.store_git("rev-list", "--count", "HEAD").strip())
+        except subprocess.CalledProcessError:
+            return 0
+
+    def status(self) -> dict[str, Any]:
+        """``memsync status --json`` of this peer, parsed."""
+        result = self.cli("status", "--json")
+        assert result.returncode == 0, result.stderr
+        parsed: dict[str, Any] = json.loads(result.stdout)
+        return parsed
+
+    def load_config(self) -> Any:
+        """This peer's parsed config."""
+        return load_config(self.config)
