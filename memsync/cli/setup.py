@@ -1,0 +1,134 @@
+"""CLI: `memsync init`, `up`, `track`, `untrack`, `store add`, `remote add|remove`, `service ...`,
+`doctor`, `demo` (issue 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsync import doctor, service, setup
+from memsync.cli.app import app
+from memsync.demo import run_demo
+
+store_app = typer.Typer(help="Manage stores (git repositories memsync syncs through).", no_args_is_help=True)
+remote_app = typer.Typer(help="Manage a store's remotes.", no_args_is_help=True)
+service_app = typer.Typer(help="Run the daemon as a per-user service (systemd, launchd).",
+                          no_args_is_help=True)
+app.add_typer(store_app, name="store")
+app.add_typer(remote_app, name="remote")
+app.add_typer(service_app, name="service")
+
+StoreName = Annotated[str, typer.Option("--store", help="The store to use (default: personal).")]
+
+
+def _print(lines: tuple[str, ...]) -> int:
+    for line in lines:
+        typer.echo(line)
+    return 0
+
+
+@app.command("init")
+def init_command(
+    remote: Annotated[str | None, typer.Option(
+        "--remote", help="URL of the store's remote (origin): cloned if it has history, else pushed to.",
+    )] = None,
+    store: Annotated[Path | None, typer.Option(
+        "--store", help="Working tree of the personal store (default: <data dir>/memsync/stores/personal).",
+    )] = None,
+    branch: Annotated[str | None, typer.Option("--branch", help="Branch to sync (default: main).")] = None,
+    track: Annotated[list[Path] | None, typer.Option(
+        "--track", help="A memory file or role directory to track besides those found; repeatable.")] = None,
+) -> int:
+    """Write the config, create the personal store, track the memory found here. Safe to rerun."""
+    return _print(setup.init(remote=remote, store=store, branch=branch, tracks=track or ()).lines)
+
+
+@app.command("up")
+def up_command() -> int:
+    """Initialise with defaults if there is no config, then run the daemon in the foreground."""
+    return setup.up(typer.echo)
+
+
+@app.command("track")
+def track_command(
+    path: Annotated[Path, typer.Argument(help="A role directory or memory file to sync.")],
+    store: StoreName = setup.DEFAULT_STORE,
+    as_path: Annotated[str | None, typer.Option(
+        "--as", help="Its path in the store (default: roles/<role>, projects/<project>/<role>, "
+        "memory/<name>.jsonl, ...).")] = None,
+) -> int:
+    """Start syncing PATH; what the store already holds at its store path is merged with it, nothing lost."""
+    return _print(setup.track(path, store=store, as_path=as_path).lines)
+
+
+@app.command("untrack")
+def untrack_command(path: Annotated[Path, typer.Argument(help="A tracked path.")]) -> int:
+    """Stop syncing PATH; its files and its history in the store are kept."""
+    return _print(setup.untrack(path).lines)
+
+
+@store_app.command("add")
+def store_add_command(
+    name: Annotated[str, typer.Argument(help="Name of the new store, e.g. team.")],
+    remote: Annotated[str | None, typer.Option("--remote", help="URL of its remote (origin).")] = None,
+    path: Annotated[Path | None, typer.Option(
+        "--path", help="Its working tree (default: <user data dir>/memsync/stores/NAME).")] = None,
+) -> int:
+    """Add a store (e.g. a team store beside the personal one); nothing goes into it until you track there."""
+    return _print(setup.store_add(name, remote=remote, path=path).lines)
+
+
+@remote_app.command("add")
+def remote_add_command(
+    name: Annotated[str, typer.Argument(help="Remote name, e.g. origin.")],
+    url: Annotated[str, typer.Argument(help="Git URL or path of the remote repository.")],
+    store: StoreName = setup.DEFAULT_STORE,
+) -> int:
+    """Add a remote to a store; the next cycle fetches, merges and pushes to it."""
+    return _print(setup.remote_add(name, url, store=store).lines)
+
+
+@remote_app.command("remove")
+def remote_remove_command(
+    name: Annotated[str, typer.Argument(help="Remote name.")],
+    store: StoreName = setup.DEFAULT_STORE,
+) -> int:
+    """Remove a remote from a store; history already exchanged stays."""
+    return _print(setup.remote_remove(name, store=store).lines)
+
+
+@service_app.command("install")
+def service_install_command() -> int:
+    """Install the daemon as a user service (systemd user unit, launchd agent); start it where possible."""
+    return _print(service.install().lines)
+
+
+@service_app.command("uninstall")
+def service_uninstall_command() -> int:
+    """Stop the user service and remove its unit file."""
+    return _print(service.uninstall().lines)
+
+
+@service_app.command("status")
+def service_status_command() -> int:
+    """Whether the user service is installed and running."""
+    return _print(service.status().lines)
+
+
+@app.command("doctor")
+def doctor_command() -> int:
+    """Check git, identity, stores, drivers, remotes, inotify, daemon, service, clock. Exit 1 on a FAIL."""
+    checks = doctor.run_checks()
+    for check in checks:
+        typer.echo(check.line())
+    return 1 if any(check.level == "FAIL" for check in checks) else 0
+
+
+@app.command("demo")
+def demo_command(
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary directory afterwards.")] = False,
+) -> int:
+    """Two simulated machines sharing one remote in a temp dir: memory arriving, merges, history."""
+    return run_demo(typer.echo, keep=keep)

@@ -1,0 +1,191 @@
+"""`memsync doctor`: one OK/WARN/FAIL line per thing that makes syncing work or not (issue 5).
+
+Checks: git's version, the commit identity, each store's health (``git fsck --connectivity-only``) and
+merge drivers, each remote's reachability (``git ls-remote`` with a timeout), the inotify watch limit
+against what the tracked paths need, the daemon, the service, and this clock against the commit times
+of peers' commits. Only git and the file system are consulted; nothing is changed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+from memsync.config import Config, StoreConfig, config_path, load_config
+from memsync.daemon import running_daemon_pid
+from memsync.errors import MemsyncError
+from memsync.layout import Kind
+from memsync.service import UNIT_NAME, launchd_path, unit_dir
+
+Level = Literal["OK", "WARN", "FAIL"]
+MIN_GIT = (2, 25)
+REMOTE_TIMEOUT_S = 15.0
+GIT_TIMEOUT_S = 60.0
+# A peer's commit this far in our future means one of the two clocks is wrong; later-wins would suffer.
+CLOCK_SKEW_WARN_S = 120.0
+INOTIFY_LIMIT = Path("/proc/sys/fs/inotify/max_user_watches")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report: its level, what was checked and what was found (or what to do)."""
+
+    level: Level
+    what: str
+    detail: str
+
+    def line(self) -> str:
+        """The printed form: ``LEVEL what: detail``, the level padded so the lines align."""
+        return f"{self.level:<4} {self.what}: {self.detail}"
+
+
+def _git(*args: str, cwd: Path | None = None,
+         timeout: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0",
+           "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10")}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def check_git() -> Check:
+    """git is installed and at least ``MIN_GIT``."""
+    try:
+        out = _git("--version").stdout
+    except FileNotFoundError:
+        return Check("FAIL", "git", "not installed. Install git (2.25 or newer)")
+    match = re.search(r"(\d+)\.(\d+)", out)
+    version = (int(match[1]), int(match[2])) if match else (0, 0)
+    if version < MIN_GIT:
+        return Check("FAIL", "git", f"{out.strip()} is older than {MIN_GIT[0]}.{MIN_GIT[1]}. Upgrade git")
+    return Check("OK", "git", out.strip())
+
+
+def check_identity(config: Config) -> Check:
+    """Commits carry a real name and e-mail (the config's ``[author]``, else git's ``user.*``), not the
+    ``memsync@<host>`` fallback."""
+    who = config.identity()
+    if (who.name, who.email) == ("memsync", f"memsync@{config.host}"):
+        return Check("WARN", "identity",
+                     "no author name/e-mail: set [author] name and email in the config "
+                     "(or git config --global user.name/user.email) so peers see who wrote what")
+    return Check("OK", "identity", f"{who.name} <{who.email}>, host {config.host}")
+
+
+def check_store(store: StoreConfig) -> Iterator[Check]:
+    """The store's repository exists, passes ``git fsck --connectivity-only``, and has memsync's drivers."""
+    what = f"store {store.name}"
+    if not (store.path / ".git").exists():
+        yield Check("FAIL", what, f"no git repository at {store.path}. Run `memsync init`")
+        return
+    fsck = _git("fsck", "--connectivity-only", "--no-progress", cwd=store.path)
+    if fsck.returncode != 0:
+        first = (fsck.stderr or fsck.stdout).strip().splitlines()[:1]
+        yield Check("FAIL", what, f"git fsck failed: {' '.join(first)}. Back up {store.path} and re-clone it")
+    else:
+        yield Check("OK", what, f"{store.path}, branch {store.branch}, fsck clean")
+    registered = _git("config", "--local", "--get-regexp", r"^merge\.memsync-.*\.driver$",
+                      cwd=store.path).stdout
+    missing = [kind for kind in get_args(Kind) if f"merge.memsync-{kind}.driver" not in registered]
+    if missing:
+        yield Check("WARN", f"{what} merge drivers",
+                    f"not registered: {', '.join(missing)}; the daemon registers them when it starts")
+    else:
+        yield Check("OK", f"{what} merge drivers", "all registered")
+
+
+def check_remote(store: StoreConfig, name: str, url: str) -> Check:
+    """The remote answers ``git ls-remote`` within ``REMOTE_TIMEOUT_S`` seconds, without prompting."""
+    what = f"remote {store.name}/{name}"
+    try:
+        done = _git("ls-remote", "--heads", url, timeout=REMOTE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return Check("FAIL", what, f"{url} did not answer within {REMOTE_TIMEOUT_S:.0f} s. Check the network")
+    if done.returncode != 0:
+        reason = done.stderr.strip().splitlines()[-1:] or ["unknown error"]
+        return Check("FAIL", what, f"{url} unreachable: {reason[0]}. Check the URL and your credentials")
+    return Check("OK", what, f"{url} reachable")
+
+
+def watches_needed(config: Config) -> int:
+    """Directories the observer watches: every directory inside tracked role directories, one per file."""
+    total = 0
+    for store in config.stores.values():
+        for track in store.tracks:
+            if track.live.is_dir():
+                total += 1 + sum(len(dirs) for _, dirs, _ in os.walk(track.live))
+            else:
+                total += 1
+    return total
+
+
+def check_inotify(config: Config) -> Check:
+    """The kernel's ``max_user_watches`` is at least what the tracked paths need (Linux only)."""
+    if not INOTIFY_LIMIT.exists():
+        return Check("OK", "inotify", "not Linux: the observer uses the platform's own file events")
+    limit = int(INOTIFY_LIMIT.read_text().split()[0])
+    need = watches_needed(config)
+    if need > limit:
+        return Check("WARN", "inotify", f"tracked paths need {need} watches, the limit is {limit}: "
+                     "memsync polls what it cannot watch. Raise fs.inotify.max_user_watches")
+    return Check("OK", "inotify", f"{need} watches needed, limit {limit}")
+
+
+def check_daemon(path: Path) -> Check:
+    """A daemon holds the instance lock for config file ``path``."""
+    pid = running_daemon_pid(path)
+    if pid is None:
+        return Check("WARN", "daemon", "not running. Start it: `memsync up` or `memsync service install`")
+    return Check("OK", "daemon", f"running, PID {pid}")
+
+
+def check_service() -> Check:
+    """The systemd unit (launchd agent on macOS) file exists."""
+    path = launchd_path() if sys.platform == "darwin" else unit_dir() / UNIT_NAME
+    if path.exists():
+        return Check("OK", "service", f"installed: {path}")
+    return Check("WARN", "service", "not installed; `memsync service install` starts memsync at login")
+
+
+def check_clock(store: StoreConfig, now: float | None = None) -> Check:
+    """No commit fetched from a remote is dated more than ``CLOCK_SKEW_WARN_S`` in our future."""
+    now = time.time() if now is None else now
+    refs = _git("for-each-ref", "--format=%(refname)", "refs/remotes", cwd=store.path).stdout.split()
+    if not refs:
+        return Check("OK", f"clock vs {store.name}", "no peer commits fetched yet")
+    dates = _git("log", "--format=%ct", "-n", "200", *refs, cwd=store.path).stdout.split()
+    ahead = max((int(stamp) - now for stamp in dates), default=0.0)
+    if ahead > CLOCK_SKEW_WARN_S:
+        return Check("WARN", f"clock vs {store.name}",
+                     f"a peer's commit is dated {ahead:.0f} s in the future: this clock or theirs is off. "
+                     "Enable NTP (timedatectl set-ntp true)")
+    return Check("OK", f"clock vs {store.name}", f"no peer commit in the future (newest {-ahead:.0f} s ago)")
+
+
+def run_checks(path: Path | None = None) -> list[Check]:
+    """Every check for the config file ``path`` (default ``config_path()``); a missing or invalid config
+    is one FAIL line, and the checks that need it are skipped."""
+    path = config_path() if path is None else path
+    checks = [check_git()]
+    try:
+        config = load_config(path)
+    except MemsyncError as exc:
+        checks.append(Check("FAIL", "config", str(exc)))
+        return checks
+    checks.append(Check("OK", "config", f"{path}, {len(config.stores)} store(s)"))
+    checks.append(check_identity(config))
+    for store in config.stores.values():
+        checks.extend(check_store(store))
+        checks.extend(check_remote(store, name, url) for name, url in sorted(store.remotes.items()))
+        if (store.path / ".git").exists():
+            checks.append(check_clock(store))
+    checks.append(check_inotify(config))
+    checks.append(check_daemon(path))
+    checks.append(check_service())
+    return checks

@@ -1,0 +1,107 @@
+"""`memsync init`: config, default store, detection, idempotence, remotes empty or with history (issue 5)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from memsync.config import load_config
+from tests.conftest import isolated_env
+from tests.helpers import git, run_cli
+
+
+def _config(home: Path) -> Path:
+    return home / ".config" / "memsync" / "config.toml"
+
+
+def _store(home: Path) -> Path:
+    return home / ".local" / "share" / "memsync" / "stores" / "personal"
+
+
+def _refs(repo: Path) -> str:
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+def _bare(path: Path) -> Path:
+    git(path.parent, "init", "-q", "--bare", "-b", "main", str(path))
+    return path
+
+
+def test_init_without_remote_tracks_detected_memory_in_a_local_store(home: Path) -> None:
+    (home / ".agents/memory/scout").mkdir(parents=True)
+    (home / ".agents/memory/scout/MEMORY.md").write_text("# Memory index — scout\n")
+    (home / ".agent-memory").mkdir()
+    (home / ".agent-memory/lessons.jsonl").write_text('{"format":"agent-memory/0.1"}\n')
+    (home / ".claude/memory").mkdir(parents=True)
+    (home / ".claude/memory/scout.md").write_text("legacy briefing\n")
+
+    result = run_cli("init")
+
+    assert result.returncode == 0, result.stderr
+    assert f"tracking {home}/.agents/memory/scout as roles/scout" in result.stdout
+    assert f"tracking {home}/.agent-memory/lessons.jsonl as memory/lessons.jsonl" in result.stdout
+    assert "memsync migrate" in result.stdout  # the flat legacy file is offered, not tracked
+    assert "created (local history" in result.stdout
+    raw = tomllib.loads(_config(home).read_text())
+    assert [t["path"] for t in raw["stores"]["personal"]["track"]] == [
+        "~/.agents/memory/scout", "~/.agent-memory/lessons.jsonl"]
+    assert git(_store(home), "rev-parse", "--verify", "HEAD").strip()
+
+
+def test_init_twice_changes_nothing(home: Path) -> None:
+    (home / ".agents/memory/scout").mkdir(parents=True)
+    assert run_cli("init").returncode == 0
+    config_before = _config(home).read_bytes()
+    refs_before = _refs(_store(home))
+
+    again = run_cli("init")
+
+    assert again.returncode == 0, again.stderr
+    assert "(unchanged)" in again.stdout and "(exists)" in again.stdout
+    assert _config(home).read_bytes() == config_before
+    assert _refs(_store(home)) == refs_before
+
+
+def test_init_rerun_tracks_memory_that_appeared_since(home: Path) -> None:
+    assert run_cli("init").returncode == 0
+    (home / ".agents/memory/qa").mkdir(parents=True)
+
+    again = run_cli("init")
+
+    assert again.returncode == 0, again.stderr
+    assert f"tracking {home}/.agents/memory/qa as roles/qa" in again.stdout
+    assert [t.store_path for t in load_config(_config(home)).stores["personal"].tracks] == ["roles/qa"]
+
+
+def test_init_with_empty_bare_remote_pushes_the_new_store(home: Path, tmp_path: Path) -> None:
+    remote = _bare(tmp_path / "remote.git")
+
+    result = run_cli("init", "--remote", str(remote))
+
+    assert result.returncode == 0, result.stderr
+    head = git(_store(home), "rev-parse", "HEAD").strip()
+    assert git(remote, "rev-parse", "refs/heads/main").strip() == head
+
+
+def test_init_with_remote_history_clones_it(home: Path, tmp_path: Path) -> None:
+    remote = _bare(tmp_path / "remote.git")
+    other = tmp_path / "other"
+    env = isolated_env(other)
+    assert run_cli("init", "--remote", str(remote), env=env).returncode == 0
+    remote_head = git(remote, "rev-parse", "refs/heads/main").strip()
+
+    result = run_cli("init", "--remote", str(remote), "--branch", "main")
+
+    assert result.returncode == 0, result.stderr
+    assert git(_store(home), "rev-parse", "HEAD").strip() == remote_head
+
+
+def test_init_refuses_a_different_remote_for_the_existing_store(home: Path, tmp_path: Path) -> None:
+    assert run_cli("init", "--remote", str(_bare(tmp_path / "a.git"))).returncode == 0
+    before = _config(home).read_bytes()
+
+    result = run_cli("init", "--remote", str(_bare(tmp_path / "b.git")))
+
+    assert result.returncode == 1
+    assert "already has origin" in result.stderr and "Traceback" not in result.stderr
+    assert _config(home).read_bytes() == before

@@ -1,0 +1,134 @@
+"""track / untrack / store add / remote add|remove: config edits that keep the user's settings (issue 5)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from tests.conftest import isolated_env
+from tests.helpers import git, run_cli
+
+USER_CONFIG = """\
+# my memsync settings
+host = "work-laptop"
+debounce_s = 2.5  # slower, please
+my_own_key = "kept"
+
+[author]
+name = "Ada"
+email = "ada@example.org"
+
+[stores.personal]
+branch = "main"
+
+[[stores.personal.track]]
+path = "~/.agents/memory/scout"
+"""
+
+
+def _config(home: Path) -> Path:
+    return home / ".config" / "memsync" / "config.toml"
+
+
+def _write_user_config(home: Path) -> Path:
+    path = _config(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(USER_CONFIG)
+    return path
+
+
+def test_track_and_untrack_keep_unrelated_keys_and_back_up_comments(home: Path) -> None:
+    path = _write_user_config(home)
+
+    tracked = run_cli("track", str(home / ".agent-memory" / "lessons.jsonl"))
+
+    assert tracked.returncode == 0, tracked.stderr
+    assert "as memory/lessons.jsonl" in tracked.stdout
+    assert "does not exist yet" in tracked.stdout
+    assert "not comments" in tracked.stdout  # tomli-w drops comments: said, and the old file is kept
+    assert path.with_name("config.toml.bak").read_text() == USER_CONFIG
+    raw = tomllib.loads(path.read_text())
+    assert raw["host"] == "work-laptop" and raw["debounce_s"] == 2.5 and raw["my_own_key"] == "kept"
+    assert raw["author"] == {"name": "Ada", "email": "ada@example.org"}
+    assert [t["path"] for t in raw["stores"]["personal"]["track"]] == [
+        "~/.agents/memory/scout", "~/.agent-memory/lessons.jsonl"]
+
+    untracked = run_cli("untrack", str(home / ".agents" / "memory" / "scout"))
+
+    assert untracked.returncode == 0, untracked.stderr
+    raw_after = tomllib.loads(path.read_text())
+    assert [t["path"] for t in raw_after["stores"]["personal"]["track"]] == ["~/.agent-memory/lessons.jsonl"]
+    unrelated = {k: v for k, v in raw.items() if k != "stores"}
+    assert {k: v for k, v in raw_after.items() if k != "stores"} == unrelated
+
+
+def test_track_twice_is_a_no_op_and_untracking_an_untracked_path_fails(home: Path) -> None:
+    path = _write_user_config(home)
+    again = run_cli("track", str(home / ".agents" / "memory" / "scout"))
+    assert again.returncode == 0 and "already tracked" in again.stdout
+    assert path.read_text() == USER_CONFIG
+
+    missing = run_cli("untrack", str(home / "nothing"))
+    assert missing.returncode == 1 and "is not tracked" in missing.stderr
+
+
+def test_track_into_unknown_store_fails_without_changing_the_config(home: Path) -> None:
+    path = _write_user_config(home)
+    result = run_cli("track", str(home / "x.jsonl"), "--store", "team")
+    assert result.returncode == 1 and "store 'team' is not configured" in result.stderr
+    assert tomllib.loads(path.read_text()) == tomllib.loads(USER_CONFIG)
+
+
+def test_store_add_and_remotes(home: Path, tmp_path: Path) -> None:
+    _write_user_config(home)
+    remote = tmp_path / "team.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+
+    added = run_cli("store", "add", "team", "--remote", str(remote))
+    assert added.returncode == 0, added.stderr
+    assert "nothing is tracked into team yet" in added.stdout
+    assert git(remote, "rev-parse", "refs/heads/main").strip()  # the new store was pushed
+
+    assert run_cli("remote", "add", "backup", "/srv/backup.git", "--store", "team").returncode == 0
+    duplicate = run_cli("remote", "add", "backup", "/elsewhere.git", "--store", "team")
+    assert duplicate.returncode == 1 and "already has remote backup" in duplicate.stderr
+    raw = tomllib.loads(_config(home).read_text())
+    assert raw["stores"]["team"]["remotes"] == {"origin": str(remote), "backup": "/srv/backup.git"}
+
+    assert run_cli("remote", "remove", "backup", "--store", "team").returncode == 0
+    gone = run_cli("remote", "remove", "backup", "--store", "team")
+    assert gone.returncode == 1 and "has no remote backup" in gone.stderr
+    assert tomllib.loads(_config(home).read_text())["stores"]["team"]["remotes"] == {"origin": str(remote)}
+
+
+def test_tracking_a_path_the_store_already_holds_merges_both(home: Path, tmp_path: Path) -> None:
+    """Peer content at the store path, local content at the live path: after a sync both hold both."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    alice = isolated_env(tmp_path / "alice")
+    alice_role = tmp_path / "alice" / ".agents" / "memory" / "scout"
+    (alice_role / "daily").mkdir(parents=True)
+    (alice_role / "from_alice.md").write_text("---\nname: from alice\ndescription: a\ntype: user\n---\n\nA\n")
+    (alice_role / "daily" / "2026-11-30.md").write_text("# Daily log — 2026-11-30\n\n- [09:00] alice\n")
+    assert run_cli("init", "--remote", str(remote), env=alice).returncode == 0
+    assert run_cli("sync", env=alice).returncode == 0
+
+    # Bob's copy of the role lives in a project, so init does not find it; he maps it to roles/scout.
+    assert run_cli("init", "--remote", str(remote)).returncode == 0
+    bob_role = home / "work" / "shop" / ".agents" / "memory" / "scout"
+    (bob_role / "daily").mkdir(parents=True)
+    (bob_role / "from_bob.md").write_text("---\nname: from bob\ndescription: b\ntype: user\n---\n\nB\n")
+    (bob_role / "daily" / "2026-11-30.md").write_text("# Daily log — 2026-11-30\n\n- [09:01] bob\n")
+
+    tracked = run_cli("track", str(bob_role), "--as", "roles/scout")
+
+    assert tracked.returncode == 0, tracked.stderr
+    assert "already holds roles/scout (from peers)" in tracked.stdout
+    assert "nothing on either side is lost" in tracked.stdout
+    assert run_cli("sync").returncode == 0
+    assert (bob_role / "from_alice.md").exists() and (bob_role / "from_bob.md").exists()
+    daily = (bob_role / "daily" / "2026-11-30.md").read_text()
+    assert "- [09:00] alice\n" in daily and "- [09:01] bob\n" in daily
+    assert run_cli("sync", env=alice).returncode == 0
+    assert (alice_role / "from_bob.md").read_text() == (bob_role / "from_bob.md").read_text()
+    assert "- [09:01] bob\n" in (alice_role / "daily" / "2026-11-30.md").read_text()
