@@ -1,0 +1,69 @@
+"""Building blocks for store tests: real bare remotes and real stores in tmp dirs (no mocks)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from memsync.config import Identity, StoreConfig
+from memsync.store import Store
+from tests.helpers import git
+
+
+def bare_remote(path: Path) -> Path:
+    """A new empty bare repository at ``path`` (branch ``main``)."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "--bare", "-b", "main")
+    return path
+
+
+def store_config(path: Path, remotes: Mapping[str, str | Path] | None = None, name: str = "personal",
+                 branch: str = "main") -> StoreConfig:
+    """A StoreConfig for a store at ``path`` with ``remotes`` (name -> URL or path)."""
+    return StoreConfig(name=name, path=path, branch=branch,
+                       remotes={key: str(value) for key, value in (remotes or {}).items()})
+
+
+def identity(host: str) -> Identity:
+    """The commit identity of peer ``host``."""
+    return Identity(name=f"{host} user", email=f"{host}@example.invalid")
+
+
+def new_store(path: Path, host: str, remotes: Mapping[str, str | Path] | None = None,
+              **kwargs: float) -> Store:
+    """``Store.init_or_clone`` for a peer called ``host``."""
+    return Store.init_or_clone(store_config(path, remotes), identity(host), host, **kwargs)
+
+
+def reopen(store: Store, **kwargs: float) -> Store:
+    """``Store.open`` with the same config, host and identity (what a daemon restart does)."""
+    return Store.open(store.cfg, store.host, store.identity, **kwargs)
+
+
+def write(store: Store, rel: str, text: str) -> None:
+    """Write ``text`` to the store file ``rel`` (creating directories), as publish would."""
+    path = store.worktree / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def append(store: Store, rel: str, text: str) -> None:
+    """Append ``text`` to the store file ``rel``."""
+    with (store.worktree / rel).open("a", encoding="utf-8") as out:
+        out.write(text)
+
+
+def read(store: Store, rel: str) -> str:
+    """The text of the store file ``rel``."""
+    return (store.worktree / rel).read_text(encoding="utf-8")
+
+
+def commit_count(repo: Path, ref: str = "HEAD") -> int:
+    """How many commits ``ref`` of the repository at ``repo`` (worktree or bare) has."""
+    return int(git(repo, "rev-list", "--count", ref))
+
+
+def worktree_clean(store: Store) -> bool:
+    """No uncommitted change, no unmerged path, no merge in progress."""
+    status = git(store.worktree, "status", "--porcelain")
+    return status == "" and not (store.git_dir / "MERGE_HEAD").exists()
