@@ -51,7 +51,9 @@ _KEYWORD = (
 # key = value / key: value / "key": "value"; the keyword may sit inside a longer name
 # (KC_ADMIN_PASSWORD, aws_secret_access_key), and JSON may escape the quotes.
 _ASSIGNMENT = re.compile(
-    r"""(?P<key>""" + _KEYWORD + r""")[A-Za-z0-9_-]*\\?["']?\s*(?::=|=>|=|:)\s*\\?["'`]?"""
+    # The keyword starts a word or a camelCase hump (dbPassword), not the middle of one (bypass).
+    r"""(?-i:(?<![A-Za-z])|(?=[A-Z]))(?P<key>""" + _KEYWORD + r""")"""
+    r"""[A-Za-z0-9_-]*\\?["']?\s*(?::=|=>|=|:)\s*\\?["'`]?"""
     r"""(?P<value>[^\s"'`,;)\]}\\]+)""",
     re.IGNORECASE,
 )
@@ -97,13 +99,13 @@ def _is_placeholder(value: str) -> bool:
 
 
 def _looks_like_password(value: str) -> bool:
-    """A password value: not a placeholder or a reference, and not a plain word (two character classes)."""
+    """A password value: not a placeholder or a reference, and not prose (``per-user``, ``auto-generated``):
+    letters with digits, or lower case, upper case and symbols together."""
     if len(value) < 6 or _is_placeholder(value) or _REFERENCE.match(value):
         return False
-    classes = sum(
-        bool(re.search(pattern, value)) for pattern in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9]")
-    )
-    return classes >= 2
+    lower, upper = bool(re.search(r"[a-z]", value)), bool(re.search(r"[A-Z]", value))
+    digit, symbol = bool(re.search(r"[0-9]", value)), bool(re.search(r"[^A-Za-z0-9]", value))
+    return ((lower or upper) and digit) or (lower and upper and symbol)
 
 
 def _looks_like_token(value: str) -> bool:
