@@ -1,0 +1,310 @@
+"""Publish and deliver between two simulated machines sharing one store worktree (a plain directory).
+
+Each machine has its own live role directory or memory file and its own sync state; "the store" is one
+directory both publish into and deliver from, standing in for a store that git keeps identical.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from memsync.config import Track
+from memsync.secrets import scan_text
+from memsync.syncstate import HeldLine, SyncState
+from memsync.track import (
+    DeliverReport,
+    FileChange,
+    PublishReport,
+    deliver,
+    describe_changes,
+    publish,
+    reconcile,
+)
+
+DAILY = "daily/2026-11-30.md"
+TOKEN = "ghp_" + "Zq7Xw2Lk9Vb4Nm8Rt5Yp1Hs6Jd3Gf0Ca2Eu7"
+
+
+@dataclass
+class Machine:
+    """One simulated machine: a tracked path, the shared store worktree, its own sync state."""
+
+    track: Track
+    store: Path
+    state: SyncState
+
+    @property
+    def live(self) -> Path:
+        return self.track.live
+
+    def publish(self, now: float = 1000.0, grace_s: float = 300.0) -> PublishReport:
+        return publish(self.track, self.store, self.state, scan_text, now, grace_s=grace_s)
+
+    def deliver(self) -> DeliverReport:
+        return deliver(self.track, self.store, self.state)
+
+    def sync(self) -> None:
+        self.publish()
+        self.deliver()
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[Machine, Machine]]:
+    """Two machines A and B tracking a role directory ``qa`` mapped to ``roles/qa`` in a shared store."""
+    store = tmp_path / "store"
+    store.mkdir()
+    machines = []
+    for name in ("a", "b"):
+        live = tmp_path / name / ".agents" / "memory" / "qa"
+        live.mkdir(parents=True)
+        machines.append(Machine(Track(live, "roles/qa"), store, SyncState(tmp_path / name / "meta")))
+    yield machines[0], machines[1]
+    for machine in machines:
+        machine.state.close()
+
+
+def append(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as handle:
+        handle.write(data)
+
+
+def test_daily_log_with_repeats_and_blank_lines_arrives_byte_identical(
+        pair: tuple[Machine, Machine]) -> None:
+    a, b = pair
+    log = (b"# 2026-11-30 \xe2\x80\x94 qa\n\n- [09:00] ran the suite\n\n\n- [09:00] ran the suite\n"
+           b"```\ncode\n```\n\n- [09:00] ran the suite\n")
+    append(a.live / DAILY, log)
+    report = a.publish()
+    assert report.changes == (FileChange("roles/qa/" + DAILY, DAILY, "daily", "appended", 11),)
+    assert (a.store / "roles/qa" / DAILY).read_bytes() == log
+    b.deliver()
+    assert (b.live / DAILY).read_bytes() == log
+    # More repeats later on A, and B's own repeats, arrive as often as they were written.
+    append(a.live / DAILY, b"\n- [09:00] ran the suite\n")
+    append(b.live / DAILY, b"\n- [10:00] B was here\n\n")
+    for _ in range(2):
+        a.sync()
+        b.sync()
+    expected = log + b"\n- [09:00] ran the suite\n" + b"\n- [10:00] B was here\n\n"
+    assert (a.store / "roles/qa" / DAILY).read_bytes() == expected
+    # Each live file keeps its own lines where its agent wrote them and gets the peer's after them, every
+    # repeat as often as it was written (which of two equal blank lines is "the peer's" is not knowable).
+    assert (a.live / DAILY).read_bytes() == expected
+    b_live = (b.live / DAILY).read_bytes()
+    assert b_live.startswith(log + b"\n- [10:00] B was here\n\n")
+    assert sorted(b_live.splitlines()) == sorted(expected.splitlines())
+    # Quiet now: nothing more is published or delivered.
+    assert a.publish().changes == () and a.deliver().changes == ()
+    assert b.publish().changes == () and b.deliver().changes == ()
+
+
+def test_memory_file_track_and_commit_message(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    live = tmp_path / "qa-engineer.jsonl"
+    with SyncState(tmp_path / "meta") as state:
+        track = Track(live, "memory/qa-engineer.jsonl")
+        header = b'{"format": "agent-memory/0.1", "created_at": "2026-11-30T09:00:00Z"}\n'
+        entries = b"".join(
+            b'{"id": "%02d", "kind": "fact", "text": "t", "created_at": "2026-11-30T09:00:00Z"}\n' % i
+            for i in range(3))
+        tomb = b'{"id": "01", "deleted": true, "created_at": "2026-11-30T10:00:00Z"}\n'
+        live.write_bytes(header + entries + tomb)
+        report = publish(track, store, state, scan_text, 0.0)
+        assert report.name == "qa-engineer"
+        assert report.changes[0].entries == 3 and report.changes[0].tombstones == 1
+        assert (store / "memory/qa-engineer.jsonl").read_bytes() == header + entries + tomb
+        daily = PublishReport("scout", (FileChange("roles/scout/" + DAILY, DAILY, "daily", "appended", 2),
+                                        FileChange("roles/scout/MEMORY.md", "MEMORY.md", "index", "changed")))
+        assert describe_changes([report, daily, PublishReport("idle")]) == (
+            "qa-engineer: +3 entries, 1 tombstone; scout: daily/2026-11-30.md +2 lines, MEMORY.md changed")
+        assert describe_changes([]) == ""
+
+
+def test_partial_line_withheld_then_ended_after_grace(pair: tuple[Machine, Machine]) -> None:
+    a, b = pair
+    path = a.live / DAILY
+    append(path, b"- [09:00] done\n- [09:01] half a li")
+    a.publish(now=1000.0)
+    store_copy = a.store / "roles/qa" / DAILY
+    assert store_copy.read_bytes() == b"- [09:00] done\n"
+    a.publish(now=1200.0)
+    assert store_copy.read_bytes() == b"- [09:00] done\n"
+    b.deliver()
+    assert (b.live / DAILY).read_bytes() == b"- [09:00] done\n"
+    # The agent finishes the line: published at once, whole.
+    append(path, b"ne\n- [09:02] another unfinish")
+    a.publish(now=1250.0)
+    assert store_copy.read_bytes() == b"- [09:00] done\n- [09:01] half a line\n"
+    # The grace period counts from when this unfinished line was first seen (1250 s).
+    report = a.publish(now=1500.0)
+    assert report.changes == ()
+    report = a.publish(now=1551.0)
+    assert path.read_bytes().endswith(b"- [09:02] another unfinish\n")
+    assert store_copy.read_bytes().endswith(b"- [09:02] another unfinish\n")
+    assert any("no newline" in warning for warning in report.warnings)
+    b.deliver()
+    assert (b.live / DAILY).read_bytes() == store_copy.read_bytes()
+
+
+def test_grace_period_restarts_when_the_unfinished_line_grows(pair: tuple[Machine, Machine]) -> None:
+    a, _ = pair
+    path = a.live / DAILY
+    append(path, b"slow writ")
+    a.publish(now=0.0)
+    append(path, b"er still")
+    a.publish(now=299.0)
+    a.publish(now=301.0)
+    assert path.read_bytes() == b"slow writer still"
+    a.publish(now=600.0)
+    assert path.read_bytes() == b"slow writer still\n"
+
+
+def test_rewritten_file_is_detected_and_nothing_is_lost(pair: tuple[Machine, Machine]) -> None:
+    a, b = pair
+    path = a.live / DAILY
+    append(path, b"one\ntwo\nthree\n")
+    a.sync()
+    b.sync()
+    path.write_bytes(b"one\nTWO edited\nthree\nfour\n")
+    report = a.publish()
+    assert any("rewritten" in warning for warning in report.warnings)
+    assert (a.store / "roles/qa" / DAILY).read_bytes() == b"one\ntwo\nthree\nTWO edited\nfour\n"
+    a.deliver()
+    assert path.read_bytes() == b"one\nTWO edited\nthree\nfour\ntwo\n"
+    append(path, b"five\n")
+    a.sync()
+    b.sync()
+    assert (b.live / DAILY).read_bytes() == b"one\ntwo\nthree\nTWO edited\nfour\nfive\n"
+
+
+def test_secret_line_held_back_later_lines_published_removal_resumes(pair: tuple[Machine, Machine]) -> None:
+    a, b = pair
+    path = a.live / DAILY
+    append(path, b"before\n")
+    a.sync()
+    append(path, f"token used: {TOKEN}\nafter\n".encode())
+    report = a.publish()
+    assert [(h.path, h.line) for h in report.held] == [("roles/qa/" + DAILY, 2)]
+    assert [line for _, line in a.state.held()] == [HeldLine(2, report.held[0].detector)]
+    store_copy = a.store / "roles/qa" / DAILY
+    assert store_copy.read_bytes() == b"before\nafter\n"
+    assert TOKEN.encode() not in store_copy.read_bytes()
+    # Held lines stay held: later publishes never let them through.
+    append(path, b"later\n")
+    a.sync()
+    assert store_copy.read_bytes() == b"before\nafter\nlater\n"
+    b.sync()
+    assert (b.live / DAILY).read_bytes() == b"before\nafter\nlater\n"
+    # The user rewrites the line without the secret: it is published, nothing else is lost or repeated.
+    path.write_bytes(path.read_bytes().replace(TOKEN.encode(), b"<redacted>"))
+    append(path, b"resumed\n")
+    a.sync()
+    assert store_copy.read_bytes() == b"before\nafter\nlater\ntoken used: <redacted>\nresumed\n"
+    assert a.state.held() == []
+    b.sync()
+    assert sorted((b.live / DAILY).read_bytes().splitlines()) == sorted(store_copy.read_bytes().splitlines())
+
+
+def test_whole_file_local_edit_while_peer_change_waits_is_merged(pair: tuple[Machine, Machine]) -> None:
+    a, b = pair
+    entry = "feedback_tests.md"
+    base = b"---\nname: tests\ndescription: run tests\ntype: feedback\n---\nline one\nline two\nline three\n"
+    (a.live / entry).write_bytes(base)
+    a.sync()
+    b.sync()
+    assert (b.live / entry).read_bytes() == base
+    (b.live / entry).write_bytes(base.replace(b"line one", b"line ONE by B"))
+    b.sync()
+    # A edits locally while B's change waits in the store: deliver must not revert A's edit.
+    (a.live / entry).write_bytes(base.replace(b"line three", b"line THREE by A"))
+    a.deliver()
+    assert b"line THREE by A" in (a.live / entry).read_bytes()
+    a.sync()
+    merged = base.replace(b"line one", b"line ONE by B").replace(b"line three", b"line THREE by A")
+    assert (a.store / "roles/qa" / entry).read_bytes() == merged
+    a.deliver()
+    assert (a.live / entry).read_bytes() == merged
+    b.sync()
+    assert (b.live / entry).read_bytes() == merged
+
+
+def test_whole_file_add_and_delete_sync(pair: tuple[Machine, Machine]) -> None:
+    a, b = pair
+    (a.live / "MEMORY.md").write_bytes(b"# Memory\n- [x](x.md) thing\n")
+    (a.live / "x.md").write_bytes(b"x\n")
+    report = a.publish()
+    assert sorted((c.label, c.action) for c in report.changes) == [("MEMORY.md", "added"), ("x.md", "added")]
+    b.deliver()
+    assert (b.live / "x.md").read_bytes() == b"x\n"
+    (b.live / "x.md").unlink()
+    report = b.publish()
+    assert [(c.label, c.action) for c in report.changes] == [("x.md", "deleted")]
+    assert not (b.store / "roles/qa/x.md").exists()
+    a.deliver()
+    assert not (a.live / "x.md").exists()
+    assert (a.live / "MEMORY.md").exists()
+    # A deletion on one side while the other changed the file keeps the change.
+    (a.live / "MEMORY.md").write_bytes(b"# Memory\n- [y](y.md) changed\n")
+    a.publish()
+    (b.live / "MEMORY.md").unlink()
+    b.publish()
+    b.deliver()
+    assert (b.live / "MEMORY.md").read_bytes() == b"# Memory\n- [y](y.md) changed\n"
+
+
+def test_whole_file_with_secret_held_back(pair: tuple[Machine, Machine]) -> None:
+    a, _ = pair
+    (a.live / "notes.md").write_bytes(b"fine\n")
+    a.publish()
+    (a.live / "notes.md").write_bytes(f"fine\napi_key = {TOKEN}\n".encode())
+    report = a.publish()
+    assert [(h.path, h.line) for h in report.held] == [("roles/qa/notes.md", 2)]
+    assert (a.store / "roles/qa/notes.md").read_bytes() == b"fine\n"
+    a.deliver()  # the held local version is not overwritten
+    assert TOKEN.encode() in (a.live / "notes.md").read_bytes()
+    (a.live / "notes.md").write_bytes(b"fine\nno secret\n")
+    a.publish()
+    assert (a.store / "roles/qa/notes.md").read_bytes() == b"fine\nno secret\n"
+    assert a.state.held() == []
+
+
+def test_ignored_symlinked_and_special_files_are_skipped(
+        pair: tuple[Machine, Machine], tmp_path: Path) -> None:
+    a, _ = pair
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(b"outside\n")
+    (a.live / "real.md").write_bytes(b"real\n")
+    (a.live / ".real.md.swp").write_bytes(b"swap")
+    (a.live / "real.md~").write_bytes(b"backup")
+    (a.live / "4913").write_bytes(b"")
+    (a.live / "snapshot.md").write_bytes(b"generated\n")
+    (a.live / "escape.md").symlink_to(outside)
+    (a.live / "inside.md").symlink_to(a.live / "real.md")
+    (a.live / "linkdir").symlink_to(tmp_path)
+    os.mkfifo(a.live / "pipe.md")
+    a.publish()
+    stored = sorted(p.relative_to(a.store).as_posix() for p in a.store.rglob("*") if p.is_file())
+    assert stored == ["roles/qa/inside.md", "roles/qa/real.md"]
+
+
+def test_reconcile_without_state_publishes_the_multiset_difference(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    (store / "roles/qa/daily").mkdir(parents=True)
+    (store / "roles/qa" / DAILY).write_bytes(b"a\n\nb\n")
+    live = tmp_path / "live"
+    (live / "daily").mkdir(parents=True)
+    (live / DAILY).write_bytes(b"a\n\n\nb\nc\nunfinished")
+    with SyncState(tmp_path / "meta") as state:
+        report = reconcile(Track(live, "roles/qa"), store, state)
+        assert [c.lines for c in report.changes] == [2]
+        assert (store / "roles/qa" / DAILY).read_bytes() == b"a\n\nb\n\nc\n"
+        record = state.get("roles/qa/" + DAILY)
+        assert record is not None and record.offset == len(b"a\n\n\nb\nc\n")
+        assert reconcile(Track(live, "roles/qa"), store, state).changes == ()
