@@ -27,7 +27,7 @@ import platformdirs
 from memsync.config import Config, config_path, load_config
 from memsync.cycle import CycleReport, remote_error, run_cycle
 from memsync.errors import MemsyncError
-from memsync.watch import Debouncer, Watcher, WatchEvent, remote_git_dir
+from memsync.watch import Debouncer, Watcher, WatchEvent, read_ref, remote_git_dir
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,7 @@ class Daemon:
             sd_notify("READY=1")
             # Start-up cycle: reconcile and commit local work before any merge.
             for name in self.config.stores:
-                self._cycle(name, exchange=True)
+                self._cycle(name, exchange=True, reason="start")
             log.info("start-up cycle done")
             self.next_pull = time.monotonic() + self.config.pull_interval_s
             while not self.stopping:
@@ -236,16 +236,35 @@ class Daemon:
             self.next_pull = now + self.config.pull_interval_s
         for name, state in self.states.items():
             remote = state.remote_due is not None and now >= state.remote_due
+            if remote and state.retry_at is None and not self._remote_moved(name):
+                # Our own push moved the remote's ref: nothing new to fetch.
+                state.remote_due = None
+                remote = False
             retry = state.retry_at is not None and now >= state.retry_at
             local = state.debouncer.due(now)
-            if not (remote or retry or local or pull):
+            reasons = [why for why, hit in (("remote refs changed", remote), ("retry", retry),
+                                            ("local changes", local), ("pull timer", pull)) if hit]
+            if not reasons:
                 continue
             # While a remote fails, only its backoff timer or a sign of life (its refs changed) retries the
             # exchange; local changes are still committed in between.
             backing_off = state.retry_at is not None and not (retry or remote)
-            self._cycle(name, exchange=not backing_off)
+            self._cycle(name, exchange=not backing_off, reason=", ".join(reasons))
             if self.stopping:
                 return
+
+    def _remote_moved(self, name: str) -> bool:
+        """True when a local-path remote of store ``name`` has a head the store has not fetched yet."""
+        store = self.config.stores[name]
+        ref = f"refs/heads/{store.branch}"
+        for remote, url in store.remotes.items():
+            git_dir = remote_git_dir(url)
+            if git_dir is None:
+                continue
+            theirs = read_ref(git_dir, ref)
+            if theirs != read_ref(store.path / ".git", f"refs/remotes/{remote}/{store.branch}"):
+                return True
+        return False
 
     def _reload(self, watcher: Watcher) -> None:
         self.reload_requested = False
@@ -259,8 +278,9 @@ class Daemon:
         log.info("config reloaded: %d stores, %d watched directories",
                  len(self.config.stores), len(watcher.watched_dirs))
 
-    def _cycle(self, name: str, *, exchange: bool) -> None:
+    def _cycle(self, name: str, *, exchange: bool, reason: str) -> None:
         state = self.states[name]
+        log.debug("store %s: cycle (%s)%s", name, reason, "" if exchange else ", local only: backing off")
         state.debouncer.take()
         if exchange:
             state.remote_due = None

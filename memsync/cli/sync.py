@@ -30,7 +30,8 @@ def daemon_command(
     Exit 1 when another daemon already runs for this config.
     """
     if verbose:
-        logging.getLogger().setLevel(logging.DEBUG)
+        # memsync's own debug lines only: git/watchdog/filelock debug output would drown them.
+        logging.getLogger("memsync").setLevel(logging.DEBUG)
     return run_daemon(config or config_path(), once=once)
 
 
