@@ -164,10 +164,14 @@ def _merge_keyed(base: Sequence[Block], ours: Sequence[Block], theirs: Sequence[
     sides = sorted((_tokens(ours), _tokens(theirs)))
     for key in sorted(key for key, text in resolved.items() if text is not None and key not in placed):
         side = next(tokens for tokens in sides if ("k", key) in tokens)
-        before = [v for kind, v in side[:side.index(("k", key))] if kind == "k" and v in placed]
+        where = side.index(("k", key))
+        before = [v for kind, v in side[:where] if kind == "k" and v in placed]
+        after = [v for kind, v in side[where + 1:] if kind == "k" and v in placed]
         at = len(out)
         if before:
             at = next(n for n, (k, _) in enumerate(out) if k == before[-1]) + 1
+        elif after:
+            at = next(n for n, (k, _) in enumerate(out) if k == after[0])
         out.insert(at, (key, resolved[key] or ""))
         placed.add(key)
     return out

@@ -1,0 +1,265 @@
+"""The daily, index and entry merge drivers, and the MEMORY.md item model, on exact expected outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memsync.formats.index import IndexBlock, item_key, parse_index, render
+from memsync.merge import (
+    BOTH_KEPT_NOTE,
+    BOTH_KEPT_NOTE_PREFIX,
+    merge_daily,
+    merge_entry,
+    merge_for_path,
+    merge_index,
+)
+
+MERGES = {"daily": merge_daily, "index": merge_index, "entry": merge_entry}
+
+
+def merged(kind: str, base: bytes, ours: bytes, theirs: bytes) -> bytes:
+    """The merge, after checking the swapped merge gives the same bytes and the result is a fixed point."""
+    merge = MERGES[kind]
+    result = merge(base, ours, theirs)
+    assert merge(base, theirs, ours) == result
+    assert merge(base, result, result) == result
+    assert b"<<<<<<<" not in result and b">>>>>>>" not in result
+    return result
+
+
+# --- formats/index ------------------------------------------------------------------------------------
+
+
+def test_parse_index_items_with_continuation_lines_headings_and_preamble() -> None:
+    text = (
+        "# Memory index\n\n> preamble line\n> more\n\n## Section\n"
+        "- [A](a.md) — first\n  continues here\n    - nested bullet\n"
+        "- ⚠ plain item, see [[wikilink]]\n\n* [B](./sub/b.md#part) and [C](c.md)\n1. numbered\n"
+        "```\n- not an item\n```\nlast line without newline"
+    )
+    blocks = parse_index(text)
+    assert render(blocks) == text
+    assert [block.key for block in blocks if block.key is not None] == [
+        "a.md", "⚠ plain item, see [[wikilink]]", "sub/b.md", "numbered",
+    ]
+    assert IndexBlock("a.md", "- [A](a.md) — first\n  continues here\n    - nested bullet\n") in blocks
+    assert IndexBlock(None, "- not an item\n") in blocks
+
+
+def test_item_key_normalises_text_items() -> None:
+    assert item_key("-   Some   text\n  over two lines\n") == "Some text over two lines"
+    assert item_key("- [X](<x.md> \"title\") — d\n") == "x.md"
+
+
+def test_parse_index_round_trips_every_corpus_index(corpus: Path) -> None:
+    paths = [corpus / "skill" / "scout" / "MEMORY.md", corpus / "skill" / "acmp-claude" / "MEMORY.md"]
+    paths += sorted((corpus / "history" / "acmp-claude-MEMORY").glob("v*.md"))
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert render(parse_index(text)) == text
+    acmp = parse_index((corpus / "skill" / "acmp-claude" / "MEMORY.md").read_text(encoding="utf-8"))
+    assert sum(block.key is not None for block in acmp) == 65  # the corpus README's bullet count
+
+
+# --- daily -------------------------------------------------------------------------------------------
+
+DAY = b"# Daily log \xe2\x80\x94 2026-11-30\n\n- [09:00] start\n"
+
+
+def test_daily_appends_from_both_sides_ordered_by_first_stamp() -> None:
+    ours = DAY + b"- [10:00] ours one\n\n- [10:05] ours two\n"
+    theirs = DAY + b"- [09:30] theirs\n| a | b |\n|---|---|\n"
+    assert merged("daily", DAY, ours, theirs) == (
+        DAY + b"- [09:30] theirs\n| a | b |\n|---|---|\n- [10:00] ours one\n\n- [10:05] ours two\n"
+    )
+
+
+def test_daily_blocks_without_stamps_order_by_bytes_and_keep_repeats() -> None:
+    ours = DAY + b"## Notes\n\nsame\nsame\n"
+    theirs = DAY + b"```\ncode\n```\n"
+    assert merged("daily", DAY, ours, theirs) == DAY + b"## Notes\n\nsame\nsame\n```\ncode\n```\n"
+
+
+def test_daily_tail_that_is_a_prefix_of_the_other_adds_nothing() -> None:
+    one = DAY + b"- [10:00] x\n"
+    assert merged("daily", DAY, one, one + b"- [10:01] y\n") == one + b"- [10:01] y\n"
+
+
+def test_daily_both_created_the_file_title_once() -> None:
+    ours = b"# Daily log \xe2\x80\x94 2026-11-30\n\n- [10:00] o\n"
+    theirs = b"# Daily log \xe2\x80\x94 2026-11-30\n\n- [08:00] t\n"
+    assert merged("daily", b"", ours, theirs) == b"# Daily log \xe2\x80\x94 2026-11-30\n\n- [08:00] t\n- [10:00] o\n"
+    other_title = b"# 2026-11-30 \xe2\x80\x94 scout\n\n- [08:00] t\n"
+    assert merged("daily", b"", ours, other_title) == b"# 2026-11-30 \xe2\x80\x94 scout\n\n- [08:00] t\n- [10:00] o\n"
+
+
+def test_daily_crlf_missing_newline_and_bom_are_normalised() -> None:
+    ours = b"\xef\xbb\xbf" + DAY.replace(b"\n", b"\r\n") + b"- [11:00] o"
+    assert merged("daily", DAY, ours, DAY + b"- [10:00] t\n") == DAY + b"- [10:00] t\n- [11:00] o\n"
+
+
+def test_daily_rewritten_base_falls_back_to_the_entry_rules() -> None:
+    ours = DAY.replace(b"start", b"begin") + b"- [10:00] o\n"
+    theirs = DAY + b"- [11:00] t\n"
+    result = merged("daily", DAY, ours, theirs)
+    assert result == DAY.replace(b"start", b"begin") + b"- [10:00] o\n- [11:00] t\n" or (
+        BOTH_KEPT_NOTE_PREFIX.encode() in result and b"- [10:00] o\n" in result and b"- [11:00] t\n" in result
+    )
+
+
+def test_daily_on_a_real_log(corpus: Path) -> None:
+    data = (corpus / "skill" / "scout" / "daily" / "2026-07-23.md").read_bytes()
+    cut = data.index(b"\n", len(data) // 2) + 1
+    base = data[:cut]
+    result = merged("daily", base, data, base + "- [23:59] late note 🟥\n".encode())
+    assert result.startswith(data) or result.startswith(base + "- [23:59]".encode())
+    assert data[cut:] in result and "late note 🟥".encode() in result
+
+
+# --- index -------------------------------------------------------------------------------------------
+
+INDEX = b"# Memory index \xe2\x80\x94 dev\n\n> preamble\n\n- [A](a.md) \xe2\x80\x94 alpha\n- [B](b.md) \xe2\x80\x94 beta\n"
+
+
+def test_index_additions_from_both_sides_and_one_sided_edit() -> None:
+    ours = INDEX + b"- [C](c.md) \xe2\x80\x94 gamma\n"
+    theirs = INDEX.replace(b"beta", b"beta, edited") + b"- [D](d.md) \xe2\x80\x94 delta\n"
+    assert merged("index", INDEX, ours, theirs) == (
+        INDEX.replace(b"beta", b"beta, edited") + b"- [C](c.md) \xe2\x80\x94 gamma\n- [D](d.md) \xe2\x80\x94 delta\n"
+    )
+
+
+def test_index_deletion_honoured_unless_the_other_side_changed_the_item() -> None:
+    deleted = INDEX.replace(b"- [A](a.md) \xe2\x80\x94 alpha\n", b"")
+    assert merged("index", INDEX, deleted, INDEX + b"- [C](c.md) \xe2\x80\x94 c\n") == deleted + b"- [C](c.md) \xe2\x80\x94 c\n"
+    changed = INDEX.replace(b"alpha", b"alpha, edited")
+    assert merged("index", INDEX, deleted + b"- [C](c.md) \xe2\x80\x94 c\n", changed) == (
+        changed + b"- [C](c.md) \xe2\x80\x94 c\n"
+    )
+
+
+def test_index_item_changed_on_both_sides_keeps_the_longer_text() -> None:
+    ours = INDEX.replace(b"alpha", b"alpha, ours")
+    theirs = INDEX.replace(b"alpha", b"alpha, theirs!")
+    assert merged("index", INDEX, ours, theirs) == theirs
+
+
+def test_f17_both_sides_add_the_same_slug_with_different_descriptions() -> None:
+    ours = INDEX + b"- [New](new.md) \xe2\x80\x94 one description\n"
+    theirs = INDEX + b"- [New thing](new.md) \xe2\x80\x94 another description\n"
+    assert merged("index", INDEX, ours, theirs) == theirs
+
+
+def test_index_duplicate_items_for_one_key_collapse() -> None:
+    ours = INDEX + b"- [A](a.md) \xe2\x80\x94 alpha, rewritten as a new line\n"
+    theirs = INDEX + b"- [C](c.md) \xe2\x80\x94 c\n"
+    assert merged("index", INDEX, ours, theirs) == (
+        INDEX.replace(b"alpha", b"alpha, rewritten as a new line") + b"- [C](c.md) \xe2\x80\x94 c\n"
+    )
+
+
+def test_index_items_under_headings_and_continuation_lines() -> None:
+    base = b"# I\n\n## One\n\n- [A](a.md) \xe2\x80\x94 a\n  more a\n\n## Two\n\n- plain item\n"
+    ours = base.replace(b"  more a\n", b"  more a, ours\n") + b"- second plain\n"
+    theirs = base.replace(b"## Two\n\n", b"## Two\n\n- [Z](z.md) \xe2\x80\x94 z\n")
+    assert merged("index", base, ours, theirs) == (
+        b"# I\n\n## One\n\n- [A](a.md) \xe2\x80\x94 a\n  more a, ours\n\n## Two\n\n"
+        b"- [Z](z.md) \xe2\x80\x94 z\n- plain item\n- second plain\n"
+    )
+
+
+def test_index_moved_item_appears_once() -> None:
+    base = b"## X\n- [A](a.md)\n- [B](b.md)\n## Y\n"
+    ours = b"## X\n- [B](b.md)\n## Y\n- [A](a.md)\n"
+    theirs = base + b"- [C](c.md)\n"
+    result = merged("index", base, ours, theirs)
+    assert result.count(b"(a.md)") == 1 and b"(c.md)" in result and b"(b.md)" in result
+
+
+def test_index_replay_of_the_real_history(corpus: Path) -> None:
+    history = corpus / "history" / "acmp-claude-MEMORY"
+    v010, v020 = (history / "v010.md").read_bytes(), (history / "v020.md").read_bytes()
+    first_item_end = v010.index(b"\n", v010.index(b"\n- ") + 1) + 1
+    hand = v010[:first_item_end] + b"- [Hand note](hand-note.md) \xe2\x80\x94 added by hand\n" + v010[first_item_end:]
+    result = merged("index", v010, v020, hand)
+    assert b"- [Hand note](hand-note.md)" in result
+    result_keys = {b.key for b in parse_index(result.decode()) if b.key is not None}
+    v020_keys = {b.key for b in parse_index(v020.decode()) if b.key is not None}
+    assert v020_keys <= result_keys and "hand-note.md" in result_keys
+    assert result_keys - v020_keys == {"hand-note.md"}
+
+
+def test_index_replay_of_consecutive_versions_as_crossing_merges(corpus: Path) -> None:
+    history = sorted((corpus / "history" / "acmp-claude-MEMORY").glob("v*.md"))
+    for older, newer in zip(history[:-2:6], history[2::6], strict=False):
+        base = older.read_bytes()
+        ours = newer.read_bytes()
+        theirs = base + b"- [Extra](extra-note.md) \xe2\x80\x94 appended on another machine\n"
+        result = merged("index", base, ours, theirs)
+        keys = {b.key for b in parse_index(result.decode()) if b.key is not None}
+        assert {b.key for b in parse_index(ours.decode()) if b.key is not None} | {"extra-note.md"} <= keys
+
+
+# --- entry -------------------------------------------------------------------------------------------
+
+ENTRY = b"---\nname: Timezone\ndescription: the user's timezone\ntype: user\n---\n\nLine one.\n\nLine two.\n"
+
+
+def test_entry_clean_three_way_merge() -> None:
+    ours = ENTRY.replace(b"Line one.", b"Line one, ours.")
+    theirs = ENTRY.replace(b"Line two.", b"Line two, theirs.")
+    assert merged("entry", ENTRY, ours, theirs) == ENTRY.replace(b"Line one.", b"Line one, ours.").replace(
+        b"Line two.", b"Line two, theirs."
+    )
+
+
+def test_entry_frontmatter_merged_key_by_key() -> None:
+    ours = ENTRY.replace(b"description: the user's timezone", b"description: the user's time zone (CET)")
+    theirs = ENTRY.replace(b"type: user", b"type: feedback").replace(b"Line two.", b"Line 2.")
+    assert merged("entry", ENTRY, ours, theirs) == (
+        b"---\nname: Timezone\ndescription: the user's time zone (CET)\ntype: feedback\n---\n\n"
+        b"Line one.\n\nLine 2.\n"
+    )
+
+
+def test_entry_conflicting_bodies_keep_both_under_one_note() -> None:
+    ours = ENTRY.replace(b"Line one.", b"Ours rewrote it.")
+    theirs = ENTRY.replace(b"Line one.", b"Theirs rewrote it.")
+    expected = (
+        b"---\nname: Timezone\ndescription: the user's timezone\ntype: user\n---\n"
+        + BOTH_KEPT_NOTE.encode() + b"\n\n"
+        b"[memsync] version 1 of 2\n\nOurs rewrote it.\n\nLine two.\n"
+        b"[memsync] version 2 of 2\n\nTheirs rewrote it.\n\nLine two.\n"
+    )
+    assert merged("entry", ENTRY, ours, theirs) == expected
+    resolved = expected.replace(BOTH_KEPT_NOTE.encode() + b"\n\n", b"")
+    assert merge_entry(expected, resolved, expected) == resolved  # editing the note away sticks
+
+
+def test_entry_non_markdown_file_and_add_add() -> None:
+    ours, theirs = b'{"last": "2026-11-01"}\n', b'{"last": "2026-11-02"}\n'
+    result = merged("entry", b"", ours, theirs)
+    assert result.startswith(BOTH_KEPT_NOTE_PREFIX.encode())
+    assert result.index(ours) < result.index(theirs)
+
+
+def test_entry_keeps_bytes_as_they_are() -> None:
+    base = b"a\r\nb\rc\r\n\xff\xfe\r\nd\r\ne\r\n"
+    ours = base.replace(b"a\r\n", b"A\r\n")
+    theirs = base.replace(b"e\r\n", b"E\r\n")
+    assert merged("entry", base, ours, theirs) == b"A\r\nb\rc\r\n\xff\xfe\r\nd\r\nE\r\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [("memory/x.jsonl", "jsonl"), ("roles/dev/daily/2026-11-30.md", "daily"), ("roles/dev/MEMORY.md", "index"),
+     ("roles/dev/note.md", "entry"), ("roles/dev/.last-retrospective", "entry")],
+)
+def test_merge_for_path_dispatches_on_the_layout(path: str, kind: str) -> None:
+    base, ours, theirs = b"x\n", b"x\ny\n", b"x\nz\n"
+    from memsync import merge
+
+    expected = {"jsonl": merge.merge_jsonl, "daily": merge_daily, "index": merge_index, "entry": merge_entry}[kind]
+    assert merge_for_path(path, base, ours, theirs) == expected(base, ours, theirs)
