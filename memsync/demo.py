@@ -177,8 +177,9 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
         print_line(f"\n== alice: an agent's memory in {alice.role_dir}; `memsync init --remote {remote}`")
         print_line(_indent(_memsync(alice, "init", "--remote", str(remote))))
         _start(alice)
-        _wait("alice's first push", lambda: bool(subprocess.run(
-            ["git", "ls-remote", "--heads", str(remote)], capture_output=True, text=True).stdout), machines)
+        _wait("alice's first push", lambda: f"roles/{ROLE}/deploy_window.md" in subprocess.run(
+            ["git", "--git-dir", str(remote), "ls-tree", "-r", "--name-only", "main"],
+            capture_output=True, text=True, check=False).stdout, machines)
 
         bob.role_dir.mkdir(parents=True)
         print_line("\n== bob: an empty role directory; `memsync init` clones the remote")
@@ -195,13 +196,13 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
         took = _wait("the appended line on bob", lambda: line in _read(bob.role_dir / daily), machines)
         print_line(f"arrived on bob after {took:.1f} s")
 
-        lines = {alice: "- [09:05] alice: CI is green again.\n",
-                 bob: "- [09:05] bob: flaky test quarantined.\n"}
+        lines = [(alice, "- [09:05] alice: CI is green again.\n"),
+                 (bob, "- [09:05] bob: flaky test quarantined.\n")]
         print_line("\n== alice and bob append to the same daily log at the same moment")
-        for machine, text in lines.items():
+        for machine, text in lines:
             _append(machine.role_dir / daily, text)
         took = _wait("both appends on both machines", lambda: all(
-            all(text in _read(m.role_dir / daily) for text in lines.values()) for m in machines), machines)
+            text in _read(m.role_dir / daily) for m in machines for _, text in lines), machines)
         print_line(f"both machines hold both lines after {took:.1f} s; bob's {daily}:")
         print_line(_indent(_read(bob.role_dir / daily)))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from memsync.errors import MemsyncError
 
 DEFAULT_STORE = "personal"
 DEFAULT_REMOTE = "origin"
+REMOTE_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -95,15 +97,27 @@ def _tracked(config: Config, live: Path) -> tuple[StoreConfig, str] | None:
     return None
 
 
+def _remote_has_branch(url: str, branch: str) -> bool:
+    done = subprocess.run(["git", "ls-remote", "--heads", url, branch], capture_output=True, text=True,
+                          check=False, timeout=REMOTE_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    return done.returncode == 0 and bool(done.stdout.strip())
+
+
 def _create_store(config: Config, store: StoreConfig) -> str:
     """Create or clone the store's repository if it does not exist yet; one line saying which."""
-    existed = (store.path / ".git").exists()
-    ensure_store(config, store)
-    if existed:
+    if (store.path / ".git").exists():
+        ensure_store(config, store)
         return f"store {store.name}: {store.path} (exists)"
-    if store.remotes:
-        return f"store {store.name}: {store.path} created from {', '.join(store.remotes.values())}"
-    return f"store {store.name}: {store.path} created (local history; add a remote later)"
+    first = next(iter(store.remotes.items()), None)
+    # Asked before creating, only to say what happened: the store itself decides the same way.
+    cloned = first is not None and _remote_has_branch(first[1], store.branch)
+    ensure_store(config, store)
+    if first is None:
+        return f"store {store.name}: {store.path} created (local history; add a remote later)"
+    if cloned:
+        return f"store {store.name}: {store.path} cloned from {first[0]} ({first[1]})"
+    return f"store {store.name}: {store.path} created and pushed to {first[0]} ({first[1]}), which was empty"
 
 
 def _detected_tracks(locations: Sequence[Location],

@@ -79,6 +79,7 @@ def test_init_with_empty_bare_remote_pushes_the_new_store(home: Path, tmp_path: 
     result = run_cli("init", "--remote", str(remote))
 
     assert result.returncode == 0, result.stderr
+    assert "created and pushed to origin" in result.stdout
     head = git(_store(home), "rev-parse", "HEAD").strip()
     assert git(remote, "rev-parse", "refs/heads/main").strip() == head
 
@@ -93,6 +94,7 @@ def test_init_with_remote_history_clones_it(home: Path, tmp_path: Path) -> None:
     result = run_cli("init", "--remote", str(remote), "--branch", "main")
 
     assert result.returncode == 0, result.stderr
+    assert "cloned from origin" in result.stdout
     assert git(_store(home), "rev-parse", "HEAD").strip() == remote_head
 
 
