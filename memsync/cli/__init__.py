@@ -3,6 +3,7 @@
 Each submodule registers one group of commands on ``app``; importing them here wires them in.
 """
 
+import memsync.cli.handoff  # registers handoff, import
 import memsync.cli.memory  # noqa: F401  (registers remember, forget, show, prompt, compact, check)
 import memsync.cli.merge  # registers the hidden merge-driver
 import memsync.cli.setup  # noqa: F401  (init, up, track, untrack, store, remote, service, doctor, demo)
