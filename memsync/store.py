@@ -686,7 +686,8 @@ class Store:
 
         ``selector``: None for everything; a store path (file or directory) for the commits that changed
         it; otherwise an entry id (or any text) for the commits whose diffs add or remove it
-        (``git log -S``). Raises ``MemsyncError`` when git fails.
+        (``git log -S``). With a selector, each record's ``files`` are the changed files it matched.
+        Raises ``MemsyncError`` when git fails.
         """
         args = ["log", "--no-ext-diff", "--no-color", "--format=%x1e%H%x1f%aI%x1f%B%x1f", "--name-only", "-z"]
         if limit is not None:

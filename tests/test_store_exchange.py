@@ -1,0 +1,372 @@
+"""Exchange between stores through real remotes: merge, push, retry, offline, force-push, resync, log,
+quiescence (issue 4 "Exchange"; DESIGN I3, I4, I9; field cases 8-10)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from memsync.store import FORMAT_FILE, Store
+from tests.helpers import git
+from tests.stores import (
+    append,
+    bare_remote,
+    commit_count,
+    new_store,
+    read,
+    reopen,
+    store_config,
+    worktree_clean,
+    write,
+)
+
+HEADER = '{"format":"agent-memory/0.1","created_at":"2026-11-01T00:00:00Z"}\n'
+
+
+def _entry(entry_id: str, text: str, minute: int) -> str:
+    return json.dumps({"id": entry_id, "kind": "lesson", "text": text, "source": "session:t",
+                       "created_at": f"2026-11-30T10:{minute:02d}:00Z"}) + "\n"
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    return bare_remote(tmp_path / "remote.git")
+
+
+@pytest.fixture
+def alpha(tmp_path: Path, remote: Path) -> Store:
+    return new_store(tmp_path / "alpha", "alpha", {"origin": remote})
+
+
+@pytest.fixture
+def beta(tmp_path: Path, remote: Path, alpha: Store) -> Store:
+    return new_store(tmp_path / "beta", "beta", {"origin": remote})
+
+
+def _statuses(store: Store) -> list[str]:
+    return [outcome.status for outcome in store.exchange()]
+
+
+def test_two_stores_end_with_both_files(alpha: Store, beta: Store, remote: Path) -> None:
+    write(alpha, "roles/dev/tabs.md", "tabs\n")
+    alpha.commit_all("dev: +1")
+    write(beta, "roles/qa/flaky.md", "flaky\n")
+    beta.commit_all("qa: +1")
+    [first] = alpha.exchange()
+    assert (first.status, first.pushed, first.merged) == ("ok", True, False)
+    [second] = beta.exchange()
+    assert (second.status, second.pushed, second.merged) == ("ok", True, True)
+    [third] = alpha.exchange()
+    assert (third.status, third.pushed, third.merged) == ("ok", False, True)
+    for store in (alpha, beta):
+        assert read(store, "roles/dev/tabs.md") == "tabs\n" and read(store, "roles/qa/flaky.md") == "flaky\n"
+        assert worktree_clean(store)
+    assert alpha.head() == beta.head() == git(remote, "rev-parse", "main").strip()
+
+
+def test_jsonl_appends_on_both_sides_are_united_by_the_driver(alpha: Store, beta: Store) -> None:
+    write(alpha, "memory/lessons.jsonl", HEADER)
+    alpha.commit_all("lessons: header")
+    alpha.exchange()
+    beta.exchange()
+    append(alpha, "memory/lessons.jsonl", _entry("aaaaaaaaaaaa", "from alpha", 2))
+    alpha.commit_all("lessons: +1")
+    append(beta, "memory/lessons.jsonl", _entry("bbbbbbbbbbbb", "from beta", 1))
+    beta.commit_all("lessons: +1")
+    assert _statuses(alpha) == ["ok"] and _statuses(beta) == ["ok"] and _statuses(alpha) == ["ok"]
+    merged = read(alpha, "memory/lessons.jsonl")
+    assert merged == read(beta, "memory/lessons.jsonl")
+    assert "<<<<<<<" not in merged
+    assert merged.splitlines()[0] == HEADER.strip()
+    assert sorted(merged.splitlines()[1:]) == sorted(
+        [_entry("aaaaaaaaaaaa", "from alpha", 2).strip(), _entry("bbbbbbbbbbbb", "from beta", 1).strip()])
+
+
+def test_local_commit_before_merge_with_an_advanced_remote(alpha: Store, beta: Store) -> None:
+    write(alpha, "daily.md", "a\n")
+    alpha.commit_all("a")
+    alpha.exchange()
+    write(beta, "beta.md", "uncommitted when the exchange starts\n")
+    [outcome] = beta.exchange()  # field case 8: the local change is committed, then merged
+    assert (outcome.status, outcome.pushed, outcome.merged) == ("ok", True, True)
+    assert worktree_clean(beta) and read(beta, "daily.md") == "a\n"
+    alpha.exchange()
+    assert read(alpha, "beta.md") == "uncommitted when the exchange starts\n"
+
+
+def test_rejected_push_is_retried_after_fetch_and_merge(tmp_path: Path, alpha: Store, beta: Store,
+                                                        remote: Path) -> None:
+    write(beta, "beta.md", "b\n")
+    beta.commit_all("b")
+    marker = tmp_path / "raced"
+    # The remote lets beta push first while alpha's push is being received: a real race, made deterministic.
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f"if [ ! -e '{marker}' ]; then\n"
+        f"  touch '{marker}'\n"
+        "  env -u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY \\\n"
+        "    -u GIT_ALTERNATE_OBJECT_DIRECTORIES \\\n"
+        f"    git -C '{beta.worktree}' push -q origin main >&2\n"
+        "fi\n"
+        f"echo receive >> '{tmp_path}/receives'\n")
+    hook.chmod(0o755)
+    write(alpha, "alpha.md", "a\n")
+    alpha.commit_all("a")
+    [outcome] = alpha.exchange()
+    assert (outcome.status, outcome.pushed, outcome.merged) == ("ok", True, True)
+    assert marker.exists() and (tmp_path / "receives").read_text().count("receive") == 3
+    assert read(alpha, "beta.md") == "b\n"
+    assert git(remote, "rev-parse", "main").strip() == alpha.head()
+
+
+def test_a_remote_that_refuses_is_reported_not_forced(alpha: Store, remote: Path) -> None:
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'read-only mirror' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    before = git(remote, "rev-parse", "main")
+    write(alpha, "a.md", "a\n")
+    alpha.commit_all("a")
+    [outcome] = alpha.exchange()
+    assert outcome.status == "rejected" and "pre-receive hook declined" in outcome.message
+    assert git(remote, "rev-parse", "main") == before
+    assert alpha.unpushed_count("origin") == 1
+
+
+def test_dead_remote_is_offline_quickly_then_catches_up(tmp_path: Path, alpha: Store, remote: Path) -> None:
+    moved = tmp_path / "moved.git"
+    remote.rename(moved)
+    for n in range(3):
+        write(alpha, f"offline-{n}.md", f"{n}\n")
+        alpha.commit_all(f"offline {n}")
+    started = time.monotonic()
+    [outcome] = alpha.exchange()
+    assert time.monotonic() - started < 5
+    assert outcome.status == "offline"
+    assert outcome.message.startswith("cannot reach origin: ") and "\n" not in outcome.message
+    assert "does not appear to be a git repository" in outcome.message
+    assert alpha.unpushed_count("origin") == 3
+    moved.rename(remote)
+    [back] = alpha.exchange()
+    assert (back.status, back.pushed) == ("ok", True)
+    assert alpha.unpushed_count("origin") == 0
+    assert commit_count(remote, "main") == commit_count(alpha.worktree)
+
+
+def _http_store(tmp_path: Path, url: str, **kwargs: float) -> Store:
+    local = new_store(tmp_path / "store", "alpha")
+    return Store.open(store_config(local.worktree, {"origin": url}), "alpha", local.identity, **kwargs)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class _AskForPassword(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="memory"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def _password_server() -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AskForPassword)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@contextmanager
+def _silent_server() -> Iterator[int]:
+    """Accepts connections (kernel backlog) and never answers: a hung network."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield int(listener.getsockname()[1])
+
+
+def test_https_remote_refusing_connections_fails_fast(tmp_path: Path) -> None:
+    store = _http_store(tmp_path, f"http://127.0.0.1:{_closed_port()}/memory.git")
+    started = time.monotonic()
+    [outcome] = store.exchange()
+    assert time.monotonic() - started < 5
+    assert outcome.status == "offline" and "connect" in outcome.message.lower()
+
+
+def test_https_remote_asking_for_credentials_never_prompts(tmp_path: Path) -> None:
+    with _password_server() as port:
+        store = _http_store(tmp_path, f"http://127.0.0.1:{port}/memory.git")
+        started = time.monotonic()
+        [outcome] = store.exchange()
+    assert time.monotonic() - started < 10  # field case 10: no terminal, no hang
+    assert outcome.status == "offline"
+    assert "Authentication failed" in outcome.message or "could not read Username" in outcome.message
+
+
+def test_hung_remote_is_cut_off_by_the_timeout(tmp_path: Path) -> None:
+    with _silent_server() as port:
+        store = _http_store(tmp_path, f"http://127.0.0.1:{port}/memory.git", network_timeout_s=2.0)
+        started = time.monotonic()
+        [outcome] = store.exchange()
+        elapsed = time.monotonic() - started
+    assert elapsed < 8
+    assert outcome.status == "offline"
+
+
+@pytest.mark.parametrize("deleter", ["first", "second"])
+def test_modify_delete_keeps_the_modified_file(alpha: Store, beta: Store, deleter: str) -> None:
+    write(alpha, "roles/dev/tabs.md", "tabs\n")
+    alpha.commit_all("+tabs")
+    alpha.exchange()
+    beta.exchange()
+    first, second = (alpha, beta) if deleter == "first" else (beta, alpha)
+    deleting, modifying = (first, second) if deleter == "first" else (second, first)
+    (deleting.worktree / "roles/dev/tabs.md").unlink()
+    deleting.commit_all("-tabs")
+    write(modifying, "roles/dev/tabs.md", "tabs, width 4\n")
+    modifying.commit_all("tabs changed")
+    assert _statuses(first) == ["ok"] and _statuses(second) == ["ok"] and _statuses(first) == ["ok"]
+    for store in (alpha, beta):
+        assert read(store, "roles/dev/tabs.md") == "tabs, width 4\n" and worktree_clean(store)
+    assert alpha.head() == beta.head()
+
+
+def test_driver_failure_aborts_the_merge_cleanly(alpha: Store, beta: Store) -> None:
+    write(alpha, "notes.md", "base\n")
+    alpha.commit_all("notes")
+    alpha.exchange()
+    beta.exchange()
+    write(beta, "notes.md", "base\nbeta\n")
+    beta.commit_all("beta edit")
+    beta.exchange()
+    write(alpha, "notes.md", "alpha\nbase\n")
+    mine = alpha.commit_all("alpha edit")
+    git(alpha.worktree, "config", "merge.memsync-entry.driver", "false")  # a driver that fails
+    [outcome] = alpha.exchange()
+    assert outcome.status == "conflict" and "notes.md" in outcome.message and "aborted" in outcome.message
+    assert alpha.head() == mine and worktree_clean(alpha) and read(alpha, "notes.md") == "alpha\nbase\n"
+    alpha = reopen(alpha)  # drivers registered again on open
+    assert _statuses(alpha) == ["ok"]
+    assert "<<<<<<<" not in read(alpha, "notes.md") and "beta" in read(alpha, "notes.md")
+
+
+def test_force_pushed_remote_is_detected_and_resync_keeps_local_memory(
+        tmp_path: Path, alpha: Store, beta: Store, remote: Path) -> None:
+    write(alpha, "roles/dev/a.md", "a\n")
+    old = alpha.commit_all("+a")
+    assert old is not None
+    alpha.exchange()
+    beta.exchange()
+    # Someone rewrites the remote: back to the first commit, plus a commit of their own, force-pushed.
+    rewriter = tmp_path / "rewriter"
+    git(tmp_path, "clone", "-q", str(remote), str(rewriter))
+    git(rewriter, "reset", "-q", "--hard", "HEAD~1")
+    (rewriter / "roles").mkdir()
+    (rewriter / "roles" / "c.md").write_text("c\n")
+    git(rewriter, "add", "-A")
+    git(rewriter, "commit", "-q", "-m", "rewritten")
+    git(rewriter, "push", "-q", "--force", "origin", "main")
+    rewritten = git(remote, "rev-parse", "main").strip()
+
+    write(alpha, "roles/dev/a2.md", "a2\n")
+    alpha.commit_all("+a2")
+    [outcome] = alpha.exchange()
+    assert outcome.status == "diverged" and "memsync resync origin" in outcome.message
+    assert git(remote, "rev-parse", "main").strip() == rewritten  # nothing pushed to it
+    assert _statuses(alpha) == ["diverged"]  # stays stopped
+
+    resynced = alpha.resync("origin")
+    assert (resynced.status, resynced.pushed) == ("ok", True)
+    roles = {p for p in alpha.files() if p.startswith("roles/")}
+    assert roles == {"roles/dev/a.md", "roles/dev/a2.md", "roles/c.md"}
+    assert git(remote, "rev-parse", "main").strip() == alpha.head()
+    git(alpha.worktree, "merge-base", "--is-ancestor", rewritten, "HEAD")
+    assert git(alpha.worktree, "rev-parse", "refs/memsync/before-resync/origin").strip() != rewritten
+    with pytest.raises(subprocess.CalledProcessError):  # the old history is not pushed back
+        git(remote, "merge-base", "--is-ancestor", old, "main")
+
+    assert _statuses(beta) == ["diverged"]
+    beta.resync("origin")
+    assert _statuses(alpha) == ["ok"]
+    assert alpha.head() == beta.head() and sorted(alpha.files()) == sorted(beta.files())
+    assert worktree_clean(alpha) and worktree_clean(beta)
+
+
+def test_unrelated_histories_meet(tmp_path: Path, remote: Path) -> None:
+    alone_a = new_store(tmp_path / "a", "alpha")
+    alone_b = new_store(tmp_path / "b", "beta")
+    write(alone_a, "a.md", "a\n")
+    alone_a.commit_all("a")
+    write(alone_b, "b.md", "b\n")
+    alone_b.commit_all("b")
+    alpha = Store.open(store_config(alone_a.worktree, {"origin": remote}), "alpha", alone_a.identity)
+    beta = Store.open(store_config(alone_b.worktree, {"origin": remote}), "beta", alone_b.identity)
+    assert _statuses(alpha) == ["ok"] and _statuses(beta) == ["ok"] and _statuses(alpha) == ["ok"]
+    assert alpha.files() == beta.files() == [FORMAT_FILE, "a.md", "b.md"]
+
+
+def test_log_by_path_and_by_entry_id(alpha: Store, beta: Store) -> None:
+    write(alpha, "memory/lessons.jsonl", HEADER + _entry("3f9a1c2b7d10", "user agent needed", 1))
+    alpha.commit_all("lessons: +1 entry")
+    append(alpha, "memory/lessons.jsonl", _entry("0000aaaa1111", "other", 2))
+    alpha.commit_all("lessons: +1 entry")
+    alpha.exchange()
+    beta.exchange()
+    tombstone = '{"id":"3f9a1c2b7d10","deleted":true,"created_at":"2026-11-30T11:00:00Z"}\n'
+    append(beta, "memory/lessons.jsonl", tombstone)
+    write(beta, "roles/qa/x.md", "x\n")
+    beta.commit_all("lessons: 1 tombstone; qa +1")
+
+    history = beta.log("memory/lessons.jsonl")
+    assert [(r.host, r.message) for r in history] == [
+        ("beta", "lessons: 1 tombstone; qa +1"), ("alpha", "lessons: +1 entry"),
+        ("alpha", "lessons: +1 entry")]
+    assert history[0].files == ("memory/lessons.jsonl",)  # only what the selector covers
+    assert beta.log()[0].files == ("memory/lessons.jsonl", "roles/qa/x.md")
+    by_id = beta.log("3f9a1c2b7d10")
+    assert [(r.host, r.message) for r in by_id] == [("beta", "lessons: 1 tombstone; qa +1"),
+                                                   ("alpha", "lessons: +1 entry")]
+    assert by_id[1].sha == history[2].sha
+    assert [r.files for r in beta.log("roles")] == [("roles/qa/x.md",)]
+    assert len(beta.log(limit=2)) == 2
+    assert beta.log("no-such-thing") == []
+    assert all(r.date.tzinfo is not None for r in history)
+
+
+@pytest.mark.parametrize("same_content", [False, True])
+def test_quiescence_no_commits_without_news(alpha: Store, beta: Store, remote: Path,
+                                            same_content: bool) -> None:
+    write(alpha, "shared.md" if same_content else "a.md", "same\n" if same_content else "a\n")
+    alpha.commit_all("alpha")
+    write(beta, "shared.md" if same_content else "b.md", "same\n" if same_content else "b\n")
+    beta.commit_all("beta")
+    counts = []
+    for _round in range(5):
+        assert _statuses(alpha) == ["ok"] and _statuses(beta) == ["ok"]
+        counts.append(commit_count(remote, "main"))
+    assert counts[1:] == [counts[1]] * 4, counts
+    assert alpha.head() == beta.head() == git(remote, "rev-parse", "main").strip()
+    merges = git(remote, "rev-list", "--merges", "main").split()
+    assert len(merges) == 1  # one join of the two lines of work, then fast-forwards only
+    assert alpha.exchange()[0].message == "up to date"
