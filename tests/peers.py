@@ -130,20 +130,24 @@ class Peer:
 
     # --- the daemon -------------------------------------------------------------------------------
 
-    def start(self, *args: str, wait_ready: bool = True) -> subprocess.Popen[bytes]:
-        """Start ``python -m memsync daemon -v`` (stderr to ``log_path``); with ``wait_ready`` wait until
-        its start-up cycle is done."""
+    def start(self, *args: str, wait_ready: bool = True, env: Mapping[str, str] = {}) -> int:
+        """Start ``python -m memsync daemon -v`` (stderr to ``log_path``, extra ``env``); with
+        ``wait_ready`` wait until its start-up cycle is done. Returns the log offset where this run starts."""
         assert self.proc is None or self.proc.poll() is not None, f"{self.name}: daemon already running"
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "memsync", "daemon", "-v", *args], env={**os.environ, **self.env},
-                stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+                [sys.executable, "-m", "memsync", "daemon", "-v", *args],
+                env={**os.environ, **self.env, **env}, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         if wait_ready:
-            wait_for(lambda: "start-up cycle done" in self.log(offset) or self.proc_dead(),
-                     timeout=30, what=f"{self.name}: daemon start")
-            assert not self.proc_dead(), f"{self.name}: daemon died:\n{self.log()}"
-        return self.proc
+            self.wait_ready(offset)
+        return offset
+
+    def wait_ready(self, offset: int = 0) -> None:
+        """Wait until the daemon started at log ``offset`` finished its start-up cycle."""
+        wait_for(lambda: "start-up cycle done" in self.log(offset) or self.proc_dead(),
+                 timeout=30, what=f"{self.name}: daemon start")
+        assert not self.proc_dead(), f"{self.name}: daemon died:\n{self.log(offset)}"
 
     def proc_dead(self) -> bool:
         """True when the daemon process has exited (or never started)."""
@@ -165,13 +169,8 @@ class Peer:
     @contextmanager
     def running(self, *args: str) -> Iterator[Peer]:
         """The daemon runs inside the block; stopped (and required to exit 0) after it."""
-        self.start(*args)
-        try:
+        with running(self, args=args):
             yield self
-        finally:
-            if not self.proc_dead():
-                code = self.stop()
-                assert code == 0, f"{self.name}: daemon exited {code}:\n{self.log()}"
 
     def log(self, offset: int = 0) -> str:
         """The daemon's stderr so far (from byte ``offset``)."""
@@ -239,3 +238,22 @@ class Peer:
     def load_config(self) -> Any:
         """This peer's parsed config."""
         return load_config(self.config)
+
+
+@contextmanager
+def running(*peers: Peer, args: tuple[str, ...] = ()) -> Iterator[None]:
+    """Start the daemons of ``peers`` together, wait until all are ready; at the end stop them together
+    and require exit code 0 from each."""
+    offsets = [peer.start(*args, wait_ready=False) for peer in peers]
+    try:
+        for peer, offset in zip(peers, offsets, strict=True):
+            peer.wait_ready(offset)
+        yield
+    finally:
+        live = [peer for peer in peers if not peer.proc_dead()]
+        for peer in live:
+            assert peer.proc is not None
+            peer.proc.send_signal(signal.SIGTERM)
+        for peer in live:
+            code = peer.stop()
+            assert code == 0, f"{peer.name}: daemon exited {code}:\n{peer.log()}"
