@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import shutil
+import subprocess
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -36,6 +37,7 @@ from urllib.parse import unquote, urlparse
 import git
 
 from memsync.config import Identity, StoreConfig
+from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
 
@@ -56,6 +58,8 @@ _TOP_LOCKS = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packe
 _RETRYABLE_PUSH = re.compile(r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
                              r"incorrect old value|but expected")
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
+# Git dirs whose merge drivers this process registered (see Store._prepare).
+_DRIVERS_INSTALLED: set[Path] = set()
 
 
 @dataclass(frozen=True)
@@ -108,14 +112,6 @@ class _Result:
         return lines[0] if lines else f"git exited with status {self.status}"
 
 
-class _GitError(Exception):
-    """A git command failed where memsync expected success."""
-
-    def __init__(self, args: Iterable[str], result: _Result) -> None:
-        super().__init__(f"git {' '.join(args)}: {result.reason}")
-        self.result = result
-
-
 def local_remote_path(url: str) -> Path | None:
     """The directory of a remote whose URL is a local path or ``file://`` URL, else None (ssh, https).
 
@@ -133,12 +129,13 @@ class Store:
 
     def __init__(self, cfg: StoreConfig, host: str, identity: Identity, *,
                  network_timeout_s: float = NETWORK_TIMEOUT_S) -> None:
-        """Bind to ``cfg.path`` without touching it; use ``open``/``init_or_clone`` instead."""
+        """Bind to the store at ``cfg.path`` without checking or changing it. Enough for reading
+        (``log``, ``files``, ``ahead_behind``, ``gc_auto``); use ``open``/``init_or_clone`` to write."""
         self.cfg = cfg
         self.host = host
         self.identity = identity
         self.network_timeout_s = network_timeout_s
-        self._env: dict[str, str] = {}
+        self._env = self._git_env()
 
     # ----------------------------------------------------------------------------------------- opening
 
@@ -229,16 +226,23 @@ class Store:
         self.meta_dir.mkdir(parents=True, exist_ok=True)
         (self.meta_dir / "no-hooks").mkdir(exist_ok=True)
         (self.meta_dir / "no-excludes").touch(exist_ok=True)
-        self._env = self._git_env()
         self._recover_locks(lock_wait_s)
         with self._repo() as repo:
             self._recover_interrupted(repo)
-            self._configure(repo)
+            current = self._configure(repo)
             self._check_format()
-        # Imported here: the driver module is light, and a store can be inspected without it.
-        from memsync.driver import install_merge_drivers
-
-        install_merge_drivers(self.git_dir)
+        # Register on the first open in this process, and again whenever the registration is gone, so a
+        # daemon that opens its store every cycle does not rewrite the git config every cycle.
+        registered = all(current.get(f"merge.memsync-{kind}.driver") == driver_command(kind)
+                         for kind in KINDS) and (self.git_dir / "info" / "attributes").exists()
+        if self.git_dir in _DRIVERS_INSTALLED and registered:
+            return
+        try:
+            install_merge_drivers(self.git_dir)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise MemsyncError(f"cannot open store {self.cfg.name!r}: registering the merge drivers failed "
+                               f"({exc}). Check that {self.git_dir} is writable") from exc
+        _DRIVERS_INSTALLED.add(self.git_dir)
 
     def _git_env(self) -> dict[str, str]:
         ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
@@ -261,7 +265,8 @@ class Store:
             "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
         }
 
-    def _configure(self, repo: git.Repo) -> None:
+    def _configure(self, repo: git.Repo) -> dict[str, str]:
+        """Set the store's own git config where it differs; returns the local config as it was read."""
         wanted = {
             "core.hookspath": str(self.meta_dir / "no-hooks"),
             "core.excludesfile": str(self.meta_dir / "no-excludes"),
@@ -300,6 +305,7 @@ class Store:
             if current.get(key.lower()) != value:
                 self._git(repo, "config", "--local", "--replace-all", key, value)
         self._ensure_branch(repo)
+        return current
 
     def _ensure_branch(self, repo: git.Repo) -> None:
         branch = self.cfg.branch
@@ -504,8 +510,9 @@ class Store:
             if isinstance(fetched, _Result):
                 return RemoteOutcome(remote, "offline", f"cannot reach {remote}: {fetched.reason}",
                                      merged=merged)
-            if fetched is not None:
-                seen = self._state_seen(remote)
+            head = self._rev(repo, "HEAD")
+            seen = self._state_seen(remote)
+            if fetched is not None and fetched != seen:
                 if seen is not None and not self._is_ancestor(repo, seen, fetched):
                     return RemoteOutcome(remote, "diverged", (
                         f"the history of {remote} was rewritten (it no longer contains {seen[:10]}); memsync "
@@ -515,12 +522,14 @@ class Store:
                     self._check_remote_format(repo, fetched, remote)
                 except MemsyncError as exc:
                     return RemoteOutcome(remote, "conflict", str(exc), merged=merged)
+            if fetched is not None and fetched != head:
                 problem = self._integrate(repo, fetched, remote)
                 if isinstance(problem, str):
                     return RemoteOutcome(remote, "conflict", problem, merged=merged)
                 merged = merged or problem
+                head = self._rev(repo, "HEAD")
+            if fetched is not None and fetched != seen:
                 self._state_set(remote, seen=fetched)
-            head = self._rev(repo, "HEAD")
             if fetched is not None and head == fetched:
                 return RemoteOutcome(remote, "ok", "merged" if merged else "up to date", merged=merged)
             refused = self._push(repo, remote)
@@ -746,8 +755,7 @@ class Store:
     def _state_set(self, remote: str, *, seen: str | None) -> None:
         """Record the last remote head memsync integrated or pushed (force-push detection)."""
         state = self._state()
-        state[remote] = {"url": self.cfg.remotes[remote], "branch": self.cfg.branch, "seen": seen,
-                         "at": time.time()}
+        state[remote] = {"url": self.cfg.remotes[remote], "branch": self.cfg.branch, "seen": seen}
         atomic_write(self.meta_dir / "remotes.json", json.dumps(state, indent=1, sort_keys=True).encode())
 
     # ---------------------------------------------------------------------------------------- git calls
