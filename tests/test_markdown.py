@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
@@ -253,7 +253,7 @@ def test_two_processes_logging_at_once_lose_no_line_and_write_one_title(tmp_path
         "import sys; from datetime import datetime, UTC; from pathlib import Path\n"
         "from memsync.formats.markdown import RoleDir\n"
         "r = RoleDir(Path(sys.argv[1])); now = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)\n"
-        "for i in range(300): r.log(f'{sys.argv[2]} {i}', now=now)\n"
+        "for i in range(200): r.log(f'{sys.argv[2]} {i}', now=now)\n"
     )
     procs = [
         subprocess.Popen([sys.executable, "-c", script, str(memory.path), who], cwd=Path(__file__).parents[1])
@@ -264,7 +264,7 @@ def test_two_processes_logging_at_once_lose_no_line_and_write_one_title(tmp_path
     assert lines[:2] == ["# Daily log — 2026-11-30", ""]
     assert lines[-1] == ""
     body = lines[2:-1]
-    assert sorted(body) == sorted(f"- [09:05] {who} {i}" for who in ("alice", "bob") for i in range(300))
+    assert sorted(body) == sorted(f"- [09:05] {who} {i}" for who in ("alice", "bob") for i in range(200))
 
 
 def test_write_entry_creates_the_entry_and_the_index(tmp_path: Path) -> None:
@@ -318,6 +318,23 @@ def test_write_entry_values_yaml_would_misread_round_trip(tmp_path: Path) -> Non
     assert list(entry.fields) == ["name", "description", "type"]
     assert memory.index_items()[0].name == "[Odd] name: yes"
     assert check_role_dir(memory.path) == []
+
+
+_ONE_LINE = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), min_size=1, max_size=40
+).filter(lambda text: text.strip() == text and text != "")
+
+
+@settings(max_examples=80, deadline=None)
+@given(name=st.tuples(st.sampled_from("aZ9"), _ONE_LINE).map("".join), description=_ONE_LINE)
+def test_any_one_line_name_and_description_round_trip(name: str, description: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = RoleDir(Path(tmp))
+        path = memory.write_entry(name, "project", description, "body")
+        entry = read_entry(path)
+        assert (entry.name, entry.description, entry.type) == (name, description, "project")
+        assert entry.problems == ()
+        assert path.read_text(encoding="utf-8").count("\n") == 7
 
 
 def test_write_entry_refuses_bad_input(tmp_path: Path) -> None:
@@ -453,6 +470,7 @@ _INDEX_LINE = st.text(
 )
 
 
+@settings(max_examples=50, deadline=None)
 @given(st.lists(_INDEX_LINE, max_size=8))
 def test_any_index_text_survives_a_write_and_a_delete_byte_for_byte(lines: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:

@@ -222,7 +222,11 @@ def parse_frontmatter(head: str) -> Frontmatter:
         problems.append((2, "frontmatter is not a YAML mapping of keys to values"))
         loaded = None
     fields: dict[str, Any] = loaded if loaded is not None else {}
-    values = {key: _field_value(key, fields, top, problems) for key in ("name", "description", "type")}
+    # name and description are free text; type is a word, so YAML's reading (comments dropped) wins there.
+    values = {
+        key: _field_value(key, fields, top, problems, verbatim=key != "type")
+        for key in ("name", "description", "type")
+    }
     kind, source = values["type"], "type" if values["type"] is not None else None
     if kind is None:
         metadata = fields.get("metadata") if loaded is not None else nested
@@ -290,6 +294,8 @@ class RoleDir:
                 f"role directory {path}: not a directory. Pass a directory such as .agents/memory/<role> "
                 "or ~/.claude/memory"
             )
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise MemsyncError(f"role directory {path}: not readable. Check its permissions")
         self.path = path
 
     @property
@@ -334,7 +340,9 @@ class RoleDir:
         folder = self.path / DAILY_DIR
         if not folder.is_dir():
             return []
-        paths = sorted(p for p in folder.iterdir() if p.is_file() and _DAILY_NAME.match(p.name))
+        paths = sorted(
+            p for p in folder.iterdir() if _DAILY_NAME.match(p.name) and p.is_file() and not p.is_symlink()
+        )
         return [read_daily_log(path) for path in paths]
 
     def log(self, text: str, now: datetime | None = None) -> Path:
@@ -397,7 +405,7 @@ class RoleDir:
                 f"cannot rename {old.name} to {new.name}: {new.name} already exists. Remove that one first"
             )
         current = read_entry(old)
-        text = old.read_bytes().decode("utf-8", errors="surrogateescape")
+        text = _read_bytes(old).decode("utf-8", errors="surrogateescape")
         head, body = split_frontmatter(text)
         data = (_with_name(head, new_name) + body) if head else text
         atomic_write(new, data.encode("utf-8", errors="surrogateescape"))
@@ -533,9 +541,11 @@ class RoleDir:
         return sorted(problems, key=lambda p: (str(p.path), p.line))
 
     def _markdown_files(self) -> list[Path]:
+        # Symlinks are skipped: an entry's content must come from this directory (DESIGN I8).
         return sorted(
             path for path in self.path.iterdir()
-            if path.suffix == ".md" and path.is_file() and path.name not in (INDEX_NAME, SNAPSHOT_NAME)
+            if path.suffix == ".md" and path.is_file() and not path.is_symlink()
+            and path.name not in (INDEX_NAME, SNAPSHOT_NAME)
             and not path.name.startswith(".") and not is_ignored(path.name)
         )
 
@@ -573,7 +583,7 @@ class RoleDir:
         """Read-modify-write ``MEMORY.md`` under memsync's writer lock, replacing it atomically."""
         with writer_lock(self.index_path):
             if self.index_path.is_file():
-                text = self.index_path.read_bytes().decode("utf-8", errors="surrogateescape")
+                text = _read_bytes(self.index_path).decode("utf-8", errors="surrogateescape")
             else:
                 text = f"# Memory index — {self.role}\n\n"
             result = render(edit(parse_index(text)))
@@ -706,9 +716,16 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise MemsyncError(f"cannot read {path}: {exc.strerror or exc}. Check its permissions") from exc
+
+
 def _read_text(path: Path) -> tuple[str, list[Problem]]:
     """The text of ``path`` decoded as UTF-8 (bad bytes replaced and reported with their line)."""
-    data = path.read_bytes()
+    data = _read_bytes(path)
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as exc:
@@ -735,11 +752,12 @@ def _scan_keys(text: str) -> tuple[dict[str, tuple[str, bool]], dict[str, str]]:
 
 
 def _field_value(
-    key: str, fields: Mapping[str, Any], top: Mapping[str, tuple[str, bool]], problems: list[tuple[int, str]]
+    key: str, fields: Mapping[str, Any], top: Mapping[str, tuple[str, bool]], problems: list[tuple[int, str]],
+    verbatim: bool,
 ) -> str | None:
     raw, continues = top.get(key, ("", False))
     # YAML would end a plain value at " #" and turn "yes" or a date into other types; the skill means text.
-    if raw and raw[0] not in _NOT_PLAIN and not continues:
+    if raw and raw[0] not in _NOT_PLAIN and not continues and (verbatim or key not in fields):
         return raw
     if key in fields:
         value = fields[key]
@@ -765,13 +783,18 @@ def _unquote(raw: str) -> str:
 
 
 def _scalar(value: str) -> str:
-    """``value`` as a one-line YAML scalar: plain when it reads back the same, else double-quoted."""
+    """``value`` as a one-line YAML scalar: plain when it reads back the same, else double-quoted.
+
+    In the quoted form every character YAML would refuse or fold (controls, line separators) is escaped.
+    """
     fields: dict[str, Any] = {}
     with contextlib.suppress(*_YAML_FAILURES):
         fields = yaml.safe_load(f"k: {value}") or {}
-    if value[:1] not in _NOT_PLAIN and fields.get("k") == value and " #" not in value:
+    if value.isprintable() and value[:1] not in _NOT_PLAIN and fields.get("k") == value and " #" not in value:
         return value
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = "".join(
+        "\\" + c if c in '"\\' else c if c.isprintable() else f"\\U{ord(c):08x}" for c in value
+    )
     return f'"{escaped}"'
 
 
