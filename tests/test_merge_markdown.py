@@ -14,6 +14,7 @@ from memsync.merge import (
     merge_entry,
     merge_for_path,
     merge_index,
+    merge_jsonl,
 )
 
 MERGES = {"daily": merge_daily, "index": merge_index, "entry": merge_entry}
@@ -90,9 +91,13 @@ def test_daily_tail_that_is_a_prefix_of_the_other_adds_nothing() -> None:
 def test_daily_both_created_the_file_title_once() -> None:
     ours = b"# Daily log \xe2\x80\x94 2026-11-30\n\n- [10:00] o\n"
     theirs = b"# Daily log \xe2\x80\x94 2026-11-30\n\n- [08:00] t\n"
-    assert merged("daily", b"", ours, theirs) == b"# Daily log \xe2\x80\x94 2026-11-30\n\n- [08:00] t\n- [10:00] o\n"
+    assert merged("daily", b"", ours, theirs) == (
+        b"# Daily log \xe2\x80\x94 2026-11-30\n\n- [08:00] t\n- [10:00] o\n"
+    )
     other_title = b"# 2026-11-30 \xe2\x80\x94 scout\n\n- [08:00] t\n"
-    assert merged("daily", b"", ours, other_title) == b"# 2026-11-30 \xe2\x80\x94 scout\n\n- [08:00] t\n- [10:00] o\n"
+    assert merged("daily", b"", ours, other_title) == (
+        b"# 2026-11-30 \xe2\x80\x94 scout\n\n- [08:00] t\n- [10:00] o\n"
+    )
 
 
 def test_daily_crlf_missing_newline_and_bom_are_normalised() -> None:
@@ -114,26 +119,31 @@ def test_daily_on_a_real_log(corpus: Path) -> None:
     cut = data.index(b"\n", len(data) // 2) + 1
     base = data[:cut]
     result = merged("daily", base, data, base + "- [23:59] late note 🟥\n".encode())
-    assert result.startswith(data) or result.startswith(base + "- [23:59]".encode())
+    assert result.startswith(data) or result.startswith(base + b"- [23:59]")
     assert data[cut:] in result and "late note 🟥".encode() in result
 
 
 # --- index -------------------------------------------------------------------------------------------
 
-INDEX = b"# Memory index \xe2\x80\x94 dev\n\n> preamble\n\n- [A](a.md) \xe2\x80\x94 alpha\n- [B](b.md) \xe2\x80\x94 beta\n"
+INDEX = (
+    b"# Memory index \xe2\x80\x94 dev\n\n> preamble\n\n"
+    b"- [A](a.md) \xe2\x80\x94 alpha\n- [B](b.md) \xe2\x80\x94 beta\n"
+)
 
 
 def test_index_additions_from_both_sides_and_one_sided_edit() -> None:
     ours = INDEX + b"- [C](c.md) \xe2\x80\x94 gamma\n"
     theirs = INDEX.replace(b"beta", b"beta, edited") + b"- [D](d.md) \xe2\x80\x94 delta\n"
     assert merged("index", INDEX, ours, theirs) == (
-        INDEX.replace(b"beta", b"beta, edited") + b"- [C](c.md) \xe2\x80\x94 gamma\n- [D](d.md) \xe2\x80\x94 delta\n"
+        INDEX.replace(b"beta", b"beta, edited")
+        + b"- [C](c.md) \xe2\x80\x94 gamma\n- [D](d.md) \xe2\x80\x94 delta\n"
     )
 
 
 def test_index_deletion_honoured_unless_the_other_side_changed_the_item() -> None:
     deleted = INDEX.replace(b"- [A](a.md) \xe2\x80\x94 alpha\n", b"")
-    assert merged("index", INDEX, deleted, INDEX + b"- [C](c.md) \xe2\x80\x94 c\n") == deleted + b"- [C](c.md) \xe2\x80\x94 c\n"
+    item_c = b"- [C](c.md) \xe2\x80\x94 c\n"
+    assert merged("index", INDEX, deleted, INDEX + item_c) == deleted + item_c
     changed = INDEX.replace(b"alpha", b"alpha, edited")
     assert merged("index", INDEX, deleted + b"- [C](c.md) \xe2\x80\x94 c\n", changed) == (
         changed + b"- [C](c.md) \xe2\x80\x94 c\n"
@@ -182,7 +192,8 @@ def test_index_replay_of_the_real_history(corpus: Path) -> None:
     history = corpus / "history" / "acmp-claude-MEMORY"
     v010, v020 = (history / "v010.md").read_bytes(), (history / "v020.md").read_bytes()
     first_item_end = v010.index(b"\n", v010.index(b"\n- ") + 1) + 1
-    hand = v010[:first_item_end] + b"- [Hand note](hand-note.md) \xe2\x80\x94 added by hand\n" + v010[first_item_end:]
+    hand_line = b"- [Hand note](hand-note.md) \xe2\x80\x94 added by hand\n"
+    hand = v010[:first_item_end] + hand_line + v010[first_item_end:]
     result = merged("index", v010, v020, hand)
     assert b"- [Hand note](hand-note.md)" in result
     result_keys = {b.key for b in parse_index(result.decode()) if b.key is not None}
@@ -254,12 +265,11 @@ def test_entry_keeps_bytes_as_they_are() -> None:
 
 @pytest.mark.parametrize(
     ("path", "kind"),
-    [("memory/x.jsonl", "jsonl"), ("roles/dev/daily/2026-11-30.md", "daily"), ("roles/dev/MEMORY.md", "index"),
-     ("roles/dev/note.md", "entry"), ("roles/dev/.last-retrospective", "entry")],
+    [("memory/x.jsonl", "jsonl"), ("roles/dev/daily/2026-11-30.md", "daily"),
+     ("roles/dev/MEMORY.md", "index"), ("roles/dev/note.md", "entry"),
+     ("roles/dev/.last-retrospective", "entry")],
 )
 def test_merge_for_path_dispatches_on_the_layout(path: str, kind: str) -> None:
     base, ours, theirs = b"x\n", b"x\ny\n", b"x\nz\n"
-    from memsync import merge
-
-    expected = {"jsonl": merge.merge_jsonl, "daily": merge_daily, "index": merge_index, "entry": merge_entry}[kind]
+    expected = {"jsonl": merge_jsonl, "daily": merge_daily, "index": merge_index, "entry": merge_entry}[kind]
     assert merge_for_path(path, base, ours, theirs) == expected(base, ours, theirs)

@@ -1,0 +1,201 @@
+"""The drivers as git runs them: a bare remote and two clones with drivers installed, merging, rebasing,
+cherry-picking and criss-crossing without a conflict, converging to identical trees, then going quiet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memsync.driver import install_merge_drivers
+from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from tests.helpers import git
+
+H = '{"created_at":"2026-11-09T07:50:00Z","format":"agent-memory/0.1"}\n'
+JSONL = "memory/dev.jsonl"
+DAILY = "roles/dev/daily/2026-11-30.md"
+INDEX = "roles/dev/MEMORY.md"
+ENTRY = "roles/dev/timezone.md"
+CLASH = "roles/dev/tools.md"
+FILES = (JSONL, DAILY, INDEX, ENTRY, CLASH)
+
+INITIAL = {
+    JSONL: H,
+    DAILY: "# Daily log — 2026-11-30\n\n- [08:00] start\n",
+    INDEX: "# Memory index — dev\n\n- [Timezone](timezone.md) — the user's timezone\n",
+    ENTRY: "---\nname: Timezone\ndescription: the user's timezone\ntype: user\n---\n\n"
+           "First line.\n\nMiddle.\n\nLast line.\n",
+    CLASH: "Use the old tool.\n",
+}
+
+
+def entry_line(id_: str, stamp: str) -> str:
+    return json.dumps({"id": id_, "kind": "fact", "text": f"fact {id_} é🟥", "created_at": stamp},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def write(repo: Path, rel: str, text: str, append: bool = False) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = path.read_text(encoding="utf-8") if append and path.exists() else ""
+    path.write_text(old + text, encoding="utf-8")
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def no_conflicts(repo: Path) -> None:
+    assert git(repo, "ls-files", "-u") == ""
+    for rel in FILES:
+        data = (repo / rel).read_bytes()
+        assert b"<<<<<<<" not in data and b">>>>>>>" not in data
+
+
+def tree(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD^{tree}").strip()
+
+
+@pytest.fixture
+def peers(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(remote, alice, bob): a bare remote with the initial files, and two clones with drivers installed."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    git(tmp_path, "init", "-q", "-b", "main", str(alice))
+    git(alice, "remote", "add", "origin", str(remote))
+    for rel, text in INITIAL.items():
+        write(alice, rel, text)
+    commit(alice, "initial")
+    git(alice, "push", "-q", "-u", "origin", "main")
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    for repo in (alice, bob):
+        install_merge_drivers(repo / ".git")
+        git(repo, "config", "pull.rebase", "false")
+    return remote, alice, bob
+
+
+def concurrent_edits(alice: Path, bob: Path) -> None:
+    """Both peers change every kind of file at once, alice and bob each in their own way."""
+    write(alice, JSONL, entry_line("a1", "2026-11-30T10:00:00Z"), append=True)
+    write(bob, JSONL, entry_line("b1", "2026-11-30T09:00:00Z"), append=True)
+    write(alice, DAILY, "- [10:00] alice was here\n", append=True)
+    write(bob, DAILY, "- [09:30] bob was here\n| table | row |\n", append=True)
+    write(alice, INDEX, "- [Alice](alice.md) — from alice\n", append=True)
+    write(bob, INDEX, "- [Bob](bob.md) — from bob\n", append=True)
+    write(alice, ENTRY, INITIAL[ENTRY].replace("First line.", "First line, by alice."))
+    write(bob, ENTRY, INITIAL[ENTRY].replace("Last line.", "Last line, by bob."))
+    write(alice, CLASH, "Use the new tool (alice).\n")
+    write(bob, CLASH, "Use the other tool (bob).\n")
+    commit(alice, "alice")
+    commit(bob, "bob")
+
+
+def check_merged(repo: Path) -> None:
+    no_conflicts(repo)
+    assert (repo / JSONL).read_text(encoding="utf-8") == (
+        H + entry_line("b1", "2026-11-30T09:00:00Z") + entry_line("a1", "2026-11-30T10:00:00Z")
+    )
+    assert (repo / DAILY).read_text(encoding="utf-8") == (
+        INITIAL[DAILY] + "- [09:30] bob was here\n| table | row |\n- [10:00] alice was here\n"
+    )
+    assert (repo / INDEX).read_text(encoding="utf-8") == (
+        INITIAL[INDEX] + "- [Alice](alice.md) — from alice\n- [Bob](bob.md) — from bob\n"
+    )
+    assert (repo / ENTRY).read_text(encoding="utf-8") == (
+        INITIAL[ENTRY].replace("First line.", "First line, by alice.")
+        .replace("Last line.", "Last line, by bob.")
+    )
+    clash = (repo / CLASH).read_text(encoding="utf-8")
+    assert clash.startswith(BOTH_KEPT_NOTE_PREFIX)
+    assert clash.index("Use the new tool (alice).") < clash.index("Use the other tool (bob).")
+
+
+def test_pull_on_both_peers_merges_without_conflict_and_converges(peers: tuple[Path, Path, Path]) -> None:
+    _, alice, bob = peers
+    concurrent_edits(alice, bob)
+    git(alice, "push", "-q")
+    git(bob, "pull", "-q", "--no-edit")
+    check_merged(bob)
+    git(bob, "push", "-q")
+    git(alice, "pull", "-q", "--no-edit")
+    check_merged(alice)
+    assert tree(alice) == tree(bob)
+
+
+def test_criss_cross_merges_write_the_same_tree(peers: tuple[Path, Path, Path]) -> None:
+    _, alice, bob = peers
+    concurrent_edits(alice, bob)
+    git(alice, "fetch", "-q", str(bob), "main:refs/remotes/bob/main")
+    git(bob, "fetch", "-q", str(alice), "main:refs/remotes/alice/main")
+    git(alice, "merge", "-q", "--no-edit", "bob/main")
+    git(bob, "merge", "-q", "--no-edit", "alice/main")
+    check_merged(alice)
+    check_merged(bob)
+    assert tree(alice) == tree(bob)  # symmetric drivers: each side's own merge gives the same bytes
+    git(alice, "push", "-q")
+    git(bob, "pull", "-q", "--no-edit")  # merges two merges: a recursive (virtual base) merge
+    no_conflicts(bob)
+    assert tree(bob) == tree(alice)
+
+
+@pytest.mark.parametrize("how", ["rebase", "cherry-pick"])
+def test_rebase_and_cherry_pick_give_the_merge_result(peers: tuple[Path, Path, Path], how: str) -> None:
+    _, alice, bob = peers
+    concurrent_edits(alice, bob)
+    git(alice, "push", "-q")
+    if how == "rebase":
+        git(bob, "pull", "-q", "--rebase")
+    else:
+        mine = git(bob, "rev-parse", "HEAD").strip()
+        git(bob, "fetch", "-q")
+        git(bob, "reset", "-q", "--hard", "origin/main")
+        git(bob, "cherry-pick", mine)
+    check_merged(bob)
+    assert git(bob, "rev-list", "--count", "HEAD").strip() == "3"  # linear: no merge commit
+
+
+def test_quiescence_no_new_commits_after_the_first_exchange(peers: tuple[Path, Path, Path]) -> None:
+    _, alice, bob = peers
+    concurrent_edits(alice, bob)
+    # both merge each other first (criss-cross), then keep exchanging through the remote
+    git(alice, "fetch", "-q", str(bob), "main:refs/remotes/bob/main")
+    git(bob, "fetch", "-q", str(alice), "main:refs/remotes/alice/main")
+    git(alice, "merge", "-q", "--no-edit", "bob/main")
+    git(bob, "merge", "-q", "--no-edit", "alice/main")
+
+    def exchange(repo: Path) -> None:
+        git(repo, "pull", "-q", "--no-edit")
+        git(repo, "push", "-q")
+
+    exchange(alice)
+    exchange(bob)  # the one documented extra: bob's merge of two merges with equal trees
+    exchange(alice)
+    settled = {repo: git(repo, "rev-parse", "HEAD").strip() for repo in (alice, bob)}
+    assert settled[alice] == settled[bob]
+    for _ in range(5):
+        exchange(alice)
+        exchange(bob)
+    assert {repo: git(repo, "rev-parse", "HEAD").strip() for repo in (alice, bob)} == settled
+    assert git(alice, "status", "--porcelain") == ""
+
+
+def test_add_add_of_the_same_new_files(peers: tuple[Path, Path, Path]) -> None:
+    _, alice, bob = peers
+    write(alice, "memory/new.jsonl", H + entry_line("x", "2026-11-30T12:00:00Z"))
+    write(bob, "memory/new.jsonl", H + entry_line("y", "2026-11-30T11:00:00Z"))
+    write(alice, "roles/dev/daily/2026-12-01.md", "# Daily log — 2026-12-01\n\n- [09:00] a\n")
+    write(bob, "roles/dev/daily/2026-12-01.md", "# Daily log — 2026-12-01\n\n- [08:00] b\n")
+    commit(alice, "alice adds")
+    commit(bob, "bob adds")
+    git(alice, "push", "-q")
+    git(bob, "pull", "-q", "--no-edit")
+    assert git(bob, "ls-files", "-u") == ""
+    assert (bob / "memory/new.jsonl").read_text(encoding="utf-8") == (
+        H + entry_line("y", "2026-11-30T11:00:00Z") + entry_line("x", "2026-11-30T12:00:00Z")
+    )
+    assert (bob / "roles/dev/daily/2026-12-01.md").read_text(encoding="utf-8") == (
+        "# Daily log — 2026-12-01\n\n- [08:00] b\n- [09:00] a\n"
+    )

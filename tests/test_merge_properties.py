@@ -1,0 +1,266 @@
+"""Properties of every merge driver over generated versions (issue 3 "Tests"): symmetry byte for byte,
+idempotence, stability, no lost line, no conflict markers; with duplicates, compaction on one side,
+tombstones, malformed lines, CRLF, BOM, missing final newlines and unicode."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memsync.formats.index import parse_index
+from memsync.formats.jsonl import canonical_json, is_header, parse_record
+from memsync.merge import merge_daily, merge_entry, merge_index, merge_jsonl
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MARKERS = (b"<<<<<<<", b">>>>>>>")
+
+# --- jsonl -------------------------------------------------------------------------------------------
+
+TEXT = st.text(alphabet=st.sampled_from("ab é→🟥 \"\\\t"), max_size=6)
+STAMP = st.sampled_from(["2026-11-10T10:00:00Z", "2026-11-10T09:00:00Z", "2026-11-11T00:00:00Z"])
+IDS = st.sampled_from(["m1", "m2", "m3", "m4"])
+
+
+def _dump(obj: dict[str, object], spaced: bool) -> bytes:
+    if spaced:
+        return json.dumps(obj, ensure_ascii=False).encode()
+    return canonical_json(obj)
+
+
+ENTRY_LINE = st.builds(
+    lambda id_, stamp, text, spaced, extra: _dump(
+        {"id": id_, "kind": "fact", "text": text, "created_at": stamp, **({"x-extra": 1} if extra else {})},
+        spaced,
+    ),
+    IDS, STAMP, TEXT, st.booleans(), st.booleans(),
+)
+TOMBSTONE_LINE = st.builds(lambda id_, stamp: _dump({"id": id_, "deleted": True, "created_at": stamp}, False),
+                           IDS, STAMP)
+HEADER_LINE = st.builds(lambda at: _dump({"format": "agent-memory/0.1", "created_at": at}, False), STAMP)
+MALFORMED_LINE = st.sampled_from([b"garbage", b'{"id": ', "ünïcode ✓".encode(), b"\xff\xfe", b"", b"[1, 2]"])
+LINE = st.one_of(ENTRY_LINE, ENTRY_LINE, TOMBSTONE_LINE, MALFORMED_LINE)
+
+
+@st.composite
+def jsonl_versions(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
+    """(base, ours, theirs): each side appends to, compacts or re-serialises the base; bytes mangled."""
+    header = draw(st.lists(HEADER_LINE, max_size=1))
+    base = header + draw(st.lists(LINE, max_size=8))
+
+    def side() -> list[bytes]:
+        how = draw(st.sampled_from(["append", "append", "compact", "reserialise", "dup-header"]))
+        lines = list(base)
+        if how == "compact":
+            lines = [line for line in lines if draw(st.booleans())]
+        elif how == "reserialise":
+            lines = [json.dumps(json.loads(line)).encode() if parse_record(line) else line for line in lines]
+        elif how == "dup-header":
+            lines += draw(st.lists(HEADER_LINE, max_size=2))
+        return lines + draw(st.lists(st.one_of(LINE, st.sampled_from(base or [b"x"])), max_size=6))
+
+    def encode(lines: list[bytes], mangle: bool) -> bytes:
+        data = b"".join(line + b"\n" for line in lines)
+        if mangle:
+            way = draw(st.sampled_from(["crlf", "bom", "no-final-newline"]))
+            if way == "crlf":
+                data = data.replace(b"\n", b"\r\n")
+            elif way == "bom":
+                data = b"\xef\xbb\xbf" + data
+            elif data:
+                data = data[:-1]
+        return data
+
+    return encode(base, False), encode(side(), draw(st.booleans())), encode(side(), draw(st.booleans()))
+
+
+def _lines(data: bytes) -> list[bytes]:
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    if not data:
+        return []
+    return [line.removesuffix(b"\r") for line in data.split(b"\n")[: -1 if data.endswith(b"\n") else None]]
+
+
+def _ident(line: bytes) -> bytes:
+    record = parse_record(line)
+    return line if record is None else canonical_json(record)
+
+
+def _body_idents(data: bytes) -> set[bytes]:
+    out = set()
+    for line in _lines(data):
+        record = parse_record(line)
+        if record is None or not is_header(record):
+            out.add(_ident(line))
+    return out
+
+
+@SETTINGS
+@given(jsonl_versions())
+def test_jsonl_symmetric_idempotent_lossless_marker_free(versions: tuple[bytes, bytes, bytes]) -> None:
+    base, ours, theirs = versions
+    result = merge_jsonl(base, ours, theirs)
+    assert merge_jsonl(base, theirs, ours) == result
+    assert merge_jsonl(base, result, result) == result
+    assert result == b"" or result.endswith(b"\n")
+    assert b"\r\n" not in result and not result.startswith(b"\xef\xbb\xbf")
+    assert not any(marker in result for marker in MARKERS)
+    kept, base_ids = _body_idents(result), _body_idents(base)
+    for side, other in ((ours, theirs), (theirs, ours)):
+        other_ids = _body_idents(other)
+        for ident in _body_idents(side):
+            assert ident in kept or (ident in base_ids and ident not in other_ids)
+    headers = [line for line in _lines(result) if (r := parse_record(line)) is not None and is_header(r)]
+    assert len(headers) <= 1 and (not headers or _lines(result)[0] == headers[0])
+
+
+@SETTINGS
+@given(jsonl_versions())
+def test_jsonl_stable(versions: tuple[bytes, bytes, bytes]) -> None:
+    base, x, _ = versions
+    for result in (merge_jsonl(base, x, x), merge_jsonl(base, base, x)):
+        assert _body_idents(result) == _body_idents(x)
+        assert merge_jsonl(base, result, result) == result
+
+
+# --- daily -------------------------------------------------------------------------------------------
+
+DAILY_LINE = st.one_of(
+    st.builds(lambda h, m, t: f"- [{h:02d}:{m:02d}] {t}", st.integers(0, 23), st.sampled_from([0, 30]), TEXT),
+    st.sampled_from(["", "## Section", "| a | b |", "```", "prose → ≈ 🟥", "- bullet", "  continued"]),
+)
+
+
+@st.composite
+def daily_versions(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
+    title = "# Daily log — 2026-11-30\n"
+    base = draw(st.sampled_from(["", title, title + "\n- [08:00] start\n"]))
+
+    def side() -> bytes:
+        start = base or draw(st.sampled_from([title, "# 2026-11-30 — scout\n"]))
+        data = (start + "".join(line + "\n" for line in draw(st.lists(DAILY_LINE, max_size=5)))).encode()
+        if draw(st.booleans()):
+            data = data.replace(b"\n", b"\r\n")
+        return data
+
+    return base.encode(), side(), side()
+
+
+def _text_lines(data: bytes) -> set[bytes]:
+    return set(data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n").splitlines())
+
+
+@SETTINGS
+@given(daily_versions())
+def test_daily_symmetric_idempotent_lossless(versions: tuple[bytes, bytes, bytes]) -> None:
+    base, ours, theirs = versions
+    result = merge_daily(base, ours, theirs)
+    assert merge_daily(base, theirs, ours) == result
+    assert merge_daily(base, result, result) == result
+    assert merge_daily(base, base, ours) == ours and merge_daily(base, ours, ours) == ours
+    missing = (_text_lines(ours) | _text_lines(theirs)) - _text_lines(result)
+    assert all(line.startswith(b"# ") for line in missing)  # only a second, different title goes
+    assert result.count(b"# ") >= 1
+
+
+# --- index -------------------------------------------------------------------------------------------
+
+SLUGS = st.sampled_from(["a", "b", "c", "d", "e"])
+ITEM = st.one_of(
+    st.builds(lambda slug, desc: f"- [{slug.upper()}]({slug}.md) — {desc}\n", SLUGS, TEXT),
+    st.builds(lambda slug, desc: f"- [{slug}]({slug}.md) — {desc}\n  more {desc}\n", SLUGS, TEXT),
+    st.sampled_from(["- plain item\n", "- ⚠ see [[wikilink]]\n", "* [X](x.md) · [Y](y.md)\n"]),
+)
+OTHER = st.sampled_from(["\n", "## Heading\n", "> preamble\n", "## ★★ Other\n"])
+
+
+@st.composite
+def index_versions(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
+    base = ["# Memory index\n", "\n", *draw(st.lists(st.one_of(ITEM, ITEM, OTHER), max_size=8))]
+
+    def side() -> bytes:
+        lines = list(base)
+        for _ in range(draw(st.integers(0, 4))):
+            how = draw(st.sampled_from(["add", "delete", "edit", "move"]))
+            at = draw(st.integers(0, len(lines)))
+            if how == "add":
+                lines.insert(at, draw(st.one_of(ITEM, OTHER)))
+            elif lines and at < len(lines) and how == "delete":
+                del lines[at]
+            elif lines and at < len(lines) and how == "edit":
+                lines[at] = lines[at].replace(" — ", " — edited ", 1)
+            elif lines and at < len(lines):
+                lines.append(lines.pop(at))
+        data = "".join(lines).encode()
+        return data.replace(b"\n", b"\r\n") if draw(st.booleans()) else data
+
+    return "".join(base).encode(), side(), side()
+
+
+def _items(data: bytes) -> dict[str, str]:
+    text = data.decode().replace("\r\n", "\n")
+    return {block.key: block.text for block in parse_index(text) if block.key is not None}
+
+
+@SETTINGS
+@given(index_versions())
+def test_index_symmetric_idempotent_lossless(versions: tuple[bytes, bytes, bytes]) -> None:
+    base, ours, theirs = versions
+    result = merge_index(base, ours, theirs)
+    assert merge_index(base, theirs, ours) == result
+    assert merge_index(base, result, result) == result
+    assert merge_index(base, base, ours) == ours
+    kept, base_items = _items(result), _items(base)
+    if base not in (ours, theirs) and ours != theirs:  # a real merge, not one side taken as it is
+        keys = [block.key for block in parse_index(result.decode()) if block.key is not None]
+        assert len(keys) == len(set(keys))
+    for side, other in ((ours, theirs), (theirs, ours)):
+        side_items, other_items = _items(side), _items(other)
+        for key, text in side_items.items():
+            deleted_by_other = key in base_items and key not in other_items and text == base_items[key]
+            assert key in kept or deleted_by_other
+
+
+# --- entry -------------------------------------------------------------------------------------------
+
+BODY_LINE = st.sampled_from(["alpha", "beta", "gamma", "δέλτα", "", "- item", "epsilon 🟥"])
+HEAD = st.sampled_from(["", "---\nname: x\ndescription: d\ntype: user\n---\n",
+                        "---\nname: x\ndescription: other\ntype: feedback\nmetadata: \n  node_type: memory\n"
+                        "---\n"])
+
+
+@st.composite
+def entry_versions(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
+    base_lines = draw(st.lists(BODY_LINE, max_size=6))
+
+    def version(lines: list[str]) -> bytes:
+        return (draw(HEAD) + "".join(line + "\n" for line in lines)).encode()
+
+    def edited() -> list[str]:
+        lines = list(base_lines)
+        for _ in range(draw(st.integers(0, 3))):
+            at = draw(st.integers(0, len(lines)))
+            if draw(st.booleans()) or not lines or at == len(lines):
+                lines.insert(at, draw(BODY_LINE))
+            else:
+                lines[at] = draw(BODY_LINE)
+        return lines
+
+    return version(base_lines), version(edited()), version(edited())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entry_versions())
+def test_entry_symmetric_idempotent_marker_free(versions: tuple[bytes, bytes, bytes]) -> None:
+    base, ours, theirs = versions
+    result = merge_entry(base, ours, theirs)
+    assert merge_entry(base, theirs, ours) == result
+    assert merge_entry(base, result, result) == result
+    assert merge_entry(base, base, ours) == ours
+    assert not any(marker in result for marker in MARKERS)
+    base_lines = set(base.splitlines())
+    for side in (ours, theirs):
+        added = [line for line in side.splitlines() if line not in base_lines and not line.startswith(b"---")]
+        body_added = [line for line in added if b":" not in line and not line.startswith(b"  ")]
+        assert all(line in result.splitlines() for line in body_added)
