@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memsync import doctor
+from memsync import doctor, setup
 from memsync.config import load_config
 from tests.helpers import git, run_cli
 
@@ -18,6 +18,10 @@ def _lines(stdout: str) -> dict[str, str]:
         assert level in ("OK", "WARN", "FAIL"), line
         out[rest.split(":", 1)[0]] = level
     return out
+
+
+def _levels() -> dict[str, str]:
+    return _lines("\n".join(check.line() for check in doctor.run_checks()))
 
 
 def _bare(path: Path) -> Path:
@@ -35,7 +39,7 @@ def test_doctor_without_config_fails_on_the_config_line(home: Path) -> None:
 
 def test_doctor_on_a_fresh_setup(home: Path, tmp_path: Path) -> None:
     remote = _bare(tmp_path / "remote.git")
-    assert run_cli("init", "--remote", str(remote)).returncode == 0
+    setup.init(remote=str(remote))
 
     result = run_cli("doctor")
 
@@ -50,23 +54,21 @@ def test_doctor_on_a_fresh_setup(home: Path, tmp_path: Path) -> None:
 
 def test_doctor_fails_on_unreachable_remote_and_broken_store(home: Path, tmp_path: Path) -> None:
     remote = _bare(tmp_path / "remote.git")
-    assert run_cli("init", "--remote", str(remote)).returncode == 0
+    setup.init(remote=str(remote))
     store = home / ".local/share/memsync/stores/personal"
     remote.rename(tmp_path / "gone.git")
     # Lose the object of the commit HEAD points at: fsck --connectivity-only must notice.
     head = git(store, "rev-parse", "HEAD").strip()
     (store / ".git" / "objects" / head[:2] / head[2:]).unlink()
 
-    result = run_cli("doctor")
+    levels = _levels()
 
-    assert result.returncode == 1
-    levels = _lines(result.stdout)
     assert levels["remote personal/origin"] == "FAIL" and levels["store personal"] == "FAIL"
 
 
 def test_clock_check_warns_about_peer_commits_from_the_future(home: Path, tmp_path: Path) -> None:
     remote = _bare(tmp_path / "remote.git")
-    assert run_cli("init", "--remote", str(remote)).returncode == 0
+    setup.init(remote=str(remote))
     store = load_config().stores["personal"]
     git(store.path, "fetch", "-q", "origin")
 

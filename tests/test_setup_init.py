@@ -5,7 +5,11 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
+from memsync import setup
 from memsync.config import load_config
+from memsync.errors import MemsyncError
 from tests.conftest import isolated_env
 from tests.helpers import git, run_cli
 
@@ -50,36 +54,34 @@ def test_init_without_remote_tracks_detected_memory_in_a_local_store(home: Path)
 
 def test_init_twice_changes_nothing(home: Path) -> None:
     (home / ".agents/memory/scout").mkdir(parents=True)
-    assert run_cli("init").returncode == 0
+    assert setup.init().changed
     config_before = _config(home).read_bytes()
     refs_before = _refs(_store(home))
 
-    again = run_cli("init")
+    again = setup.init()
 
-    assert again.returncode == 0, again.stderr
-    assert "(unchanged)" in again.stdout and "(exists)" in again.stdout
+    assert not again.changed
+    assert "(unchanged)" in again.lines[0] and "(exists)" in again.lines[1]
     assert _config(home).read_bytes() == config_before
     assert _refs(_store(home)) == refs_before
 
 
 def test_init_rerun_tracks_memory_that_appeared_since(home: Path) -> None:
-    assert run_cli("init").returncode == 0
+    setup.init()
     (home / ".agents/memory/qa").mkdir(parents=True)
 
-    again = run_cli("init")
+    again = setup.init()
 
-    assert again.returncode == 0, again.stderr
-    assert f"tracking {home}/.agents/memory/qa as roles/qa" in again.stdout
+    assert f"tracking {home}/.agents/memory/qa as roles/qa" in again.lines
     assert [t.store_path for t in load_config(_config(home)).stores["personal"].tracks] == ["roles/qa"]
 
 
 def test_init_with_empty_bare_remote_pushes_the_new_store(home: Path, tmp_path: Path) -> None:
     remote = _bare(tmp_path / "remote.git")
 
-    result = run_cli("init", "--remote", str(remote))
+    result = "\n".join(setup.init(remote=str(remote)).lines)
 
-    assert result.returncode == 0, result.stderr
-    assert "created and pushed to origin" in result.stdout
+    assert "created and pushed to origin" in result
     head = git(_store(home), "rev-parse", "HEAD").strip()
     assert git(remote, "rev-parse", "refs/heads/main").strip() == head
 
@@ -91,19 +93,17 @@ def test_init_with_remote_history_clones_it(home: Path, tmp_path: Path) -> None:
     assert run_cli("init", "--remote", str(remote), env=env).returncode == 0
     remote_head = git(remote, "rev-parse", "refs/heads/main").strip()
 
-    result = run_cli("init", "--remote", str(remote), "--branch", "main")
+    result = "\n".join(setup.init(remote=str(remote), branch="main").lines)
 
-    assert result.returncode == 0, result.stderr
-    assert "cloned from origin" in result.stdout
+    assert "cloned from origin" in result
     assert git(_store(home), "rev-parse", "HEAD").strip() == remote_head
 
 
 def test_init_refuses_a_different_remote_for_the_existing_store(home: Path, tmp_path: Path) -> None:
-    assert run_cli("init", "--remote", str(_bare(tmp_path / "a.git"))).returncode == 0
+    setup.init(remote=str(_bare(tmp_path / "a.git")))
     before = _config(home).read_bytes()
 
-    result = run_cli("init", "--remote", str(_bare(tmp_path / "b.git")))
+    with pytest.raises(MemsyncError, match="already has origin"):
+        setup.init(remote=str(_bare(tmp_path / "b.git")))
 
-    assert result.returncode == 1
-    assert "already has origin" in result.stderr and "Traceback" not in result.stderr
     assert _config(home).read_bytes() == before

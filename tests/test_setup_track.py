@@ -5,6 +5,12 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
+from memsync import setup
+from memsync.config import config_path
+from memsync.daemon import run_all_from
+from memsync.errors import MemsyncError
 from tests.conftest import isolated_env
 from tests.helpers import git, run_cli
 
@@ -53,9 +59,9 @@ def test_track_and_untrack_keep_unrelated_keys_and_back_up_comments(home: Path) 
     assert [t["path"] for t in raw["stores"]["personal"]["track"]] == [
         "~/.agents/memory/scout", "~/.agent-memory/lessons.jsonl"]
 
-    untracked = run_cli("untrack", str(home / ".agents" / "memory" / "scout"))
+    untracked = setup.untrack(home / ".agents" / "memory" / "scout")
 
-    assert untracked.returncode == 0, untracked.stderr
+    assert untracked.changed and "stays in store personal" in untracked.lines[-2]
     raw_after = tomllib.loads(path.read_text())
     assert [t["path"] for t in raw_after["stores"]["personal"]["track"]] == ["~/.agent-memory/lessons.jsonl"]
     unrelated = {k: v for k, v in raw.items() if k != "stores"}
@@ -64,18 +70,19 @@ def test_track_and_untrack_keep_unrelated_keys_and_back_up_comments(home: Path) 
 
 def test_track_twice_is_a_no_op_and_untracking_an_untracked_path_fails(home: Path) -> None:
     path = _write_user_config(home)
-    again = run_cli("track", str(home / ".agents" / "memory" / "scout"))
-    assert again.returncode == 0 and "already tracked" in again.stdout
+    again = setup.track(home / ".agents" / "memory" / "scout")
+    assert not again.changed and "already tracked" in again.lines[0]
     assert path.read_text() == USER_CONFIG
 
-    missing = run_cli("untrack", str(home / "nothing"))
-    assert missing.returncode == 1 and "is not tracked" in missing.stderr
+    with pytest.raises(MemsyncError, match="is not tracked"):
+        setup.untrack(home / "nothing")
 
 
 def test_track_into_unknown_store_fails_without_changing_the_config(home: Path) -> None:
     path = _write_user_config(home)
     result = run_cli("track", str(home / "x.jsonl"), "--store", "team")
     assert result.returncode == 1 and "store 'team' is not configured" in result.stderr
+    assert "Traceback" not in result.stderr
     assert tomllib.loads(path.read_text()) == tomllib.loads(USER_CONFIG)
 
 
@@ -84,23 +91,23 @@ def test_store_add_and_remotes(home: Path, tmp_path: Path) -> None:
     remote = tmp_path / "team.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
 
-    added = run_cli("store", "add", "team", "--remote", str(remote))
-    assert added.returncode == 0, added.stderr
-    assert "nothing is tracked into team yet" in added.stdout
+    added = setup.store_add("team", remote=str(remote))
+    assert "nothing is tracked into team yet" in "\n".join(added.lines)
     assert git(remote, "rev-parse", "refs/heads/main").strip()  # the new store was pushed
 
     assert run_cli("remote", "add", "backup", "/srv/backup.git", "--store", "team").returncode == 0
-    duplicate = run_cli("remote", "add", "backup", "/elsewhere.git", "--store", "team")
-    assert duplicate.returncode == 1 and "already has remote backup" in duplicate.stderr
+    with pytest.raises(MemsyncError, match="already has remote backup"):
+        setup.remote_add("backup", "/elsewhere.git", store="team")
     raw = tomllib.loads(_config(home).read_text())
     assert raw["stores"]["team"]["remotes"] == {"origin": str(remote), "backup": "/srv/backup.git"}
 
     assert run_cli("remote", "remove", "backup", "--store", "team").returncode == 0
-    gone = run_cli("remote", "remove", "backup", "--store", "team")
-    assert gone.returncode == 1 and "has no remote backup" in gone.stderr
+    with pytest.raises(MemsyncError, match="has no remote backup"):
+        setup.remote_remove("backup", store="team")
     assert tomllib.loads(_config(home).read_text())["stores"]["team"]["remotes"] == {"origin": str(remote)}
 
 
+@pytest.mark.slow
 def test_tracking_a_path_the_store_already_holds_merges_both(home: Path, tmp_path: Path) -> None:
     """Peer content at the store path, local content at the live path: after a sync both hold both."""
     remote = tmp_path / "remote.git"
@@ -114,18 +121,16 @@ def test_tracking_a_path_the_store_already_holds_merges_both(home: Path, tmp_pat
     assert run_cli("sync", env=alice).returncode == 0
 
     # Bob's copy of the role lives in a project, so init does not find it; he maps it to roles/scout.
-    assert run_cli("init", "--remote", str(remote)).returncode == 0
+    setup.init(remote=str(remote))
     bob_role = home / "work" / "shop" / ".agents" / "memory" / "scout"
     (bob_role / "daily").mkdir(parents=True)
     (bob_role / "from_bob.md").write_text("---\nname: from bob\ndescription: b\ntype: user\n---\n\nB\n")
     (bob_role / "daily" / "2026-11-30.md").write_text("# Daily log — 2026-11-30\n\n- [09:01] bob\n")
 
-    tracked = run_cli("track", str(bob_role), "--as", "roles/scout")
+    tracked = "\n".join(setup.track(bob_role, as_path="roles/scout").lines)
 
-    assert tracked.returncode == 0, tracked.stderr
-    assert "already holds roles/scout (from peers)" in tracked.stdout
-    assert "nothing on either side is lost" in tracked.stdout
-    assert run_cli("sync").returncode == 0
+    assert "already holds roles/scout (from peers)" in tracked and "nothing on either side is lost" in tracked
+    assert run_all_from(config_path()) == 0
     assert (bob_role / "from_alice.md").exists() and (bob_role / "from_bob.md").exists()
     daily = (bob_role / "daily" / "2026-11-30.md").read_text()
     assert "- [09:00] alice\n" in daily and "- [09:01] bob\n" in daily
