@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from memsync import setup
+from memsync import doctor, setup
 from memsync.config import config_path
 from memsync.daemon import run_all_from
 from memsync.errors import MemsyncError
 from tests.conftest import isolated_env
-from tests.helpers import git, run_cli
+from tests.helpers import git, run_cli, wait_for
 
 USER_CONFIG = """\
 # my memsync settings
@@ -137,3 +140,32 @@ def test_tracking_a_path_the_store_already_holds_merges_both(home: Path, tmp_pat
     assert run_cli("sync", env=alice).returncode == 0
     assert (alice_role / "from_bob.md").read_text() == (bob_role / "from_bob.md").read_text()
     assert "- [09:01] bob\n" in (alice_role / "daily" / "2026-11-30.md").read_text()
+
+
+@pytest.mark.slow
+def test_track_makes_a_running_daemon_reload_and_sync_the_new_path(home: Path, tmp_path: Path) -> None:
+    (home / ".agents/memory/scout").mkdir(parents=True)
+    config = _config(home)
+    config.parent.mkdir(parents=True)
+    config.write_text("debounce_s = 0.2\npull_interval_s = 2.0\n")
+    setup.init()
+    log_path = tmp_path / "daemon.log"
+    with log_path.open("wb") as log:
+        daemon = subprocess.Popen([sys.executable, "-m", "memsync", "daemon"], stdout=log, stderr=log,
+                                  stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: "start-up cycle done" in log_path.read_text(), timeout=30, what="daemon start")
+        assert doctor.check_daemon(config).level == "OK"
+        lessons = home / ".agent-memory" / "lessons.jsonl"
+        lessons.parent.mkdir()
+        lessons.write_text('{"format":"agent-memory/0.1"}\n')
+
+        tracked = setup.track(lessons)
+
+        assert f"the running daemon (PID {daemon.pid}) reloads its config now" in tracked.lines
+        store_copy = home / ".local/share/memsync/stores/personal/memory/lessons.jsonl"
+        wait_for(lambda: store_copy.exists() and store_copy.read_text() == lessons.read_text(), timeout=30,
+                 what="the newly tracked file in the store")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0, log_path.read_text()
