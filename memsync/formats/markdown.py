@@ -199,10 +199,10 @@ def slugify(name: str) -> str:
 def parse_frontmatter(head: str) -> Frontmatter:
     """Understand a frontmatter block ``head`` (from ``split_frontmatter``; ``""`` for none).
 
-    Uses ``yaml.safe_load``; a plain one-line ``name``/``description``/``type`` value is taken verbatim, so a
-    `` #`` in a description is text, not a YAML comment. ``type`` nested under ``metadata:`` (Claude Code)
-    is understood; so is ``metadata.node_type`` when it is one of the four types. Invalid YAML is reported
-    with its line and the keys are read line by line instead. Never raises.
+    Uses ``yaml.safe_load``; a plain one-line ``name`` or ``description`` is taken verbatim, so a `` #`` in
+    a description is text, not a YAML comment, and "2026-08-10" stays text. ``type`` nested under
+    ``metadata:`` (Claude Code) is understood; so is ``metadata.node_type`` when it is one of the four
+    types. Invalid YAML is reported with its line and the keys are read line by line instead. Never raises.
     """
     if not head:
         return Frontmatter({}, None, None, None, None, ())
@@ -242,7 +242,7 @@ def read_entry(path: Path) -> CuratedEntry:
     """Read the curated entry at ``path`` (bytes kept exactly, a bare CR included); never raises on content.
 
     Problems: not UTF-8, frontmatter not closed or not valid YAML, no name/description/type, a type
-    outside user|feedback|project|reference. Raises ``OSError`` when the file cannot be read.
+    outside user|feedback|project|reference. Raises ``MemsyncError`` when the file cannot be read.
     """
     text, problems = _read_text(path)
     head, body = split_frontmatter(text)
@@ -265,7 +265,7 @@ def read_daily_log(path: Path) -> DailyLog:
     """Read ``daily/YYYY-MM-DD.md``: title line, ``- [HH:MM]`` items, text; never raises on content.
 
     Free-form logs (sections, tables, multi-line bullets) are fine; problems are only a non-UTF-8 byte and
-    a last line without its line end (a writer has not finished it). Raises ``OSError`` when unreadable.
+    a last line without its line end (a writer has not finished it). Raises ``MemsyncError`` if unreadable.
     """
     text, problems = _read_text(path)
     lines = text.split("\n")
