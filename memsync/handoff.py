@@ -76,6 +76,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_BYTES = 32_000
 HANDOFF_TAG = "handoff:"
 LOG_TAG = "daily-log"
+# Ends the daily-log line a receiver gets; such receipts are not knowledge and are never handed on.
+RECEIPT_MARK = "(memsync handoff)"
 KIND_TO_TYPE = {"preference": "user", "lesson": "feedback", "avoid": "feedback", "fact": "project",
                 "source": "reference"}
 TYPE_TO_KIND = {"user": "preference", "feedback": "lesson", "project": "fact", "reference": "source"}
@@ -165,10 +167,13 @@ class Item:
 
 @dataclass(frozen=True)
 class Skip:
-    """An item not handed over and why (one short phrase, e.g. ``possible secret (AWS key), line 3``)."""
+    """An item not handed over: ``reason`` is a short category (the summary counts them), ``detail`` the
+    specifics; ``listed`` says whether the CLI names the item (secrets, deletions) or only counts it."""
 
     item: str
     reason: str
+    detail: str = ""
+    listed: bool = True
 
 
 @dataclass(frozen=True)
@@ -190,7 +195,7 @@ class HandoffReport:
 
     def summary(self) -> str:
         """``N handed, M already present, K skipped (why)``; prefixed ``dry run:`` for a dry run."""
-        reasons = Counter(skip.reason.split(" (")[0].split(",")[0] for skip in self.skipped)
+        reasons = Counter(skip.reason for skip in self.skipped)
         why = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
         text = (f"{len(self.handed)} handed, {len(self.present)} already present, "
                 f"{len(self.skipped)} skipped" + (f" ({why})" if why else ""))
@@ -354,6 +359,8 @@ def _role_items(path: Path) -> list[Item]:
                           _curated_created(curated), content, tags=_curated_tags(curated), curated=curated))
     for daily in role.daily_logs()[-RECENT_LOGS:]:
         for note in daily.items:
+            if RECEIPT_MARK in note.text:
+                continue
             moment = datetime.fromisoformat(f"{daily.date}T{note.time}:00+00:00")
             items.append(Item("log", f"daily/{daily.path.name} [{note.time}]", "lesson", note.text, moment,
                               note.text, log_date=daily.date, log_time=note.time))
@@ -362,7 +369,8 @@ def _role_items(path: Path) -> list[Item]:
 
 def read_items(agent: Agent, now: datetime) -> list[Item]:
     """FROM's live view as items: a memory file's view at ``now``; a role directory's curated entries and
-    the ``- [HH:MM]`` items of its 3 most recent daily logs. A missing path has none."""
+    the ``- [HH:MM]`` items of its 3 most recent daily logs, except the receipts handoff itself logged.
+    A missing path has none."""
     return _entry_items(agent.path, now) if agent.format == "jsonl" else _role_items(agent.path)
 
 
@@ -371,6 +379,12 @@ def _provenance_tags(tags: Sequence[str], from_name: str) -> tuple[str, ...]:
     if any(tag.startswith(HANDOFF_TAG) for tag in tags):
         return tuple(tags)
     return (*tags, HANDOFF_TAG + from_name)
+
+
+def giver(item: Item, from_name: str) -> str:
+    """Who first handed ``item`` over: the agent its ``handoff:`` tag names, else ``from_name``."""
+    tagged = [tag[len(HANDOFF_TAG):] for tag in item.tags if tag.startswith(HANDOFF_TAG)]
+    return tagged[0] if tagged else from_name
 
 
 def as_entry(item: Item, from_name: str) -> Entry:
@@ -396,7 +410,7 @@ def _secret_skips(items: Iterable[Item]) -> tuple[list[Item], list[Skip]]:
         findings = scan_text(item.content)
         if findings:
             detectors = ", ".join(sorted({f.detector for f in findings}))
-            skipped.append(Skip(item.label, f"possible secret ({detectors}), line {findings[0].line}"))
+            skipped.append(Skip(item.label, "possible secret", f"{detectors}, line {findings[0].line}"))
         else:
             clean.append(item)
     return clean, skipped
@@ -421,7 +435,7 @@ def _to_memory_file(target: Agent, items: Sequence[Item], from_name: str, plan: 
     for item in items:
         entry = as_entry(item, from_name)
         if entry.id in deleted:
-            plan.skipped.append(Skip(item.label, f"deleted in {target.name} (entry {entry.id})"))
+            plan.skipped.append(Skip(item.label, f"deleted in {target.name}", f"entry {entry.id}"))
         elif entry.id in known:
             plan.present.append(item.label)
         else:
@@ -443,6 +457,7 @@ def _source_line(from_name: str, item: Item) -> str:
     entry = item.entry
     if entry is None:
         return f"Source: handoff from {from_name} (daily/{item.log_date}.md, {item.log_time})"
+    from_name = giver(item, from_name)
     details = [f"kind {entry.kind}", f"scope {entry.scope}"]
     if entry.source is not None:
         details.append(f"source {entry.source}")
@@ -501,6 +516,7 @@ def _curated_plan(item: Item, from_name: str) -> _Curated | None:
     if item.entry is None:
         return None
     entry = item.entry
+    from_name = giver(item, from_name)
     name = _short_name(entry.text, entry.id)
     description = " ".join(entry.text.split())
     body = (entry.text.strip() + "\n\n" if entry.text.strip() != description else "") + source
@@ -558,8 +574,8 @@ def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Pl
     for item in items:
         curated = _curated_plan(item, from_name)
         if curated is None:
-            plan.skipped.append(Skip(item.label, "daily-log item (a role directory receives curated "
-                                                 "entries; its daily log is its own)"))
+            plan.skipped.append(Skip(item.label, "daily-log item", "a role directory receives curated "
+                                     "entries; its daily log stays its own", listed=False))
             continue
         choice = _choose_slug(curated, target.path, taken)
         if choice is None:
@@ -581,7 +597,7 @@ def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Pl
     if len(slugs) > LOGGED_SLUGS:
         listed += f" and {len(slugs) - LOGGED_SLUGS} more"
     noun = "entry" if len(slugs) == 1 else "entries"
-    line = f"Received {len(slugs)} {noun} from {from_name} (memsync handoff): {listed}"
+    line = f"Received {len(slugs)} {noun} from {from_name} {RECEIPT_MARK}: {listed}"
     written.append(role.log(line, now))
     return written
 
@@ -614,7 +630,7 @@ def _prompt(items: Sequence[Item], from_name: str, plan: _Plan, max_bytes: int) 
             shown[line] -= 1
             plan.handed.append(item.label)
         else:
-            plan.skipped.append(Skip(item.label, f"over --max-bytes ({max_bytes} bytes)"))
+            plan.skipped.append(Skip(item.label, "over --max-bytes", f"{max_bytes} bytes", listed=False))
     return text
 
 
@@ -678,5 +694,5 @@ def _handoff(source: Agent, target: Agent | None, filters: Filters, max_bytes: i
         handed=tuple(plan.handed), present=tuple(plan.present), skipped=tuple(plan.skipped),
         dry_run=dry_run and fmt == "write", prompt=prompt, written=tuple(written),
     )
-    log.info("handoff %s -> %s: %s", report.source, report.target, report.summary())
+    log.debug("handoff %s -> %s: %s", report.source, report.target, report.summary())
     return report

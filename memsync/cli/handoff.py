@@ -24,7 +24,9 @@ class OutputFormat(StrEnum):
 
 def _print(report: HandoffReport, to_stderr: bool) -> None:
     for skip in report.skipped:
-        typer.echo(f"skipped {skip.item}: {skip.reason}", err=to_stderr)
+        if skip.listed:
+            detail = f" ({skip.detail})" if skip.detail else ""
+            typer.echo(f"skipped {skip.item}: {skip.reason}{detail}", err=to_stderr)
     typer.echo(f"{report.source} -> {report.target}: {report.summary()}", err=to_stderr)
 
 
