@@ -13,9 +13,11 @@ by a record of the intended write in the sync state, so that after ``kill -9`` m
 whether the write happened (see ``reconcile``).
 
 Content reconcile (no state, a rewritten live file, a store that moved under a pending publish) is a
-union: the lines of the live file that the store lacks (multiset difference) are appended to the store.
-Nothing is lost; a line that was edited in place is kept in both its old and its new form, and a
-repeated line that the store already has as often as the live file is not added again.
+union: the lines of the live file that the store lacks are appended to the store (``_present_in``: runs
+of lines shared in the same order are the same lines; other non-blank lines count as present as often as
+the store has them, since merges reorder memory files). Nothing is lost; a line edited in place is kept
+in both its old and its new form. The ambiguity left: a non-blank line repeated outside any shared run
+that the store already has from another writer is taken as the same line.
 
 Whole files are synced by a three-way merge of (last synced, store, live) with the file's merge driver.
 """
@@ -23,6 +25,7 @@ Whole files are synced by a three-way merge of (last synced, store, live) with t
 from __future__ import annotations
 
 import ctypes
+import difflib
 import errno
 import hashlib
 import logging
@@ -482,13 +485,9 @@ def _publish_by_content(f: _File, state: SyncState, current: FileState | None, l
     store = _read(f.store) or b""
     if store and not store.endswith(b"\n"):
         store += b"\n"  # an unfinished store line still counts as that line
-    have = Counter(line for _, line in _lines(store, 0, len(store)))
-    missing: list[tuple[int, bytes]] = []
-    for pos, line in _lines(live, 0, end):
-        if have[line]:
-            have[line] -= 1
-        else:
-            missing.append((pos, line))
+    live_lines = _lines(live, 0, end)
+    present = _present_in(live_lines, [line for _, line in _lines(store, 0, len(store))])
+    missing = [item for i, item in enumerate(live_lines) if i not in present]
     flagged = _scan_lines([line for _, line in missing], scan)
     held = tuple(HeldLine(live.count(b"\n", 0, missing[i][0]) + 1, detector)
                  for i, detector in sorted(flagged.items()))
@@ -498,6 +497,33 @@ def _publish_by_content(f: _File, state: SyncState, current: FileState | None, l
                      partial_since=partial.partial_since)
     _append_to_store(f, state, publish_lines, then, out)
     _report_held(f, held, out)
+
+
+def _present_in(live_lines: Sequence[tuple[int, bytes]], store_lines: Sequence[bytes]) -> set[int]:
+    """Indexes of the live lines that the store copy already has, matched by content in context.
+
+    Runs of lines the two files share in the same order are the same lines (leading lines first, then
+    difflib's longest matching blocks), except a lone blank line, which says nothing about where it came
+    from. Among the rest a non-blank line counts as present as often as the unmatched store lines have it
+    (a memory file's lines may be reordered by merges); an unmatched blank line is published.
+    """
+    lines = [line for _, line in live_lines]
+    same = 0
+    while same < min(len(lines), len(store_lines)) and lines[same] == store_lines[same]:
+        same += 1
+    present = set(range(same))
+    store_used: set[int] = set(range(same))
+    matcher = difflib.SequenceMatcher(None, store_lines[same:], lines[same:], autojunk=False)
+    for block in matcher.get_matching_blocks():
+        if block.size >= 2 or (block.size == 1 and lines[same + block.b].strip()):
+            present.update(range(same + block.b, same + block.b + block.size))
+            store_used.update(range(same + block.a, same + block.a + block.size))
+    have = Counter(line for j, line in enumerate(store_lines) if j not in store_used and line.strip())
+    for i, line in enumerate(lines):
+        if i not in present and have[line]:
+            have[line] -= 1
+            present.add(i)
+    return present
 
 
 def _finish_partial(f: _File, current: FileState | None, live: bytes, now: float, grace_s: float,

@@ -89,7 +89,10 @@ def test_kill_during_writes_leaves_a_consistent_record(tmp_path: Path) -> None:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"
         with SyncState(tmp_path) as reader:
-            wait_for(lambda r=reader: (s := r.get("f")) is not None and (s.offset or 0) > 3, what="writes")
+            def written(r: SyncState = reader) -> bool:
+                record = r.get("f")
+                return record is not None and (record.offset or 0) > 3
+            wait_for(written, what="writes")
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         with SyncState(tmp_path) as state:
