@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import MemoryFile
+from memsync.formats.jsonl import Entry, MemoryFile
 from memsync.secrets import Finding, scan_text
 
 # Made-up credentials in the real shapes (none of them is live).
@@ -116,4 +116,10 @@ def test_remembering_a_secret_is_refused_and_nothing_is_written(tmp_path: Path) 
             memory.remember(text, "fact")
     with pytest.raises(MemsyncError, match="secret"):
         memory.remember("Harmless text.", "fact", tags=["AKIAIOSFODNN7EXAMPLE"])
+    with pytest.raises(MemsyncError, match="secret"):
+        memory.remember("Two lines:\nthe admin password: Tr0ub4dor&3", "fact")
+    with pytest.raises(MemsyncError, match="secret"):
+        memory.append(Entry(id="aaaaaaaaaaaa", kind="fact", text="Harmless.",
+                            created_at="2026-11-30T00:00:00Z",
+                            extra={"api_key": "9f8e7d6c5b4a39281706f5e4d3c2b1a0"}))
     assert memory.path.read_bytes() == before

@@ -17,6 +17,7 @@ import re
 import secrets as token_source
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
@@ -318,7 +319,11 @@ def _header_from_obj(obj: Mapping[str, Any], line: int) -> tuple[Header, list[Pr
 
 
 def parse_memory(data: bytes) -> ParsedMemory:
-    """Parse the bytes of a memory file (see :func:`read_memory`). Never raises."""
+    """Parse the bytes of a memory file into a ParsedMemory (see :func:`read_memory`). Never raises.
+
+    Line 1 is the header when it is one; blank lines are ignored; a later header of the same format is
+    ignored (merges of files created on two machines), one of another format is a problem.
+    """
     lines = data.split(b"\n")
     partial_tail = lines.pop()  # b"" when the data ends with a newline
     header: Header | None = None
@@ -456,6 +461,8 @@ def build_view(records: Iterable[Record], now: datetime) -> list[Entry]:
     the records gives the same view. Superseded entries drop out (see :func:`_superseded_ids`); expired
     entries are skipped. DESIGN "View semantics (agent-memory/0.1)".
     """
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)  # a naive clock is taken as UTC, like the file's timestamps
     tombstoned: set[str] = set()
     entries: list[Entry] = []
     for record in records:
@@ -584,8 +591,19 @@ class MemoryFile:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def _lock(self) -> filelock.FileLock:
-        return writer_lock(self.path)
+    @contextmanager
+    def _locked(self, action: str) -> Iterator[None]:
+        """Hold the writer lock, waiting at most APPEND_LOCK_TIMEOUT_S seconds for another writer."""
+        lock = writer_lock(self.path)
+        try:
+            lock.acquire(timeout=APPEND_LOCK_TIMEOUT_S)
+        except filelock.Timeout:
+            raise MemsyncError(f"{action} {self.path}: another memsync process held its lock for "
+                               f"{APPEND_LOCK_TIMEOUT_S:.0f} s. Retry, or stop the stuck process") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _ensure_header(self, now: datetime) -> None:
         """Create the file with its header line if it is missing or empty (caller holds the lock)."""
@@ -608,9 +626,6 @@ class MemoryFile:
         """read_memory of this file (MemsyncError if it cannot be read)."""
         return read_memory(self.path)
 
-    def _locked(self, action: str) -> _Locked:
-        return _Locked(self, action)
-
     def append(self, record: Record, now: datetime | None = None) -> None:
         """Append one entry or tombstone as one line: validated, scanned for secrets (entries), written with
         one O_APPEND write under the writer lock, creating the file with a header if needed.
@@ -625,7 +640,7 @@ class MemoryFile:
             raise MemsyncError(f"append to {self.path}: field {key!r}: {message}. Fix the value and retry")
         line = canonical_json(obj) + b"\n"
         if isinstance(record, Entry):
-            _refuse_secrets(self.path, record, line)
+            _refuse_secrets(self.path, record)
         with self._locked("append"):
             self._ensure_header(now or datetime.now(UTC))
             fmt = self._header_format()
@@ -743,7 +758,7 @@ class MemoryFile:
         Refuses (MemsyncError) while another memsync process holds the writer lock, when the file ends in
         an unfinished line, or when it changed while being compacted. Issue 2 "compact"; DESIGN I5.
         """
-        lock = self._lock()
+        lock = writer_lock(self.path)
         try:
             lock.acquire(timeout=0)
         except filelock.Timeout:
@@ -752,6 +767,9 @@ class MemoryFile:
         try:
             before = self._read_bytes()
             parsed = parse_memory(before)
+            if parsed.header is not None and parsed.header.format != FORMAT:
+                raise MemsyncError(f"compact {self.path}: the file is {parsed.header.format!r}, not "
+                                   f"{FORMAT!r}. Use a tool that knows that format")
             if parsed.partial_tail:
                 raise MemsyncError(f"compact {self.path}: its last line is unfinished (a writer may be "
                                    "busy). Retry when no agent is writing")
@@ -791,27 +809,26 @@ class MemoryFile:
             raise MemsyncError(f"read {self.path}: {exc.strerror or exc}. Check its permissions") from None
 
 
-class _Locked:
-    """Context manager: the writer lock of a MemoryFile, waiting at most APPEND_LOCK_TIMEOUT_S seconds."""
+def _strings(value: Any) -> Iterator[str]:
+    """The strings inside a JSON value, unescaped (multi-line text scans as lines); a string field comes
+    as ``key: value`` so an unknown field such as ``"api_key": "..."`` reads as the assignment it is."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str):
+                yield f"{key}: {item}"
+            else:
+                yield key
+                yield from _strings(item)
 
-    def __init__(self, memory: MemoryFile, action: str) -> None:
-        self._lock = memory._lock()
-        self._what = f"{action} {memory.path}"
 
-    def __enter__(self) -> None:
-        try:
-            self._lock.acquire(timeout=APPEND_LOCK_TIMEOUT_S)
-        except filelock.Timeout:
-            raise MemsyncError(f"{self._what}: another memsync process held its lock for "
-                               f"{APPEND_LOCK_TIMEOUT_S:.0f} s. Retry, or stop the stuck process") from None
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
-
-
-def _refuse_secrets(path: Path, entry: Entry, line: bytes) -> None:
-    """Raise MemsyncError when the entry (its text, or any field of its line) holds a secret."""
-    findings = scan_text(entry.text + "\n" + line.decode("utf-8"))
+def _refuse_secrets(path: Path, entry: Entry) -> None:
+    """Raise MemsyncError when any string of the entry (text, tags, source, unknown fields) holds a secret."""
+    findings = scan_text("\n".join(_strings(entry.to_obj())))
     if findings:
         detectors = ", ".join(sorted({f.detector for f in findings}))
         raise MemsyncError(f"remember in {path}: the entry looks like it holds a secret ({detectors}). "
