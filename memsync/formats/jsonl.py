@@ -305,7 +305,8 @@ def _header_from_obj(obj: Mapping[str, Any], line: int) -> tuple[Header, list[Pr
     problems: list[Problem] = []
     fmt = obj.get("format")
     if fmt != FORMAT:
-        problems.append(Problem(line, f"{fmt!r} is not {FORMAT!r}; memsync reads it as {FORMAT}", "format"))
+        problems.append(Problem(line, f"{fmt!r} is not {FORMAT!r}: memsync reads it as {FORMAT} but will not "
+                                      "write to it", "format"))
     errors: list[tuple[str, str]] = []
     _check_timestamp(obj, "created_at", False, errors)
     problems.extend(Problem(line, message, key) for key, message in errors)
@@ -358,19 +359,22 @@ def parse_memory(data: bytes) -> ParsedMemory:
     return ParsedMemory(header, tuple(records), tuple(problems), partial_tail, tuple(malformed))
 
 
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise MemsyncError(f"read {path}: no such memory file. Create it with `memsync remember`") from None
+    except OSError as exc:
+        raise MemsyncError(f"read {path}: {exc.strerror or exc}. Check the path and permissions") from None
+
+
 def read_memory(path: Path) -> ParsedMemory:
     """Read and parse the memory file at ``path``: its header, valid records with their line numbers and
     bytes, problems with line numbers and fields, and a partial last line (excluded from the view).
 
     Raises MemsyncError when the file cannot be read. Issue 2 "agent-memory/0.1"; DESIGN "View semantics".
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise MemsyncError(f"read {path}: no such memory file. Create it with `memsync remember`") from None
-    except OSError as exc:
-        raise MemsyncError(f"read {path}: {exc.strerror or exc}. Check the path and permissions") from None
-    return parse_memory(data)
+    return parse_memory(_read_bytes(path))
 
 
 def _winner_key(entry: Entry) -> tuple[bool, datetime, bytes]:
@@ -574,6 +578,27 @@ def default_memory_path() -> Path:
     return Path.home() / ".agent-memory" / f"{user}.jsonl"
 
 
+def compacted(parsed: ParsedMemory, data: bytes, now: datetime) -> bytes:
+    """The compacted form of a memory file's bytes ``data`` (parsed as ``parsed``) at ``now``: its header
+    line (a new one if it had none), then in file order the live entries, every tombstone, and the
+    malformed lines, each line's original bytes, identical lines once. Issue 2 "compact"."""
+    live = {entry.canonical for entry in parsed.view(now)}
+    keep: dict[int, bytes] = dict(parsed.malformed)
+    seen: set[bytes] = set()
+    for numbered in parsed.records:
+        record = numbered.record
+        canonical = canonical_json(record.to_obj())
+        if (isinstance(record, Tombstone) or canonical in live) and canonical not in seen:
+            seen.add(canonical)
+            keep[numbered.line] = numbered.raw
+    if parsed.header is not None:
+        header = data.split(b"\n", 1)[0]
+        keep.pop(1, None)
+    else:
+        header = canonical_json(Header(created_at=format_timestamp(now)).to_obj())
+    return b"".join(line + b"\n" for line in [header, *(keep[n] for n in sorted(keep))])
+
+
 @dataclass(frozen=True)
 class CompactReport:
     """What :meth:`MemoryFile.compact` did: line counts before and after (header included)."""
@@ -765,7 +790,7 @@ class MemoryFile:
             raise MemsyncError(f"compact {self.path}: another memsync process is writing it. "
                                "Retry when it is done") from None
         try:
-            before = self._read_bytes()
+            before = _read_bytes(self.path)
             parsed = parse_memory(before)
             if parsed.header is not None and parsed.header.format != FORMAT:
                 raise MemsyncError(f"compact {self.path}: the file is {parsed.header.format!r}, not "
@@ -773,21 +798,8 @@ class MemoryFile:
             if parsed.partial_tail:
                 raise MemsyncError(f"compact {self.path}: its last line is unfinished (a writer may be "
                                    "busy). Retry when no agent is writing")
-            live = {id(e) for e in parsed.view(now or datetime.now(UTC))}
-            keep: dict[int, bytes] = dict(parsed.malformed)
-            seen: set[bytes] = set()
-            for numbered in parsed.records:
-                rec = numbered.record
-                canonical = canonical_json(rec.to_obj())
-                if (isinstance(rec, Tombstone) or id(rec) in live) and canonical not in seen:
-                    seen.add(canonical)
-                    keep[numbered.line] = numbered.raw
-            lines = before.split(b"\n")
-            header = lines[0] if parsed.header is not None else canonical_json(
-                Header(created_at=format_timestamp(now or datetime.now(UTC))).to_obj())
-            body = [keep[n] for n in sorted(keep) if n != 1 or parsed.header is None]
-            out = b"".join(line + b"\n" for line in [header, *body])
-            if self._read_bytes() != before:
+            out = compacted(parsed, before, now or datetime.now(UTC))
+            if _read_bytes(self.path) != before:
                 raise MemsyncError(f"compact {self.path}: the file changed while it was being compacted. "
                                    "Retry when no agent is writing")
             try:
@@ -795,18 +807,11 @@ class MemoryFile:
             except OSError as exc:
                 raise MemsyncError(f"compact {self.path}: {exc.strerror or exc}. The file is unchanged") \
                     from None
-            log.info("compacted %s: %d -> %d lines", self.path, len(lines) - 1, len(body) + 1)
-            return CompactReport(lines_before=len(lines) - 1, lines_after=len(body) + 1)
+            report = CompactReport(lines_before=before.count(b"\n"), lines_after=out.count(b"\n"))
+            log.info("compacted %s: %d -> %d lines", self.path, report.lines_before, report.lines_after)
+            return report
         finally:
             lock.release()
-
-    def _read_bytes(self) -> bytes:
-        try:
-            return self.path.read_bytes()
-        except FileNotFoundError:
-            raise MemsyncError(f"read {self.path}: no such memory file. Check the path") from None
-        except OSError as exc:
-            raise MemsyncError(f"read {self.path}: {exc.strerror or exc}. Check its permissions") from None
 
 
 def _strings(value: Any) -> Iterator[str]:
