@@ -40,6 +40,7 @@ from memsync.config import Identity, StoreConfig
 from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
+from memsync.layout import IGNORED_NAMES, is_ignored
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +181,12 @@ class Store:
         path.mkdir(parents=True, exist_ok=True)
         store = cls(cfg, host, identity, network_timeout_s=network_timeout_s)
         try:
-            git.Repo.init(path, initial_branch=cfg.branch).close()
+            status, _out, err = git.Git(str(path)).execute(
+                ["git", "init", "-q", f"--initial-branch={cfg.branch}", str(path)], env=store._env,
+                kill_after_timeout=LOCAL_TIMEOUT_S, with_extended_output=True, with_exceptions=False)
+            if status != 0:
+                raise MemsyncError(f"cannot create store {cfg.name!r} at {path}: git init failed: {err}. "
+                                   "Check that the directory is writable")
             store._prepare(lock_wait_s=0.0)
             with store._repo() as repo:
                 store._start_history(repo)
@@ -226,6 +232,10 @@ class Store:
         self.meta_dir.mkdir(parents=True, exist_ok=True)
         (self.meta_dir / "no-hooks").mkdir(exist_ok=True)
         (self.meta_dir / "no-excludes").touch(exist_ok=True)
+        exclude = self.git_dir / "info" / "exclude"
+        patterns = "".join(f"{pattern}\n" for pattern in IGNORED_NAMES).encode()
+        if not exclude.exists() or exclude.read_bytes() != patterns:
+            atomic_write(exclude, patterns)
         self._recover_locks(lock_wait_s)
         with self._repo() as repo:
             self._recover_interrupted(repo)
@@ -260,6 +270,14 @@ class Store:
             "GIT_EDITOR": "true",
             "GIT_MERGE_AUTOEDIT": "no",
             "GIT_OPTIONAL_LOCKS": "0",
+            # A caller running inside a git hook passes GIT_DIR & co.; pin them to the store, and drop
+            # inherited `git -c` settings, so git never acts on another repository or another config.
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.worktree),
+            "GIT_INDEX_FILE": str(self.git_dir / "index"),
+            "GIT_OBJECT_DIRECTORY": str(self.git_dir / "objects"),
+            "GIT_CONFIG_PARAMETERS": "",
+            "GIT_CONFIG_COUNT": "0",
             # Environment identity outranks user.name/user.email: pin it so inherited values never win.
             "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
             "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
@@ -275,6 +293,9 @@ class Store:
             "core.safecrlf": "false",
             "core.fsmonitor": "false",
             "core.quotepath": "false",
+            # A peer's symlink is checked out as a plain file: nothing is read or written outside the
+            # store through it (DESIGN I8).
+            "core.symlinks": "false",
             "commit.gpgsign": "false",
             "tag.gpgsign": "false",
             "log.showsignature": "false",
@@ -455,6 +476,12 @@ class Store:
 
     def _commit_all(self, repo: git.Repo, message: str) -> str | None:
         self._git(repo, "add", "-A", "--", ".")
+        # A .gitignore in the store (peer content) must not hide memory from commits: add what it hides,
+        # except what memsync itself never stores (editor and temp files, snapshot.md; see info/exclude).
+        hidden = self._git(repo, "ls-files", "-z", "--others", "--ignored", "--exclude-standard").out
+        wanted = [name for name in hidden.split("\0") if name and not is_ignored(name)]
+        if wanted:
+            self._git(repo, "add", "-f", "--", *wanted)
         if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status == 0:
             return None
         self._git(repo, "commit", "-q", "--no-verify", "-m", self._message(message))

@@ -224,3 +224,36 @@ def test_open_follows_the_configured_remotes(tmp_path: Path) -> None:
     assert git(moved.worktree, "remote").split() == ["two"]
     assert [(o.remote, o.status) for o in moved.exchange()] == [("two", "ok")]
     assert git(two, "rev-parse", "main").strip() == moved.head()
+
+
+def test_git_environment_of_the_caller_cannot_redirect_the_store(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "project"
+    other.mkdir()
+    git(other, "init", "-q")
+    # As if memsync ran from a git hook of another repository.
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'commit.gpgsign'='true'")
+    store = new_store(tmp_path / "store", "alpha")
+    write(store, "a.md", "a\n")
+    assert store.commit_all("a") is not None
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    monkeypatch.delenv("GIT_CONFIG_PARAMETERS")
+    assert store.files() == [FORMAT_FILE, "a.md"]
+    assert git(other, "rev-list", "--all").strip() == ""
+
+
+def test_store_gitignore_never_hides_memory_but_temp_files_stay_out(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "store", "alpha")
+    write(store, ".gitignore", "*.jsonl\nroles/\n")
+    write(store, "memory/lessons.jsonl", "{}\n")
+    write(store, "roles/dev/MEMORY.md", "- x\n")
+    write(store, "roles/dev/.memsync-tmp-abc123", "half written\n")
+    write(store, "roles/dev/snapshot.md", "generated\n")
+    write(store, "roles/dev/.tabs.md.swp", "vim\n")
+    store.commit_all("files")
+    assert store.files() == [".gitignore", FORMAT_FILE, "memory/lessons.jsonl", "roles/dev/MEMORY.md"]

@@ -370,3 +370,18 @@ def test_quiescence_no_commits_without_news(alpha: Store, beta: Store, remote: P
     merges = git(remote, "rev-list", "--merges", "main").split()
     assert len(merges) == 1  # one join of the two lines of work, then fast-forwards only
     assert alpha.exchange()[0].message == "up to date"
+
+
+def test_a_peers_symlink_is_data_not_a_path(tmp_path: Path, alpha: Store, remote: Path) -> None:
+    peer = tmp_path / "peer"
+    git(tmp_path, "clone", "-q", str(remote), str(peer))
+    (peer / "roles").mkdir()
+    (peer / "roles" / "evil.md").symlink_to("/etc/hostname")
+    (peer / "outside").symlink_to(tmp_path)
+    git(peer, "add", "-A")
+    git(peer, "commit", "-q", "-m", "links")
+    git(peer, "push", "-q", "origin", "main")
+    assert _statuses(alpha) == ["ok"]
+    for name, target in (("roles/evil.md", "/etc/hostname"), ("outside", str(tmp_path))):
+        path = alpha.worktree / name
+        assert not path.is_symlink() and path.read_text() == target
