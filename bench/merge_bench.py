@@ -1,0 +1,145 @@
+"""Benchmark of the jsonl merge driver as git runs it, against ``git merge-file --union`` (issue 3
+"Benchmark"): a base of N lines of about 300 bytes, each side appending 1k different lines; wall time
+and peak RSS of each, in the same run, and their ratios. Also the driver's start-up time per kind.
+
+Run: ``.venv/bin/python bench/merge_bench.py [--lines 100000 1000000] [--repeat 3]``.
+Targets at 1M lines: time ratio (driver / git) below 1.0, driver peak RSS below 3x one input file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+APPENDED = 1000
+# Runs a command and prints its wall time (s) and the peak RSS of its process tree (KiB, Linux).
+_MEASURE = (
+    "import resource, subprocess, sys, time\n"
+    "start = time.perf_counter()\n"
+    "code = subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], 'wb')).returncode\n"
+    "took = time.perf_counter() - start\n"
+    "print(code, took, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
+def line(n: int, side: str) -> bytes:
+    """One canonical entry line of about 300 bytes."""
+    obj = {
+        "id": f"{side}{n:011x}",
+        "kind": "lesson",
+        "text": f"Lesson {n} learned on {side}: keep the tail small and stream the prefix; " + "x" * 55,
+        "scope": "project:bench",
+        "tags": ["bench"],
+        "source": "session:2026-11-30-a",
+        "confidence": 0.9,
+        "created_at": f"2026-11-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:00Z",
+    }
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def make_files(folder: Path, lines: int) -> tuple[Path, Path, Path]:
+    header = b'{"created_at":"2026-11-01T00:00:00Z","format":"agent-memory/0.1"}\n'
+    base, ours, theirs = folder / "base.jsonl", folder / "ours.jsonl", folder / "theirs.jsonl"
+    with base.open("wb") as out:
+        out.write(header)
+        batch: list[bytes] = []
+        for n in range(lines):
+            batch.append(line(n, "b"))
+            if len(batch) == 10_000:
+                out.write(b"".join(batch))
+                batch.clear()
+        out.write(b"".join(batch))
+    shutil.copyfile(base, ours)
+    shutil.copyfile(base, theirs)
+    with ours.open("ab") as out:
+        out.write(b"".join(line(n, "o") for n in range(APPENDED)))
+    with theirs.open("ab") as out:
+        out.write(b"".join(line(n, "t") for n in range(APPENDED)))
+    return base, ours, theirs
+
+
+def measure(command: list[str], stdout: Path) -> tuple[float, int]:
+    """(wall seconds, peak RSS bytes) of ``command`` run in a fresh child of a fresh helper process."""
+    done = subprocess.run([sys.executable, "-c", _MEASURE, str(stdout), *command],
+                          capture_output=True, text=True, check=True)
+    code, took, rss = done.stdout.split()
+    if code != "0":
+        raise SystemExit(f"{command[:4]} exited {code}")
+    return float(took), int(rss) * 1024
+
+
+def run(lines: int, repeat: int, folder: Path) -> None:
+    base, ours, theirs = make_files(folder, lines)
+    size = ours.stat().st_size
+    work, sink = folder / "work.jsonl", folder / "stdout"
+    driver_runs, git_runs = [], []
+    for _ in range(repeat):
+        shutil.copyfile(ours, work)
+        command = [sys.executable, "-P", "-m", "memsync.driver", "jsonl", str(base), str(work), str(theirs),
+                   "memory/bench.jsonl"]
+        driver_runs.append(measure(command, sink))
+        merged = work.stat().st_size
+        with work.open("rb") as result:
+            result.seek(max(0, merged - 4 * 1024 * 1024))
+            tail = result.read().splitlines()
+        assert merged == size + theirs.stat().st_size - base.stat().st_size, "merge lost or added bytes"
+        assert len(set(tail[-2 * APPENDED:])) == 2 * APPENDED
+        shutil.copyfile(ours, work)
+        git_runs.append(measure(["git", "merge-file", "--union", str(work), str(base), str(theirs)], sink))
+    driver_time = statistics.median(t for t, _ in driver_runs)
+    git_time = statistics.median(t for t, _ in git_runs)
+    driver_rss = max(r for _, r in driver_runs)
+    git_rss = max(r for _, r in git_runs)
+    mib = 1024 * 1024
+    print(f"{lines:>9,} lines, one input file {size / mib:7.1f} MiB, median of {repeat}:")
+    print(f"    memsync driver jsonl  {driver_time:7.3f} s   peak RSS {driver_rss / mib:7.1f} MiB"
+          f" = {driver_rss / size:4.2f}x one input file")
+    print(f"    git merge-file --union {git_time:6.3f} s   peak RSS {git_rss / mib:7.1f} MiB"
+          f" = {git_rss / size:4.2f}x one input file")
+    print(f"    ratio driver/git: time {driver_time / git_time:4.2f}, memory {driver_rss / git_rss:4.2f}")
+
+
+def startup(folder: Path, runs: int = 15) -> None:
+    """Median wall time of the driver on tiny files, per kind (what one git merge of one file costs)."""
+    base, ours, theirs = folder / "O", folder / "A", folder / "B"
+    base.write_bytes(b"x\n")
+    theirs.write_bytes(b"x\ny\n")
+    figures = []
+    for kind in ("entry", "daily", "index", "jsonl"):
+        times = []
+        for _ in range(runs):
+            ours.write_bytes(b"x\nz\n")
+            start = time.perf_counter()
+            command = [sys.executable, "-P", "-m", "memsync.driver", kind, str(base), str(ours), str(theirs), "f"]
+            subprocess.run(command, check=True)
+            times.append(time.perf_counter() - start)
+        figures.append(f"{kind} {statistics.median(times) * 1000:.0f} ms")
+    started = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        started.append(time.perf_counter() - start)
+    print(f"driver start-up + tiny merge, median of {runs}: {', '.join(figures)}"
+          f" (bare interpreter: {statistics.median(started) * 1000:.0f} ms)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--lines", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="memsync-bench-") as tmp:
+        startup(Path(tmp))
+        for lines in args.lines:
+            run(lines, args.repeat, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
