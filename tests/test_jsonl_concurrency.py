@@ -65,6 +65,7 @@ def fast_dir(tmp_path: Path) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.slow  # about 4 s alone; over 5 s when the machine is busy
 def test_two_processes_appending_1000_entries_each_give_2000_valid_lines(fast_dir: Path) -> None:
     path, go = fast_dir / "shared.jsonl", fast_dir / "go"
     writers = [_spawn(APPENDER, str(path), name, "1000", str(go)) for name in ("alice", "bob")]
