@@ -51,6 +51,7 @@ from typing import Any, Literal
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats import markdown
+from memsync.formats.index import IndexBlock
 from memsync.formats.jsonl import (
     FORMAT,
     KINDS,
@@ -146,8 +147,7 @@ class Filters:
 class Item:
     """One thing FROM knows, before it is written in TO's format.
 
-    ``label`` names it in reports; ``text`` is the JSONL text, curated description or log text;
-    ``content`` is everything that would leave FROM (scanned for secrets).
+    ``label`` names it in reports; ``text`` is the JSONL text, curated description or log text.
     """
 
     origin: Origin
@@ -155,7 +155,6 @@ class Item:
     kind: str
     text: str
     created: datetime
-    content: str
     tags: tuple[str, ...] = ()
     scope: str | None = None
     confidence: float | None = None
@@ -342,9 +341,8 @@ def _curated_tags(entry: CuratedEntry) -> tuple[str, ...]:
 def _entry_items(path: Path, now: datetime) -> list[Item]:
     if not path.exists():
         return []
-    return [Item("entry", f"entry {e.id}", e.kind, e.text, e.created, canonical_json(e.to_obj()).decode(),
-                 tags=e.tags, scope=e.scope, confidence=e.confidence, entry=e)
-            for e in read_memory(path).view(now)]
+    return [Item("entry", f"entry {e.id}", e.kind, e.text, e.created, tags=e.tags, scope=e.scope,
+                 confidence=e.confidence, entry=e) for e in read_memory(path).view(now)]
 
 
 def _role_items(path: Path) -> list[Item]:
@@ -354,16 +352,15 @@ def _role_items(path: Path) -> list[Item]:
     items = []
     for curated in role.entries():
         text = " ".join((curated.description or curated.name or curated.slug).split())
-        content = curated.head + curated.body
         items.append(Item("curated", curated.path.name, kind_for_type(curated.type, text), text,
-                          _curated_created(curated), content, tags=_curated_tags(curated), curated=curated))
+                          _curated_created(curated), tags=_curated_tags(curated), curated=curated))
     for daily in role.daily_logs()[-RECENT_LOGS:]:
         for note in daily.items:
             if RECEIPT_MARK in note.text:
                 continue
             moment = datetime.fromisoformat(f"{daily.date}T{note.time}:00+00:00")
             items.append(Item("log", f"daily/{daily.path.name} [{note.time}]", "lesson", note.text, moment,
-                              note.text, log_date=daily.date, log_time=note.time))
+                              log_date=daily.date, log_time=note.time))
     return items
 
 
@@ -404,10 +401,19 @@ def as_entry(item: Item, from_name: str) -> Entry:
                  confidence=LOG_CONFIDENCE)
 
 
-def _secret_skips(items: Iterable[Item]) -> tuple[list[Item], list[Skip]]:
+def _payload(item: Item, from_name: str, whole_files: bool) -> str:
+    """What handing ``item`` over writes: a curated file whole (copied to a role directory), else the
+    entry line (every field a memory file or a converted curated entry carries)."""
+    if whole_files and item.curated is not None:
+        return item.curated.head + item.curated.body
+    return canonical_json(as_entry(item, from_name).to_obj()).decode("utf-8")
+
+
+def _secret_skips(items: Iterable[Item], from_name: str, whole_files: bool) -> tuple[list[Item], list[Skip]]:
+    """Split ``items`` into the clean ones and skips for those whose payload the scanner flags (DESIGN I6)."""
     clean, skipped = [], []
     for item in items:
-        findings = scan_text(item.content)
+        findings = scan_text(_payload(item, from_name, whole_files))
         if findings:
             detectors = ", ".join(sorted({f.detector for f in findings}))
             skipped.append(Skip(item.label, "possible secret", f"{detectors}, line {findings[0].line}"))
@@ -525,25 +531,37 @@ def _curated_plan(item: Item, from_name: str) -> _Curated | None:
                     body)
 
 
-def _put_index_item(role: RoleDir, slug: str, title: str, description: str) -> None:
-    """Add (or replace) the index line of a curated file written verbatim.
+def _put_index_items(role: RoleDir, items: Sequence[tuple[str, str, str]]) -> None:
+    """Add (or replace) the index lines of curated files written verbatim: ``(slug, name, description)``.
 
     Adapter: RoleDir.write_entry re-renders the frontmatter and derives the slug from the name, so it can
     neither copy an entry byte for byte nor write ``<slug>__from_<from>.md``; this reuses markdown's own
-    index edit (its writer lock, item model and atomic replace) instead of copying it.
+    index edit (its writer lock, item model and atomic replace, one rewrite for all items) instead of
+    copying it.
     """
-    link = title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    item = f"- [{link}]({slug}.md) — {description}\n"
-    role._edit_index(lambda blocks: markdown._put_item(blocks, item, {f"{slug}.md"}))
+    def put_all(blocks: list[IndexBlock]) -> list[IndexBlock]:
+        for slug, name, description in items:
+            link = name.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+            line = f"- [{link}]({slug}.md) — {description}\n"
+            blocks = markdown._put_item(blocks, line, {f"{slug}.md"})
+        return blocks
+
+    role._edit_index(put_all)
 
 
-def _write_curated(role: RoleDir, curated: _Curated, slug: str, name: str) -> Path:
-    if curated.data is not None:
-        path = role.path / f"{slug}.md"
-        atomic_write(path, curated.data)
-        _put_index_item(role, slug, name, curated.description)
-        return path
-    return role.write_entry(name, curated.type, curated.description, curated.body)
+def _write_curated(role: RoleDir, writes: Sequence[tuple[_Curated, str, str]]) -> list[Path]:
+    """Write the planned curated entries: verbatim copies then their index lines, or via write_entry."""
+    written, verbatim = [], []
+    for curated, slug, name in writes:
+        if curated.data is None:
+            written.append(role.write_entry(name, curated.type, curated.description, curated.body))
+        else:
+            written.append(role.path / f"{slug}.md")
+            atomic_write(written[-1], curated.data)
+            verbatim.append((slug, name, curated.description))
+    if verbatim:
+        _put_index_items(role, verbatim)
+    return written
 
 
 def _choose_slug(
@@ -591,7 +609,7 @@ def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Pl
     if not writes:
         return []
     role = RoleDir(target.path)
-    written = [_write_curated(role, curated, slug, name) for curated, slug, name in writes]
+    written = _write_curated(role, writes)
     slugs = [path.stem for path in written]
     listed = ", ".join(slugs[:LOGGED_SLUGS])
     if len(slugs) > LOGGED_SLUGS:
@@ -678,7 +696,8 @@ def _handoff(source: Agent, target: Agent | None, filters: Filters, max_bytes: i
         raise MemsyncError(f"handoff: FROM and TO are the same agent ({source.path}). Name two agents")
     plan = _Plan()
     chosen = [item for item in read_items(source, now) if filters.keeps(item)]
-    items, plan.skipped = _secret_skips(chosen)
+    whole_files = fmt == "write" and out is None and target is not None and target.format == "role"
+    items, plan.skipped = _secret_skips(chosen, source.name, whole_files)
     prompt = None
     written: list[Path] = []
     if fmt == "prompt":

@@ -80,6 +80,9 @@ CURATED = {
 RECENT_LOG_TEXTS = ("User pushed back on adding a new flag.", "The nightly job failed on disk space.",
                     "Reran the nightly job; green.")
 OLD_LOG_TEXT = "An old note from a log older than the latest three."
+# A curated entry whose body holds a secret: its description may go to a memory file, the file may not
+# be copied to a role directory.
+SECRET_BODY_DESCRIPTION = "How CI deploys."
 
 
 def write_role(path: Path) -> Path:
@@ -99,7 +102,7 @@ def write_role(path: Path) -> Path:
         (path / f"{slug}.md").write_text(f"{head}\n**Why:** body of {slug}.\n", encoding="utf-8")
         index.append(f"- [{name}]({slug}.md) — {description[:30]}\n")
     (path / "deploy_token.md").write_text(
-        "---\nname: Deploy token\ndescription: How CI deploys.\ntype: reference\n---\n\n"
+        f"---\nname: Deploy token\ndescription: {SECRET_BODY_DESCRIPTION}\ntype: reference\n---\n\n"
         f"Token: {FAKE_TOKEN}\n",
         encoding="utf-8")
     (path / "MEMORY.md").write_text("".join(index), encoding="utf-8")

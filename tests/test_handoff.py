@@ -33,6 +33,7 @@ from tests.handoff_fixtures import (
     NOW,
     OLD_LOG_TEXT,
     RECENT_LOG_TEXTS,
+    SECRET_BODY_DESCRIPTION,
     SECRET_ID,
     tree,
     write_memory,
@@ -223,8 +224,11 @@ def test_role_to_jsonl_maps_types_derives_ids_and_takes_only_recent_logs(role: P
     assert by_text[RECENT_LOG_TEXTS[1]].created_at == "2026-11-22T07:00:00Z"
     assert OLD_LOG_TEXT not in by_text
     assert not any("memsync handoff" in text for text in by_text)  # receipts are not knowledge
-    assert set(by_text) == {d for d, _ in CURATED.values()} | set(RECENT_LOG_TEXTS)
-    assert [s.item for s in report.skipped] == ["deploy_token.md"]
+    # Only the description of deploy_token.md goes to a memory file; its body (holding a token) does not.
+    curated = {d for d, _ in CURATED.values()} | {SECRET_BODY_DESCRIPTION}
+    assert set(by_text) == curated | set(RECENT_LOG_TEXTS)
+    assert FAKE_TOKEN not in target.read_text(encoding="utf-8")
+    assert not report.skipped
 
 
 def test_role_to_jsonl_twice_adds_nothing(role: Path, tmp_path: Path) -> None:
@@ -233,7 +237,7 @@ def test_role_to_jsonl_twice_adds_nothing(role: Path, tmp_path: Path) -> None:
     first = target.read_bytes()
     again = go(role, target)
     assert target.read_bytes() == first
-    assert not again.handed and len(again.present) == len(CURATED) + len(RECENT_LOG_TEXTS)
+    assert not again.handed and len(again.present) == len(CURATED) + len(RECENT_LOG_TEXTS) + 1
 
 
 # --- role directory -> role directory -----------------------------------------------------------------
@@ -248,6 +252,8 @@ def test_role_to_role_copies_entries_verbatim_with_a_source_line(role: Path, tmp
         original = (role / f"{slug}.md").read_bytes()
         assert copied == original.rstrip(b"\n") + f"\n\nSource: handoff from scout ({slug}.md)\n".encode()
     assert not (target / "deploy_token.md").exists()
+    [secret] = [s for s in report.skipped if s.reason == "possible secret"]
+    assert secret.item == "deploy_token.md" and "GitHub Token" in secret.detail
     receiver = RoleDir(target)
     assert {i.target for i in receiver.index_items()} == {f"{slug}.md" for slug in CURATED}
     [log] = receiver.daily_logs()
@@ -307,13 +313,14 @@ def test_filters_on_role_directories_map_or_keep_everything(role: Path, tmp_path
                 (go(role, None, filters=filters, fmt="prompt").prompt or "").splitlines()
                 if line.startswith("- ")}
 
-    curated = {d for d, _ in CURATED.values() if d}
+    curated = {d for d, _ in CURATED.values()} | {SECRET_BODY_DESCRIPTION}
     everything = curated | set(RECENT_LOG_TEXTS)
     assert texts(Filters()) == everything
     # No scope and no confidence in the skill's format: those filters keep everything.
     assert texts(Filters(scopes=("project:other",))) == everything
     assert texts(Filters(min_confidence=1.0)) == everything
     assert texts(Filters(kinds=("avoid",))) == {CURATED["testing_strategy"][0]}
+    assert texts(Filters(kinds=("source",))) == {CURATED["bug_tracker"][0], SECRET_BODY_DESCRIPTION}
     assert texts(Filters(kinds=("preference",))) == {CURATED["user_timezone"][0]}
     # Frontmatter tags; daily-log items have no tags field, so a tag filter keeps them.
     assert texts(Filters(tags=("ci",))) == {CURATED["ci_checks"][0], *RECENT_LOG_TEXTS}
@@ -411,7 +418,7 @@ def test_agents_resolve_by_tracked_name_or_path(memory: Path, role: Path, tmp_pa
     assert resolve_agent("giver").path == memory and resolve_agent("giver").format == "jsonl"
     assert resolve_agent("giver.jsonl").path == memory
     report = handoff("scout", "giver", now=NOW)
-    assert len(report.handed) == len(CURATED) + len(RECENT_LOG_TEXTS)
+    assert len(report.handed) == len(CURATED) + len(RECENT_LOG_TEXTS) + 1
     assert resolve_agent(str(tmp_path / "x.jsonl"), create=True).format == "jsonl"
     assert resolve_agent(str(tmp_path / "x"), create=True).format == "role"
     assert resolve_agent("~/.claude/memory", create=True).name == "claude"
