@@ -462,6 +462,13 @@ def test_claude_code_folder_is_a_role_directory(tmp_path: Path) -> None:
     assert check_role_dir(folder) == []
     memory.write_entry("Plan B", "project", "new", "b")
     assert "- [Plan B](plan_b.md) — new\n" in memory.index_path.read_text()
+    memory.write_entry("user-prefers-simple-english", "user", "plain words", "Body")
+    assert not (folder / "user_prefers_simple_english.md").exists()
+    assert read_entry(folder / "user-prefers-simple-english.md").description == "plain words"
+    assert "- [user-prefers-simple-english](user-prefers-simple-english.md) — plain words\n" in (
+        memory.index_path.read_text()
+    )
+    assert memory.index_path.read_text().count("user-prefers-simple-english.md") == 1
 
 
 # Backticks and tildes are left out: an unclosed code fence at the end would swallow the appended line.

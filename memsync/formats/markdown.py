@@ -369,9 +369,11 @@ class RoleDir:
     def write_entry(self, name: str, type: str, description: str, content: str) -> Path:
         """Create or replace the curated entry ``<slugify(name)>.md`` and its index line; returns its path.
 
-        The frontmatter is exactly ``name``, ``description``, ``type`` (each one line; a value YAML would
-        misread is written double-quoted). ``MEMORY.md`` is created with its title if missing; a line
-        already naming the slug is replaced, others are appended. Raises ``MemsyncError`` for a type
+        An existing entry whose frontmatter name is exactly ``name`` is replaced in its own file (a Claude
+        Code folder names files ``a-b.md``, not ``a_b.md``). The frontmatter is exactly ``name``,
+        ``description``, ``type`` (each one line; a value YAML would misread is written double-quoted).
+        ``MEMORY.md`` is created with its title if missing; a line already naming the file is replaced,
+        others are appended. Raises ``MemsyncError`` for a type
         outside user|feedback|project|reference or an empty or multi-line name or description.
         """
         name = _one_line("name", name)
@@ -380,12 +382,13 @@ class RoleDir:
             raise MemsyncError(
                 f"cannot write entry {name!r}: type {type!r} is not one of {', '.join(CURATED_TYPES)}"
             )
-        slug = slugify(name)
-        path = self.path / f"{slug}.md"
+        path = next(
+            (entry.path for entry in self.entries() if entry.name == name), self.path / f"{slugify(name)}.md"
+        )
         head = f"---\nname: {_scalar(name)}\ndescription: {_scalar(description)}\ntype: {type}\n---\n\n"
         body = content.strip("\n")
         atomic_write(path, (head + body + "\n" if body else head).encode("utf-8"))
-        new_item = f"- [{_link_text(name)}]({slug}.md) — {description}\n"
+        new_item = f"- [{_link_text(name)}]({path.name}) — {description}\n"
         self._edit_index(lambda blocks: _put_item(blocks, new_item, {item_key(new_item)}))
         return path
 
