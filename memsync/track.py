@@ -632,7 +632,9 @@ def _write_whole(f: _File, state: SyncState, current: FileState | None, live: by
             state.put(replace(current or FileState(f.rel), held=held))
             _report_held(f, held, out)
         return
-    _store_write(f, state, store, new, FileState(f.rel, synced=live, synced_known=True))
+    # With no state yet, a rerun after a crash finds live == store (or merges again): no intent needed.
+    _store_write(f, state, store, new, FileState(f.rel, synced=live, synced_known=True),
+                 record=current is not None and current.synced_known)
     if new != store:
         action: Action = "added" if store is None else "changed"
         out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), action))
@@ -662,20 +664,24 @@ def _publish_kept(f: _File, state: SyncState, current: FileState, store: bytes |
 
 
 def _store_write(f: _File, state: SyncState, before: bytes | None, after: bytes | None,
-                 then: FileState) -> None:
-    """Replace (``after`` bytes) or delete (None) the store copy, recording the intent first."""
+                 then: FileState, *, record: bool = True) -> None:
+    """Replace (``after`` bytes) or delete (None) the store copy, recording the intent first (``record``)."""
     if after == before:
         if state.get(f.rel) != then:
             state.put(then)
         return
-    state.begin_publish(f.rel, PendingPublish(
-        _digest(before), -1 if before is None else len(before), _digest(after),
-        -1 if after is None else len(after), then))
+    if record:
+        state.begin_publish(f.rel, PendingPublish(
+            _digest(before), -1 if before is None else len(before), _digest(after),
+            -1 if after is None else len(after), then))
     if after is None:
         f.store.unlink(missing_ok=True)
     else:
         atomic_write(f.store, after)
-    state.finish_publish(f.rel)
+    if record:
+        state.finish_publish(f.rel)
+    else:
+        state.put(then)
 
 
 # --- deliver: append-only files ------------------------------------------------------------------
@@ -751,7 +757,7 @@ def _deliver_whole(f: _File, state: SyncState, out: _Collect) -> None:
     live = _read(f.live)
     if current is None or not current.synced_known:
         if store is not None and live is None:
-            _deliver_create(f, state, store, out)
+            _deliver_create(f, state, store, out, record=False)
         elif store is not None and live == store:
             state.put(FileState(f.rel, synced=store, synced_known=True))
         return
@@ -774,14 +780,20 @@ def _deliver_whole(f: _File, state: SyncState, out: _Collect) -> None:
         _deliver_replace(f, state, current, store, out)
 
 
-def _deliver_create(f: _File, state: SyncState, store: bytes, out: _Collect) -> None:
+def _deliver_create(f: _File, state: SyncState, store: bytes, out: _Collect, *, record: bool = True) -> None:
+    """Create the missing live file; ``record`` the intent unless a rerun would find live == store anyway."""
     then = FileState(f.rel, synced=store, synced_known=True)
-    state.begin_delivery(f.rel, PendingDelivery(store, None, False, then))
+    if record:
+        state.begin_delivery(f.rel, PendingDelivery(store, None, False, then))
     if _create_exclusive(f.live, store):
-        state.finish_delivery(f.rel)
+        if record:
+            state.finish_delivery(f.rel)
+        else:
+            state.put(then)
         out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "created"))
     else:
-        state.drop_delivery(f.rel)
+        if record:
+            state.drop_delivery(f.rel)
         out.waiting.append((f.rel, "a local file appeared; it is published next cycle"))
 
 
@@ -814,6 +826,7 @@ def _deliver_remove(f: _File, state: SyncState, current: FileState, out: _Collec
     removed = _read(aside)
     if removed != current.synced:
         # An agent wrote in that instant: put its version back (unless a new file appeared) and keep it.
+        out.warn(f"{f.live}: changed while memsync deleted it (a peer deleted it); the change is kept")
         try:
             os.link(aside, f.live)
         except FileExistsError:

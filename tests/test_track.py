@@ -7,8 +7,9 @@ directory both publish into and deliver from, standing in for a store that git k
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from memsync.track import (
     publish,
     reconcile,
 )
+from memsync.track import _replace_keeping as _replace_keeping
 
 DAILY = "daily/2026-11-30.md"
 TOKEN = "ghp_" + "Zq7Xw2Lk9Vb4Nm8Rt5Yp1Hs6Jd3Gf0Ca2Eu7"
@@ -308,3 +310,64 @@ def test_reconcile_without_state_publishes_the_multiset_difference(tmp_path: Pat
         record = state.get("roles/qa/" + DAILY)
         assert record is not None and record.offset == len(b"a\n\n\nb\nc\n")
         assert reconcile(Track(live, "roles/qa"), store, state).changes == ()
+
+
+def test_corpus_arrives_whole_on_the_other_machine(corpus: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    tracks = [("skill/scout", "roles/scout"), ("skill/acmp-claude", "claude/memory"),
+              ("jsonl/acmp.jsonl", "memory/acmp.jsonl"),
+              ("jsonl/qa-engineer.jsonl", "memory/qa-engineer.jsonl")]
+    with SyncState(tmp_path / "a-meta") as state_a, SyncState(tmp_path / "b-meta") as state_b:
+        for source, store_path in tracks:
+            live_a = tmp_path / "a" / source
+            if (corpus / source).is_dir():
+                shutil.copytree(corpus / source, live_a)
+            else:
+                live_a.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(corpus / source, live_a)
+            report = publish(Track(live_a, store_path), store, state_a, scan_text)
+            assert report.held == (), f"corpus text taken for a secret: {report.held}"
+            deliver(Track(tmp_path / "b" / source, store_path), store, state_b)
+        for path in sorted(p for p in (corpus).rglob("*") if p.is_file() and p.name != "README.md"):
+            if path.relative_to(corpus).parts[0] == "history":
+                continue
+            rel = path.relative_to(corpus)
+            assert (tmp_path / "b" / rel).read_bytes() == path.read_bytes(), rel
+
+
+def test_bytes_an_agent_wrote_during_delivery_are_published_next_cycle(pair: tuple[Machine, Machine]) -> None:
+    a, _ = pair
+    base = b"one\ntwo\nthree\n"
+    (a.live / "x.md").write_bytes(base)
+    a.sync()
+    (a.store / "roles/qa/x.md").write_bytes(b"ONE\ntwo\nthree\n")  # a peer's change arrived
+    a.deliver()
+    assert (a.live / "x.md").read_bytes() == b"ONE\ntwo\nthree\n"
+    # What deliver records when the swap caught an agent's write made after its check:
+    record = a.state.get("roles/qa/x.md")
+    assert record is not None
+    a.state.put(replace(record, kept=b"one\ntwo\nTHREE\n", kept_base=base, kept_present=True))
+    assert a.deliver().waiting
+    a.publish()
+    assert (a.store / "roles/qa/x.md").read_bytes() == b"ONE\ntwo\nTHREE\n"
+    a.deliver()
+    assert (a.live / "x.md").read_bytes() == b"ONE\ntwo\nTHREE\n"
+
+
+def test_replace_keeping_returns_what_it_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "x.md"
+    path.write_bytes(b"old\n")
+    path.chmod(0o600)
+    assert _replace_keeping(path, b"new\n") == b"old\n"
+    assert path.read_bytes() == b"new\n"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["x.md"]
+
+
+def test_long_commit_message_names_tracks_and_lists_changes() -> None:
+    changes = tuple(FileChange(f"roles/qa/{i:02d}.md", f"{i:02d}.md", "entry", "changed") for i in range(30))
+    message = describe_changes([PublishReport("qa", changes)])
+    subject, _, body = message.partition("\n\n")
+    assert subject == "30 changes in qa"
+    assert body.startswith("qa: 00.md changed, 01.md changed")
