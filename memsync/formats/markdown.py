@@ -686,7 +686,7 @@ def _apply_step(step: MigrationStep) -> None:
         raise MemsyncError(
             f"migrate: {step.source} -> {destination} failed: {exc.strerror or exc}. Fix that, run it again"
         ) from exc
-    log.info("migrated %s -> %s", step.source, destination)
+    log.debug("migrated %s -> %s", step.source, destination)
 
 
 def _convert_flat(source: Path, destination: Path) -> None:
