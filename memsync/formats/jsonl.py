@@ -814,26 +814,11 @@ class MemoryFile:
             lock.release()
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """The strings inside a JSON value, unescaped (multi-line text scans as lines); a string field comes
-    as ``key: value`` so an unknown field such as ``"api_key": "..."`` reads as the assignment it is."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str):
-                yield f"{key}: {item}"
-            else:
-                yield key
-                yield from _strings(item)
-
-
 def _refuse_secrets(path: Path, entry: Entry) -> None:
-    """Raise MemsyncError when any string of the entry (text, tags, source, unknown fields) holds a secret."""
-    findings = scan_text("\n".join(_strings(entry.to_obj())))
+    """Raise MemsyncError when the entry holds a secret: its text as written (multi-line text scans line
+    by line), then every other field as one JSON line (``"api_key":"..."`` reads as an assignment)."""
+    others = {key: value for key, value in entry.to_obj().items() if key != "text"}
+    findings = scan_text(entry.text + "\n" + canonical_json(others).decode("utf-8"))
     if findings:
         detectors = ", ".join(sorted({f.detector for f in findings}))
         raise MemsyncError(f"remember in {path}: the entry looks like it holds a secret ({detectors}). "
