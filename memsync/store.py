@@ -59,6 +59,8 @@ _TOP_LOCKS = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packe
 _RETRYABLE_PUSH = re.compile(r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
                              r"incorrect old value|but expected")
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
+# The temp files git hands a merge driver, in the worktree root; a killed merge leaves them behind.
+_GIT_MERGE_TEMP = ".merge_file_*"
 # Git dirs whose merge drivers this process registered (see Store._prepare).
 _DRIVERS_INSTALLED: set[Path] = set()
 
@@ -233,7 +235,7 @@ class Store:
         (self.meta_dir / "no-hooks").mkdir(exist_ok=True)
         (self.meta_dir / "no-excludes").touch(exist_ok=True)
         exclude = self.git_dir / "info" / "exclude"
-        patterns = "".join(f"{pattern}\n" for pattern in IGNORED_NAMES).encode()
+        patterns = "".join(f"{pattern}\n" for pattern in (*IGNORED_NAMES, _GIT_MERGE_TEMP)).encode()
         if not exclude.exists() or exclude.read_bytes() != patterns:
             atomic_write(exclude, patterns)
         self._recover_locks(lock_wait_s)
@@ -413,6 +415,9 @@ class Store:
 
     def _recover_interrupted(self, repo: git.Repo) -> None:
         gd = self.git_dir
+        # git's temp files for a merge driver (%A, %B, %O): garbage once no git runs in the store.
+        for leftover in self.worktree.glob(_GIT_MERGE_TEMP):
+            leftover.unlink(missing_ok=True)
         marker = self.meta_dir / "resync.json"
         if marker.exists():
             before = json.loads(marker.read_text())["before"]
@@ -609,7 +614,9 @@ class Store:
         if self._is_ancestor(repo, theirs, head):
             return False
         if self._is_ancestor(repo, head, theirs):
-            self._git(repo, "merge", "-q", "--ff-only", theirs)
+            forwarded = self._run(repo, "merge", "-q", "--ff-only", theirs)
+            if forwarded.status != 0:
+                return f"fast-forward to {remote} failed ({forwarded.reason}); will retry"
             return True
         message = self._message(f"memsync: merge {remote}")
         result = self._run(repo, "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
