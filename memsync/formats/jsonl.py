@@ -40,6 +40,7 @@ USER_SOURCE = "user"
 DEFAULT_PROMPT_BYTES = 4000
 # How long an append waits for another memsync writer of the same file (seconds).
 APPEND_LOCK_TIMEOUT_S = 30.0
+APPEND_LOCK_POLL_S = 0.002
 
 _ENTRY_FIELDS = ("id", "kind", "text", "scope", "tags", "source", "confidence", "expires_at",
                  "supersedes", "created_at")
@@ -621,7 +622,8 @@ class MemoryFile:
         """Hold the writer lock, waiting at most APPEND_LOCK_TIMEOUT_S seconds for another writer."""
         lock = writer_lock(self.path)
         try:
-            lock.acquire(timeout=APPEND_LOCK_TIMEOUT_S)
+            # Another writer holds it for about a millisecond (one append): poll often, not every 50 ms.
+            lock.acquire(timeout=APPEND_LOCK_TIMEOUT_S, poll_interval=APPEND_LOCK_POLL_S)
         except filelock.Timeout:
             raise MemsyncError(f"{action} {self.path}: another memsync process held its lock for "
                                f"{APPEND_LOCK_TIMEOUT_S:.0f} s. Retry, or stop the stuck process") from None
