@@ -193,9 +193,14 @@ class Store:
             with store._repo() as repo:
                 store._start_history(repo)
         except BaseException:
-            shutil.rmtree(path / ".git", ignore_errors=True)
+            # The directory was missing or empty: everything in it now is this attempt's.
+            for child in path.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
             if created:
-                shutil.rmtree(path, ignore_errors=True)
+                path.rmdir()
             raise
         return store
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from memsync.errors import MemsyncError
 from memsync.store import FORMAT_FILE, Store
 from tests.helpers import git
 from tests.stores import (
@@ -385,3 +386,18 @@ def test_a_peers_symlink_is_data_not_a_path(tmp_path: Path, alpha: Store, remote
     for name, target in (("roles/evil.md", "/etc/hostname"), ("outside", str(tmp_path))):
         path = alpha.worktree / name
         assert not path.is_symlink() and path.read_text() == target
+
+
+def test_each_remote_gets_its_own_outcome(tmp_path: Path, remote: Path) -> None:
+    dead = tmp_path / "dead.git"
+    local = new_store(tmp_path / "alpha", "alpha", {"origin": remote})
+    both = Store.open(store_config(local.worktree, {"origin": remote, "usb": dead}), "alpha", local.identity)
+    write(both, "a.md", "a\n")
+    both.commit_all("a")
+    outcomes = both.exchange()
+    assert [(o.remote, o.status, o.pushed) for o in outcomes] == [
+        ("origin", "ok", True), ("usb", "offline", False)]
+    assert both.unpushed_count("origin") == 0 and both.unpushed_count("usb") == commit_count(both.worktree)
+    assert [o.remote for o in both.exchange(["usb"])] == ["usb"]
+    with pytest.raises(MemsyncError, match="has no such remote"):
+        both.exchange(["nowhere"])
