@@ -1,0 +1,90 @@
+"""`memsync handoff` and `memsync import`: output, exit codes, bad input in one line. A few cases run as
+real subprocesses; the rest go through the same CLI edge (``memsync.cli.main``) in-process to keep the
+suite fast (each subprocess pays the CLI's import time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memsync.cli import main
+from memsync.formats.jsonl import MemoryFile, read_memory
+from memsync.formats.markdown import RoleDir
+from tests.handoff_fixtures import FAKE_TOKEN, LIVE, SECRET_ID, tree, write_memory, write_role
+from tests.helpers import run_cli
+
+KINDS = ("--kind", "fact", "--kind", "avoid", "--kind", "preference")
+
+
+def test_handoff_writes_prints_the_summary_and_lists_secrets(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    memory = write_memory(tmp_path / "giver.jsonl")
+    target = tmp_path / "agents" / "reviewer"
+    result = run_cli("handoff", str(memory), str(target), *KINDS)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "giver -> reviewer: 4 handed, 0 already present, 1 skipped (1 possible secret)"
+    assert f"skipped entry {SECRET_ID}: possible secret (GitHub Token, line 1)" in lines
+    assert FAKE_TOKEN not in result.stdout + result.stderr
+    assert len(RoleDir(target).entries()) == 4
+    before = tree(target)
+    assert main(["handoff", str(memory), str(target), *KINDS]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("giver -> reviewer: 0 handed, 4 already present")
+    assert tree(target) == before
+
+
+def test_prompt_goes_to_stdout_and_the_summary_to_stderr(tmp_path: Path) -> None:
+    role = write_role(tmp_path / "scout")
+    prompt = run_cli("handoff", str(role), "--format", "prompt", "--max-bytes", "200")
+    assert prompt.returncode == 0, prompt.stderr
+    assert prompt.stdout.startswith("# Memory\n") and len(prompt.stdout.encode()) <= 200
+    assert "over --max-bytes" in prompt.stderr and "scout -> prompt:" in prompt.stderr
+
+
+def test_out_then_import_with_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    role = write_role(tmp_path / "scout")
+    out = tmp_path / "handed.jsonl"
+    assert main(["handoff", str(role), "--out", str(out)]) == 0
+    assert not read_memory(out).problems
+    receiver = tmp_path / "receiver.jsonl"
+    assert main(["import", str(out), "--to", str(receiver), "--dry-run"]) == 0
+    assert "dry run:" in capsys.readouterr().out and not receiver.exists()
+    assert main(["import", str(out), "--to", str(receiver)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("handed -> receiver: 9 handed, 0 already")
+    assert [e.id for e in MemoryFile(receiver).view()] == [e.id for e in MemoryFile(out).view()]
+
+
+def test_bad_input_in_a_subprocess_exits_1_with_one_line(tmp_path: Path) -> None:
+    memory = write_memory(tmp_path / "giver.jsonl")
+    result = run_cli("handoff", str(memory), "x.jsonl", "--kind", "tip", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("memsync: handoff: ")
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("handoff", "no-such-agent", "x.jsonl"), "no tracked agent or path 'no-such-agent'"),
+    (("handoff", "{memory}", "x.jsonl", "--kind", "tip"), "--kind 'tip' is not a kind"),
+    (("handoff", "{memory}", "x.jsonl", "--since", "yesterday"), "--since 'yesterday' is not a date"),
+    (("handoff", "{memory}", "x.jsonl", "--min-confidence", "2"), "outside [0, 1]"),
+    (("handoff", "{memory}", "x.jsonl", "--format", "prompt", "--max-bytes", "0"), "at least 1"),
+    (("handoff", "{memory}"), "no TO given"),
+    (("handoff", "{memory}", "{memory}"), "FROM and TO are the same agent"),
+    (("handoff", "{memory}", "--out", "{memory}"), "already exists"),
+    (("import", "{role}", "--to", "x.jsonl"), "is not a memory file"),
+])
+def test_bad_input_exits_1_with_one_line(tmp_path: Path, args: tuple[str, ...], message: str,
+                                         capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    values = {"memory": write_memory(tmp_path / "giver.jsonl"), "role": write_role(tmp_path / "scout")}
+    before = tree(tmp_path)
+    assert main([arg.format(**values) for arg in args]) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("memsync: ") and message in line
+    assert tree(tmp_path) == before
+    assert set(LIVE) <= {e.id for e in MemoryFile(values["memory"]).view()}
