@@ -27,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import difflib
 import errno
+import functools
 import hashlib
 import logging
 import os
@@ -258,7 +259,18 @@ def _files(track: Track, worktree: Path, state: SyncState) -> list[_File]:
         _File(f"{prefix}/{label}", track.live / label, store_root / label, label)
         for label in sorted(labels)
         if not is_ignored(label) and ".." not in PurePosixPath(label).parts
+        and not _through_symlink(track.live, label)
     ]
+
+
+def _through_symlink(root: Path, label: str) -> bool:
+    """True when a directory on the way from ``root`` to ``label`` is a symlink (never written through)."""
+    here = root
+    for part in PurePosixPath(label).parts[:-1]:
+        here = here / part
+        if here.is_symlink():
+            return True
+    return False
 
 
 def _walk(root: Path, *, follow_inside: bool) -> set[str]:
@@ -296,9 +308,10 @@ def _walk(root: Path, *, follow_inside: bool) -> set[str]:
 def _run_publish(track: Track, worktree: Path, state: SyncState, scan: Scanner, now: float,
                  grace_s: float, incremental: bool) -> PublishReport:
     out = _Collect()
+    known_track = bool(state.paths(track.store_path.strip("/")))
     for f in _files(track, worktree, state):
         if is_append_only(f.rel):
-            _publish_append(f, state, scan, now, grace_s, incremental, out)
+            _publish_append(f, state, scan, now, grace_s, incremental, known_track, out)
         else:
             _publish_whole(f, state, scan, incremental, out)
     return PublishReport(track_name(track), tuple(out.changes), tuple(out.held), tuple(out.warnings))
@@ -434,12 +447,17 @@ def _settle_delivery_whole(f: _File, state: SyncState) -> None:
 # --- publish: append-only files ------------------------------------------------------------------
 
 def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace_s: float,
-                    incremental: bool, out: _Collect) -> None:
+                    incremental: bool, known_track: bool, out: _Collect) -> None:
     settled = _settle_publish(f, state)
     live = _read(f.live)
     if live is None:
         return
+    skip = _settle_delivery_append(f, state, live)
     current = state.get(f.rel)
+    if current is None and known_track:
+        # A file new in a track memsync already syncs (not one it delivered: that has a state): every
+        # line in it was written here, so all of them are published, even lines the store has from peers.
+        current = FileState(f.rel, offset=0, prefix_hash=_sha(b""))
     if not settled and current is not None and current.offset is not None:
         out.warn(f"{f.live}: the store copy changed under an unfinished publish; settling by content")
         current = None
@@ -450,7 +468,6 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
     if current is None or current.offset is None:
         _publish_by_content(f, state, current, live, scan, now, grace_s, out)
         return
-    skip = _settle_delivery_append(f, state, live)
     if not incremental:
         return
     live, partial = _finish_partial(f, current, live, now, grace_s, out)
@@ -715,7 +732,8 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
     if not missing:
         return
     data = b"".join(missing)
-    then = replace(current, offset=current.offset + len(data), prefix_hash=_sha(live + data))
+    then = replace(current, offset=current.offset + len(data), prefix_hash=_sha(live + data),
+                   partial_at=None, partial_hash=None, partial_since=None)
     state.begin_delivery(f.rel, PendingDelivery(data, current.offset, False, then))
     with writer_lock(f.live):
         try:
@@ -888,13 +906,17 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap the directory entries ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``).
 
     False when the platform or file system lacks it; raises ``OSError`` (e.g. ENOENT) otherwise.
     """
-    libc = ctypes.CDLL(None, use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
+    renameat2 = getattr(_libc(), "renameat2", None)
     if renameat2 is None:
         return False
     result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)

@@ -371,3 +371,21 @@ def test_long_commit_message_names_tracks_and_lists_changes() -> None:
     subject, _, body = message.partition("\n\n")
     assert subject == "30 changes in qa"
     assert body.startswith("qa: 00.md changed, 01.md changed")
+
+
+def test_same_line_written_on_both_machines_arrives_twice(pair: tuple[Machine, Machine]) -> None:
+    """A new daily log in an already synced role: B's lines are all its own, even the ones A also wrote."""
+    a, b = pair
+    (a.live / "MEMORY.md").write_bytes(b"# Memory\n")
+    a.sync()
+    b.sync()
+    title = b"# 2026-12-01 - qa\n"
+    append(a.live / "daily/2026-12-01.md", title + b"- from A\n")
+    a.sync()
+    append(b.live / "daily/2026-12-01.md", title + b"- from B\n")
+    b.sync()
+    a.sync()
+    store = (a.store / "roles/qa/daily/2026-12-01.md").read_bytes()
+    assert store == title + b"- from A\n" + title + b"- from B\n"
+    assert (a.live / "daily/2026-12-01.md").read_bytes() == store
+    assert (b.live / "daily/2026-12-01.md").read_bytes() == title + b"- from B\n" + title + b"- from A\n"
