@@ -674,7 +674,9 @@ class Store:
         memory is re-applied on top through the merge drivers as one commit (base: the last common
         commit, so the remote's deletions of old content are honoured and nothing added locally is lost),
         the new remote head is recorded, and the result is pushed. The old branch head stays reachable
-        as ``refs/memsync/before-resync/<remote>``. Interrupted, it is rolled back on the next open.
+        as ``refs/memsync/before-resync/<remote>``. Interrupted, it is rolled back on the next open. When
+        one history contains the other there is nothing to rewrite: the remote is simply trusted again
+        and a normal exchange follows (commits the remote dropped are pushed again: nothing is lost).
         Raises ``MemsyncError`` when the remote is unknown or unreachable, or the re-apply hits a conflict
         no driver resolves (the branch is then back where it was).
         """
@@ -709,7 +711,8 @@ class Store:
                 self._git(repo, "reset", "-q", "--hard", local)
                 marker.unlink()
                 raise MemsyncError(f"cannot resync with {remote!r}: re-applying local memory failed "
-                                   f"({problem}); the store is unchanged. Report this with `memsync log`")
+                                   f"({problem}); the store is unchanged. Fix the file in {self.worktree}, "
+                                   "then retry")
         if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status != 0:
             self._git(repo, "commit", "-q", "--no-verify", "-m", self._message(
                 f"memsync: resync with {remote}: local memory re-applied on its history"))
