@@ -19,6 +19,7 @@ conflict). Any other conflict, or a driver failure, aborts the merge: the store 
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import logging
 import os
@@ -30,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
@@ -489,12 +490,15 @@ class Store:
         # A .gitignore in the store (peer content) must not hide memory from commits: add what it hides,
         # except what memsync itself never stores (editor and temp files, snapshot.md; see info/exclude).
         hidden = self._git(repo, "ls-files", "-z", "--others", "--ignored", "--exclude-standard").out
-        wanted = [name for name in hidden.split("\0") if name and not is_ignored(name)]
+        wanted = [name for name in hidden.split("\0") if name and not _never_stored(name)]
         if wanted:
             self._git(repo, "add", "-f", "--", *wanted)
-        if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status == 0:
-            return None
-        self._git(repo, "commit", "-q", "--no-verify", "-m", self._message(message))
+        committed = self._run(repo, "commit", "-q", "--no-verify", "-m", self._message(message))
+        if committed.status != 0:
+            if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status == 0:
+                return None  # nothing to commit
+            raise MemsyncError(f"store {self.cfg.name!r}: `git commit` failed: {committed.reason}. "
+                               f"Check {self.worktree} (run `memsync status`)")
         sha = self._rev(repo, "HEAD")
         assert sha is not None
         return sha
@@ -835,6 +839,11 @@ class Store:
             # The ancestor commit is unknown here (pruned, or another repository's): not contained.
             return False
         return result.status == 0
+
+
+def _never_stored(rel_path: str) -> bool:
+    """Editor/temp files and snapshot.md (layout), and git's leftover merge-driver temp files."""
+    return is_ignored(rel_path) or fnmatch.fnmatchcase(PurePosixPath(rel_path).name, _GIT_MERGE_TEMP)
 
 
 def _log_record(chunk: str) -> LogRecord:

@@ -255,5 +255,6 @@ def test_store_gitignore_never_hides_memory_but_temp_files_stay_out(tmp_path: Pa
     write(store, "roles/dev/.memsync-tmp-abc123", "half written\n")
     write(store, "roles/dev/snapshot.md", "generated\n")
     write(store, "roles/dev/.tabs.md.swp", "vim\n")
+    write(store, ".merge_file_a1b2c3", "left by a killed merge\n")
     store.commit_all("files")
     assert store.files() == [".gitignore", FORMAT_FILE, "memory/lessons.jsonl", "roles/dev/MEMORY.md"]
