@@ -18,6 +18,28 @@ ConfigOption = Annotated[Path | None, typer.Option(
     "--config", help="Config file (default: $MEMSYNC_CONFIG, else <user config dir>/memsync/config.toml).")]
 
 
+class _OncePerState(logging.Filter):
+    """Drops a warning identical to the one just before it from the same logger.
+
+    The store logs every failed exchange; while a remote stays offline the daemon retries with backoff,
+    and the user should read about the outage once (when it starts), not on every retry.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, str] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if record.levelno < logging.WARNING:
+            self._last.pop(record.name, None)
+            return True
+        if self._last.get(record.name) == text:
+            return False
+        self._last[record.name] = text
+        return True
+
+
 @app.command("daemon")
 def daemon_command(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug log output.")] = False,
@@ -32,6 +54,7 @@ def daemon_command(
     if verbose:
         # memsync's own debug lines only: git/watchdog/filelock debug output would drown them.
         logging.getLogger("memsync").setLevel(logging.DEBUG)
+    logging.getLogger("memsync.store").addFilter(_OncePerState())
     return run_daemon(config or config_path(), once=once)
 
 
