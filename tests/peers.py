@@ -30,6 +30,7 @@ from typing import Any
 import tomli_w
 
 from memsync.config import load_config
+from memsync.cycle import ensure_store
 from memsync.fsio import append_once, atomic_write
 from tests.conftest import isolated_env
 from tests.helpers import git, wait_for
@@ -109,11 +110,10 @@ class Peer:
         return peer
 
     def init_store(self) -> None:
-        """Create the store with memsync's own store setup, in a subprocess with this peer's env."""
-        self.run_python("from memsync.cycle import ensure_store\n"
-                        "from memsync.config import load_config\n"
-                        "c = load_config()\n"
-                        "[ensure_store(c, s) for s in c.stores.values()]\n")
+        """Create the store the way memsync does (cloned from the remote if it has history)."""
+        config = load_config(self.config)
+        for store_cfg in config.stores.values():
+            ensure_store(config, store_cfg)
 
     def run_python(self, code: str) -> str:
         """Run ``code`` in a Python subprocess with this peer's env; return stdout (raise on failure)."""
