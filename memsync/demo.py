@@ -97,15 +97,17 @@ def _start(machine: Machine) -> None:
                                           stdout=log, stderr=log, stdin=subprocess.DEVNULL)
 
 
-def _stop(machine: Machine) -> None:
-    if machine.daemon is None or machine.daemon.poll() is not None:
-        return
-    machine.daemon.send_signal(signal.SIGTERM)
-    try:
-        machine.daemon.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        machine.daemon.kill()
-        machine.daemon.wait()
+def _stop(machines: list[Machine]) -> None:
+    """SIGTERM every running daemon at once, then wait for each (SIGKILL after 30 s)."""
+    running = [m.daemon for m in machines if m.daemon is not None and m.daemon.poll() is None]
+    for daemon in running:
+        daemon.send_signal(signal.SIGTERM)
+    for daemon in running:
+        try:
+            daemon.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
 
 
 def _wait(what: str, predicate: Callable[[], bool], machines: list[Machine]) -> float:
@@ -177,12 +179,10 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
         print_line(f"\n== alice: an agent's memory in {alice.role_dir}; `memsync init --remote {remote}`")
         print_line(_indent(_memsync(alice, "init", "--remote", str(remote))))
         _start(alice)
-        _wait("alice's first push", lambda: f"roles/{ROLE}/deploy_window.md" in subprocess.run(
-            ["git", "--git-dir", str(remote), "ls-tree", "-r", "--name-only", "main"],
-            capture_output=True, text=True, check=False).stdout, machines)
 
         bob.role_dir.mkdir(parents=True)
-        print_line("\n== bob: an empty role directory; `memsync init` clones the remote")
+        print_line("\n== bob: an empty role directory; `memsync init` clones the remote, alice's daemon "
+                   "pushes her memory")
         print_line(_indent(_memsync(bob, "init", "--remote", str(remote))))
         _start(bob)
         took = _wait("alice's memory on bob",
@@ -222,10 +222,12 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
         print_line(_indent(_read(alice.role_dir / "deploy_window.md")))
 
         print_line("\n== `memsync log` on bob: who wrote what, and when")
+        for machine in machines:  # the log reads git history only: let the daemons stop meanwhile
+            if machine.daemon is not None:
+                machine.daemon.send_signal(signal.SIGTERM)
         print_line(_indent(_memsync(bob, "log")))
     finally:
-        for machine in machines:
-            _stop(machine)
+        _stop(machines)
         if keep:
             print_line(f"\nkept {root} (daemon logs: */daemon.log)")
         else:

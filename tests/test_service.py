@@ -54,7 +54,7 @@ def test_install_writes_verified_unit_and_explains_without_user_systemd(home: Pa
     # systemd-analyze reports unknown or malformed settings as warnings with exit 0: require none.
     assert verify.stderr.strip() == ""
 
-    status = run_cli("service", "status")
-    assert status.returncode == 0 and f"installed: {unit}" in status.stdout
-    removed = run_cli("service", "uninstall")
-    assert removed.returncode == 0 and not unit.exists()
+    assert f"installed: {unit}" in service.status().lines
+    service.uninstall()
+    assert not unit.exists()
+    assert "not installed" in service.status().lines[0]
