@@ -117,7 +117,8 @@ def startup(folder: Path, runs: int = 15) -> None:
         for _ in range(runs):
             ours.write_bytes(b"x\nz\n")
             start = time.perf_counter()
-            command = [sys.executable, "-P", "-m", "memsync.driver", kind, str(base), str(ours), str(theirs), "f"]
+            command = [sys.executable, "-P", "-m", "memsync.driver", kind, str(base), str(ours), str(theirs),
+                       "f"]
             subprocess.run(command, check=True)
             times.append(time.perf_counter() - start)
         figures.append(f"{kind} {statistics.median(times) * 1000:.0f} ms")

@@ -305,6 +305,8 @@ def _merge_frontmatter(base: str, ours: str, theirs: str) -> str:
         return theirs
     merged = _merge_keyed(_frontmatter_blocks(base), _frontmatter_blocks(ours), _frontmatter_blocks(theirs))
     body = "".join(text for _, text in merged)
+    if not body and "" in (ours, theirs):
+        return ""  # a side dropped the frontmatter and nothing the other side added is left
     if body and not body.endswith("\n"):
         body += "\n"
     return f"---\n{body}---\n"
@@ -371,11 +373,8 @@ def merge_entry(base: bytes, ours: bytes, theirs: bytes) -> bytes:
 # agent-memory/0.1 JSON Lines.
 
 _CHUNK = 1 << 22  # bytes read per file and step while streaming the common prefix
-# Lines the merge rewrites or drops (CRLF ends, conflict markers left by other tools, a second header):
-# the untouched common prefix stops before the first of them, so they go through the line merge.
-_PROBLEMS = (b"\r\n", b"\n<<<<<<<", b"\n=======", b"\n>>>>>>>", b"\n|||||||")
-_HEADER_KEY = b'"format"'
 _MARKER = re.compile(rb"(?:<{7}|>{7}|\|{7})(?:[ \t]|\Z)|={7}[ \t]*\Z")
+_MARKER_CHARS = b"<>|="
 _KNOWN_FORMAT = re.compile(r"agent-memory/0(?:\.\d+)*")
 
 
@@ -396,48 +395,57 @@ def _common_len(chunks: Sequence[bytes]) -> int:
     return low
 
 
-def _first_problem(window: bytes, start: int, first_line_end: int) -> int | None:
-    """Index in ``window`` (which starts at file offset ``start``) of the first byte of a line the line
-    merge must see, or None. ``first_line_end`` is the offset of the file's first newline (-1:
-    not seen yet); a ``"format"`` key after it means a second header."""
-    hits = [window.find(pattern) for pattern in _PROBLEMS]
-    found = [hit + (pattern[:1] == b"\n") for hit, pattern in zip(hits, _PROBLEMS, strict=True) if hit >= 0]
-    if first_line_end >= 0:
-        hit = window.find(_HEADER_KEY, max(0, first_line_end + 1 - start))
-        if hit >= 0:
-            found.append(hit)
+def _first_problem(window: bytes) -> int | None:
+    """Index in ``window`` of the first byte of a line the line merge must rewrite or drop, or None:
+    a line holding a CR (CRLF ends) or a conflict-marker line left by another tool. ``window[0]`` is
+    context (the byte before the scanned bytes); 0 means the line started before the window.
+
+    Only single-byte searches (memchr speed) run over the whole window, so scanning a 300 MB common
+    prefix stays well under a second; a marker character is then checked for a line start and a run of 7.
+    """
+    found = []
+    carriage = window.find(b"\r")
+    if carriage >= 0:
+        found.append(window.rfind(b"\n", 0, carriage) + 1)
+    for char in _MARKER_CHARS:
+        run = bytes((char,)) * 7
+        at = window.find(run[:1])
+        while at >= 0:
+            if at > 0 and window[at - 1] == 0x0A and window.startswith(run, at):
+                found.append(at)
+                break
+            at = window.find(run[:1], at + 1)
     return min(found) if found else None
 
 
-def _safe_prefix_len(streams: Sequence[BinaryIO]) -> int:
+def _safe_prefix_len(streams: Sequence[BinaryIO], chunk_size: int = _CHUNK) -> int:
     """Bytes of the longest common prefix of all ``streams`` that ends at a line end and holds no line
-    the line merge would change (no BOM, CRLF, conflict marker or second header). Reads in chunks, so
-    memory stays constant whatever the file sizes."""
+    the line merge would change (no BOM, CR, or conflict marker). Reads in chunks, so memory stays
+    constant whatever the file sizes. The prefix is identical in all three versions, so it is not
+    re-parsed: a second header already present there (written by another tool) stays where it is."""
     for stream in streams:
         stream.seek(0)
     offset = aligned = 0
-    first_line_end = -1
-    carry = b""  # the end of the previous chunk, for patterns that cross a chunk boundary
+    # The 17 bytes before each chunk (a virtual line end before the file's first byte), so a marker run
+    # of 7 that crosses a chunk boundary is seen whole, with the byte before it.
+    context = b"\n"
     while True:
-        chunks = [stream.read(_CHUNK) for stream in streams]
+        chunks = [stream.read(chunk_size) for stream in streams]
         same = _common_len(chunks)
         data = chunks[0][:same] if same < len(chunks[0]) else chunks[0]
-        if offset == 0 and (data.startswith(_BOM) or _MARKER.match(data.split(b"\n", 1)[0])):
+        if offset == 0 and data.startswith(_BOM):
             return 0
-        if first_line_end < 0 and b"\n" in data:
-            first_line_end = offset + data.index(b"\n")
-        window, start = carry + data, offset - len(carry)
-        problem = _first_problem(window, start, first_line_end)
+        window, start = context + data, offset - len(context)
+        problem = _first_problem(window)
         if problem is not None:
-            newline = window.rfind(b"\n", 0, problem)  # the problem line starts after it
-            return aligned if newline < 0 else start + newline + 1
+            return start + problem if problem else aligned
         last_newline = data.rfind(b"\n")
         if last_newline >= 0:
             aligned = offset + last_newline + 1
         offset += len(data)
-        if not data or any(len(chunk) != _CHUNK for chunk in chunks) or same < _CHUNK:
+        if not data or any(len(chunk) != chunk_size for chunk in chunks) or same < chunk_size:
             return aligned
-        carry = data[-16:]
+        context = window[-17:]
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ tombstones, malformed lines, CRLF, BOM, missing final newlines and unicode."""
 
 from __future__ import annotations
 
+import io
 import json
 
 from hypothesis import HealthCheck, given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from memsync.formats.index import parse_index
 from memsync.formats.jsonl import canonical_json, is_header, parse_record
-from memsync.merge import merge_daily, merge_entry, merge_index, merge_jsonl
+from memsync.merge import _safe_prefix_len, merge_daily, merge_entry, merge_index, merge_jsonl
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MARKERS = (b"<<<<<<<", b">>>>>>>")
@@ -122,6 +123,29 @@ def test_jsonl_stable(versions: tuple[bytes, bytes, bytes]) -> None:
     for result in (merge_jsonl(base, x, x), merge_jsonl(base, base, x)):
         assert _body_idents(result) == _body_idents(x)
         assert merge_jsonl(base, result, result) == result
+
+
+PREFIX_LINE = st.sampled_from([b'{"id":"a"}', b"<<<<<<< HEAD", b"=======", b"x <<<<<<<", b"|||||||", b"a=b",
+                               b'{"t":"\r"}', b">>>>>>>>", b"", b"<<<<<<"])
+
+
+@SETTINGS
+@given(st.lists(PREFIX_LINE, max_size=12),
+       st.lists(st.lists(PREFIX_LINE, max_size=3), min_size=3, max_size=3), st.integers(1, 40), st.booleans())
+def test_streamed_prefix_is_common_line_aligned_and_clean(
+    shared: list[bytes], tails: list[list[bytes]], chunk_size: int, crlf: bool
+) -> None:
+    ending = b"\r\n" if crlf else b"\n"
+    files = [b"".join(line + ending for line in shared + tail) for tail in tails]
+    size = _safe_prefix_len([io.BytesIO(data) for data in files], chunk_size)
+    prefix = files[0][:size]
+    assert all(data.startswith(prefix) for data in files)
+    assert size == 0 or prefix.endswith(b"\n")
+    assert b"\r" not in prefix
+    markers = (b"<<<<<<<", b">>>>>>>", b"=======", b"|||||||")
+    assert not any(line[:7] in markers for line in prefix.split(b"\n"))
+    if not crlf and all(line[:1] in (b"{", b"a") and b"\r" not in line for line in shared):  # all of it
+        assert size >= len(b"".join(line + ending for line in shared))
 
 
 # --- daily -------------------------------------------------------------------------------------------
