@@ -481,11 +481,16 @@ def _classify(raws: Iterable[bytes], opaque: bool) -> list[_Line]:
 
     out = []
     for raw in raws:
-        record = parse_record(raw)
-        if record is None or opaque:
-            out.append(_Line(raw, b"\x00" + raw, None, record is not None and is_header(record)))
+        try:
+            record = parse_record(raw)
+            ident = None if record is None or opaque else canonical_json(record)
+        except (RecursionError, ValueError):  # nested too deep to parse; a lone surrogate escape
+            record, ident = None, None
+        header = record is not None and is_header(record)
+        if ident is None:
+            out.append(_Line(raw, b"\x00" + raw, None, header))
         else:
-            out.append(_Line(raw, canonical_json(record), record, is_header(record)))
+            out.append(_Line(raw, ident, record, header))
     return out
 
 
@@ -581,7 +586,8 @@ def merge_jsonl(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     its canonical JSON (so key order and spacing do not matter), and ordered by (created_at, id,
     canonical bytes); lines that are not JSON objects are kept verbatim after them (sorted by bytes);
     conflict-marker lines left by other tools are dropped. Exactly one header, on line 1: the one with
-    the earliest ``created_at`` among the sides' headers; a file without a header gets none. A header
+    the earliest ``created_at`` among the sides' headers; a file without a header gets none (a second
+    header that all three versions already share in their common prefix is left as it is). A header
     whose format is not ``agent-memory/0.x`` makes the whole file opaque lines (identity = bytes,
     union, sorted). A line both sides hold with different bytes is written as the side that changed it
     wrote it, else the smaller bytes. CRLF becomes LF, a BOM is dropped, an unterminated last line

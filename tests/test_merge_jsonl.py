@@ -192,3 +192,9 @@ def test_stable_and_idempotent_on_a_real_memory_file(corpus: Any) -> None:
     only_theirs = merge_jsonl(base, base, data)
     assert only_theirs.startswith(base) and sorted(only_theirs.splitlines()) == sorted(data.splitlines())
     assert merge_jsonl(base, only_theirs, only_theirs) == only_theirs
+
+
+def test_lines_json_cannot_round_trip_are_kept_verbatim() -> None:
+    surrogate = b'{"id":"s","text":"\\ud800"}\n'
+    deep = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    assert merged(H, H + surrogate, H + deep) == H + min(surrogate, deep) + max(surrogate, deep)
