@@ -97,6 +97,16 @@ def _tracked(config: Config, live: Path) -> tuple[StoreConfig, str] | None:
     return None
 
 
+def _overlapping(config: Config, live: Path) -> Path | None:
+    """The tracked path that contains ``live``, equals it or lies inside it, if any (tracking ``live``
+    too would sync the same files twice)."""
+    for store in config.stores.values():
+        for track in store.tracks:
+            if live.is_relative_to(track.live) or track.live.is_relative_to(live):
+                return track.live
+    return None
+
+
 def _remote_has_branch(url: str, branch: str) -> bool:
     done = subprocess.run(["git", "ls-remote", "--heads", url, branch], capture_output=True, text=True,
                           check=False, timeout=REMOTE_TIMEOUT_S, stdin=subprocess.DEVNULL,
@@ -128,7 +138,7 @@ def _detected_tracks(locations: Sequence[Location],
         if not loc.track:
             lines.append(f"found {loc.found.value} {loc.live}: {loc.note}")
             continue
-        if already is not None and _tracked(already, loc.live) is not None:
+        if already is not None and _overlapping(already, loc.live) is not None:
             continue
         chosen.append(loc)
     return chosen, lines
@@ -156,9 +166,13 @@ def init(remote: str | None = None, store: Path | None = None, branch: str | Non
                 raise MemsyncError(f"memsync init: store {DEFAULT_STORE} already has {key} {have}, "
                                    f"not {want}. Change it with `memsync remote add|remove` or in the config")
     found, lines = _detected_tracks(detect(), existing)
-    explicit = [_absolute(p) for p in tracks
-                if existing is None or _tracked(existing, _absolute(p)) is None]
-    explicit = [p for p in explicit if all(loc.live != p for loc in found)]
+    explicit: list[Path] = []
+    for given in map(_absolute, tracks):
+        covering = _overlapping(existing, given) if existing is not None else None
+        if covering is not None and covering != given:
+            lines.append(f"not tracking {given} separately: it overlaps the tracked {covering}")
+        elif covering is None and all(loc.live != given for loc in found):
+            explicit.append(given)
     needs_store = current is None
     needs_remote = remote is not None and (current is None or DEFAULT_REMOTE not in current.remotes)
     changed = bool(needs_store or needs_remote or found or explicit)
@@ -187,7 +201,8 @@ def init(remote: str | None = None, store: Path | None = None, branch: str | Non
     for track in personal.tracks:
         lines.append(f"tracking {track.live} as {track.store_path}")
     if not personal.tracks:
-        lines.append("tracking nothing yet: no memory found; `memsync track PATH` adds some")
+        lines.append("tracking nothing yet: no memory found. Once your agents have written some, run "
+                     "`memsync init` again, or `memsync track PATH`")
     if changed and existing is not None:
         lines.append(_reload_daemon(path))
     return Report(tuple(lines), changed)

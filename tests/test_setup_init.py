@@ -107,3 +107,16 @@ def test_init_refuses_a_different_remote_for_the_existing_store(home: Path, tmp_
         setup.init(remote=str(_bare(tmp_path / "b.git")))
 
     assert _config(home).read_bytes() == before
+
+
+def test_init_leaves_memory_alone_that_a_tracked_directory_already_covers(home: Path) -> None:
+    (home / ".agents/memory/scout").mkdir(parents=True)
+    config = _config(home)
+    config.parent.mkdir(parents=True)
+    config.write_text('[stores.personal]\n[[stores.personal.track]]\npath = "~/.agents/memory"\n')
+
+    report = setup.init(tracks=[home / ".agents/memory/scout"])
+
+    assert f"tracking {home}/.agents/memory as roles" in report.lines
+    assert any("overlaps the tracked" in line for line in report.lines)
+    assert [t.store_path for t in load_config(config).stores["personal"].tracks] == ["roles"]
