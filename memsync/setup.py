@@ -240,7 +240,8 @@ def track(live: Path, store: str = DEFAULT_STORE, as_path: str | None = None,
     default store path). If the store already holds content at that path (from peers), the next cycle
     merges it with the live content, losing nothing on either side, and the report says so. Tracking an
     already tracked path the same way changes nothing. Raises ``MemsyncError`` when the path is tracked
-    elsewhere, the store is unknown, or the store path overlaps another track.
+    elsewhere, lies inside or around a tracked path, the store is unknown, or the store path overlaps
+    another track's.
     """
     cfg_path = config_path() if config is None else config
     live = _absolute(live)
@@ -252,6 +253,10 @@ def track(live: Path, store: str = DEFAULT_STORE, as_path: str | None = None,
             return Report((f"{live} is already tracked in store {store} as {store_path}",), False)
         raise MemsyncError(f"memsync track: {live} is already tracked in store {where.name} as {store_path}. "
                            "Run `memsync untrack` first")
+    covering = _overlapping(before, live)
+    if covering is not None:
+        raise MemsyncError(f"memsync track: {live} overlaps the tracked {covering}, so its files would sync "
+                           f"twice. Untrack {covering} first, or track something else")
 
     def mutate(raw: dict[str, Any]) -> None:
         entry = {"path": _home_relative(live)}

@@ -169,3 +169,9 @@ def test_track_makes_a_running_daemon_reload_and_sync_the_new_path(home: Path, t
     finally:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0, log_path.read_text()
+
+
+def test_track_refuses_a_path_inside_a_tracked_directory(home: Path) -> None:
+    _write_user_config(home)
+    with pytest.raises(MemsyncError, match="overlaps the tracked"):
+        setup.track(home / ".agents" / "memory" / "scout" / "daily", store="personal")
