@@ -11,18 +11,17 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
+from memsync import service
 from memsync.config import Config, StoreConfig, config_path, load_config
 from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.layout import Kind
-from memsync.service import UNIT_NAME, launchd_path, unit_dir
 
 Level = Literal["OK", "WARN", "FAIL"]
 MIN_GIT = (2, 25)
@@ -146,11 +145,11 @@ def check_daemon(path: Path) -> Check:
 
 
 def check_service() -> Check:
-    """The systemd unit (launchd agent on macOS) file exists."""
-    path = launchd_path() if sys.platform == "darwin" else unit_dir() / UNIT_NAME
-    if path.exists():
-        return Check("OK", "service", f"installed: {path}")
-    return Check("WARN", "service", "not installed; `memsync service install` starts memsync at login")
+    """The user service is installed (systemd unit or launchd agent) and, where known, active."""
+    report = service.status()
+    if not report.path.exists():
+        return Check("WARN", "service", "not installed; `memsync service install` starts memsync at login")
+    return Check("OK" if report.active else "WARN", "service", "; ".join(report.lines))
 
 
 def check_clock(store: StoreConfig, now: float | None = None) -> Check:

@@ -148,8 +148,8 @@ def init(remote: str | None = None, store: Path | None = None, branch: str | Non
          tracks: Sequence[Path] = (), path: Path | None = None) -> Report:
     """Write the config (``path``, default ``config_path()``) and create the default store ``personal``.
 
-    ``remote``: URL of the store's ``origin`` (cloned if it has history, else initialised and pushed by
-    the first sync); ``store``: its working tree (default ``default_store_dir``); ``branch`` (default
+    ``remote``: URL of the store's ``origin`` (cloned if it has history, else a new store is pushed to
+    it); ``store``: its working tree (default ``default_store_dir``); ``branch`` (default
     main); ``tracks``: paths to track besides the detected memory locations (``detect.detect``). Detected
     and given paths already tracked are left alone, so re-running changes nothing (the file is not
     rewritten). Raises ``MemsyncError`` when the existing config disagrees (another origin URL, store

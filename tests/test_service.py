@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import service
+from memsync import doctor, service
 from tests.helpers import REPO_ROOT, run_cli
 
 REFERENCE_ARGV = ["/usr/bin/python3", "-m", "memsync", "daemon"]
@@ -55,6 +55,7 @@ def test_install_writes_verified_unit_and_explains_without_user_systemd(home: Pa
     assert verify.stderr.strip() == ""
 
     assert f"installed: {unit}" in service.status().lines
+    assert f"installed: {unit}" in doctor.check_service().detail
     service.uninstall()
     assert not unit.exists()
     assert "not installed" in service.status().lines[0]
