@@ -12,7 +12,8 @@ user mode, implying ``NoNewPrivileges=yes``, which we also set. The file-system 
 (``ProtectSystem=``, ``ProtectHome=``, ``PrivateTmp=``, ``PrivateDevices=``, ``ProtectKernel*=``,
 ``ProtectControlGroups=``) are not used: in a user unit they need unprivileged user namespaces and imply
 ``PrivateUsers=`` (systemd >= 254; silently ignored or failing before), and memsync must write the tracked
-memory directories, which may live anywhere under the home directory or a project.
+memory directories, which may live anywhere under the home directory or a project. No ordering after
+``network-online.target``: a user manager cannot see system targets, and memsync retries offline remotes.
 ``MemoryDenyWriteExecute=`` is left out because libffi (used through ctypes by the inotify observer)
 may need writable+executable memory on some platforms.
 """
@@ -28,6 +29,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from memsync.config import config_path
+from memsync.errors import MemsyncError
 
 UNIT_NAME = "memsync.service"
 LAUNCHD_LABEL = "io.github.memsync.daemon"
@@ -84,7 +88,9 @@ def unit_text(argv: Sequence[str], env: Mapping[str, str]) -> str:
         "# memsync user service: written by `memsync service install`; rerun it after reinstalling memsync.",
         "[Unit]",
         "Description=memsync: sync AI-agent memory through git",
-        "After=network-online.target",
+        # A daemon failing at start (bad config) is retried 5 times, then left stopped: see the journal.
+        "StartLimitIntervalSec=300",
+        "StartLimitBurst=5",
         "",
         "[Service]",
         f"Type={SERVICE_TYPE}",
@@ -170,9 +176,13 @@ def install() -> ServiceReport:
     Linux: writes ``<unit_dir()>/memsync.service``, then ``systemctl --user daemon-reload`` and
     ``enable --now``. macOS: writes the launchd plist and loads it with ``launchctl``. Otherwise the file
     is written and the report says how to run the daemon instead. Rerunning rewrites the file (a new
-    interpreter path after reinstalling). Raises ``OSError`` if the file cannot be written; a failing
+    interpreter path after reinstalling). Raises ``MemsyncError`` when there is no config yet (the
+    service would fail at every start) and ``OSError`` if the file cannot be written; a failing
     ``systemctl`` is reported in the lines, not raised.
     """
+    if not config_path().exists():
+        raise MemsyncError(f"memsync service install: no config at {config_path()}. "
+                           "Run `memsync init` first, then install the service")
     argv, env = daemon_argv(), service_env()
     if sys.platform == "darwin":
         path = launchd_path()

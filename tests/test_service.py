@@ -32,7 +32,16 @@ def test_unit_runs_this_interpreter_with_pinned_paths_and_restarts_on_failure() 
     assert not any(line.startswith(("ProtectSystem", "ProtectHome", "PrivateTmp")) for line in lines)
 
 
+def test_install_needs_a_config(home: Path) -> None:
+    result = run_cli("service", "install")
+    assert result.returncode == 1 and "memsync init" in result.stderr
+    assert not (home / ".config" / "systemd" / "user" / "memsync.service").exists()
+
+
 def test_install_writes_verified_unit_and_explains_without_user_systemd(home: Path, tmp_path: Path) -> None:
+    config = home / ".config" / "memsync" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("")  # a valid config with no stores yet
     result = run_cli("service", "install")
     assert result.returncode == 0, result.stderr
     unit = home / ".config" / "systemd" / "user" / "memsync.service"
