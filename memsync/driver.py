@@ -31,7 +31,10 @@ _TEMP_PREFIX = ".memsync-tmp-merge-"
 _ATTRIBUTES_BEGIN = "# memsync merge drivers: begin (managed by memsync, rewritten on every start)"
 _ATTRIBUTES_END = "# memsync merge drivers: end"
 # Later lines win in gitattributes; the order mirrors memsync.layout.kind_of's precedence (jsonl first).
+# info/attributes outranks in-tree .gitattributes, so a peer cannot reassign drivers or make git
+# rewrite content on checkout (eol/ident/encoding conversions, filters): DESIGN I8.
 _ATTRIBUTES = (
+    "* -text -ident -filter -working-tree-encoding",
     "* merge=memsync-entry",
     "**/daily/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md merge=memsync-daily",
     "MEMORY.md merge=memsync-index",

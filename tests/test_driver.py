@@ -37,6 +37,18 @@ def test_attributes_give_every_layout_kind_its_driver(tmp_path: Path) -> None:
     assert got == {path: f"memsync-{kind_of(path)}" for path in PATHS}
 
 
+def test_peer_gitattributes_cannot_change_drivers_or_content(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "store")
+    driver.install_merge_drivers(repo / ".git")
+    (repo / ".gitattributes").write_text("* merge=union text eol=crlf ident filter=evil\n")  # from a peer
+    # text unset wins, and eol only acts on text files
+    out = git(repo, "check-attr", "merge", "text", "eol", "ident", "filter", "--", "roles/dev/note.md")
+    assert out.splitlines() == [
+        "roles/dev/note.md: merge: memsync-entry", "roles/dev/note.md: text: unset",
+        "roles/dev/note.md: eol: crlf", "roles/dev/note.md: ident: unset", "roles/dev/note.md: filter: unset",
+    ]
+
+
 def test_install_registers_absolute_interpreter_and_is_idempotent(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "store")
     attributes = repo / ".git" / "info" / "attributes"
