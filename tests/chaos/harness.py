@@ -1,0 +1,318 @@
+"""The chaos run shared by ``tests/chaos/test_chaos.py`` (short) and ``bench/chaos.py`` (long).
+
+Three peers (own HOME, config, store, daemon) and one bare remote. On each peer two writer processes
+(``tests/chaos/writer.py``) append entries, tombstones, supersedes and daily-log lines and rewrite curated
+entries; one peer's writers skew their timestamps by up to +/- 90 s. Meanwhile daemons are killed with
+SIGKILL at random moments and restarted, the remote is renamed away (unreachable) for random periods,
+and one peer runs ``memsync compact`` on its memory file once. Then the writers stop and the daemons sync
+until every peer agrees. ``check`` measures DESIGN I1-I4 on the result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memsync.formats.jsonl import build_view, canonical_json, parse_memory, parse_record
+from memsync.layout import is_append_only
+from tests.helpers import REPO_ROOT, wait_for
+from tests.peers import DAY, MEMORY_FILE, Peer, bare_remote
+
+NAMES = ("alice", "bob", "carol")
+SKEWED = "carol"
+SHARED_SLUG = "shared-notes"
+MARKERS = (b"<<<<<<<", b">>>>>>>")
+
+
+@dataclass
+class Figures:
+    """What a chaos run measured (counts; durations in seconds)."""
+
+    entries_written: int = 0
+    daily_lines_written: int = 0
+    lost: int = 0
+    duplicated_memory: int = 0
+    duplicated_daily: int = 0
+    compacted_away: int = 0
+    blobs_checked: int = 0
+    torn_blobs: int = 0
+    markers: int = 0
+    kills: int = 0
+    outages: int = 0
+    outage_s: float = 0.0
+    converge_s: float = 0.0
+    views_identical: bool = False
+    whole_files_identical: bool = False
+    daily_identical: bool = False
+    compact_done: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        """The figures as printed lines."""
+        return "\n".join([
+            f"memory lines written (entries, tombstones, supersedes): {self.entries_written}",
+            f"daily-log lines written: {self.daily_lines_written}",
+            f"lines lost (I1): {self.lost}  (removed by compact as dead: {self.compacted_away}); "
+            f"extra copies: memory {self.duplicated_memory}, daily {self.duplicated_daily}",
+            f"append-only blobs checked: {self.blobs_checked}; torn (I2): {self.torn_blobs}",
+            f"conflict markers in blobs or live files (I3): {self.markers}",
+            f"identical on all peers (I4): views {self.views_identical}, whole files "
+            f"{self.whole_files_identical}, daily-log lines {self.daily_identical}",
+            f"daemon SIGKILLs survived: {self.kills}",
+            f"remote outages: {self.outages}, {self.outage_s:.1f} s in all",
+            f"compact run once: {self.compact_done}",
+            f"seconds to converge after the writers stopped: {self.converge_s:.1f}",
+            *(f"PROBLEM: {p}" for p in self.problems),
+        ])
+
+
+@dataclass
+class Chaos:
+    """One chaos run under ``root``: build with :meth:`create`, then :meth:`run` and :meth:`check`."""
+
+    root: Path
+    remote: Path
+    peers: list[Peer]
+    rng: random.Random
+    figures: Figures = field(default_factory=Figures)
+    writers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, root: Path, seed: int) -> Chaos:
+        """Lay out the remote and the three peers (stores initialised, daemons not started)."""
+        remote = bare_remote(root / "remote.git")
+        peers = [Peer.create(root, name, remote, pull_interval_s=2.0) for name in NAMES]
+        return cls(root, remote, peers, random.Random(seed))
+
+    @property
+    def stop_file(self) -> Path:
+        return self.root / "stop-writers"
+
+    def record(self, peer: Peer, n: int) -> Path:
+        return self.root / "records" / f"{peer.name}-{n}.jsonl"
+
+    # --- the run ---------------------------------------------------------------------------------
+
+    def start_writers(self) -> None:
+        """Two writer processes per peer, with the peer's environment (the same writer lock)."""
+        (self.root / "records").mkdir(exist_ok=True)
+        for peer in self.peers:
+            for n in (1, 2):
+                spec = {"memory_file": str(peer.memory_file), "role_dir": str(peer.role_dir),
+                        "tag": f"{peer.name[0]}{n}x", "seed": self.rng.randrange(1 << 30),
+                        "skew_s": 90.0 if peer.name == SKEWED else 0.0, "pause_s": [0.02, 0.25],
+                        "stop_file": str(self.stop_file), "record": str(self.record(peer, n)),
+                        "day": DAY, "shared_slug": SHARED_SLUG}
+                self.writers.append(subprocess.Popen(
+                    [sys.executable, "-m", "tests.chaos.writer", json.dumps(spec)], cwd=REPO_ROOT,
+                    env={**os.environ, **peer.env}))
+
+    def stop_writers(self) -> None:
+        self.stop_file.touch()
+        for proc in self.writers:
+            code = proc.wait(30)
+            if code != 0:
+                self.figures.problems.append(f"a writer exited {code}")
+
+    def run(self, write_s: float, min_kills: int, log: bool = False) -> None:
+        """Write for ``write_s`` seconds while killing daemons (at least ``min_kills`` in all, spread
+        over the period), taking the remote away now and then and compacting once; then stop the writers,
+        bring everything back and wait until every peer agrees (``figures.converge_s``)."""
+        for peer in self.peers:
+            peer.start(wait_ready=False)
+        for peer in self.peers:
+            peer.wait_ready()
+        self.start_writers()
+        start = time.monotonic()
+        end = start + write_s
+        kill_gap = write_s / max(1, min_kills)
+        next_kill = start + self.rng.uniform(0.2, 1.0) * kill_gap
+        next_outage = start + self.rng.uniform(2.0, 6.0)
+        outage_until: float | None = None
+        outage_from = 0.0
+        compact_at = start + write_s * self.rng.uniform(0.3, 0.6)
+        away = self.remote.with_name("remote.git.away")
+        while (now := time.monotonic()) < end or self.figures.kills < min_kills:
+            if now >= next_kill:
+                peer = self.rng.choice(self.peers)
+                if not peer.proc_dead():
+                    peer.kill()
+                    self.figures.kills += 1
+                peer.start(wait_ready=False)
+                next_kill = now + self.rng.uniform(0.3, 1.7) * kill_gap
+            if outage_until is None and now >= next_outage and now < end - 2:
+                self.remote.rename(away)
+                outage_from, outage_until = now, now + self.rng.uniform(1.0, 5.0)
+                self.figures.outages += 1
+            elif outage_until is not None and now >= outage_until:
+                away.rename(self.remote)
+                self.figures.outage_s += now - outage_from
+                outage_until = None
+                next_outage = now + self.rng.uniform(3.0, 10.0)
+            if not self.figures.compact_done and now >= compact_at:
+                self.figures.compact_done = self.compact(self.peers[2])
+            if log:
+                print(f"\r{now - start:6.1f} s  kills {self.figures.kills}  outages {self.figures.outages}",
+                      end="", flush=True)
+            time.sleep(0.05)
+        if log:
+            print()
+        if outage_until is not None:
+            away.rename(self.remote)
+            self.figures.outage_s += time.monotonic() - outage_from
+        self.stop_writers()
+        for peer in self.peers:
+            if peer.proc_dead():
+                peer.start(wait_ready=False)
+        settled = time.monotonic()
+        wait_for(self.converged, timeout=180, interval=0.5, what="convergence of the three peers")
+        self.figures.converge_s = time.monotonic() - settled
+
+    def compact(self, peer: Peer) -> bool:
+        """``memsync compact`` on ``peer``'s memory file (retried while a writer holds the lock)."""
+        for _ in range(50):
+            result = peer.cli("compact", str(peer.memory_file))
+            if result.returncode == 0:
+                return True
+            time.sleep(0.02)
+        self.figures.problems.append(f"compact never succeeded: {result.stderr.strip()}")
+        return False
+
+    def stop_daemons(self) -> None:
+        """SIGTERM every daemon; each must exit 0."""
+        for peer in self.peers:
+            if not peer.proc_dead():
+                code = peer.stop()
+                if code != 0:
+                    self.figures.problems.append(f"{peer.name}: daemon exited {code} on SIGTERM")
+
+    def kill_all(self) -> None:
+        """Clean-up: kill whatever still runs (daemons, writers)."""
+        self.stop_file.touch()
+        for proc in self.writers:
+            with suppress(ProcessLookupError):
+                proc.kill()
+        for peer in self.peers:
+            if not peer.proc_dead():
+                peer.kill()
+
+    # --- convergence and checks --------------------------------------------------------------------
+
+    def snapshot(self, peer: Peer) -> tuple[bytes, Counter[bytes], Counter[bytes], dict[str, bytes], str]:
+        """(view, memory line multiset, daily line multiset, whole files, store head) of ``peer``."""
+        memory = peer.read_live(MEMORY_FILE)
+        parsed = parse_memory(memory)
+        view = b"\n".join(canonical_json(e.to_obj()) for e in build_view(
+            [r.record for r in parsed.records], datetime(2026, 12, 1, tzinfo=UTC)))
+        daily = peer.read_live(f"daily/{DAY}.md")
+        whole = {p.relative_to(peer.role_dir).as_posix(): p.read_bytes()
+                 for p in sorted(peer.role_dir.rglob("*")) if p.is_file()
+                 and not is_append_only(p.relative_to(peer.role_dir).as_posix())}
+        head = peer.store_git("rev-parse", "HEAD").strip()
+        return (view, Counter(memory.splitlines(keepends=True)), Counter(daily.splitlines(keepends=True)),
+                whole, head)
+
+    def converged(self) -> bool:
+        """Every peer has the same view, lines, whole files and store head, and so has the remote."""
+        snaps = [self.snapshot(peer) for peer in self.peers]
+        remote_head = subprocess.run(["git", "rev-parse", "main"], cwd=self.remote, capture_output=True,
+                                     text=True, check=False).stdout.strip()
+        return all(s == snaps[0] for s in snaps) and snaps[0][4] == remote_head
+
+    def check(self) -> Figures:
+        """Measure I1-I4 on the settled peers and return the figures."""
+        f = self.figures
+        written: Counter[tuple[str, bytes]] = Counter()
+        for path in sorted((self.root / "records").glob("*.jsonl")):
+            for raw in path.read_bytes().splitlines():
+                item = json.loads(raw)
+                written[(item["file"], item["line"].encode())] += 1
+        f.entries_written = sum(n for (kind, _), n in written.items() if kind == "memory")
+        f.daily_lines_written = sum(n for (kind, _), n in written.items() if kind == "daily")
+        dead = self._dead_ids(line for (kind, line), _ in written.items() if kind == "memory")
+        snaps = [self.snapshot(peer) for peer in self.peers]
+        for (_view, memory, daily, _whole, _head) in snaps:
+            for (kind, line), n in written.items():
+                have = (memory if kind == "memory" else daily)[line]
+                if have < n:
+                    obj = json.loads(line) if kind == "memory" else {}
+                    if f.compact_done and not obj.get("deleted") and obj.get("id") in dead:
+                        f.compacted_away += 1
+                    else:
+                        f.lost += n - have
+                if kind == "memory":
+                    f.duplicated_memory += max(0, have - n)
+                else:
+                    f.duplicated_daily += max(0, have - n)
+        f.views_identical = all(s[0] == snaps[0][0] for s in snaps)
+        f.daily_identical = all(s[2] == snaps[0][2] for s in snaps)
+        f.whole_files_identical = all(s[3] == snaps[0][3] for s in snaps)
+        for peer in self.peers:
+            self._check_blobs(peer.store)
+            for path in [peer.memory_file, *peer.role_dir.rglob("*")]:
+                if path.is_file() and any(m in path.read_bytes() for m in MARKERS):
+                    f.markers += 1
+                    f.problems.append(f"conflict marker in live file {path}")
+        self._check_blobs(self.remote)
+        return f
+
+    @staticmethod
+    def _dead_ids(lines: Iterable[bytes]) -> set[str]:
+        dead: set[str] = set()
+        for line in lines:
+            obj = json.loads(line)
+            if obj.get("deleted"):
+                dead.add(obj["id"])
+            elif obj.get("supersedes"):
+                dead.add(obj["supersedes"])
+        return dead
+
+    def _check_blobs(self, repo: Path) -> None:
+        """Every blob in ``repo``'s history: no conflict marker; append-only files: whole lines that
+        parse (JSON objects for memory files, UTF-8 for daily logs)."""
+        f = self.figures
+        listing = subprocess.run(["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True,
+                                 text=True, check=True).stdout.splitlines()
+        objects = [(sha, path) for sha, _, path in (line.partition(" ") for line in listing) if path]
+        batch = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, check=True, capture_output=True,
+                               input="".join(f"{sha}\n" for sha, _ in objects).encode()).stdout
+        pos = 0
+        for _sha, path in objects:
+            header_end = batch.index(b"\n", pos)
+            _, kind, size = batch[pos:header_end].split()
+            data = batch[header_end + 1:header_end + 1 + int(size)]
+            pos = header_end + 1 + int(size) + 1
+            if kind != b"blob":
+                continue
+            if any(line.startswith(MARKERS) for line in data.splitlines()):
+                f.markers += 1
+                f.problems.append(f"conflict marker in a blob of {path} in {repo}")
+            if not is_append_only(path):
+                continue
+            f.blobs_checked += 1
+            if not _whole_lines(path, data):
+                f.torn_blobs += 1
+                f.problems.append(f"torn blob of {path} in {repo}")
+
+
+def _whole_lines(path: str, data: bytes) -> bool:
+    """True when ``data`` is whole lines that each parse for the file kind of ``path``."""
+    if data and not data.endswith(b"\n"):
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if path.endswith(".jsonl"):
+        return all(not raw.strip() or parse_record(raw) is not None for raw in data.splitlines())
+    return True
