@@ -76,8 +76,7 @@ def detect(home: Path | None = None) -> list[Location]:
         legacy_roots.append(claude)
         found.extend(
             Location(flat, Found.LEGACY_FLAT, flat.stem, False,
-                     f"the skill's flat legacy file, to become {current / flat.stem}/project_briefing.md: "
-                     + migrate)
+                     f"{migrate} (it becomes {current / flat.stem}/project_briefing.md)")
             for flat in sorted(claude.glob("*.md")) if flat.is_file()
         )
     legacy_roots.append(home / ".agents-legacy" / "memory")
