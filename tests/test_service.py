@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import plistlib
 import shutil
 import subprocess
 import sys
@@ -68,3 +69,14 @@ def test_install_writes_verified_unit_and_explains_without_user_systemd(home: Pa
     service.uninstall()
     assert not unit.exists()
     assert "not installed" in service.status().lines[0]
+
+
+def test_repository_launchd_agent_is_the_rendered_template() -> None:
+    """launchd/…plist is what install writes on macOS for a python3 in /usr/local/bin: no drift."""
+    path = REPO_ROOT / "launchd" / f"{service.LAUNCHD_LABEL}.plist"
+    log = Path("/Users/you/Library/Logs/memsync.log")
+    rendered = service.launchd_plist(["/usr/local/bin/python3", "-m", "memsync", "daemon"], {}, log)
+    assert path.read_bytes() == rendered
+    agent = plistlib.loads(rendered)
+    assert agent["ProgramArguments"][-2:] == ["memsync", "daemon"]
+    assert agent["KeepAlive"] == {"SuccessfulExit": False}  # restarted on failure, not after a clean stop
