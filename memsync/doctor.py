@@ -83,7 +83,11 @@ def check_store(store: StoreConfig) -> Iterator[Check]:
     if not (store.path / ".git").exists():
         yield Check("FAIL", what, f"no git repository at {store.path}. Run `memsync init`")
         return
-    fsck = _git("fsck", "--connectivity-only", "--no-progress", cwd=store.path)
+    try:
+        fsck = _git("fsck", "--connectivity-only", "--no-progress", cwd=store.path)
+    except subprocess.TimeoutExpired:
+        yield Check("WARN", what, f"git fsck did not finish within {GIT_TIMEOUT_S:.0f} s; run it by hand")
+        return
     if fsck.returncode != 0:
         first = (fsck.stderr or fsck.stdout).strip().splitlines()[:1]
         yield Check("FAIL", what, f"git fsck failed: {' '.join(first)}. Back up {store.path} and re-clone it")
@@ -172,6 +176,8 @@ def run_checks(path: Path | None = None) -> list[Check]:
     is one FAIL line, and the checks that need it are skipped."""
     path = config_path() if path is None else path
     checks = [check_git()]
+    if checks[0].level == "FAIL":
+        return checks  # every other check runs git
     try:
         config = load_config(path)
     except MemsyncError as exc:

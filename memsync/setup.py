@@ -108,9 +108,12 @@ def _overlapping(config: Config, live: Path) -> Path | None:
 
 
 def _remote_has_branch(url: str, branch: str) -> bool:
-    done = subprocess.run(["git", "ls-remote", "--heads", url, branch], capture_output=True, text=True,
-                          check=False, timeout=REMOTE_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    try:
+        done = subprocess.run(["git", "ls-remote", "--heads", url, branch], capture_output=True, text=True,
+                              check=False, timeout=REMOTE_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except subprocess.TimeoutExpired:
+        return False  # the store's own fetch then reports the unreachable remote
     return done.returncode == 0 and bool(done.stdout.strip())
 
 
