@@ -64,6 +64,7 @@ def _round(root: Path, machines: list[tuple[Track, SyncState]]) -> bool:
 def worker(root: Path, mode: str) -> None:
     """Reconcile both machines, then sync in rounds: forever ("loop") or until two quiet rounds ("settle")."""
     machines = _machines(root)
+    print("started", flush=True)
     for track, state in machines:
         reconcile(track, root / "store", state, scan_text)
     quiet = 0
@@ -137,12 +138,15 @@ def test_sigkill_at_random_points_then_reconcile_loses_and_duplicates_nothing(tm
     count = 1500
     appenders = _start_appenders(tmp_path, count, 0.004, blank=False)
     rng = random.Random(4)
-    for _ in range(16):
-        proc = subprocess.Popen([*_WORKER, str(tmp_path), "loop"], cwd=REPO_ROOT)
-        # A random kill point in the worker's reconcile or publish/deliver rounds (start-up takes ~0.3 s).
-        time.sleep(rng.uniform(0.3, 0.7))
+    for _ in range(10):
+        proc = subprocess.Popen([*_WORKER, str(tmp_path), "loop"], cwd=REPO_ROOT, stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"started\n"
+        # A random kill point in the worker's reconcile or its publish/deliver rounds.
+        time.sleep(rng.uniform(0.0, 0.3))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        proc.stdout.close()
     assert all(p.wait() == 0 for p in appenders)
     settle = subprocess.run([*_WORKER, str(tmp_path), "settle"], cwd=REPO_ROOT, timeout=60, check=False)
     assert settle.returncode == 0
