@@ -167,10 +167,13 @@ def reconcile(track: Track, worktree: Path, state: SyncState, scan: Scanner = sc
     Run on start and whenever state and store may disagree (after a crash). A recorded publish is applied
     when the store file has its "after" form, dropped when it has its "before" form (a torn append to the
     store is cut back to "before"), and otherwise the file is settled by content. A recorded delivery is
-    applied when its bytes are in the live file at the expected offset, dropped when they are absent. A
-    file with no state publishes the lines of the live file the store lacks (multiset difference, live
-    order, secrets held back) and its offset becomes the end of its last complete line. Nothing is
-    published twice or lost. Returns what was published; raises ``OSError`` from the file system.
+    applied when its bytes are in the live file at the expected offset, dropped when they are absent. An
+    append-only file with no state, in a track the state knows nothing about (first run, cleared state),
+    publishes the lines of the live file the store lacks (matched by content, see the module docstring;
+    live order; secrets held back) and its offset becomes the end of its last complete line; a new file
+    in a known track is left to ``publish``, which publishes all its lines. A whole file with no state is
+    added, or merged over an empty base, or recorded as synced when equal. Nothing is published twice
+    or lost. Returns what was published; raises ``OSError`` from the file system.
     """
     return _run_publish(track, worktree, state, scan, time.time(), float("inf"), False)
 
@@ -204,15 +207,16 @@ def describe_changes(reports: Iterable[PublishReport]) -> str:
     """
     groups: list[str] = []
     names: list[str] = []
+    count = 0
     for report in reports:
         parts = [_describe(change) for change in report.changes]
         if parts:
             groups.append(f"{report.name}: {', '.join(parts)}")
             names.append(report.name)
+            count += len(parts)
     subject = "; ".join(groups)
     if len(subject) <= 150:
         return subject
-    count = sum(group.count(", ") + 1 for group in groups)
     return f"{count} changes in {', '.join(names)}"[:150] + "\n\n" + "\n".join(groups)
 
 
