@@ -469,6 +469,10 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
             len(live) < current.offset or _sha(live[:current.offset]) != current.prefix_hash):
         out.warn(f"{f.live}: rewritten, not appended to; publishing the lines the store lacks (nothing lost)")
         current = None
+    elif current is not None and current.offset and not f.store.exists():
+        # Published before, yet the store has no copy (a store that adopted another history): by content.
+        out.warn(f"{f.live}: the store lost its copy; publishing the file again")
+        current = None
     if current is None or current.offset is None:
         _publish_by_content(f, state, current, live, scan, now, grace_s, out)
         return

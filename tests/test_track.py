@@ -391,3 +391,14 @@ def test_same_line_written_on_both_machines_arrives_twice(pair: tuple[Machine, M
     b_live = (b.live / "daily/2026-12-01.md").read_bytes()
     assert b_live.startswith(title + b"- from B\n")
     assert sorted(b_live.splitlines()) == sorted(store.splitlines())
+
+
+def test_store_copy_lost_is_republished(pair: tuple[Machine, Machine]) -> None:
+    a, _ = pair
+    append(a.live / DAILY, b"one\ntwo\n")
+    a.publish()
+    (a.store / "roles/qa" / DAILY).unlink()
+    append(a.live / DAILY, b"three\n")
+    report = a.publish()
+    assert any("lost its copy" in warning for warning in report.warnings)
+    assert (a.store / "roles/qa" / DAILY).read_bytes() == b"one\ntwo\nthree\n"
