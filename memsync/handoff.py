@@ -68,7 +68,7 @@ from memsync.formats.jsonl import (
     render_prompt,
     scope_matches,
 )
-from memsync.formats.markdown import RECENT_LOGS, CuratedEntry, RoleDir, read_entry, slugify
+from memsync.formats.markdown import RECENT_LOGS, CuratedEntry, RoleDir, slugify
 from memsync.fsio import atomic_write
 from memsync.secrets import scan_text
 
@@ -480,24 +480,30 @@ def _with_source(data: bytes, line: str) -> bytes:
 
 @dataclass(frozen=True)
 class _Curated:
-    """A curated entry to write into TO: ``(slug, name)`` candidates in order of preference, and its
-    content: verbatim ``data`` (role -> role; ``original`` is FROM's file) or fields for write_entry."""
+    """A curated entry to write into TO: ``(slug, name)`` candidates in order of preference, the index
+    line's ``description``, and the file's bytes: FROM's file plus a ``Source:`` line (role -> role;
+    ``original`` is FROM's file as is), or the skill's exact frontmatter and ``body`` (from an entry)."""
 
     item: Item
     candidates: tuple[tuple[str, str], ...]
-    type: str
     description: str
+    type: str = ""
     body: str = ""
     data: bytes | None = None
     original: bytes | None = None
 
-    def same_as(self, path: Path) -> bool:
-        """Whether the existing curated file ``path`` already holds this entry."""
+    def render(self, name: str) -> bytes:
+        """The bytes of the file under the candidate ``name``."""
         if self.data is not None:
-            return path.read_bytes() in (self.data, self.original)
-        existing = read_entry(path)
-        return (existing.description == self.description and existing.type == self.type
-                and existing.body.strip("\n") == self.body.strip("\n"))
+            return self.data
+        # The skill's Write op: exactly name, description, type, each on one line (markdown's quoting).
+        head = (f"---\nname: {markdown._scalar(name)}\ndescription: {markdown._scalar(self.description)}\n"
+                f"type: {self.type}\n---\n\n")
+        return (head + self.body.strip("\n") + "\n").encode("utf-8")
+
+    def same_as(self, path: Path, name: str) -> bool:
+        """Whether the existing file ``path`` already holds this entry (as handed under ``name``)."""
+        return path.read_bytes() in (self.render(name), self.original)
 
 
 def _short_name(text: str, entry_id: str) -> str:
@@ -517,8 +523,8 @@ def _curated_plan(item: Item, from_name: str) -> _Curated | None:
         curated = item.curated
         original = curated.path.read_bytes()
         alt = f"{curated.slug}__from_{slugify(from_name)}"
-        return _Curated(item, ((curated.slug, curated.title), (alt, curated.title)), curated.type or "",
-                        item.text, data=_with_source(original, source), original=original)
+        return _Curated(item, ((curated.slug, curated.title), (alt, curated.title)), item.text,
+                        data=_with_source(original, source), original=original)
     if item.entry is None:
         return None
     entry = item.entry
@@ -527,40 +533,31 @@ def _curated_plan(item: Item, from_name: str) -> _Curated | None:
     description = " ".join(entry.text.split())
     body = (entry.text.strip() + "\n\n" if entry.text.strip() != description else "") + source
     names = (name, f"{name} from {from_name}", f"{name} {entry.id}")
-    return _Curated(item, tuple((slugify(n), n) for n in names), type_for_kind(entry.kind), description,
-                    body)
-
-
-def _put_index_items(role: RoleDir, items: Sequence[tuple[str, str, str]]) -> None:
-    """Add (or replace) the index lines of curated files written verbatim: ``(slug, name, description)``.
-
-    Adapter: RoleDir.write_entry re-renders the frontmatter and derives the slug from the name, so it can
-    neither copy an entry byte for byte nor write ``<slug>__from_<from>.md``; this reuses markdown's own
-    index edit (its writer lock, item model and atomic replace, one rewrite for all items) instead of
-    copying it.
-    """
-    def put_all(blocks: list[IndexBlock]) -> list[IndexBlock]:
-        for slug, name, description in items:
-            link = name.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-            line = f"- [{link}]({slug}.md) — {description}\n"
-            blocks = markdown._put_item(blocks, line, {f"{slug}.md"})
-        return blocks
-
-    role._edit_index(put_all)
+    return _Curated(item, tuple((slugify(n), n) for n in names), description, type_for_kind(entry.kind), body)
 
 
 def _write_curated(role: RoleDir, writes: Sequence[tuple[_Curated, str, str]]) -> list[Path]:
-    """Write the planned curated entries: verbatim copies then their index lines, or via write_entry."""
-    written, verbatim = [], []
+    """Write the planned curated entries (each replaced atomically), then all their index lines at once.
+
+    Adapter: RoleDir.write_entry derives the file from the name and re-renders the frontmatter, so it can
+    neither copy an entry byte for byte nor write ``<slug>__from_<from>.md``, and it re-reads every entry
+    per call; this reuses markdown's own quoting and index edit (writer lock, item model, atomic replace)
+    instead of copying them, with one index rewrite for the whole handoff.
+    """
+    written, lines = [], []
     for curated, slug, name in writes:
-        if curated.data is None:
-            written.append(role.write_entry(name, curated.type, curated.description, curated.body))
-        else:
-            written.append(role.path / f"{slug}.md")
-            atomic_write(written[-1], curated.data)
-            verbatim.append((slug, name, curated.description))
-    if verbatim:
-        _put_index_items(role, verbatim)
+        path = role.path / f"{slug}.md"
+        atomic_write(path, curated.render(name))
+        written.append(path)
+        link = name.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+        lines.append((f"{slug}.md", f"- [{link}]({slug}.md) — {curated.description}\n"))
+
+    def put_all(blocks: list[IndexBlock]) -> list[IndexBlock]:
+        for key, line in lines:
+            blocks = markdown._put_item(blocks, line, {key})
+        return blocks
+
+    role._edit_index(put_all)
     return written
 
 
@@ -574,7 +571,7 @@ def _choose_slug(
         if slug in taken:
             continue
         path = folder / f"{slug}.md"
-        if path.is_file() and curated.same_as(path):
+        if path.is_file() and curated.same_as(path, name):
             taken.add(slug)
             return "present"
         if not path.exists() or slug == last:
