@@ -14,7 +14,7 @@ from memsync.formats.index import parse_index
 from memsync.formats.jsonl import canonical_json, is_header, parse_record
 from memsync.merge import _safe_prefix_len, merge_daily, merge_entry, merge_index, merge_jsonl
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MARKERS = (b"<<<<<<<", b">>>>>>>")
 
 # --- jsonl -------------------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def entry_versions(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
     return version(base_lines), version(edited()), version(edited())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(entry_versions())
 def test_entry_symmetric_idempotent_marker_free(versions: tuple[bytes, bytes, bytes]) -> None:
     base, ours, theirs = versions
