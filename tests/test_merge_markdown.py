@@ -273,3 +273,19 @@ def test_merge_for_path_dispatches_on_the_layout(path: str, kind: str) -> None:
     base, ours, theirs = b"x\n", b"x\ny\n", b"x\nz\n"
     expected = {"jsonl": merge_jsonl, "daily": merge_daily, "index": merge_index, "entry": merge_entry}[kind]
     assert merge_for_path(path, base, ours, theirs) == expected(base, ours, theirs)
+
+
+def test_index_two_real_rewrites_from_one_version_lose_no_item(corpus: Path) -> None:
+    """Branches from vN taking vN+5 and vN+3 (both real whole-file rewrites, compactions included)."""
+    history = sorted((corpus / "history" / "acmp-claude-MEMORY").glob("v*.md"))
+
+    def items(data: bytes) -> dict[str, str]:
+        return {b.key: b.text for b in parse_index(data.decode()) if b.key is not None}
+
+    for start in range(0, len(history) - 5, 5):
+        base, ours, theirs = (history[start + step].read_bytes() for step in (0, 5, 3))
+        kept, base_items = items(merged("index", base, ours, theirs)), items(base)
+        for side, other in ((ours, theirs), (theirs, ours)):
+            other_items = items(other)
+            for key, text in items(side).items():
+                assert key in kept or (key in base_items and key not in other_items and text == base_items[key])
