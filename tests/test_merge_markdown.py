@@ -288,4 +288,5 @@ def test_index_two_real_rewrites_from_one_version_lose_no_item(corpus: Path) -> 
         for side, other in ((ours, theirs), (theirs, ours)):
             other_items = items(other)
             for key, text in items(side).items():
-                assert key in kept or (key in base_items and key not in other_items and text == base_items[key])
+                deleted_by_other = key in base_items and key not in other_items and text == base_items[key]
+                assert key in kept or deleted_by_other
