@@ -22,7 +22,7 @@ pull/2 + 1.5 x raw commit + 500 ms, and for a local-path remote < 2 s whatever t
 idle CPU < 0.5 % of one core; RSS < 80 MB.
 
 Run: ``.venv/bin/python bench/sync_bench.py [--appends 50] [--sizes 1000,100000] [--quick]``.
-``--quick`` (a smoke run: 3 appends, 100 entries, short timings, 2 s idle window) proves the script works;
+``--quick`` (a smoke run: 3 appends, 100 entries, short timings, 0.5 s idle window) proves the script works;
 its figures mean nothing. Temporary files go to a fresh temp dir, removed at the end (``--keep`` keeps it).
 """
 
@@ -61,8 +61,6 @@ POLL_S = 0.005
 # A line not committed/arrived within this many seconds counts as lost (infinite latency).
 LINE_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 600.0
-SETTLE_S = 3.0
-RAW_COMMITS = 10
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -77,6 +75,8 @@ class Settings:
     pull_interval_s: float
     idle_window_s: float
     idle_dirs: int
+    settle_s: float
+    raw_commits: int
     watcher: str
     quick: bool
     keep: bool = False
@@ -229,9 +229,9 @@ def measure(append: Callable[[bytes], None], committed: HeadProbe, arrived: Tail
     )
 
 
-def raw_commit_time(root: Path, entries: int) -> float:
-    """Median wall seconds of ``git add FILE && git commit -q -m x`` after a one-entry append, in a plain
-    repository holding a memory file of ``entries`` entries."""
+def raw_commit_time(root: Path, entries: int, repeat: int) -> float:
+    """Median wall seconds of ``git add FILE && git commit -q -m x`` after a one-entry append (``repeat``
+    times), in a plain repository holding a memory file of ``entries`` entries."""
     repo = root / "raw"
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
@@ -239,7 +239,7 @@ def raw_commit_time(root: Path, entries: int) -> float:
     git(repo, "add", "memory.jsonl")
     git(repo, "commit", "-q", "-m", "start")
     took: list[float] = []
-    for n in range(RAW_COMMITS):
+    for n in range(repeat):
         append_once(repo / "memory.jsonl", bench_line(n, "raw"))
         start = time.perf_counter()
         subprocess.run(["sh", "-c", "git add memory.jsonl && git commit -q -m x"], cwd=repo, check=True)
@@ -276,12 +276,16 @@ def daemons(*peers: Peer) -> Iterator[None]:
                 raise SystemExit(f"{peer.name}: daemon died:\n{peer.log(offset)}")
         yield
     finally:
-        for peer in peers:
-            if not peer.proc_dead():
-                code = peer.stop(timeout=120)
-                if code != 0:
-                    print(f"warning: {peer.name}'s daemon exited {code}; log: {peer.log_path}",
-                          file=sys.stderr)
+        live = [peer for peer in peers if not peer.proc_dead()]
+        for peer in live:
+            assert peer.proc is not None
+            peer.proc.send_signal(signal.SIGTERM)
+        for peer in live:
+            # One SIGTERM only: a second one landing during interpreter shutdown (handlers reset) kills it.
+            assert peer.proc is not None
+            code = peer.proc.wait(120)
+            if code != 0:
+                print(f"warning: {peer.name}'s daemon exited {code}; log: {peer.log_path}", file=sys.stderr)
 
 
 def _started(peer: Peer, offset: int) -> Callable[[], bool]:
@@ -290,20 +294,27 @@ def _started(peer: Peer, offset: int) -> Callable[[], bool]:
 
 
 def run_memsync(root: Path, entries: int, lines: list[bytes], settings: Settings,
-                spacing: Callable[[], float]) -> Series:
-    """(a) and (b) for memsync: peers A and B, each a daemon with its own HOME and store, one bare remote."""
+                spacing: Callable[[], float], *, idle: bool = False) -> tuple[Series, IdleResult | None]:
+    """(a) and (b) for memsync: peers A and B, each a daemon with its own HOME and store, one bare remote.
+    With ``idle`` (``--quick`` only, to save a daemon start), A also tracks the idle role directories and
+    its idle cost is measured after the appends."""
     remote = bare_remote(root / "remote.git")
-    a = make_peer(root, "alice", remote, settings)
+    roles = make_roles(root / "alice", settings.idle_dirs) if idle else None
+    a = make_peer(root, "alice", remote, settings, roles)
+    if idle:
+        fill_role(a.role_dir, 0)
     fill(a.memory_file, entries)
     b = make_peer(root, "bob", remote, settings)
     with daemons(a, b):
         size = a.memory_file.stat().st_size
         wait_for(lambda: b.memory_file.stat().st_size >= size, timeout=START_TIMEOUT_S, interval=0.2,
                  what="bob: the prefilled memory file delivered")
-        time.sleep(SETTLE_S)  # let the follow-up cycles of start-up finish: quiet daemons before timing
+        # Let the follow-up cycles of start-up finish: quiet daemons before timing.
+        time.sleep(settings.settle_s)
         committed = HeadProbe(a.store / ".git", a.store, "memory/" + a.memory_file.name)
         arrived = TailProbe(b.memory_file)
-        return measure(lambda line: append_once(a.memory_file, line), committed, arrived, lines, spacing)
+        series = measure(lambda line: append_once(a.memory_file, line), committed, arrived, lines, spacing)
+        return series, measure_idle(a, settings) if idle else None
 
 
 # --- baseline ------------------------------------------------------------------------------------
@@ -338,8 +349,8 @@ def baseline_label(watcher: str) -> str:
     """How the baseline's commit loop watches, for the report."""
     if watcher == "inotifywait":
         return "inotifywait -m loop: git add -A && git commit -q -m x && git push"
-    return ("watchdog loop shelling out to git add -A && git commit -q -m x && git push "
-            "(inotifywait not installed: apt-get install inotify-tools)")
+    loop = "watchdog loop shelling out to git add -A && git commit -q -m x && git push"
+    return loop if shutil.which("inotifywait") else f"{loop} (no inotifywait: apt-get install inotify-tools)"
 
 
 @contextmanager
@@ -418,33 +429,42 @@ def fill_role(role_dir: Path, n: int) -> None:
     (role_dir / "daily" / "2026-11-30.md").write_text(f"# 2026-11-30\n\n- [09:00] role {n} started\n")
 
 
-def run_idle(root: Path, settings: Settings) -> IdleResult:
-    """Idle CPU and RSS of one daemon tracking ``settings.idle_dirs`` role directories (and one memory
-    file), with a local bare remote and the pull timer running, over ``settings.idle_window_s``."""
-    remote = bare_remote(root / "remote.git")
-    home = root / "idle"
+def make_roles(home: Path, count: int) -> dict[str, str]:
+    """Role directories ``role01`` .. under ``home/.agents/memory`` for a peer at ``home``: ``count - 1`` of
+    them (Peer.create makes and tracks the ``count``-th itself). Returns them as extra tracks."""
     extra: dict[str, str] = {}
-    # Peer.create makes and tracks one role directory itself; the others are made here.
-    for n in range(1, settings.idle_dirs):
+    for n in range(1, count):
         role_dir = home / ".agents" / "memory" / f"role{n:02d}"
         fill_role(role_dir, n)
         extra[str(role_dir)] = f"roles/role{n:02d}"
-    peer = make_peer(root, "idle", remote, settings, extra)
+    return extra
+
+
+def measure_idle(peer: Peer, settings: Settings) -> IdleResult:
+    """CPU and RSS of ``peer``'s running daemon over ``settings.idle_window_s`` with nothing written,
+    after ``settings.settle_s`` for the last cycle's follow-ups. Checks its role directories were synced."""
+    assert peer.proc is not None
+    pid = peer.proc.pid
+    time.sleep(settings.settle_s)
+    cpu0, children0 = _proc_cpu(pid)
+    start = time.monotonic()
+    time.sleep(settings.idle_window_s)
+    cpu1, children1 = _proc_cpu(pid)
+    window = time.monotonic() - start
+    rss, hwm = _proc_status_bytes(pid, "VmRSS"), _proc_status_bytes(pid, "VmHWM")
+    if ROLE_STORE not in git(peer.store, "ls-files", "roles"):
+        raise SystemExit(f"{peer.name}: the daemon did not publish its role directories")
+    return IdleResult(window, settings.idle_dirs, cpu1 - cpu0, children1 - children0, rss, hwm)
+
+
+def run_idle(root: Path, settings: Settings) -> IdleResult:
+    """Idle CPU and RSS of a daemon of its own tracking ``settings.idle_dirs`` role directories and one
+    memory file, with a local bare remote and the pull timer running."""
+    remote = bare_remote(root / "remote.git")
+    peer = make_peer(root, "idle", remote, settings, make_roles(root / "idle", settings.idle_dirs))
     fill_role(peer.role_dir, 0)
     with daemons(peer):
-        assert peer.proc is not None
-        pid = peer.proc.pid
-        time.sleep(SETTLE_S)  # the start-up cycle's follow-ups end before the window opens
-        cpu0, children0 = _proc_cpu(pid)
-        start = time.monotonic()
-        time.sleep(settings.idle_window_s)
-        cpu1, children1 = _proc_cpu(pid)
-        window = time.monotonic() - start
-        rss, hwm = _proc_status_bytes(pid, "VmRSS"), _proc_status_bytes(pid, "VmHWM")
-    committed = git(peer.store, "rev-list", "--count", "HEAD").strip()
-    if ROLE_STORE not in git(peer.store, "ls-files", "roles"):
-        raise SystemExit(f"idle daemon did not publish its role directories (store has {committed} commits)")
-    return IdleResult(window, settings.idle_dirs, cpu1 - cpu0, children1 - children0, rss, hwm)
+        return measure_idle(peer, settings)
 
 
 # --- report --------------------------------------------------------------------------------------
@@ -466,6 +486,11 @@ def fmt_s(value: float) -> str:
     return "lost" if math.isinf(value) else f"{value:.3f} s"
 
 
+def load() -> str:
+    """The machine's 1-minute load average, with the CPU count (other work skews every latency here)."""
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+
+
 def verdict(ok: bool) -> str:
     """PASS / FAIL."""
     return "PASS" if ok else "FAIL"
@@ -476,7 +501,7 @@ def report_size(result: SizeResult, settings: Settings) -> list[tuple[str, bool]
     mb = result.file_bytes / 1e6
     raw = result.raw_commit_s
     print(f"\n## memory file of {result.entries} entries ({mb:.1f} MB); raw `git add && git commit`: "
-          f"median {raw * 1000:.0f} ms over {RAW_COMMITS}")
+          f"median {raw * 1000:.0f} ms over {settings.raw_commits}; {load()} at the end")
     print(f"{'metric':<28}{'memsync med':>13}{'p95':>11}{'baseline med':>14}{'p95':>11}"
           f"{'ratio m/b':>11}{'lost m/b':>10}")
     rows = (("(a) append -> committed", result.memsync.committed, result.baseline.committed),
@@ -506,7 +531,7 @@ def report_idle(idle: IdleResult) -> list[tuple[str, bool]]:
     share = 100 * idle.cpu_s / idle.window_s
     children = 100 * idle.children_cpu_s / idle.window_s
     rss_mb, hwm_mb = idle.rss_bytes / 2**20, idle.hwm_bytes / 2**20
-    print(f"\n## idle daemon, {idle.dirs} tracked role directories, {idle.window_s:.1f} s window")
+    print(f"\n## idle daemon, {idle.dirs} tracked role directories, {idle.window_s:.1f} s window; {load()}")
     print(f"daemon CPU (utime+stime): {idle.cpu_s:.2f} s = {share:.3f} % of one core; "
           f"git children (cutime+cstime): {idle.children_cpu_s:.2f} s = {children:.3f} %")
     print(f"daemon RSS (VmRSS): {rss_mb:.1f} MiB; peak (VmHWM): {hwm_mb:.1f} MiB")
@@ -528,7 +553,7 @@ def run(settings: Settings, workdir: Path) -> list[tuple[str, bool]]:
     rng = random.Random(settings.seed)
     print(f"# memsync sync bench, {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}"
           f"{' (--quick: smoke run, figures not meaningful)' if settings.quick else ''}")
-    print(f"host {platform.node()}, {os.cpu_count()} CPUs, Linux {platform.release()}, "
+    print(f"host {platform.node()}, {load()}, Linux {platform.release()}, "
           f"Python {platform.python_version()}, git {git_version()}")
     print(f"{settings.appends} appends per system and size, one ~{LINE_BYTES} B entry each; memsync daemons "
           f"with debounce {settings.debounce_s} s, max delay {settings.max_delay_s} s, pull interval "
@@ -538,19 +563,23 @@ def run(settings: Settings, workdir: Path) -> list[tuple[str, bool]]:
     print("ratio m/b = memsync median / baseline median (< 1: memsync faster); lost = lines never seen "
           f"within {LINE_TIMEOUT_S:.0f} s")
     checks: list[tuple[str, bool]] = []
+    idle: IdleResult | None = None
     for entries in settings.sizes:
         folder = workdir / f"size-{entries}"
-        raw = raw_commit_time(folder / "raw", entries)
+        raw = raw_commit_time(folder / "raw", entries, settings.raw_commits)
         spacing = spacing_for(settings, raw, rng)
-        mine = run_memsync(folder / "memsync", entries,
-                           [bench_line(n, "memsync") for n in range(settings.appends)], settings, spacing)
+        idle_here = settings.quick and entries == settings.sizes[-1]
+        mine, idle_result = run_memsync(folder / "memsync", entries,
+                                        [bench_line(n, "memsync") for n in range(settings.appends)], settings,
+                                        spacing, idle=idle_here)
+        idle = idle_result or idle
         theirs = run_baseline(folder / "baseline", entries,
                               [bench_line(n, "baseline") for n in range(settings.appends)], settings, spacing)
         result = SizeResult(entries, (folder / "raw" / "raw" / "memory.jsonl").stat().st_size, raw,
                             mine, theirs)
         checks += report_size(result, settings)
         sys.stdout.flush()
-    checks += report_idle(run_idle(workdir / "idle", settings))
+    checks += report_idle(idle or run_idle(workdir / "idle", settings))
     print("\n## targets")
     for text, ok in checks:
         print(f"  {verdict(ok)}  {text}")
@@ -564,7 +593,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     parser.add_argument("--sizes", help="comma-separated memory file sizes in entries "
                                         "(default 1000,100000; quick 100)")
     parser.add_argument("--quick", action="store_true",
-                        help="smoke run: short timings, 2 s idle window, 5 idle role directories")
+                        help="smoke run: short timings, 0.5 s idle window, 5 idle role directories")
     parser.add_argument("--watcher", choices=("auto", "inotifywait", "watchdog"), default="auto",
                         help="baseline's watch loop (auto: inotifywait if installed)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (printed)")
@@ -578,12 +607,12 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         (100,) if args.quick else (1000, 100_000))
     if args.quick:
         settings = Settings(appends=args.appends or 3, sizes=sizes, debounce_s=0.2, max_delay_s=1.0,
-                            pull_interval_s=1.0, idle_window_s=2.0, idle_dirs=5, watcher=watcher, quick=True,
-                            keep=args.keep)
+                            pull_interval_s=1.0, idle_window_s=0.5, idle_dirs=5, settle_s=0.3,
+                            raw_commits=3, watcher=watcher, quick=True, keep=args.keep)
     else:
         settings = Settings(appends=args.appends or 50, sizes=sizes, debounce_s=1.0, max_delay_s=10.0,
-                            pull_interval_s=10.0, idle_window_s=60.0, idle_dirs=50, watcher=watcher,
-                            quick=False, keep=args.keep)
+                            pull_interval_s=10.0, idle_window_s=60.0, idle_dirs=50, settle_s=3.0,
+                            raw_commits=10, watcher=watcher, quick=False, keep=args.keep)
     return settings
 
 

@@ -1,0 +1,26 @@
+"""The sync benchmark (bench/sync_bench.py) still runs: a --quick pass with the smallest sizes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.helpers import REPO_ROOT
+
+
+def test_sync_bench_quick_runs() -> None:
+    """One append on a 20-entry file, baseline and idle included: the report prints every section."""
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "sync_bench.py"), "--quick", "--sizes", "20",
+         "--appends", "1"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "## memory file of 20 entries" in out
+    assert "(a) append -> committed" in out and "(b) append A -> live on B" in out
+    assert "## idle daemon, 5 tracked role directories" in out
+    # No line lost (the "lost m/b" column), and every target gets a verdict (3 per size, 2 for idle).
+    assert out.count(" 0/0\n") == 2
+    targets = out.split("## targets", 1)[1]
+    assert targets.count("PASS") + targets.count("FAIL") == 5
