@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -124,13 +125,16 @@ def run_cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool = True,
         started = time.time()
         try:
             report = _cycle(config, store_cfg, exchange=exchange, full_reconcile=full_reconcile)
-        except (MemsyncError, OSError) as exc:
-            _write_status(config, store_cfg, started, None, error=str(exc))
-            if isinstance(exc, OSError):
-                raise MemsyncError(f"sync of store {store_cfg.name!r} failed: {exc}. "
-                                   "Check the disk and the paths; memsync retries") from exc
+        except MemsyncError as exc:
+            _write_status(store_cfg, started, None, error=str(exc))
             raise
-        _write_status(config, store_cfg, started, report)
+        except (OSError, sqlite3.Error) as exc:
+            _write_status(store_cfg, started, None, error=str(exc))
+            hint = ("Check the disk and the paths" if isinstance(exc, OSError) else
+                    f"If it persists, delete {meta_dir(store_cfg) / 'state.sqlite'} (a cache: memsync "
+                    "rebuilds it by comparing live files with the store)")
+            raise MemsyncError(f"sync of store {store_cfg.name!r} failed: {exc}. {hint}") from exc
+        _write_status(store_cfg, started, report)
         return report
 
 
@@ -146,6 +150,8 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
         commit = store.commit_all(message)
         outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
         delivered = [_delivered(deliver(track, store.worktree, state)) for track in store_cfg.tracks]
+    if commit is not None and int(_read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
+        store.gc_auto()
     unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)
     return CycleReport(store_cfg.name, commit, message if commit else None, outcomes,
                        tuple(line for lines in delivered for line in lines), unpushed,
@@ -171,7 +177,7 @@ def _read_status(store_cfg: StoreConfig) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _write_status(config: Config, store_cfg: StoreConfig, started: float, report: CycleReport | None,
+def _write_status(store_cfg: StoreConfig, started: float, report: CycleReport | None,
                   error: str | None = None) -> None:
     """Merge this cycle's facts into ``status.json`` (earlier per-remote successes are kept)."""
     old = _read_status(store_cfg)
@@ -196,8 +202,6 @@ def _write_status(config: Config, store_cfg: StoreConfig, started: float, report
                 entry["last_success"] = _now_iso(time.time())
         status["unpushed"] = report.unpushed
     status.update(_store_facts(store_cfg))
-    if report is not None and report.exchanged and cycles % GC_EVERY_CYCLES == 0:
-        Store(store_cfg, config.host, config.identity()).gc_auto()
     atomic_write(meta_dir(store_cfg) / STATUS_FILE,
                  json.dumps(status, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8"))
 

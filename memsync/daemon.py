@@ -147,8 +147,9 @@ class Daemon:
             state = self.states.get(name)
             if state is None:
                 self.states[name] = _StoreState(Debouncer(self.config.debounce_s, self.config.max_delay_s))
-            else:
-                state.debouncer = Debouncer(self.config.debounce_s, self.config.max_delay_s)
+            else:  # keep what is pending, with the new timings
+                state.debouncer.debounce_s = self.config.debounce_s
+                state.debouncer.max_delay_s = max(self.config.max_delay_s, self.config.debounce_s)
         for name in set(self.states) - set(self.config.stores):
             del self.states[name]
 
@@ -173,6 +174,10 @@ class Daemon:
         if signum == signal.SIGHUP:
             self.reload_requested = True
         else:
+            # One stop request is enough; a second TERM during interpreter shutdown (when Python has
+            # restored the default handler) would kill the process mid-exit.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             self.stopping = True
         self.events.put(None)
 
@@ -191,6 +196,8 @@ class Daemon:
             sd_notify("READY=1")
             # Start-up cycle: reconcile and commit local work before any merge.
             for name in self.config.stores:
+                if self.stopping:
+                    break
                 self._cycle(name, exchange=True, reason="start")
             log.info("start-up cycle done")
             self.next_pull = time.monotonic() + self.config.pull_interval_s

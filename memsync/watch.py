@@ -186,8 +186,6 @@ class Watcher:
                 raise
             self._warn_limit(exc)
             self._observer = None
-        self._poller = PollingObserver(timeout=POLL_INTERVAL_S)
-        self._poller.start()
 
     def stop(self) -> None:
         """Stop and join the observer threads."""
@@ -196,6 +194,7 @@ class Watcher:
                 observer.stop()
                 observer.join()
         self._scheduled.clear()
+        self._observer = self._poller = None
 
     def __enter__(self) -> Watcher:
         self.start()
@@ -280,6 +279,9 @@ class Watcher:
                         raise
                     return
                 self._warn_limit(exc)
+        if self._poller is None:  # started on first need: most machines never poll
+            self._poller = PollingObserver(timeout=POLL_INTERVAL_S)
+            self._poller.start()
         watch = self._poller.schedule(handler, str(path), event_filter=_EVENT_TYPES)
         self._scheduled[path] = _Scheduled(self._poller, watch, inode, polling=True)
 

@@ -73,6 +73,7 @@ class Peer:
     memory_file: Path
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path = field(init=False)
+    _terminated: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.log_path = self.home / "daemon.log"
@@ -156,8 +157,9 @@ class Peer:
     def stop(self, timeout: float = 30) -> int:
         """SIGTERM the daemon and wait; return its exit code."""
         assert self.proc is not None
-        if self.proc.poll() is None:
+        if self.proc.poll() is None and not self._terminated:
             self.proc.send_signal(signal.SIGTERM)
+        self._terminated = False
         return self.proc.wait(timeout)
 
     def kill(self) -> None:
@@ -254,6 +256,7 @@ def running(*peers: Peer, args: tuple[str, ...] = ()) -> Iterator[None]:
         for peer in live:
             assert peer.proc is not None
             peer.proc.send_signal(signal.SIGTERM)
+            peer._terminated = True
         for peer in live:
             code = peer.stop()
             assert code == 0, f"{peer.name}: daemon exited {code}:\n{peer.log()}"
