@@ -62,6 +62,8 @@ _AUTH_HEADER = re.compile(
     r"\b(?:Authorization\s*:\s*)?(?:Bearer|Basic|token)\s+(?P<value>[A-Za-z0-9._~+/=-]{20,})"
 )
 
+_KEY_BLOCK_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
 # Token shapes detect-secrets 1.5 lacks or only covers in an older form.
 _EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("OpenAI-style API key", re.compile(r"\bsk-(?:[a-z]+-)*[A-Za-z0-9_-]{32,}")),
@@ -73,7 +75,7 @@ _EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
     ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
     ("JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("Private Key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    ("Private Key", _KEY_BLOCK_BEGIN),
     ("Basic Auth Credentials", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/]+")),
 )
 
@@ -140,20 +142,36 @@ def _scan_line(line: str) -> Iterator[str]:
             yield "Authorization header"
 
 
+_PRIVATE_KEY = "Private Key"
+_KEY_BLOCK_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+# What a key block holds: base64 lines, RFC 1421 headers (Proc-Type: ...), blank lines, the END line.
+_KEY_BLOCK_BODY = re.compile(r"^\s*(?:[A-Za-z0-9+/=]*|[A-Za-z-]+: .*|-----END .*)\s*$")
 _QUICK_REJECT = re.compile(r"[A-Za-z0-9]{16}|[:=]|-----|://|xox", re.ASCII)
 
 
 def scan_text(text: str) -> list[Finding]:
     """Find lines of ``text`` that hold a secret: one Finding per (line, detector), sorted.
 
-    Lines are split on ``\\n`` only (a bare CR stays inside its line). Finding.line is 1-based.
+    Lines are split on ``\\n`` only (a bare CR stays inside its line). Finding.line is 1-based. Every line
+    of a private key block is flagged: from the BEGIN line to the END line, or to the last line that looks
+    like key material (base64, ``Name: value`` headers) when the END line is missing.
     Never raises on any input; cost is linear (about 0.1 ms per typical line), so it can run on every
     published line. Implements DESIGN invariant I6 ("No secret leaves the machine").
     """
     findings: set[Finding] = set()
+    in_key_block = False
     for number, line in enumerate(text.split("\n"), start=1):
+        if in_key_block and _KEY_BLOCK_BODY.match(line):
+            # The body of a private key block is plain base64 that no detector knows: flag it whole.
+            if line.strip():
+                findings.add(Finding(number, _PRIVATE_KEY))
+            in_key_block = not _KEY_BLOCK_END.search(line)
+            continue
+        in_key_block = False
         # Every detector needs a run of 16 token characters, an assignment, a PEM fence, a URL or xox.
         if not _QUICK_REJECT.search(line):
             continue
         findings.update(Finding(number, detector) for detector in _scan_line(line))
+        if _KEY_BLOCK_BEGIN.search(line) and not _KEY_BLOCK_END.search(line):
+            in_key_block = True
     return sorted(findings, key=lambda f: (f.line, f.detector))
