@@ -142,6 +142,7 @@ class Chaos:
         outage_from = 0.0
         compact_at = start + write_s * self.rng.uniform(0.3, 0.6)
         away = self.remote.with_name("remote.git.away")
+        shown = (0, 0)
         while (now := time.monotonic()) < end or self.figures.kills < min_kills:
             if now >= next_kill:
                 peer = self.rng.choice(self.peers)
@@ -161,12 +162,11 @@ class Chaos:
                 next_outage = now + self.rng.uniform(3.0, 10.0)
             if not self.figures.compact_done and now >= compact_at:
                 self.figures.compact_done = self.compact(self.peers[2])
-            if log:
-                print(f"\r{now - start:6.1f} s  kills {self.figures.kills}  outages {self.figures.outages}",
-                      end="", flush=True)
+            progress = (self.figures.kills, self.figures.outages)
+            if log and progress != shown:
+                print(f"{now - start:6.1f} s  kills {progress[0]}  outages {progress[1]}", flush=True)
+                shown = progress
             time.sleep(0.05)
-        if log:
-            print()
         if outage_until is not None:
             away.rename(self.remote)
             self.figures.outage_s += time.monotonic() - outage_from
