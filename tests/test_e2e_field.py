@@ -218,7 +218,7 @@ def test_7_timer_events_and_cli_sync_at_once_are_serialised(tmp_path: Path, remo
         def cli_sync() -> None:
             results.append(alice.cli("sync"))
 
-        threads = [threading.Thread(target=cli_sync) for _ in range(4)]
+        threads = [threading.Thread(target=cli_sync) for _ in range(2)]
         for thread in threads:
             thread.start()
         for i in range(20):
@@ -226,7 +226,7 @@ def test_7_timer_events_and_cli_sync_at_once_are_serialised(tmp_path: Path, remo
         for thread in threads:
             thread.join()
         wait_for(lambda: all(line in remote_file(remote, MEMORY_STORE) for line in written), timeout=20)
-    assert [r.returncode for r in results] == [0, 0, 0, 0], [r.stderr for r in results]
+    assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
     for text in [alice.log(), *(r.stderr for r in results)]:
         assert "index.lock" not in text and "Traceback" not in text
 
@@ -275,6 +275,7 @@ def test_9_offline_remote_backs_off_quietly_and_pushes_once_when_back(tmp_path: 
         wait_for(lambda: "reachable again" in alice.log(), timeout=10)
     log = alice.log()
     assert log.count("remote origin failed") == 1, "the outage was logged more than once"
+    assert log.count("origin offline") == 1, "the store's offline warning repeated on every retry"
     assert len(git(remote, "reflog", "show", "main").splitlines()) == pushes_before + 1
     retries = [float(x) for x in re.findall(r"next retry in ([0-9.]+) s", log)]
     assert retries[:3] == sorted(retries[:3]) and retries[2] > retries[0], retries

@@ -145,9 +145,10 @@ def test_daily_log_with_repeated_and_blank_lines_arrives_byte_identical(pair: tu
     chunks = [f"# {DAY} — qa\n\n", "- [09:00] ok\n", "- [09:00] ok\n\n\n", "```\ncode\n\n```\n",
               "- [09:00] ok\n", "\n", "| a | b |\n|---|---|\n| 1 | 2 |\n", "- ünïcødé → 🟥\n", "\n"]
     with running(alice, bob):
-        for chunk in chunks:
+        for i, chunk in enumerate(chunks):
             alice.append_daily(chunk)
-            wait_for(lambda: bob.read_live(daily) == alice.read_live(daily), timeout=15)
+            if i in (1, 4, len(chunks) - 1):  # arrivals in several cycles, not one
+                wait_for(lambda: bob.read_live(daily) == alice.read_live(daily), timeout=15)
     assert bob.read_live(daily) == "".join(chunks).encode()
 
 
@@ -162,7 +163,7 @@ def test_a_partial_line_is_never_committed(pair: tuple[Peer, Peer]) -> None:
     alice, bob = pair
     daily = f"daily/{DAY}.md"
     with running(alice, bob):
-        for i in range(4):
+        for i in range(2):
             commits = alice.commits()
             alice.append_daily(f"- [11:0{i}] start of a line that is ")
             alice.append_entry(f"complete entry {i}")  # forces a cycle while the daily line is unfinished
@@ -187,7 +188,7 @@ def test_kill_9_during_cycles_loses_and_duplicates_nothing(pair: tuple[Peer, Pee
     rng = random.Random(4)
     written: list[bytes] = []
     with bob.running():
-        for round_ in range(4):
+        for round_ in range(3):
             offset = alice.start()
             for i in range(5):
                 written.append(alice.append_entry(f"round {round_} entry {i}"))
