@@ -208,6 +208,7 @@ def _one_sided(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
 # Daily logs.
 
 _STAMP = re.compile(rb"^[ \t]*(?:[-*+][ \t]+)?\[(\d{1,2}):(\d{2})(?::\d{2})?\]", re.MULTILINE)
+_LF_LINE = re.compile(rb"[^\n]*\n")  # the lines of normalised text (split at LF only, not at a bare CR)
 
 
 def _stamp(block: bytes) -> tuple[int, int] | None:
@@ -215,41 +216,65 @@ def _stamp(block: bytes) -> tuple[int, int] | None:
     return None if match is None else (int(match.group(1)), int(match.group(2)))
 
 
+def _insertions(base: list[bytes], side: list[bytes]) -> list[list[bytes]] | None:
+    """The lines ``side`` inserted before each base line (and after the last one, at index
+    ``len(base)``) when ``side`` is ``base`` with lines inserted only, else None. Base lines are matched
+    at their earliest place, so a pure append is all in the last gap."""
+    gaps: list[list[bytes]] = [[] for _ in range(len(base) + 1)]
+    matched = 0
+    for line in side:
+        if matched < len(base) and line == base[matched]:
+            matched += 1
+        else:
+            gaps[matched].append(line)
+    return gaps if matched == len(base) else None
+
+
+def _merge_gap(ours: list[bytes], theirs: list[bytes]) -> list[bytes]:
+    """Lines both sides inserted at one place: the lines both start with once, then each side's rest
+    as one block, by first ``[HH:MM]`` stamp when both have one and they differ, else by bytes."""
+    common = 0
+    while common < min(len(ours), len(theirs)) and ours[common] == theirs[common]:
+        common += 1
+    blocks = [ours[common:], theirs[common:]]
+    stamps = [_stamp(b"".join(block)) for block in blocks]
+    if stamps[0] is not None and stamps[1] is not None and stamps[0] != stamps[1]:
+        blocks = [block for _, block in sorted(zip(stamps, blocks, strict=True))]
+    else:
+        blocks.sort()
+    return ours[:common] + blocks[0] + blocks[1]
+
+
 def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     """Merge two versions of a daily log ``daily/YYYY-MM-DD.md`` (bytes in, bytes out).
 
-    When both sides only appended to ``base``: the base, then the lines both tails start with, then each
-    side's remaining tail as one block in its own order (repeated and blank lines kept). Two blocks are
-    ordered by their first ``[HH:MM]`` stamp when both have one and the stamps differ, else by bytes. A
-    tail equal to or a prefix of the other adds nothing. With an empty base (both created the file) two
-    different ``#`` title lines collapse to the smaller one, so the title appears once. Line ends become
-    LF, a BOM is dropped, the output ends with a newline. When a side changed the base rather than
-    appending, :func:`merge_entry` decides. Never raises on any bytes. Implements DESIGN "Merge drivers"
-    (daily) and issue 3.
+    When each side only inserted lines into ``base`` (appended, usually; an earlier merge may have put
+    a peer's block before ours): base lines stay, and at each place where both sides inserted lines,
+    the lines both start with come once, then each side's remaining lines as one block in its own order
+    (repeated and blank lines kept), two blocks ordered by their first ``[HH:MM]`` stamp when both have
+    one and the stamps differ, else by bytes. So a tail equal to or a prefix of the other adds nothing,
+    and each side's version is kept as a subsequence of the result (later merges stay insert-only).
+    With an empty base (both created the file) two different ``#`` title lines collapse to the smaller
+    one, so the title appears once. Line ends become LF, a BOM is dropped, the output ends with a
+    newline. When a side removed or changed base lines, :func:`merge_entry` decides. Never raises on
+    any bytes. Implements DESIGN "Merge drivers" (daily) and issue 3.
     """
     trivial = _one_sided(base, ours, theirs)
     if trivial is not None:
         return trivial
     base, ours, theirs = _normalise_text(base), _normalise_text(ours), _normalise_text(theirs)
-    if not (ours.startswith(base) and theirs.startswith(base)):
-        return merge_entry(base, ours, theirs)
-    ours_lines = ours[len(base):].splitlines(keepends=True)
-    theirs_lines = theirs[len(base):].splitlines(keepends=True)
-    if (not base and ours_lines and theirs_lines and ours_lines[0].startswith(b"# ")
+    base_lines, ours_lines, theirs_lines = (_LF_LINE.findall(data) for data in (base, ours, theirs))
+    if (not base_lines and ours_lines and theirs_lines and ours_lines[0].startswith(b"# ")
             and theirs_lines[0].startswith(b"# ")):
         ours_lines[0] = theirs_lines[0] = min(ours_lines[0], theirs_lines[0])
-    common = 0
-    while (common < min(len(ours_lines), len(theirs_lines))
-           and ours_lines[common] == theirs_lines[common]):
-        common += 1
-    shared = b"".join(ours_lines[:common])
-    blocks = [b"".join(ours_lines[common:]), b"".join(theirs_lines[common:])]
-    stamps = [_stamp(block) for block in blocks]
-    if stamps[0] is not None and stamps[1] is not None and stamps[0] != stamps[1]:
-        blocks = [block for _, block in sorted(zip(stamps, blocks, strict=True))]
-    else:
-        blocks.sort()
-    return base + shared + blocks[0] + blocks[1]
+    ours_gaps, theirs_gaps = _insertions(base_lines, ours_lines), _insertions(base_lines, theirs_lines)
+    if ours_gaps is None or theirs_gaps is None:
+        return merge_entry(base, ours, theirs)
+    out: list[bytes] = []
+    for place, (ours_gap, theirs_gap) in enumerate(zip(ours_gaps, theirs_gaps, strict=True)):
+        out.extend(_merge_gap(ours_gap, theirs_gap))
+        out.extend(base_lines[place:place + 1])
+    return b"".join(out)
 
 
 # ---------------------------------------------------------------------------------------------------

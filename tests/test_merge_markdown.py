@@ -105,6 +105,23 @@ def test_daily_crlf_missing_newline_and_bom_are_normalised() -> None:
     assert merged("daily", DAY, ours, DAY + b"- [10:00] t\n") == DAY + b"- [10:00] t\n- [11:00] o\n"
 
 
+def test_daily_after_a_merge_put_the_peers_block_first_each_line_stays_once() -> None:
+    # Y appended b; X merged it after its own a (earlier stamp first) and appended x; meanwhile Y
+    # appended y. Y merges X's head: base is Y's commit with b, which X's side holds with a before it.
+    day, a, b = b"# 2026-11-30\n", b"- [10:00] a from X\n", b"- [10:01] b from Y\n"
+    x, y = b"- [10:03] x from X\n", b"- [10:02] y from Y\n"
+    assert merged("daily", day + b, day + b + y, day + a + b + x) == day + a + b + y + x
+
+
+def test_daily_inserts_in_the_middle_merge_per_place() -> None:
+    base = DAY + b"- [10:00] middle\n"
+    ours = DAY + b"- [09:10] o1\n- [10:00] middle\n- [11:00] o2\n"
+    theirs = DAY + b"- [09:05] t1\n- [10:00] middle\n"
+    assert merged("daily", base, ours, theirs) == (
+        DAY + b"- [09:05] t1\n- [09:10] o1\n- [10:00] middle\n- [11:00] o2\n"
+    )
+
+
 def test_daily_rewritten_base_falls_back_to_the_entry_rules() -> None:
     ours = DAY.replace(b"start", b"begin") + b"- [10:00] o\n"
     theirs = DAY + b"- [11:00] t\n"

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsync.formats.index import parse_index
 from memsync.formats.jsonl import canonical_json, is_header, parse_record
-from memsync.merge import _safe_prefix_len, merge_daily, merge_entry, merge_index, merge_jsonl
+from memsync.merge import (
+    BOTH_KEPT_NOTE_PREFIX,
+    _safe_prefix_len,
+    merge_daily,
+    merge_entry,
+    merge_index,
+    merge_jsonl,
+)
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MARKERS = (b"<<<<<<<", b">>>>>>>")
@@ -158,21 +166,25 @@ DAILY_LINE = st.one_of(
 
 @st.composite
 def daily_versions(draw: st.DrawFn) -> tuple[bytes, bytes, bytes]:
+    """(base, ours, theirs): each side appends lines, or inserts them anywhere (as an earlier merge
+    that put a peer's block first does); CRLF on some sides; sometimes both create the file."""
     title = "# Daily log — 2026-11-30\n"
-    base = draw(st.sampled_from(["", title, title + "\n- [08:00] start\n"]))
+    base = draw(st.sampled_from([[], [title], [title, "\n", "- [08:00] start\n"]]))
+    base += [line + "\n" for line in draw(st.lists(DAILY_LINE, max_size=4))] if base else []
 
     def side() -> bytes:
-        start = base or draw(st.sampled_from([title, "# 2026-11-30 — scout\n"]))
-        data = (start + "".join(line + "\n" for line in draw(st.lists(DAILY_LINE, max_size=5)))).encode()
-        if draw(st.booleans()):
-            data = data.replace(b"\n", b"\r\n")
-        return data
+        lines = list(base) or [draw(st.sampled_from([title, "# 2026-11-30 — scout\n"]))]
+        for line in draw(st.lists(DAILY_LINE, max_size=5)):
+            at = len(lines) if draw(st.booleans()) else draw(st.integers(1, len(lines)))
+            lines.insert(at, line + "\n")
+        data = "".join(lines).encode()
+        return data.replace(b"\n", b"\r\n") if draw(st.booleans()) else data
 
-    return base.encode(), side(), side()
+    return "".join(base).encode(), side(), side()
 
 
-def _text_lines(data: bytes) -> set[bytes]:
-    return set(data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n").splitlines())
+def _text_lines(data: bytes) -> Counter[bytes]:
+    return Counter(data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n").split(b"\n"))
 
 
 @SETTINGS
@@ -183,9 +195,10 @@ def test_daily_symmetric_idempotent_lossless(versions: tuple[bytes, bytes, bytes
     assert merge_daily(base, theirs, ours) == result
     assert merge_daily(base, result, result) == result
     assert merge_daily(base, base, ours) == ours and merge_daily(base, ours, ours) == ours
-    missing = (_text_lines(ours) | _text_lines(theirs)) - _text_lines(result)
-    assert all(line.startswith(b"# ") for line in missing)  # only a second, different title goes
-    assert result.count(b"# ") >= 1
+    for side in (ours, theirs):  # every line as often as the side has it; only a second title goes
+        missing = _text_lines(side) - _text_lines(result)
+        assert all(line.startswith(b"# ") for line in missing)
+    assert BOTH_KEPT_NOTE_PREFIX.encode() not in result  # insert-only sides never need the entry rules
 
 
 # --- index -------------------------------------------------------------------------------------------
