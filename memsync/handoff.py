@@ -65,10 +65,17 @@ from memsync.formats.jsonl import (
     is_header,
     parse_record,
     read_memory,
+    record_from_obj,
     render_prompt,
     scope_matches,
 )
-from memsync.formats.markdown import RECENT_LOGS, CuratedEntry, RoleDir, slugify
+from memsync.formats.markdown import (
+    RECENT_LOGS,
+    CuratedEntry,
+    RoleDir,
+    read_daily_log,
+    slugify,
+)
 from memsync.fsio import atomic_write
 from memsync.secrets import scan_text
 
@@ -93,6 +100,16 @@ LOGGED_SLUGS = 10
 
 _AVOID_WORDS = re.compile(r"\b(?:never|don'?t|do not|avoid|must not)\b", re.IGNORECASE)
 _DATE_KEYS = ("updated", "modified", "created")
+# The Source line a JSONL entry handed to a role directory carries (see _source_line): it lets the entry
+# go back to a memory file as itself (same id, kind, scope, source, confidence, created_at).
+_ENTRY_SOURCE = re.compile(
+    r"^Source: handoff from (?P<giver>\S+), entry (?P<id>[0-9a-f]{12}) \(kind (?P<kind>\w+), "
+    r"scope (?P<scope>\S+)(?:, source (?P<source>.+?))?(?:, confidence (?P<confidence>[0-9.]+))?, "
+    r"created (?P<created>\S+)\)[ \t]*\r?$", re.MULTILINE)
+# Provenance lines a handoff appended to a curated file, stripped when comparing two copies of an entry.
+_SOURCE_TAIL = re.compile(rb"(?:\s*\nSource: handoff from [^\n]*)+\s*\Z")
+# The daily log a memory-file entry was handed from: source role:<agent>/daily/<day>.md.
+_LOG_SOURCE = re.compile(r"^role:[^/]+/(?P<file>daily/\d{4}-\d{2}-\d{2}\.md)$")
 
 AgentFormat = Literal["jsonl", "role"]
 Origin = Literal["entry", "curated", "log"]
@@ -139,8 +156,10 @@ class Filters:
             return False
         if self.since is not None and item.created < self.since:
             return False
-        return not (self.min_confidence is not None and item.origin == "entry"
-                    and (1.0 if item.confidence is None else item.confidence) < self.min_confidence)
+        confidence = item.confidence
+        if confidence is None and item.origin == "entry":
+            confidence = 1.0  # as to_prompt ranks an entry without one
+        return self.min_confidence is None or confidence is None or confidence >= self.min_confidence
 
 
 @dataclass(frozen=True)
@@ -218,6 +237,11 @@ def derived_id(from_name: str, key: str) -> str:
     """A stable 12-hex entry id for something FROM holds without an id (a curated slug, a log item), so
     handing it again finds it already present. Issue 6: the id is derived from (FROM, slug)."""
     return hashlib.sha256(f"memsync-handoff\0{from_name}\0{key}".encode()).hexdigest()[:12]
+
+
+def _log_id(from_name: str, day: str, hhmm: str, text: str) -> str:
+    """The derived id of the daily-log item ``- [hhmm] text`` of ``daily/<day>.md``."""
+    return derived_id(from_name, f"daily/{day}.md\0{hhmm}\0{text}")
 
 
 def agent_name(path: Path, fmt: AgentFormat) -> str:
@@ -345,6 +369,21 @@ def _entry_items(path: Path, now: datetime) -> list[Item]:
                  confidence=e.confidence, entry=e) for e in read_memory(path).view(now)]
 
 
+def _handed_entry(curated: CuratedEntry, text: str) -> Entry | None:
+    """The memory-file entry a curated entry was handed from (its Source line), with its current text;
+    ``None`` for an entry written in the role directory itself or a Source line that no longer parses."""
+    matches = list(_ENTRY_SOURCE.finditer(curated.body))
+    if not matches:
+        return None
+    fields = matches[-1].groupdict()  # the last Source line is the one the latest handoff wrote
+    obj = {"id": fields["id"], "kind": fields["kind"], "text": text, "scope": fields["scope"],
+           "tags": [HANDOFF_TAG + fields["giver"]], "source": fields["source"],
+           "confidence": None if fields["confidence"] is None else float(fields["confidence"]),
+           "created_at": fields["created"]}
+    record, errors = record_from_obj(obj)
+    return record if isinstance(record, Entry) and not errors else None
+
+
 def _role_items(path: Path) -> list[Item]:
     if not path.exists():
         return []
@@ -352,6 +391,11 @@ def _role_items(path: Path) -> list[Item]:
     items = []
     for curated in role.entries():
         text = " ".join((curated.description or curated.name or curated.slug).split())
+        entry = _handed_entry(curated, text)
+        if entry is not None:
+            items.append(Item("curated", curated.path.name, entry.kind, text, entry.created, tags=entry.tags,
+                              scope=entry.scope, confidence=entry.confidence, entry=entry, curated=curated))
+            continue
         items.append(Item("curated", curated.path.name, kind_for_type(curated.type, text), text,
                           _curated_created(curated), tags=_curated_tags(curated), curated=curated))
     for daily in role.daily_logs()[-RECENT_LOGS:]:
@@ -395,7 +439,7 @@ def as_entry(item: Item, from_name: str) -> Entry:
                      created_at=format_timestamp(item.created), tags=tags,
                      source=USER_SOURCE if is_user else f"role:{from_name}/{item.curated.path.name}",
                      confidence=1.0 if is_user else CURATED_CONFIDENCE)
-    return Entry(id=derived_id(from_name, f"daily/{item.log_date}.md\0{item.log_time}\0{item.text}"),
+    return Entry(id=_log_id(from_name, item.log_date, item.log_time, item.text),
                  kind=item.kind, text=item.text, created_at=format_timestamp(item.created),
                  tags=(*tags, LOG_TAG), source=f"role:{from_name}/daily/{item.log_date}.md",
                  confidence=LOG_CONFIDENCE)
@@ -473,6 +517,11 @@ def _source_line(from_name: str, item: Item) -> str:
     return f"Source: handoff from {from_name}, entry {entry.id} ({', '.join(details)})"
 
 
+def _core(data: bytes) -> bytes:
+    """A curated file's bytes without the Source lines handoffs appended and without trailing blanks."""
+    return _SOURCE_TAIL.sub(b"", data).rstrip()
+
+
 def _with_source(data: bytes, line: str) -> bytes:
     """A curated file's bytes with a provenance line appended to its body (frontmatter untouched)."""
     return data.rstrip(b"\n") + b"\n\n" + line.encode("utf-8") + b"\n"
@@ -502,8 +551,12 @@ class _Curated:
         return (head + self.body.strip("\n") + "\n").encode("utf-8")
 
     def same_as(self, path: Path, name: str) -> bool:
-        """Whether the existing file ``path`` already holds this entry (as handed under ``name``)."""
-        return path.read_bytes() in (self.render(name), self.original)
+        """Whether the existing file ``path`` already holds this entry (as handed under ``name``); for a
+        copied file, whatever Source lines handoffs appended to either copy do not count."""
+        current = path.read_bytes()
+        if self.original is not None:
+            return _core(current) == _core(self.original)
+        return current == self.render(name)
 
 
 def _short_name(text: str, entry_id: str) -> str:
@@ -580,13 +633,31 @@ def _choose_slug(
     return None
 
 
+def _own_entry(entry: Entry, target: Agent, curated_ids: set[str]) -> bool:
+    """Whether ``entry`` is one TO itself handed out earlier: its id is derived from TO's name and one of
+    TO's curated slugs, or from an item of the daily log its source names."""
+    if entry.id in curated_ids:
+        return True
+    match = _LOG_SOURCE.match(entry.source or "")
+    path = target.path / match.group("file") if match else None
+    if path is None or not path.is_file():
+        return False
+    daily = read_daily_log(path)
+    return any(entry.id == _log_id(target.name, daily.date, note.time, note.text) for note in daily.items)
+
+
 def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Plan,
                  dry_run: bool, now: datetime) -> list[Path]:
     """Write each item as a curated entry of TO under the first free slug (or find it already there),
     then log one line in TO's daily log saying what was received."""
     taken: set[str] = set()
     writes: list[tuple[_Curated, str, str]] = []
+    slugs = [path.stem for path in target.path.glob("*.md")] if target.path.is_dir() else []
+    curated_ids = {derived_id(target.name, slug) for slug in slugs}
     for item in items:
+        if item.curated is None and item.entry is not None and _own_entry(item.entry, target, curated_ids):
+            plan.present.append(item.label)
+            continue
         curated = _curated_plan(item, from_name)
         if curated is None:
             plan.skipped.append(Skip(item.label, "daily-log item", "a role directory receives curated "

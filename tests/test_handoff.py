@@ -448,3 +448,41 @@ def test_written_files_are_valid_for_the_other_tools(memory: Path, role: Path, t
     assert RoleDir(role_target).check() == []
     for line in jsonl_target.read_bytes().splitlines()[1:]:
         assert json.loads(line)["tags"][-1].startswith(("handoff:", "daily-log"))
+
+
+# --- there and back -----------------------------------------------------------------------------------
+
+def test_a_memory_file_handed_to_a_role_and_back_is_the_same_entries(memory: Path, tmp_path: Path) -> None:
+    role, back = tmp_path / "reviewer", tmp_path / "back.jsonl"
+    go(memory, role)
+    go(role, back)
+    original, returned = view(memory), view(back)
+    assert set(returned) == set(LIVE)
+    for entry_id, entry in returned.items():
+        before = original[entry_id]
+        assert (entry.text, entry.kind, entry.scope, entry.source, entry.confidence, entry.created_at) == (
+            before.text, before.kind, before.scope, before.source, before.confidence, before.created_at)
+        assert entry.tags == ("handoff:giver",)
+    before = memory.read_bytes()
+    report = go(role, memory)
+    assert memory.read_bytes() == before
+    assert not report.handed and len(report.present) == len(LIVE)
+
+
+def test_a_role_handed_to_a_memory_file_and_back_adds_nothing(role: Path, tmp_path: Path) -> None:
+    middle = tmp_path / "middle.jsonl"
+    go(role, middle)
+    before = tree(role)
+    report = go(middle, role)
+    assert tree(role) == before
+    assert not report.handed and not report.skipped
+    assert len(report.present) == len(CURATED) + 1 + len(RECENT_LOG_TEXTS)
+
+
+def test_a_role_handed_to_a_role_and_back_adds_nothing(role: Path, tmp_path: Path) -> None:
+    other = tmp_path / "reviewer"
+    go(role, other)
+    before = tree(role)
+    report = go(other, role)
+    assert tree(role) == before
+    assert not report.handed and len(report.present) == len(CURATED)

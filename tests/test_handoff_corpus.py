@@ -62,6 +62,10 @@ def test_role_directory_to_memory_file_and_back_keeps_every_text(corpus: Path, t
     assert set(descriptions(back)) == texts
     assert RoleDir(back).check() == []
 
+    original = tree(given)
+    home = handoff(str(as_file), str(given), now=NOW)  # back into the role it came from: nothing new
+    assert not home.handed and tree(given) == original
+
     first = (as_file.read_bytes(), tree(back))
     assert not handoff(str(given), str(as_file), now=NOW).handed
     assert not handoff(str(as_file), str(back), now=NOW).handed
@@ -86,7 +90,16 @@ def test_memory_file_to_role_directory_and_back_keeps_every_text(corpus: Path, t
 
     back = tmp_path / "back.jsonl"
     handoff(str(as_role), str(back), now=NOW)
-    assert {e.text for e in read_memory(back).view(NOW)} >= {one_line(e.text) for e in live}
+    # Each entry comes back as itself (the Source line carries its id, kind, scope, source, confidence).
+    returned = {e.id: e for e in read_memory(back).view(NOW)}
+    assert set(returned) == {e.id for e in live}
+    for entry in live:
+        again = returned[entry.id]
+        assert (again.text, again.kind, again.scope, again.source, again.confidence, again.created_at) == (
+            one_line(entry.text), entry.kind, entry.scope, entry.source, entry.confidence, entry.created_at)
+    before = given.read_bytes()
+    assert not handoff(str(as_role), str(given), now=NOW).handed
+    assert given.read_bytes() == before
 
     first = tree(as_role)
     assert not handoff(str(given), str(as_role), now=NOW).handed
