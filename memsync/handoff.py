@@ -27,6 +27,11 @@ provenance              a ``Source:`` line ending the body     tag ``handoff:<FR
                                                                0.9 curated, 0.5 log item
 ======================  =====================================  =====================================
 
+Round trips add nothing: a curated entry whose body carries the ``Source:`` line of a memory-file entry
+goes back to a memory file as that entry (same id, kind, scope, source, confidence, created_at); a
+memory-file entry whose id a role directory derived itself (from one of its slugs or daily-log items) is
+already present there; a copied curated file is compared without the ``Source:`` lines handoffs added.
+
 Filters: ``--kind`` matches the (mapped) kind; ``--tag`` JSONL ``tags`` or frontmatter ``tags``;
 ``--since`` JSONL ``created_at``, frontmatter ``updated``/``created``/``modified`` (else the file's
 mtime) or a log item's date and time; ``--scope`` JSONL ``scope`` (as ``to_prompt``: global entries
@@ -43,14 +48,14 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, Literal
 
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.formats import markdown
+from memsync.formats import jsonl, markdown
 from memsync.formats.index import IndexBlock
 from memsync.formats.jsonl import (
     FORMAT,
@@ -209,7 +214,7 @@ class HandoffReport:
     skipped: tuple[Skip, ...] = ()
     dry_run: bool = False
     prompt: str | None = None
-    written: tuple[Path, ...] = field(default_factory=tuple)
+    written: tuple[Path, ...] = ()
 
     def summary(self) -> str:
         """``N handed, M already present, K skipped (why)``; prefixed ``dry run:`` for a dry run."""
@@ -652,8 +657,8 @@ def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Pl
     then log one line in TO's daily log saying what was received."""
     taken: set[str] = set()
     writes: list[tuple[_Curated, str, str]] = []
-    slugs = [path.stem for path in target.path.glob("*.md")] if target.path.is_dir() else []
-    curated_ids = {derived_id(target.name, slug) for slug in slugs}
+    existing = target.path.glob("*.md") if target.path.is_dir() else ()
+    curated_ids = {derived_id(target.name, path.stem) for path in existing}
     for item in items:
         if item.curated is None and item.entry is not None and _own_entry(item.entry, target, curated_ids):
             plan.present.append(item.label)
@@ -708,10 +713,10 @@ def _prompt(items: Sequence[Item], from_name: str, plan: _Plan, max_bytes: int) 
     """The to_prompt block of the items, cut at whole entries to ``max_bytes``; the ones cut are skipped."""
     entries = [as_entry(item, from_name) for item in items]
     text = render_prompt(entries, max_bytes=max_bytes)
-    # render_prompt writes each entry as exactly one "- " line (whitespace collapsed, " (user)" appended).
-    shown = Counter(line for line in text.splitlines() if line.startswith("- "))
+    # render_prompt writes each entry it keeps as exactly one line, the one jsonl._entry_line makes.
+    shown = Counter(text.splitlines())
     for item, entry in zip(items, entries, strict=True):
-        line = f"- {' '.join(entry.text.split())}" + (" (user)" if entry.is_user else "")
+        line = jsonl._entry_line(entry)
         if shown[line] > 0:
             shown[line] -= 1
             plan.handed.append(item.label)

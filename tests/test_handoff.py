@@ -363,6 +363,7 @@ def test_prompt_is_cut_at_whole_entries_and_writes_nothing(memory: Path, tmp_pat
 
 def test_out_writes_a_standalone_memory_file_and_import_receives_it(memory: Path, tmp_path: Path) -> None:
     out = tmp_path / "handed.jsonl"
+    assert len(go(memory, None, out=out, dry_run=True).handed) == len(LIVE) and not out.exists()
     report = go(memory, None, out=out)
     assert report.written == (out,)
     parsed = read_memory(out)
