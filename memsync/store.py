@@ -20,6 +20,7 @@ conflict). Any other conflict, or a driver failure, aborts the merge: the store 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import logging
 import os
@@ -861,8 +862,9 @@ def _log_record(chunk: str) -> LogRecord:
                      message="\n".join(kept).strip(), files=files)
 
 
+@functools.lru_cache(maxsize=8)
 def _global_git_config(key: str) -> str | None:
-    """A value of the user's own git config (global/system), read without any repository."""
+    """A value of the user's own git config (global/system), read once per process."""
     try:
         value = git.Git().execute(["git", "config", "--get", key], with_exceptions=False,
                                   kill_after_timeout=10)
