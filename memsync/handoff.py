@@ -98,8 +98,11 @@ TYPE_TO_KIND = {"user": "preference", "feedback": "lesson", "project": "fact", "
 # word; a daily-log item is an episodic note.
 CURATED_CONFIDENCE = 0.9
 LOG_CONFIDENCE = 0.5
-# How many words of a JSONL text name the curated entry it becomes (the slug comes from the name).
+# How many words, and at most how many characters, of a JSONL text name the curated entry it becomes (the
+# slug, a file name, comes from the name).
 NAME_WORDS = 8
+NAME_CHARS = 60
+SLUG_CHARS = 120  # well under the 255-byte file-name limit, whatever NFKD makes of odd characters
 # Slugs listed by name in TO's daily-log line before "and N more".
 LOGGED_SLUGS = 10
 
@@ -109,7 +112,7 @@ _DATE_KEYS = ("updated", "modified", "created")
 # go back to a memory file as itself (same id, kind, scope, source, confidence, created_at).
 _ENTRY_SOURCE = re.compile(
     r"^Source: handoff from (?P<giver>\S+), entry (?P<id>[0-9a-f]{12}) \(kind (?P<kind>\w+), "
-    r"scope (?P<scope>\S+)(?:, source (?P<source>.+?))?(?:, confidence (?P<confidence>[0-9.]+))?, "
+    r"scope (?P<scope>.+?)(?:, source (?P<source>.+?))?(?:, confidence (?P<confidence>[0-9.eE+-]+))?, "
     r"created (?P<created>\S+)\)[ \t]*\r?$", re.MULTILINE)
 # Provenance lines a handoff appended to a curated file, stripped when comparing two copies of an entry.
 _SOURCE_TAIL = re.compile(rb"(?:\s*\nSource: handoff from [^\n]*)+\s*\Z")
@@ -517,7 +520,7 @@ def _source_line(from_name: str, item: Item) -> str:
     if entry.source is not None:
         details.append(f"source {entry.source}")
     if entry.confidence is not None:
-        details.append(f"confidence {entry.confidence:g}")
+        details.append(f"confidence {entry.confidence}")  # str(float) reads back exactly
     details.append(f"created {entry.created_at}")
     return f"Source: handoff from {from_name}, entry {entry.id} ({', '.join(details)})"
 
@@ -566,7 +569,7 @@ class _Curated:
 
 def _short_name(text: str, entry_id: str) -> str:
     """A curated entry name for a JSONL text: its first words (a name slugify can use)."""
-    name = " ".join(text.split()[:NAME_WORDS]).rstrip(".,;:!?—-")
+    name = " ".join(text.split()[:NAME_WORDS])[:NAME_CHARS].rstrip(".,;:!?—- ")
     try:
         slugify(name)
     except MemsyncError:
@@ -591,7 +594,8 @@ def _curated_plan(item: Item, from_name: str) -> _Curated | None:
     description = " ".join(entry.text.split())
     body = (entry.text.strip() + "\n\n" if entry.text.strip() != description else "") + source
     names = (name, f"{name} from {from_name}", f"{name} {entry.id}")
-    return _Curated(item, tuple((slugify(n), n) for n in names), description, type_for_kind(entry.kind), body)
+    slugs = (slugify(n)[:SLUG_CHARS].rstrip("_") for n in names)
+    return _Curated(item, tuple(zip(slugs, names, strict=True)), description, type_for_kind(entry.kind), body)
 
 
 def _write_curated(role: RoleDir, writes: Sequence[tuple[_Curated, str, str]]) -> list[Path]:
@@ -662,6 +666,9 @@ def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Pl
     for item in items:
         if item.curated is None and item.entry is not None and _own_entry(item.entry, target, curated_ids):
             plan.present.append(item.label)
+            continue
+        if not item.text.strip():
+            plan.skipped.append(Skip(item.label, "empty text", "nothing to describe the entry with"))
             continue
         curated = _curated_plan(item, from_name)
         if curated is None:

@@ -4,10 +4,13 @@ import, secrets, dry runs and agent resolution, on hand-written agents (tests/ha
 from __future__ import annotations
 
 import json
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import Entry, MemoryFile, read_memory
@@ -487,3 +490,37 @@ def test_a_role_handed_to_a_role_and_back_adds_nothing(role: Path, tmp_path: Pat
     report = go(other, role)
     assert tree(role) == before
     assert not report.handed and len(report.present) == len(CURATED)
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=80).filter(str.strip)
+_ENTRIES = st.lists(st.fixed_dictionaries({
+    "text": _TEXT,
+    "kind": st.sampled_from(["preference", "lesson", "fact", "source", "avoid"]),
+    "scope": st.sampled_from(["global", "project:memsync", "github.com", "project:two words"]),
+    "source": st.sampled_from(["user", "session:2026-11-01-a", "https://example.org/a,b", None]),
+    "confidence": st.one_of(st.none(), st.floats(0, 1)),
+}), min_size=1, max_size=4)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_ENTRIES)
+def test_any_entries_go_to_a_role_and_back_as_themselves(entries: list[dict[str, object]]) -> None:
+    records = [{"id": f"{n:012x}", "created_at": f"2026-11-0{n + 1}T09:00:00Z", "tags": ["t"], **fields}
+               for n, fields in enumerate(entries)]
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = write_memory(Path(tmp) / "giver.jsonl", records)
+        role, back = Path(tmp) / "reviewer", Path(tmp) / "back.jsonl"
+        there = go(memory, role)
+        assert len(there.handed) == len(records) and not there.skipped
+        assert RoleDir(role).check() == []
+        snapshot = tree(role)
+        assert not go(memory, role).handed and tree(role) == snapshot
+        go(role, back)
+        returned = view(back)
+        for record in records:
+            entry = returned[str(record["id"])]
+            assert entry.text == " ".join(str(record["text"]).split())
+            assert (entry.kind, entry.scope, entry.source, entry.confidence, entry.created_at) == (
+                record["kind"], record["scope"], record["source"], record["confidence"], record["created_at"])
+        before = memory.read_bytes()
+        assert not go(role, memory).handed and memory.read_bytes() == before
