@@ -84,10 +84,11 @@ def handoff_command(
 ) -> int:
     """Pass FROM's live memory to TO in TO's own format, with provenance and without duplicates.
 
-    JSONL entries keep their ids and get a handoff:<FROM> tag; curated entries keep their slugs (a
-    different entry under the same slug in TO is kept as <slug>__from_<FROM>.md) and the receiver's
-    daily log says what arrived. Entries that look like secrets are skipped and listed. Handing the same
-    memory twice adds nothing. A running daemon syncs the result like any other write.
+    Memory-file entries keep their ids and get a handoff:<FROM> tag.
+    Curated entries keep their slugs; if TO has another entry under a slug, FROM's is <slug>__from_<FROM>.md.
+    The receiver's daily log gets one line saying what arrived.
+    Entries that look like secrets are skipped and listed. Handing the same memory twice adds nothing.
+    A running daemon syncs the result like any other write.
     """
     filters = Filters(
         scopes=tuple(scope or ()), kinds=tuple(kind or ()), tags=tuple(tag or ()),
@@ -105,7 +106,8 @@ def handoff_command(
 @app.command("import")
 def import_command(
     file: Annotated[
-        Path, typer.Argument(help="An agent-memory/0.1 file, e.g. one written by handoff --out.")
+        Path,
+        typer.Argument(metavar="FILE", help="An agent-memory/0.1 file, e.g. one written by handoff --out."),
     ],
     to_agent: Annotated[
         str, typer.Option("--to", metavar="AGENT", help=f"The receiving agent: {_AGENT_HELP}.")
