@@ -135,9 +135,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--lines", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--startup-runs", type=int, default=15)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memsync-bench-") as tmp:
-        startup(Path(tmp))
+        startup(Path(tmp), args.startup_runs)
         for lines in args.lines:
             run(lines, args.repeat, Path(tmp))
 
