@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import random
 import socket
 import subprocess
 import threading
@@ -401,3 +402,39 @@ def test_each_remote_gets_its_own_outcome(tmp_path: Path, remote: Path) -> None:
     assert [o.remote for o in both.exchange(["usb"])] == ["usb"]
     with pytest.raises(MemsyncError, match="has no such remote"):
         both.exchange(["nowhere"])
+
+
+def test_three_peers_in_any_order_converge_then_go_quiet(tmp_path: Path, remote: Path) -> None:
+    rng = random.Random(2026)
+    peers = [new_store(tmp_path / name, name, {"origin": remote}) for name in ("alpha", "beta", "gamma")]
+    write(peers[0], "memory/m.jsonl", HEADER)
+    peers[0].commit_all("header")
+    peers[0].exchange()
+    for peer in peers[1:]:
+        peer.exchange()
+    expected: set[str] = set()
+    for step in range(12):
+        peer = rng.choice(peers)
+        action = rng.choice(["append", "file", "exchange"])
+        if action == "append":
+            line = _entry(f"{peer.host[:1]}{step:011d}", f"step {step}", step)
+            append(peer, "memory/m.jsonl", line)
+            expected.add(line.strip())
+            peer.commit_all(f"+1 entry at step {step}")
+        elif action == "file":
+            write(peer, f"roles/{peer.host}/note-{step}.md", f"{step}\n")
+            peer.commit_all(f"note {step}")
+        else:
+            assert _statuses(peer) == ["ok"]
+    for _round in range(2):
+        for peer in peers:
+            assert _statuses(peer) == ["ok"]
+    settled = commit_count(remote, "main")
+    for peer in peers:
+        assert _statuses(peer) == ["ok"]
+    assert commit_count(remote, "main") == settled  # quiet: no commit without news
+    heads = {peer.head() for peer in peers}
+    assert len(heads) == 1
+    lines = set(read(peers[0], "memory/m.jsonl").splitlines()[1:])
+    assert lines == expected
+    assert all(read(peer, "memory/m.jsonl") == read(peers[0], "memory/m.jsonl") for peer in peers)
