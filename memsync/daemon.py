@@ -24,7 +24,7 @@ from types import FrameType
 import filelock
 import platformdirs
 
-from memsync.config import Config, config_path, load_config
+from memsync.config import Config, StoreConfig, config_path, load_config
 from memsync.cycle import CycleReport, remote_error, run_cycle
 from memsync.errors import MemsyncError
 from memsync.watch import Debouncer, Watcher, WatchEvent, read_ref, remote_git_dir
@@ -153,9 +153,9 @@ class Daemon:
         for name in set(self.states) - set(self.config.stores):
             del self.states[name]
 
-    def _targets(self) -> tuple[list[Path], list[str]]:
+    def _targets(self) -> tuple[list[Path], list[Path]]:
         tracked = [track.live for store in self.config.stores.values() for track in store.tracks]
-        remotes = [url for store in self.config.stores.values() for url in store.remotes.values()]
+        remotes = [d for store in self.config.stores.values() for d in _remote_dirs(store).values()]
         return tracked, remotes
 
     def _stores_for(self, event: WatchEvent) -> list[str]:
@@ -163,7 +163,7 @@ class Daemon:
         names: list[str] = []
         for name, store in self.config.stores.items():
             if event.source == "remote":
-                dirs = [d for d in map(remote_git_dir, store.remotes.values()) if d is not None]
+                dirs = _remote_dirs(store).values()
                 if any(path.is_relative_to(d) or d.is_relative_to(path) for d in dirs):
                     names.append(name)
             elif any(path.is_relative_to(t.live) or t.live.is_relative_to(path) for t in store.tracks):
@@ -264,10 +264,7 @@ class Daemon:
         """True when a local-path remote of store ``name`` has a head the store has not fetched yet."""
         store = self.config.stores[name]
         ref = f"refs/heads/{store.branch}"
-        for remote, url in store.remotes.items():
-            git_dir = remote_git_dir(url)
-            if git_dir is None:
-                continue
+        for remote, git_dir in _remote_dirs(store).items():
             theirs = read_ref(git_dir, ref)
             if theirs != read_ref(store.path / ".git", f"refs/remotes/{remote}/{store.branch}"):
                 return True
@@ -342,6 +339,12 @@ class Daemon:
             elif before and not error:
                 log.info("store %s: remote %s reachable again", name, remote)
             state.remote_errors[remote] = error
+
+
+def _remote_dirs(store: StoreConfig) -> dict[str, Path]:
+    """The git dirs of ``store``'s remotes that are local paths, by remote name."""
+    dirs = {name: remote_git_dir(url, store.path) for name, url in store.remotes.items()}
+    return {name: path for name, path in dirs.items() if path is not None}
 
 
 def _log_report(name: str, report: CycleReport) -> None:

@@ -39,6 +39,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from memsync.layout import is_ignored
+from memsync.store import local_remote_path
 
 log = logging.getLogger(__name__)
 
@@ -118,17 +119,17 @@ class _Handler(FileSystemEventHandler):
                 return
 
 
-def remote_git_dir(url: str) -> Path | None:
-    """The git dir of a remote given as a local path or ``file://`` URL, or None for any other URL.
+def remote_git_dir(url: str, base: Path) -> Path | None:
+    """The git dir of a remote whose URL is a local path or ``file://`` URL, else None (ssh, https).
 
-    A bare repository is its own git dir; a work tree's is ``<path>/.git``. The path need not exist yet
-    (a remote can be unreachable for a while): the answer then assumes a bare repository.
+    A relative path is taken relative to ``base`` (the store's work tree, where git resolves it). A bare
+    repository is its own git dir; a work tree's is ``<path>/.git``. The path need not exist yet (a
+    remote can be unreachable for a while): the answer then assumes a bare repository.
     """
-    if url.startswith("file://"):
-        url = url[len("file://"):]
-    if not url.startswith(("/", "~")):
+    local = local_remote_path(url)
+    if local is None:
         return None
-    path = Path(url).expanduser().absolute()
+    path = Path(os.path.abspath(base / local.expanduser()))
     return path / ".git" if (path / ".git").is_dir() else path
 
 
@@ -158,9 +159,10 @@ class _Scheduled:
 class Watcher:
     """The observer(s) over tracked paths and remote refs; ``on_event`` is called from observer threads.
 
-    Use ``with Watcher(on_event) as w: w.set_targets(tracked, remotes)``. ``tracked`` are live role
+    Use ``with Watcher(on_event) as w: w.set_targets(tracked, remote_dirs)``. ``tracked`` are live role
     directories and memory files (missing ones are watched from their nearest existing parent);
-    ``remotes`` are remote URLs (only local paths are watched: their ``refs/heads`` and ``packed-refs``).
+    ``remote_dirs`` are git dirs of local-path remotes (see :func:`remote_git_dir`), of which
+    ``refs/heads`` and ``packed-refs`` are watched.
     """
 
     on_event: Callable[[WatchEvent], None]
@@ -213,10 +215,11 @@ class Watcher:
         """Every directory watched right now, by inotify or polling."""
         return sorted(self._scheduled)
 
-    def set_targets(self, tracked: Iterable[Path], remotes: Iterable[str]) -> None:
-        """Watch exactly these tracked paths and the refs of these remote URLs (replaces earlier targets)."""
+    def set_targets(self, tracked: Iterable[Path], remote_dirs: Iterable[Path]) -> None:
+        """Watch exactly these tracked paths and the refs of these remote git dirs (replaces earlier
+        targets)."""
         self._tracked = tuple(Path(path).expanduser().absolute() for path in tracked)
-        self._remote_dirs = tuple(d for d in (remote_git_dir(url) for url in remotes) if d is not None)
+        self._remote_dirs = tuple(remote_dirs)
         self.refresh()
 
     def refresh(self) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.watch import Debouncer, Watcher, WatchEvent
+from memsync.watch import Debouncer, Watcher, WatchEvent, remote_git_dir
 from tests.helpers import REPO_ROOT, git
 
 QUIET_S = 0.3  # how long "no event" is observed for; inotify delivers within milliseconds here
@@ -166,7 +166,7 @@ def test_a_push_to_a_local_path_remote_is_a_remote_event(tmp_path: Path, watcher
     (work / "f").write_text("x")
     git(work, "add", "f")
     git(work, "commit", "-qm", "one")
-    watcher.set_targets([], [str(remote)])
+    watcher.set_targets([], [remote])
     git(work, "push", "-q", "origin", "main")
     seen = events.take()
     assert seen and {e.source for e in seen} == {"remote"}
@@ -176,7 +176,9 @@ def test_a_push_to_a_local_path_remote_is_a_remote_event(tmp_path: Path, watcher
 
 def test_a_remote_that_appears_later_is_watched(tmp_path: Path, watcher: Watcher, events: Events) -> None:
     remote = tmp_path / "away" / "remote.git"
-    watcher.set_targets([], [f"file://{remote}"])
+    git_dir = remote_git_dir(f"file://{remote}", tmp_path / "store")
+    assert git_dir == remote
+    watcher.set_targets([], [git_dir])
     git(tmp_path, "init", "--bare", "-q", "-b", "main", str(remote))
     assert any(e.source == "remote" for e in events.take())
     watcher.refresh()
@@ -184,9 +186,13 @@ def test_a_remote_that_appears_later_is_watched(tmp_path: Path, watcher: Watcher
     assert any(e.source == "remote" for e in events.take())
 
 
-def test_remote_urls_that_are_not_paths_are_not_watched(tmp_path: Path, watcher: Watcher) -> None:
-    watcher.set_targets([], ["https://example.invalid/x.git", "git@example.invalid:x.git"])
-    assert watcher.watched_dirs == []
+def test_remote_git_dir_of_urls(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    assert remote_git_dir("https://example.invalid/x.git", store) is None
+    assert remote_git_dir("git@example.invalid:x.git", store) is None
+    assert remote_git_dir("../peer.git", store) == tmp_path / "peer.git"
+    (tmp_path / "work" / ".git").mkdir(parents=True)
+    assert remote_git_dir(str(tmp_path / "work"), store) == tmp_path / "work" / ".git"
 
 
 def test_watch_limit_falls_back_to_polling_with_a_warning(tmp_path: Path) -> None:
