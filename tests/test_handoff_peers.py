@@ -60,3 +60,6 @@ def test_a_handoff_on_one_peer_reaches_the_receivers_live_dir_on_the_other(tmp_p
                         timeout=60, what="the receipt in bob's daily log")
         wait_for(lambda: b"Received 1 entry from qa (memsync handoff): retry_budget" in logs[0].read_bytes(),
                  timeout=60, what="the receipt line on bob")
+        history = bob.cli("log", str(on_bob / "retry_budget.md"))
+        assert history.returncode == 0, history.stderr
+        assert "alice" in history.stdout, history.stdout
