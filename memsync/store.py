@@ -306,7 +306,11 @@ class Store:
             # store through it (DESIGN I8).
             "core.symlinks": "false",
             "commit.gpgsign": "false",
+            "commit.cleanup": "whitespace",
             "tag.gpgsign": "false",
+            "push.gpgsign": "false",
+            "push.followtags": "false",
+            "push.recursesubmodules": "no",
             "log.showsignature": "false",
             "merge.ff": "true",
             "merge.renames": "false",

@@ -258,3 +258,20 @@ def test_store_gitignore_never_hides_memory_but_temp_files_stay_out(tmp_path: Pa
     write(store, ".merge_file_a1b2c3", "left by a killed merge\n")
     store.commit_all("files")
     assert store.files() == [".gitignore", FORMAT_FILE, "memory/lessons.jsonl", "roles/dev/MEMORY.md"]
+
+
+def test_users_push_and_commit_settings_do_not_reach_the_store(home: Path, tmp_path: Path) -> None:
+    with (home / ".gitconfig").open("a") as config:
+        config.write("[push]\n\tgpgSign = true\n[commit]\n\tcleanup = strip\n[merge]\n\tff = false\n")
+    remote = bare_remote(tmp_path / "remote.git")
+    store = new_store(tmp_path / "store", "alpha", {"origin": remote})
+    write(store, "a.md", "a\n")
+    store.commit_all("roles/dev: #1 entry")
+    assert [o.status for o in store.exchange()] == ["ok"]
+    assert git(remote, "log", "-1", "--format=%s", "main").strip() == "roles/dev: #1 entry"
+    peer = new_store(tmp_path / "peer", "beta", {"origin": remote})
+    write(store, "b.md", "b\n")
+    store.commit_all("b")
+    store.exchange()
+    peer.exchange()
+    assert git(peer.worktree, "rev-list", "--merges", "HEAD").strip() == ""  # fast-forward, merge.ff pinned
