@@ -39,6 +39,7 @@ BACKOFF_CAP_S = 300.0
 # A push to a local-path remote is complete once its ref is renamed into place; a short settle keeps the
 # few events of one push (ref, reflog, packed-refs) in one cycle.
 REMOTE_SETTLE_S = 0.05
+INSTANCE_WAIT_S = 1.0
 
 
 def state_dir() -> Path:
@@ -84,7 +85,8 @@ def instance_lock(path: Path) -> Iterator[None]:
     """
     stem = _instance_stem(path)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(stem.with_suffix(".lock"), timeout=0)
+    # A short wait, not none: `memsync status` probes this lock for an instant.
+    lock = filelock.FileLock(stem.with_suffix(".lock"), timeout=INSTANCE_WAIT_S)
     try:
         lock.acquire()
     except filelock.Timeout:
