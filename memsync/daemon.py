@@ -40,6 +40,8 @@ BACKOFF_CAP_S = 300.0
 # few events of one push (ref, reflog, packed-refs) in one cycle.
 REMOTE_SETTLE_S = 0.05
 INSTANCE_WAIT_S = 1.0
+# After an unexpected error in the loop itself (not in a cycle), so a persistent one cannot spin.
+LOOP_ERROR_PAUSE_S = 1.0
 
 
 def state_dir() -> Path:
@@ -204,7 +206,11 @@ class Daemon:
             log.info("start-up cycle done")
             self.next_pull = time.monotonic() + self.config.pull_interval_s
             while not self.stopping:
-                self._wait_and_dispatch(watcher)
+                try:
+                    self._wait_and_dispatch(watcher)
+                except Exception:  # nothing may end the daemon but a stop signal
+                    log.exception("daemon loop error; continuing")
+                    time.sleep(LOOP_ERROR_PAUSE_S)
         sd_notify("STOPPING=1")
         log.info("memsync daemon stopped")
         return EXIT_OK

@@ -107,16 +107,19 @@ class _Handler(FileSystemEventHandler):
         self._watcher = watcher
 
     def dispatch(self, event: FileSystemEvent) -> None:
-        rules = self._watcher._rules
-        # The destination first: a rename onto a tracked file (an atomic save) is a change of that file.
-        dest = getattr(event, "dest_path", "")
-        paths = [os.fsdecode(dest)] if dest else []
-        paths.append(os.fsdecode(event.src_path))
-        for raw in paths:
-            source = rules.classify(raw)
-            if source is not None:
-                self._watcher._on_event(WatchEvent(time.monotonic(), source, raw))
-                return
+        try:
+            rules = self._watcher._rules
+            # The destination first: a rename onto a tracked file (an atomic save) changes that file.
+            dest = getattr(event, "dest_path", "")
+            paths = [os.fsdecode(dest)] if dest else []
+            paths.append(os.fsdecode(event.src_path))
+            for raw in paths:
+                source = rules.classify(raw)
+                if source is not None:
+                    self._watcher._on_event(WatchEvent(time.monotonic(), source, raw))
+                    return
+        except Exception:  # an exception here would end the observer thread: watching must go on
+            log.exception("could not handle file event %r", event)
 
 
 def remote_git_dir(url: str, base: Path) -> Path | None:
@@ -277,15 +280,20 @@ class Watcher:
                 self._scheduled[path] = _Scheduled(self._observer, watch, inode, polling=False)
                 return
             except OSError as exc:
-                if exc.errno not in _LIMIT_ERRNOS:
-                    if path.is_dir():
-                        raise
-                    return
-                self._warn_limit(exc)
+                if not path.is_dir():
+                    return  # vanished meanwhile: the next refresh sees what replaced it
+                if exc.errno in _LIMIT_ERRNOS:
+                    self._warn_limit(exc)
+                else:
+                    log.warning("cannot watch %s with inotify (%s): polling it instead", path, exc)
         if self._poller is None:  # started on first need: most machines never poll
             self._poller = PollingObserver(timeout=POLL_INTERVAL_S)
             self._poller.start()
-        watch = self._poller.schedule(handler, str(path), event_filter=_EVENT_TYPES)
+        try:
+            watch = self._poller.schedule(handler, str(path), event_filter=_EVENT_TYPES)
+        except OSError as exc:
+            log.warning("cannot watch %s (%s): its changes sync on the pull timer only", path, exc)
+            return
         self._scheduled[path] = _Scheduled(self._poller, watch, inode, polling=True)
 
     def _unschedule(self, path: Path) -> None:
