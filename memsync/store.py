@@ -52,6 +52,8 @@ HOST_TRAILER = "Memsync-Host"
 NETWORK_TIMEOUT_S = 120.0
 LOCAL_TIMEOUT_S = 300.0
 PUSH_ATTEMPTS = 3
+# How long commit/exchange/resync wait for another git process (a user's `git status` in the store).
+OPERATION_LOCK_WAIT_S = 5.0
 
 Status = Literal["ok", "offline", "rejected", "diverged", "conflict"]
 
@@ -484,9 +486,12 @@ class Store:
         """Stage everything in the worktree (new, changed, deleted files) and commit it if anything changed.
 
         ``message`` gets a ``Memsync-Host: <host>`` trailer. Returns the new commit's sha, or None when
-        there was nothing to commit. Raises ``MemsyncError`` when git fails (e.g. disk full).
+        there was nothing to commit. Stale git lock files are removed first; a live git process in the
+        store is waited for up to ``OPERATION_LOCK_WAIT_S`` seconds. Files memsync never stores (editor
+        and temp files, ``snapshot.md``) are left out, even when a ``.gitignore`` would hide others.
+        Raises ``MemsyncError`` when git fails (e.g. disk full) or the store stays busy.
         """
-        self._recover_locks(0.0)
+        self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
             return self._commit_all(repo, message)
 
@@ -536,7 +541,7 @@ class Store:
         """
         names = list(self.cfg.remotes) if remotes is None else list(remotes)
         outcomes = []
-        self._recover_locks(0.0)
+        self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
             self._commit_all(repo, "memsync: local changes")
             for name in names:
@@ -692,7 +697,7 @@ class Store:
         if remote not in self.cfg.remotes:
             raise MemsyncError(f"cannot resync with {remote!r}: store {self.cfg.name!r} has no such remote. "
                                "Check the config")
-        self._recover_locks(0.0)
+        self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
             self._commit_all(repo, "memsync: local changes")
             fetched = self._fetch(repo, remote)
