@@ -63,6 +63,8 @@ _TOP_LOCKS = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packe
 _RETRYABLE_PUSH = re.compile(r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
                              r"incorrect old value|but expected")
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
+_BOILERPLATE = ("Could not read from remote repository", "Please make sure you have the correct access",
+                "and the repository exists")
 # The temp files git hands a merge driver, in the worktree root; a killed merge leaves them behind.
 _GIT_MERGE_TEMP = ".merge_file_*"
 # Git dirs whose merge drivers this process registered (see Store._prepare).
@@ -112,11 +114,13 @@ class _Result:
         for line in lines:
             if line.startswith("Timeout:"):
                 return "no answer before the timeout (" + line.rsplit(" in ", 1)[-1].rstrip(".") + ")"
-        for line in lines:
+        # git's closing boilerplate after an ssh failure says less than ssh's own line before it.
+        telling = [line for line in lines if not any(text in line for text in _BOILERPLATE)] or lines
+        for line in telling:
             for prefix in ("fatal:", "error:"):
                 if line.startswith(prefix):
                     return line.removeprefix(prefix).strip()
-        return lines[0] if lines else f"git exited with status {self.status}"
+        return telling[0] if telling else f"git exited with status {self.status}"
 
 
 def local_remote_path(url: str) -> Path | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import json
 import random
+import shutil
 import socket
 import subprocess
 import threading
@@ -164,7 +165,7 @@ def test_dead_remote_is_offline_quickly_then_catches_up(tmp_path: Path, alpha: S
     assert commit_count(remote, "main") == commit_count(alpha.worktree)
 
 
-def _http_store(tmp_path: Path, url: str, **kwargs: float) -> Store:
+def _remote_store(tmp_path: Path, url: str, **kwargs: float) -> Store:
     local = new_store(tmp_path / "store", "alpha")
     return Store.open(store_config(local.worktree, {"origin": url}), "alpha", local.identity, **kwargs)
 
@@ -209,7 +210,7 @@ def _silent_server() -> Iterator[int]:
 
 
 def test_https_remote_refusing_connections_fails_fast(tmp_path: Path) -> None:
-    store = _http_store(tmp_path, f"http://127.0.0.1:{_closed_port()}/memory.git")
+    store = _remote_store(tmp_path, f"http://127.0.0.1:{_closed_port()}/memory.git")
     started = time.monotonic()
     [outcome] = store.exchange()
     assert time.monotonic() - started < 5
@@ -218,7 +219,7 @@ def test_https_remote_refusing_connections_fails_fast(tmp_path: Path) -> None:
 
 def test_https_remote_asking_for_credentials_never_prompts(tmp_path: Path) -> None:
     with _password_server() as port:
-        store = _http_store(tmp_path, f"http://127.0.0.1:{port}/memory.git")
+        store = _remote_store(tmp_path, f"http://127.0.0.1:{port}/memory.git")
         started = time.monotonic()
         [outcome] = store.exchange()
     assert time.monotonic() - started < 10  # field case 10: no terminal, no hang
@@ -228,7 +229,7 @@ def test_https_remote_asking_for_credentials_never_prompts(tmp_path: Path) -> No
 
 def test_hung_remote_is_cut_off_by_the_timeout(tmp_path: Path) -> None:
     with _silent_server() as port:
-        store = _http_store(tmp_path, f"http://127.0.0.1:{port}/memory.git", network_timeout_s=2.0)
+        store = _remote_store(tmp_path, f"http://127.0.0.1:{port}/memory.git", network_timeout_s=2.0)
         started = time.monotonic()
         [outcome] = store.exchange()
         elapsed = time.monotonic() - started
@@ -438,3 +439,14 @@ def test_three_peers_in_any_order_converge_then_go_quiet(tmp_path: Path, remote:
     lines = set(read(peers[0], "memory/m.jsonl").splitlines()[1:])
     assert lines == expected
     assert all(read(peer, "memory/m.jsonl") == read(peers[0], "memory/m.jsonl") for peer in peers)
+
+
+def test_ssh_remote_that_refuses_fails_fast_with_ssh_reason(tmp_path: Path) -> None:
+    if shutil.which("ssh") is None:
+        pytest.skip("no ssh client on this machine")
+    store = _remote_store(tmp_path, f"ssh://git@127.0.0.1:{_closed_port()}/memory.git")
+    started = time.monotonic()
+    [outcome] = store.exchange()
+    assert time.monotonic() - started < 15
+    assert outcome.status == "offline"
+    assert "ssh" in outcome.message and "Could not read from remote repository" not in outcome.message
