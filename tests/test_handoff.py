@@ -502,7 +502,7 @@ _ENTRIES = st.lists(st.fixed_dictionaries({
 }), min_size=1, max_size=4)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(_ENTRIES)
 def test_any_entries_go_to_a_role_and_back_as_themselves(entries: list[dict[str, object]]) -> None:
     records = [{"id": f"{n:012x}", "created_at": f"2026-11-0{n + 1}T09:00:00Z", "tags": ["t"], **fields}
