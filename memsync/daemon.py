@@ -256,6 +256,10 @@ class Daemon:
                 state.remote_due = None
                 remote = False
             retry = state.retry_at is not None and now >= state.retry_at
+            if state.failing and not retry:
+                # The last cycle failed as a whole: only the backoff timer tries again (pending events
+                # wait for it), so a broken store is not hammered at the pull interval.
+                continue
             local = state.debouncer.due(now)
             reasons = [why for why, hit in (("remote refs changed", remote), ("retry", retry),
                                             ("local changes", local), ("pull timer", pull)) if hit]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -211,3 +212,25 @@ def test_missing_config_is_a_clear_error(tmp_path: Path) -> None:
         result = subprocess.run([sys.executable, "-m", "memsync", *args], env=env, capture_output=True,
                                 text=True, timeout=60, check=False)
         assert result.returncode == 1 and "memsync init" in result.stderr, result.stderr
+
+
+@pytest.mark.slow
+def test_a_failing_cycle_is_retried_with_backoff_and_never_kills_the_daemon(alice: Peer,
+                                                                           remote: Path) -> None:
+    with running(alice):
+        moved = alice.store.with_name("store-away")
+        alice.store.rename(moved)
+        alice.append_entry("while the store is gone")
+        wait_for(lambda: "sync cycle failed" in alice.log(), timeout=15)
+        wait_for(lambda: len(re.findall(r"cycle \(retry", alice.log())) >= 2, timeout=15)
+        assert not alice.proc_dead()
+        assert alice.status()["stores"]["main"]["last_cycle_error"] is None  # the status file went too
+        moved.rename(alice.store)
+        line = alice.append_entry("store is back")
+        wait_for(lambda: line in remote_file(remote, MEMORY_STORE), timeout=20)
+        wait_for(lambda: "sync works again" in alice.log(), timeout=10)
+    log = alice.log()
+    assert log.count("sync cycle failed:") == 1
+    delays = [float(x) for x in re.findall(r"next retry in ([0-9.]+) s", log)]
+    assert delays == [2.0**i for i in range(len(delays))], delays
+    assert "local only" not in log
