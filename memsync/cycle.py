@@ -179,7 +179,10 @@ def _read_status(store_cfg: StoreConfig) -> dict[str, Any]:
 
 def _write_status(store_cfg: StoreConfig, started: float, report: CycleReport | None,
                   error: str | None = None) -> None:
-    """Merge this cycle's facts into ``status.json`` (earlier per-remote successes are kept)."""
+    """Merge this cycle's facts into ``status.json`` (earlier per-remote successes are kept). Never
+    creates the meta dir: a store that vanished gets no status file in its place."""
+    if not meta_dir(store_cfg).is_dir():
+        return
     old = _read_status(store_cfg)
     old_remotes = old.get("remotes", {}) if isinstance(old.get("remotes"), dict) else {}
     remotes: dict[str, Any] = {}
