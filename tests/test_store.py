@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.store import FORMAT_FILE, Store
+from memsync.store import FORMAT_FILE, Store, local_remote_path
 from tests.helpers import git, wait_for
 from tests.stores import (
     bare_remote,
@@ -275,3 +275,21 @@ def test_users_push_and_commit_settings_do_not_reach_the_store(home: Path, tmp_p
     store.exchange()
     peer.exchange()
     assert git(peer.worktree, "rev-list", "--merges", "HEAD").strip() == ""  # fast-forward, merge.ff pinned
+
+
+def test_local_remote_path_tells_local_remotes_apart(home: Path) -> None:
+    assert local_remote_path("/srv/memory.git") == Path("/srv/memory.git")
+    assert local_remote_path("~/memory.git") == home / "memory.git"
+    assert local_remote_path("file:///srv/my%20memory.git") == Path("/srv/my memory.git")
+    for url in ("git@github.com:ada/memory.git", "ssh://git@host/memory.git", "https://host/memory.git"):
+        assert local_remote_path(url) is None
+
+
+def test_gc_auto_runs_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = new_store(tmp_path / "store", "alpha")
+    for n in range(3):
+        write(store, f"{n}.md", f"{n}\n")
+        store.commit_all(str(n))
+    with caplog.at_level(logging.WARNING, logger="memsync.store"):
+        store.gc_auto()
+    assert not caplog.records and store.files()[-1] == "2.md"

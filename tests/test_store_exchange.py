@@ -298,6 +298,7 @@ def test_force_pushed_remote_is_detected_and_resync_keeps_local_memory(
     assert outcome.status == "diverged" and "memsync resync origin" in outcome.message
     assert git(remote, "rev-parse", "main").strip() == rewritten  # nothing pushed to it
     assert _statuses(alpha) == ["diverged"]  # stays stopped
+    assert alpha.ahead_behind("origin") == (2, 1)  # +a, +a2 here; the rewritten commit there
 
     resynced = alpha.resync("origin")
     assert (resynced.status, resynced.pushed) == ("ok", True)
