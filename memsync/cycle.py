@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import sqlite3
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ import filelock
 
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.errors import MemsyncError
+from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write
 from memsync.layout import is_append_only
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
@@ -318,8 +320,9 @@ def _selectors(store_cfg: StoreConfig, target: str | None) -> list[str | None]:
 
 def history(path: Path, target: str | None = None, limit: int | None = None) -> list[str]:
     """`memsync log`: one line per commit, newest first, over every store of config file ``path``:
-    ``<date> <host> <sha> <message>`` plus the files changed. ``target`` is a live path, a store path or
-    an entry id (commits adding or removing it). Raises ``MemsyncError``."""
+    ``<date> <host> <sha> [<store>] <message>`` plus the files changed. ``target`` is a live path, a
+    store path or an entry id; for an entry id each commit also says what happened to that entry
+    (added, deleted by a tombstone, superseded by another entry). Raises ``MemsyncError``."""
     config = load_config(path)
     lines: list[str] = []
     for store_cfg in config.stores.values():
@@ -327,12 +330,38 @@ def history(path: Path, target: str | None = None, limit: int | None = None) -> 
         if not (store_cfg.path / ".git").is_dir():
             continue
         for selector in _selectors(store_cfg, target):
+            entry_id = selector if selector and not (store_cfg.path / selector).exists() else None
             for record in store.log(selector, limit):
                 subject = record.message.strip().splitlines()[0] if record.message.strip() else ""
                 lines.append(f"{record.date.isoformat(timespec='seconds')}  {record.host or '?':<12} "
                              f"{record.sha[:10]}  [{store_cfg.name}] {subject}")
                 lines.extend(f"    {name}" for name in record.files)
+                if entry_id is not None and record.files:
+                    events = _entry_events(store_cfg.path, record.sha, entry_id)
+                    lines.extend(f"    {event}" for event in events)
     return lines
+
+
+def _entry_events(worktree: Path, sha: str, entry_id: str) -> list[str]:
+    """What commit ``sha`` did to entry ``entry_id``, read from the JSON lines it added."""
+    result = subprocess.run(
+        ["git", "show", "--format=", "--no-ext-diff", "--no-color", "--unified=0", sha],
+        cwd=worktree, capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    events: list[str] = []
+    for raw in result.stdout.splitlines():
+        if not raw.startswith(b"+") or raw.startswith(b"+++"):
+            continue
+        record = parse_record(raw[1:])
+        if record is None:
+            continue
+        if record.get("id") == entry_id:
+            if record.get("deleted") is True:
+                events.append("deleted (tombstone)")
+            else:
+                events.append(f"added: {record.get('text', '')}")
+        elif record.get("supersedes") == entry_id:
+            events.append(f"superseded by {record.get('id')}: {record.get('text', '')}")
+    return events
 
 
 def resync(path: Path, remote: str, store_name: str | None = None) -> str:

@@ -171,6 +171,13 @@ def test_log_shows_host_and_changes(tmp_path: Path, alice: Peer, remote: Path) -
     by_id = alice.cli("log", entry_id).stdout
     assert "+1 entry" in by_id and f"    {MEMORY_STORE}" in by_id
     assert f"    {ROLE_STORE}/topic.md" not in by_id
+    assert "added: remember the harbor" in by_id
+    newer = alice.append_entry("remember the harbor and its user agent", supersedes=entry_id)
+    alice.append_entry("", deleted=True, id=entry_id)
+    assert alice.cli("sync").returncode == 0
+    by_id = alice.cli("log", entry_id).stdout
+    assert f"superseded by {json.loads(newer)['id']}: remember the harbor and its user agent" in by_id
+    assert "deleted (tombstone)" in by_id
 
 
 def test_resync_adopts_a_rewritten_remote_history(tmp_path: Path, alice: Peer, remote: Path) -> None:
