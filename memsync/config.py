@@ -127,14 +127,17 @@ def default_store_path_for(live: Path) -> str:
 
     ``~/.agents/memory/<role>`` -> ``roles/<role>``; ``<project>/.agents/memory/<role>`` ->
     ``projects/<project>/<role>`` (project = the name in the project's ``origin`` URL, else its directory
-    name); ``<name>.jsonl`` -> ``memory/<name>.jsonl``; any other path under the home directory -> its
-    path relative to home without leading dots (``~/.claude/memory`` -> ``claude/memory``); anything else
-    -> ``paths/<name>``. Pure apart from reading the project's git config; never raises.
+    name); ``<name>.jsonl`` -> ``memory/<name>.jsonl`` and the folder ``~/.agent-memory`` -> ``memory``;
+    any other path under the home directory -> its path relative to home without leading dots
+    (``~/.claude/memory`` -> ``claude/memory``); anything else -> ``paths/<name>``. Pure apart from
+    reading the project's git config; never raises.
     """
     live = Path(os.path.abspath(live.expanduser()))
     home = Path(os.path.abspath(Path.home()))
     if live.suffix == ".jsonl":
         return f"memory/{live.name}"
+    if live == home / ".agent-memory":  # the folder of memory files: its files keep their per-file paths
+        return "memory"
     parts = live.parts
     for i in range(len(parts) - 1, 0, -1):
         if parts[i - 1 : i + 1] != (".agents", "memory"):
@@ -279,6 +282,11 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
             mine, theirs = PurePosixPath(store_path), PurePosixPath(other)
             if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
                 raise check.fail(f"{tkey}.as", f"maps to {store_path!r}, overlapping track[{j}] ({other!r})")
+        for j, track in enumerate(tracks):
+            if live.is_relative_to(track.live) or track.live.is_relative_to(live):
+                raise check.fail(f"{tkey}.path", f"{live} overlaps track[{j}] ({track.live}); track it once")
+        if live.is_relative_to(store_dir) or store_dir.is_relative_to(live):
+            raise check.fail(f"{tkey}.path", f"{live} overlaps the store itself ({store_dir})")
         seen[store_path] = i
         tracks.append(Track(live=live, store_path=store_path))
     return StoreConfig(name=name, path=store_dir, branch=branch, remotes=remotes, tracks=tuple(tracks))

@@ -121,6 +121,9 @@ def test_missing_file_says_run_init(tmp_path: Path) -> None:
     ("[[stores.p.track]]\npath = '/x'\nas = '.git/hooks'\n", "stores.p.track[0].as"),
     ("[[stores.p.track]]\npath = '/a'\nas = 'roles'\n[[stores.p.track]]\npath = '/b'\nas = 'roles/b'\n",
      "stores.p.track[1].as"),
+    ("[[stores.p.track]]\npath = '/a'\nas = 'x'\n[[stores.p.track]]\npath = '/a/b'\nas = 'y'\n",
+     "stores.p.track[1].path"),
+    ("[stores.p]\npath = '/s'\n[[stores.p.track]]\npath = '/s/inside'\n", "stores.p.track[0].path"),
 ])
 def test_invalid_values_name_the_key_and_the_file(tmp_path: Path, text: str, key: str) -> None:
     path = _write(tmp_path / "config.toml", text)
@@ -195,6 +198,7 @@ def test_default_store_paths(home: Path, tmp_path: Path) -> None:
     assert default_store_path_for(home / ".agents" / "memory") == "roles"
     assert default_store_path_for(home / "x" / "lessons.jsonl") == "memory/lessons.jsonl"
     assert default_store_path_for(home / ".claude" / "memory") == "claude/memory"
+    assert default_store_path_for(home / ".agent-memory") == "memory"
     assert default_store_path_for(Path("/opt/notes")) == "paths/notes"
 
     plain = tmp_path / "plain-project"
