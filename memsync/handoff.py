@@ -553,9 +553,7 @@ class _Curated:
         """The bytes of the file under the candidate ``name``."""
         if self.data is not None:
             return self.data
-        # The skill's Write op: exactly name, description, type, each on one line (markdown's quoting).
-        head = (f"---\nname: {markdown._scalar(name)}\ndescription: {markdown._scalar(self.description)}\n"
-                f"type: {self.type}\n---\n\n")
+        head = markdown.entry_head(name, self.description, self.type)
         return (head + self.body.strip("\n") + "\n").encode("utf-8")
 
     def same_as(self, path: Path, name: str) -> bool:
@@ -616,10 +614,10 @@ def _write_curated(role: RoleDir, writes: Sequence[tuple[_Curated, str, str]]) -
 
     def put_all(blocks: list[IndexBlock]) -> list[IndexBlock]:
         for key, line in lines:
-            blocks = markdown._put_item(blocks, line, {key})
+            blocks = markdown.put_index_item(blocks, line, {key})
         return blocks
 
-    role._edit_index(put_all)
+    role.edit_index(put_all)
     return written
 
 
@@ -720,10 +718,10 @@ def _prompt(items: Sequence[Item], from_name: str, plan: _Plan, max_bytes: int) 
     """The to_prompt block of the items, cut at whole entries to ``max_bytes``; the ones cut are skipped."""
     entries = [as_entry(item, from_name) for item in items]
     text = render_prompt(entries, max_bytes=max_bytes)
-    # render_prompt writes each entry it keeps as exactly one line, the one jsonl._entry_line makes.
+    # render_prompt writes each entry it keeps as exactly one line, the one jsonl.prompt_line makes.
     shown = Counter(text.splitlines())
     for item, entry in zip(items, entries, strict=True):
-        line = jsonl._entry_line(entry)
+        line = jsonl.prompt_line(entry)
         if shown[line] > 0:
             shown[line] -= 1
             plan.handed.append(item.label)

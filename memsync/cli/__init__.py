@@ -4,7 +4,7 @@ Each submodule registers one group of commands on ``app``; importing them here w
 """
 
 import memsync.cli.handoff  # registers handoff, import
-import memsync.cli.memory  # noqa: F401  (registers remember, forget, show, prompt, compact, check)
+import memsync.cli.memory
 import memsync.cli.merge  # registers the hidden merge-driver
 import memsync.cli.setup  # noqa: F401  (init, up, track, untrack, store, remote, service, doctor, demo)
 import memsync.cli.sync as _sync  # noqa: F401  (registers daemon, sync, status, log, resync)

@@ -529,7 +529,7 @@ def render_prompt(entries: Iterable[Entry], scope: str | None = None, kinds: Ite
         if entry.kind not in kinds_seen:
             kinds_seen.add(entry.kind)
             size += _utf8_len(_heading(entry.kind)) + 1
-        size += _utf8_len(_entry_line(entry)) + 1
+        size += _utf8_len(prompt_line(entry)) + 1
         if size > max_bytes:
             break
         sizes.append(size)
@@ -548,7 +548,8 @@ def _heading(kind: str) -> str:
     return f"## {KIND_TITLES[kind]}"
 
 
-def _entry_line(entry: Entry) -> str:
+def prompt_line(entry: Entry) -> str:
+    """The one line ``render_prompt`` writes for ``entry``: ``- text``, plus `` (user)`` for a user entry."""
     return f"- {' '.join(entry.text.split())}" + (" (user)" if entry.is_user else "")
 
 
@@ -564,7 +565,7 @@ def _render(title: str, entries: Sequence[Entry], left_out: int) -> str:
         group = [e for e in entries if e.kind == kind]
         if group:
             lines.append(_heading(kind))
-            lines.extend(_entry_line(e) for e in group)
+            lines.extend(prompt_line(e) for e in group)
     if left_out:
         lines.append(_note(left_out))
     return "\n".join(lines) + "\n"

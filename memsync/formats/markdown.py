@@ -385,11 +385,11 @@ class RoleDir:
         path = next(
             (entry.path for entry in self.entries() if entry.name == name), self.path / f"{slugify(name)}.md"
         )
-        head = f"---\nname: {_scalar(name)}\ndescription: {_scalar(description)}\ntype: {type}\n---\n\n"
+        head = entry_head(name, description, type)
         body = content.strip("\n")
         atomic_write(path, (head + body + "\n" if body else head).encode("utf-8"))
         new_item = f"- [{_link_text(name)}]({path.name}) — {description}\n"
-        self._edit_index(lambda blocks: _put_item(blocks, new_item, {item_key(new_item)}))
+        self.edit_index(lambda blocks: put_index_item(blocks, new_item, {item_key(new_item)}))
         return path
 
     def rename(self, entry: str, new_name: str) -> Path:
@@ -420,10 +420,10 @@ class RoleDir:
         def relink(blocks: list[IndexBlock]) -> list[IndexBlock]:
             for block in blocks:
                 if block.key == old_key:
-                    return _put_item(blocks, _relink(block.text, new_name, slug), {old_key})
-            return _put_item(blocks, fallback, {item_key(fallback)})
+                    return put_index_item(blocks, _relink(block.text, new_name, slug), {old_key})
+            return put_index_item(blocks, fallback, {item_key(fallback)})
 
-        self._edit_index(relink)
+        self.edit_index(relink)
         return new
 
     def delete(self, entry: str) -> None:
@@ -435,7 +435,7 @@ class RoleDir:
         path.unlink()
         key = path.name
         if self.index_path.is_file():
-            self._edit_index(lambda blocks: [block for block in blocks if block.key != key])
+            self.edit_index(lambda blocks: [block for block in blocks if block.key != key])
 
     def render_snapshot(self, max_bytes: int = DEFAULT_SNAPSHOT_BYTES) -> Snapshot:
         """The snapshot text: index, every curated entry body, the 3 most recent daily logs (newest first).
@@ -582,8 +582,10 @@ class RoleDir:
             f"no curated entry {entry!r} in {self.path}: name it by its slug (the file name without .md)"
         )
 
-    def _edit_index(self, edit: Callable[[list[IndexBlock]], list[IndexBlock]]) -> None:
-        """Read-modify-write ``MEMORY.md`` under memsync's writer lock, replacing it atomically."""
+    def edit_index(self, edit: Callable[[list[IndexBlock]], list[IndexBlock]]) -> None:
+        """Read-modify-write ``MEMORY.md``: ``edit`` maps its item blocks (``formats.index``) to new ones;
+        done under memsync's writer lock, replacing the file atomically (written only if it changed).
+        Raises ``OSError`` from the file system."""
         with writer_lock(self.index_path):
             if self.index_path.is_file():
                 text = _read_bytes(self.index_path).decode("utf-8", errors="surrogateescape")
@@ -785,7 +787,13 @@ def _unquote(raw: str) -> str:
     return raw
 
 
-def _scalar(value: str) -> str:
+def entry_head(name: str, description: str, type: str) -> str:
+    """The frontmatter of a curated entry as the skill's Write op fixes it: exactly name, description and
+    type, each on one line (quoted where YAML needs it), the closing fence and one blank line."""
+    return f"---\nname: {yaml_scalar(name)}\ndescription: {yaml_scalar(description)}\ntype: {type}\n---\n\n"
+
+
+def yaml_scalar(value: str) -> str:
     """``value`` as a one-line YAML scalar: plain when it reads back the same, else double-quoted.
 
     In the quoted form every character YAML would refuse or fold (controls, line separators) is escaped.
@@ -823,7 +831,7 @@ def _index_item(line: int, key: str, text: str) -> IndexItem:
     return IndexItem(line, key, text, name, match.group(2), description or None)
 
 
-def _put_item(blocks: list[IndexBlock], item: str, keys: set[str]) -> list[IndexBlock]:
+def put_index_item(blocks: list[IndexBlock], item: str, keys: set[str]) -> list[IndexBlock]:
     """Replace the first block whose key is in ``keys`` by ``item`` and drop the others; else append it."""
     result: list[IndexBlock] = []
     placed = False
@@ -856,9 +864,9 @@ def _with_name(head: str, name: str) -> str:
     for number, line in enumerate(lines[1:-1], start=1):
         if (match := _TOP_KEY.match(line.rstrip("\r\n"))) and match.group(1) == "name":
             end = line[len(line.rstrip("\r\n")):]
-            lines[number] = f"name: {_scalar(name)}{end}"
+            lines[number] = f"name: {yaml_scalar(name)}{end}"
             return "".join(lines)
-    return lines[0] + f"name: {_scalar(name)}\n" + "".join(lines[1:])
+    return lines[0] + f"name: {yaml_scalar(name)}\n" + "".join(lines[1:])
 
 
 def _block(text: str) -> str:
