@@ -552,7 +552,12 @@ class Store:
                 if name not in self.cfg.remotes:
                     raise MemsyncError(f"cannot exchange with {name!r}: store {self.cfg.name!r} has no such "
                                        "remote. Check the config")
-                outcome = self._exchange_one(repo, name)
+                try:
+                    outcome = self._exchange_one(repo, name)
+                except MemsyncError as exc:
+                    # A git step failed mid-merge: leave the store as it was before the merge.
+                    self._abort_merges(repo)
+                    outcome = RemoteOutcome(name, "conflict", str(exc))
                 log.log(logging.INFO if outcome.status == "ok" else logging.WARNING,
                         "store %s: %s %s: %s", self.cfg.name, name, outcome.status, outcome.message)
                 outcomes.append(outcome)
@@ -664,8 +669,8 @@ class Store:
         others = sorted(path for path, stages in unmerged.items() if stages not in ({1, 2}, {1, 3}))
         if others:
             self._abort_merge(repo)
-            return f"{others[0]}: the merge driver failed" if len(others) == 1 else \
-                f"{len(others)} files, first {others[0]}: the merge driver failed"
+            more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+            return f"{others[0]}{more} could not be merged: a merge driver failed or a file met a directory"
         for path, stages in sorted(unmerged.items()):
             side = "--ours" if stages == {1, 2} else "--theirs"
             self._git(repo, "checkout", side, "--", path)
@@ -743,7 +748,7 @@ class Store:
             return result.reason
         for path, stages in sorted(unmerged.items()):
             if stages not in ({1, 2}, {1, 3}):
-                return f"{path}: the merge driver failed"
+                return f"{path} could not be merged: a merge driver failed or a file met a directory"
             self._git(repo, "checkout", "--ours" if stages == {1, 2} else "--theirs", "--", path)
             self._git(repo, "add", "--", path)
         return None
