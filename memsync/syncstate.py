@@ -36,6 +36,8 @@ CREATE TABLE IF NOT EXISTS states (
     kept_base BLOB,                  -- whole file: the version those bytes were edited from
     kept_present INTEGER NOT NULL DEFAULT 0,
     held TEXT NOT NULL DEFAULT '[]', -- lines held back by the secret scanner: [[line, detector], ...]
+    store_seen TEXT,                 -- append-only: size:mtime_ns:inode of the store copy last found
+                                     -- wholly present in the live file (deliver skips it while unchanged)
     PRIMARY KEY (path, slot)
 )""", """
 CREATE TABLE IF NOT EXISTS pending (
@@ -53,7 +55,7 @@ CREATE TABLE IF NOT EXISTS pending (
 
 _STATE_COLUMNS = (
     "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
-    "kept, kept_base, kept_present, held"
+    "kept, kept_base, kept_present, held, store_seen"
 )
 
 
@@ -72,7 +74,8 @@ class FileState:
     Append-only files use ``offset`` (bytes of the live file accounted for: published, delivered or
     held back; None = unknown, settle by content), ``prefix_hash`` (sha256 hex of ``live[:offset]``) and
     the ``partial_*`` fields (an unfinished last line starting at byte ``partial_at`` with hash
-    ``partial_hash`` first seen at ``partial_since`` seconds). Whole files use ``synced`` (last synced
+    ``partial_hash`` first seen at ``partial_since`` seconds), and ``store_seen`` (size, mtime and inode
+    of the store copy last found wholly present in the live file). Whole files use ``synced`` (last synced
     bytes, None = absent) when ``synced_known``, and ``kept`` (bytes an agent wrote while delivery
     replaced the file, edited from ``kept_base``) when ``kept_present``. ``held`` lists lines the
     secret scanner keeps on this machine.
@@ -90,11 +93,13 @@ class FileState:
     kept_base: bytes | None = None
     kept_present: bool = False
     held: tuple[HeldLine, ...] = ()
+    store_seen: str | None = None
 
 
 @dataclass(frozen=True)
 class PendingPublish:
-    """A write to the store file about to happen: the store file's sha256 hex and size before and after.
+    """A write to the store file about to happen: the store file's digest and size before and after
+    (size -1 and digest "absent" for no file; memsync.track decides what the digest covers).
 
     ``then`` is the state to apply once the store file is found in the ``after`` form.
     """
@@ -124,7 +129,7 @@ class PendingDelivery:
 def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
     """A FileState from one ``states`` row (columns in ``_STATE_COLUMNS`` order)."""
     (offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known,
-     kept, kept_base, kept_present, held) = row
+     kept, kept_base, kept_present, held, store_seen) = row
     assert offset is None or isinstance(offset, int)
     assert prefix_hash is None or isinstance(prefix_hash, str)
     assert partial_at is None or isinstance(partial_at, int)
@@ -134,12 +139,14 @@ def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
     assert kept is None or isinstance(kept, bytes)
     assert kept_base is None or isinstance(kept_base, bytes)
     assert isinstance(held, str)
+    assert store_seen is None or isinstance(store_seen, str)
     return FileState(
         path=path, offset=offset, prefix_hash=prefix_hash, partial_at=partial_at,
         partial_hash=partial_hash, partial_since=None if partial_since is None else float(partial_since),
         synced=synced, synced_known=bool(synced_known), kept=kept, kept_base=kept_base,
         kept_present=bool(kept_present),
         held=tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held)),
+        store_seen=store_seen,
     )
 
 
@@ -148,7 +155,7 @@ def _state_values(state: FileState) -> tuple[object, ...]:
     return (
         state.offset, state.prefix_hash, state.partial_at, state.partial_hash, state.partial_since,
         state.synced, int(state.synced_known), state.kept, state.kept_base, int(state.kept_present),
-        json.dumps([[h.line, h.detector] for h in state.held]),
+        json.dumps([[h.line, h.detector] for h in state.held]), state.store_seen,
     )
 
 
@@ -198,7 +205,7 @@ class SyncState:
     def _put(self, state: FileState, slot: str) -> None:
         self._db.execute(
             f"INSERT OR REPLACE INTO states (path, slot, {_STATE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (state.path, slot, *_state_values(state)),
         )
 

@@ -339,14 +339,56 @@ def _digest(data: bytes | None) -> str:
     return _ABSENT if data is None else _sha(data)
 
 
+_TAIL = 65536  # bytes: the end of an append-only store copy that identifies its before/after forms
+
+
+def _size(path: Path) -> int:
+    """The size of ``path`` in bytes, -1 when it does not exist."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return -1
+
+
+def _tail_mark(path: Path, size: int) -> str:
+    """sha256 hex of the last ``_TAIL`` bytes of ``path``'s first ``size`` bytes; "absent" for size -1.
+
+    An append-only store copy only grows while memsync holds the store, so its size and this digest tell
+    its "before" form from its "after" form without reading a file of many megabytes.
+    """
+    return _ABSENT if size < 0 else _sha(_tail_bytes(path, size, _TAIL))
+
+
+def _tail_bytes(path: Path, size: int, count: int) -> bytes:
+    """The last ``count`` bytes of the first ``size`` bytes of ``path`` (b"" when ``size`` <= 0)."""
+    if size <= 0:
+        return b""
+    with path.open("rb") as handle:
+        handle.seek(max(0, size - count))
+        return handle.read(min(size, count))
+
+
+def _stat_key(path: Path) -> str | None:
+    """size:mtime_ns:inode of ``path``, None when it does not exist: changes whenever its content can."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
+def _split(data: bytes) -> list[bytes]:
+    """The complete lines of ``data`` (each with its newline); an unfinished last line is left out."""
+    return [line + b"\n" for line in data.split(b"\n")[:-1]]
+
+
 def _lines(data: bytes, start: int, end: int) -> list[tuple[int, bytes]]:
     """The lines of ``data[start:end]`` (``end`` just after a newline) with their start offsets."""
     found: list[tuple[int, bytes]] = []
     pos = start
-    while pos < end:
-        nl = data.index(b"\n", pos, end)
-        found.append((pos, data[pos:nl + 1]))
-        pos = nl + 1
+    for line in _split(data[start:end]):
+        found.append((pos, line))
+        pos += len(line)
     return found
 
 
@@ -398,20 +440,28 @@ def _settle_publish(f: _File, state: SyncState) -> bool:
     pending = state.pending_publish(f.rel)
     if pending is None:
         return True
-    store = _read(f.store)
-    digest = _digest(store)
-    if digest == pending.after_hash:
-        state.finish_publish(f.rel)
-        return True
-    if digest == pending.before_hash:
-        state.drop_publish(f.rel)
-        return True
-    if (store is not None and 0 <= pending.before_size < len(store) < pending.after_size
-            and _sha(store[:pending.before_size]) == pending.before_hash):
-        # Killed inside the append: cut the store copy (memsync's own file) back to its "before" form.
-        os.truncate(f.store, pending.before_size)
-        state.drop_publish(f.rel)
-        return True
+    if is_append_only(f.rel):
+        size = _size(f.store)
+        if size == pending.after_size and _tail_mark(f.store, size) == pending.after_hash:
+            state.finish_publish(f.rel)
+            return True
+        if size == pending.before_size and _tail_mark(f.store, size) == pending.before_hash:
+            state.drop_publish(f.rel)
+            return True
+        if (max(pending.before_size, 0) < size < pending.after_size
+                and _tail_mark(f.store, pending.before_size) == pending.before_hash):
+            # Killed inside the append: cut the store copy (memsync's own file) back to "before".
+            os.truncate(f.store, max(pending.before_size, 0))
+            state.drop_publish(f.rel)
+            return True
+    else:
+        digest = _digest(_read(f.store))
+        if digest == pending.after_hash:
+            state.finish_publish(f.rel)
+            return True
+        if digest == pending.before_hash:
+            state.drop_publish(f.rel)
+            return True
     state.drop_publish(f.rel)
     return False
 
@@ -462,11 +512,12 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
         # A file new in a track memsync already syncs (not one it delivered: that has a state): every
         # line in it was written here, so all of them are published, even lines the store has from peers.
         current = FileState(f.rel, offset=0, prefix_hash=_sha(b""))
+    prefix = hashlib.sha256(memoryview(live)[:current.offset or 0] if current is not None else b"")
     if not settled and current is not None and current.offset is not None:
         out.warn(f"{f.live}: the store copy changed under an unfinished publish; settling by content")
         current = None
     elif current is not None and current.offset is not None and (
-            len(live) < current.offset or _sha(live[:current.offset]) != current.prefix_hash):
+            len(live) < current.offset or prefix.hexdigest() != current.prefix_hash):
         out.warn(f"{f.live}: rewritten, not appended to; publishing the lines the store lacks (nothing lost)")
         current = None
     elif current is not None and current.offset and not f.store.exists():
@@ -479,17 +530,15 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
     if not incremental:
         return
     live, partial = _finish_partial(f, current, live, now, grace_s, out)
-    end = len(_complete(live))
-    if end < current.offset:
-        end = current.offset
+    end = max(len(_complete(live)), current.offset)
     pieces = [(pos, line) for pos, line in _lines(live, current.offset, end)
               if skip is None or not skip[0] <= pos < skip[1]]
-    base_line = live.count(b"\n", 0, current.offset) + 1
-    line_no = {pos: base_line + live.count(b"\n", current.offset, pos) for pos, _ in pieces}
     flagged = _scan_lines([line for _, line in pieces], scan)
-    held = tuple(HeldLine(line_no[pieces[i][0]], detector) for i, detector in sorted(flagged.items()))
+    held = tuple(HeldLine(live.count(b"\n", 0, pieces[i][0]) + 1, detector)
+                 for i, detector in sorted(flagged.items()))
     publish_lines = [line for i, (_, line) in enumerate(pieces) if i not in flagged]
-    then = replace(current, offset=end, prefix_hash=_sha(live[:end]), held=current.held + held,
+    prefix.update(memoryview(live)[current.offset:end])
+    then = replace(current, offset=end, prefix_hash=prefix.hexdigest(), held=current.held + held,
                    partial_at=partial.partial_at, partial_hash=partial.partial_hash,
                    partial_since=partial.partial_since)
     _append_to_store(f, state, publish_lines, then, out)
@@ -511,7 +560,7 @@ def _publish_by_content(f: _File, state: SyncState, current: FileState | None, l
     if store and not store.endswith(b"\n"):
         store += b"\n"  # an unfinished store line still counts as that line
     live_lines = _lines(live, 0, end)
-    present = _present_in(live_lines, [line for _, line in _lines(store, 0, len(store))])
+    present = _present_in(live_lines, _split(store))
     missing = [item for i, item in enumerate(live_lines) if i not in present]
     flagged = _scan_lines([line for _, line in missing], scan)
     held = tuple(HeldLine(live.count(b"\n", 0, missing[i][0]) + 1, detector)
@@ -588,15 +637,21 @@ def _append_to_store(f: _File, state: SyncState, lines: Sequence[bytes], then: F
             state.put(then)
         return
     data = b"".join(lines)
-    before = _read(f.store)
-    if before and not before.endswith(b"\n"):
+    size = _size(f.store)
+    tail = _tail_bytes(f.store, size, _TAIL)
+    if tail and not tail.endswith(b"\n"):
         data = b"\n" + data  # never glue a line onto an unfinished store line
-    after = (before or b"") + data
-    state.begin_publish(f.rel, PendingPublish(
-        _digest(before), -1 if before is None else len(before), _sha(after), len(after), then))
+    before_mark = _ABSENT if size < 0 else _sha(tail)
+    after_mark = _sha((tail + data)[-_TAIL:])
+    state.begin_publish(f.rel, PendingPublish(before_mark, size, after_mark, max(size, 0) + len(data), then))
     f.store.parent.mkdir(parents=True, exist_ok=True)
+    seen_before = _stat_key(f.store)
     append_once(f.store, data, create=True)
     state.finish_publish(f.rel)
+    if then.store_seen is not None and then.store_seen == seen_before:
+        # The store copy was wholly in the live file and only gained lines from it: still so, and the
+        # next deliver need not read either file.
+        state.put(replace(then, store_seen=_stat_key(f.store)))
     entries, tombstones = _jsonl_counts(lines) if kind_of(f.rel) == "jsonl" else (0, 0)
     out.changes.append(
         FileChange(f.rel, f.label, kind_of(f.rel), "appended", len(lines), entries, tombstones))
@@ -712,6 +767,11 @@ def _store_write(f: _File, state: SyncState, before: bytes | None, after: bytes 
 # --- deliver: append-only files ------------------------------------------------------------------
 
 def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
+    seen = _stat_key(f.store)
+    current = state.get(f.rel)
+    if (seen is not None and current is not None and current.store_seen == seen
+            and _size(f.live) == current.offset and state.pending_delivery(f.rel) is None):
+        return  # the store copy has not changed since all of it was found in the live file
     live = _read(f.live)
     if _settle_delivery_append(f, state, live) is not None:
         out.waiting.append((f.rel, "an earlier delivery is waiting for publish to account for it"))
@@ -719,7 +779,7 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
     store = _read(f.store)
     if store is None:
         return
-    lines = [line for _, line in _lines(store, 0, len(_complete(store)))]
+    lines = _split(store)
     if live is None:
         _create_live(f, state, lines, out)
         return
@@ -730,7 +790,7 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
     if len(live) != current.offset or _sha(live) != current.prefix_hash:
         out.waiting.append((f.rel, "the live file has lines not yet published"))
         return
-    have = Counter(line for _, line in _lines(live, 0, len(live)))
+    have = Counter(_split(live))
     missing: list[bytes] = []
     for line in lines:
         if have[line]:
@@ -738,10 +798,12 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
         else:
             missing.append(line)
     if not missing:
+        if current.store_seen != seen:
+            state.put(replace(current, store_seen=seen))
         return
     data = b"".join(missing)
     then = replace(current, offset=current.offset + len(data), prefix_hash=_sha(live + data),
-                   partial_at=None, partial_hash=None, partial_since=None)
+                   partial_at=None, partial_hash=None, partial_since=None, store_seen=seen)
     state.begin_delivery(f.rel, PendingDelivery(data, current.offset, False, then))
     with writer_lock(f.live):
         try:
