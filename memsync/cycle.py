@@ -118,9 +118,10 @@ def run_cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool = True,
     """Run one sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5) and write its status.
 
     ``exchange`` False skips fetch/merge/push (the daemon's choice while a remote is backing off: local
-    changes are still committed and what the store has is delivered). ``full_reconcile`` settles the
-    sync state with the store by content first (on start and after a failure; cheap enough to always do
-    from the CLI). Raises ``MemsyncError`` when the store is missing or broken; the status file then
+    changes are still committed and what the store has is delivered). ``full_reconcile`` opens the
+    store anew (recovery) and settles the sync state with the store by content first (on start and after
+    a failure; always, from the CLI); without it, a store this process opened before is reused.
+    Raises ``MemsyncError`` when the store is missing or broken; the status file then
     records the error. Remote problems are not exceptions: they are in the report's ``remotes``.
     """
     with cycle_lock(store_cfg):
@@ -128,9 +129,11 @@ def run_cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool = True,
         try:
             report = _cycle(config, store_cfg, exchange=exchange, full_reconcile=full_reconcile)
         except MemsyncError as exc:
+            _opened.pop(store_cfg.path, None)
             _write_status(store_cfg, started, None, error=str(exc))
             raise
         except (OSError, sqlite3.Error) as exc:
+            _opened.pop(store_cfg.path, None)
             _write_status(store_cfg, started, None, error=str(exc))
             hint = ("Check the disk and the paths" if isinstance(exc, OSError) else
                     f"If it persists, delete {meta_dir(store_cfg) / 'state.sqlite'} (a cache: memsync "
@@ -140,8 +143,23 @@ def run_cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool = True,
         return report
 
 
+# Stores opened by earlier cycles of this process: opening runs recovery and rewrites the store's git
+# config (several git processes), which a long-running daemon needs on start and after a failure only.
+_opened: dict[Path, tuple[object, Store]] = {}
+
+
+def _store_for(config: Config, store_cfg: StoreConfig, reopen: bool) -> Store:
+    key = (store_cfg, config.host, config.author_name, config.author_email)
+    cached = _opened.pop(store_cfg.path, None)
+    store = cached[1] if cached is not None and cached[0] == key and not reopen else None
+    if store is None:
+        store = open_store(config, store_cfg)
+    _opened[store_cfg.path] = (key, store)
+    return store
+
+
 def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_reconcile: bool) -> CycleReport:
-    store = open_store(config, store_cfg)
+    store = _store_for(config, store_cfg, reopen=full_reconcile)
     with SyncState(store.meta_dir) as state:
         reports: list[PublishReport] = []
         for track in store_cfg.tracks:
@@ -206,7 +224,12 @@ def _write_status(store_cfg: StoreConfig, started: float, report: CycleReport | 
             if outcome.status == "ok":
                 entry["last_success"] = _now_iso(time.time())
         status["unpushed"] = report.unpushed
-    status.update(_store_facts(store_cfg))
+    changed = report is None or report.commit or report.delivered or any(o.merged for o in report.remotes)
+    if changed or "size_bytes" not in old:
+        status.update(_store_facts(store_cfg))
+    else:  # an idle cycle: the store's files are as the last walk found them; only held lines may move
+        status.update({key: old.get(key) for key in ("both_kept", "untracked", "size_bytes")})
+        status["held_back_secrets"] = _held(store_cfg)
     atomic_write(meta_dir(store_cfg) / STATUS_FILE,
                  json.dumps(status, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8"))
 
@@ -214,12 +237,7 @@ def _write_status(store_cfg: StoreConfig, started: float, report: CycleReport | 
 def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
     """What `status` lists that is read from the store itself: held-back secrets, both-kept files,
     store content no track maps here, and the store's size in bytes."""
-    held: list[dict[str, Any]] = []
-    if (meta_dir(store_cfg) / "state.sqlite").exists():
-        with SyncState(meta_dir(store_cfg)) as state:
-            for rel, line in state.held():
-                held.append({"file": str(_live_path(store_cfg.tracks, rel) or rel), "store_path": rel,
-                             "line": line.line, "detector": line.detector})
+    held = _held(store_cfg)
     both_kept: list[str] = []
     untracked: set[str] = set()
     size = 0
@@ -244,6 +262,15 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
         dirnames.sort()
     return {"held_back_secrets": held, "both_kept": sorted(both_kept), "untracked": sorted(untracked),
             "size_bytes": size}
+
+
+def _held(store_cfg: StoreConfig) -> list[dict[str, Any]]:
+    """The lines the secret scanner keeps on this machine: live file, store path, line, detector."""
+    if not (meta_dir(store_cfg) / "state.sqlite").exists():
+        return []
+    with SyncState(meta_dir(store_cfg)) as state:
+        return [{"file": str(_live_path(store_cfg.tracks, rel) or rel), "store_path": rel,
+                 "line": line.line, "detector": line.detector} for rel, line in state.held()]
 
 
 def _has_both_kept(path: Path) -> bool:
