@@ -77,6 +77,7 @@ class _Rules:
     pending_refs: tuple[Path, ...] = ()
 
     def classify(self, raw: str) -> Source | None:
+        """"local", "remote" or None (irrelevant) for the absolute path ``raw`` of an event."""
         path = Path(raw)
         if path in self.files:
             return "local"
@@ -107,6 +108,7 @@ class _Handler(FileSystemEventHandler):
         self._watcher = watcher
 
     def dispatch(self, event: FileSystemEvent) -> None:
+        """Enqueue ``event`` (its destination, else its source path) if it concerns a target."""
         try:
             rules = self._watcher._rules
             # The destination first: a rename onto a tracked file (an atomic save) changes that file.

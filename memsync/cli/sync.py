@@ -30,6 +30,7 @@ class _OncePerState(logging.Filter):
         self._last: dict[str, str] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """False for a warning that repeats the previous one of its logger; lower levels reset that."""
         text = record.getMessage()
         if record.levelno < logging.WARNING:
             self._last.pop(record.name, None)
