@@ -8,7 +8,7 @@ Where two versions cannot be combined, a rule that looks only at content (never 
 decides, so crossing merges on two machines write the same bytes.
 
 This module is imported by the light git entry point (``memsync.driver``): it imports nothing heavy at
-module level (the JSONL record model and the path layout are imported where they are used).
+module level (the JSONL record model, the path layout and subprocess are imported where they are used).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import subprocess
-import tempfile
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -340,6 +338,9 @@ def _merge_frontmatter(base: str, ours: str, theirs: str) -> str:
 def _git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """git's own clean three-way text merge (``git merge-file``), accepted only when it is clean in both
     side orders and gives the same bytes both ways; None otherwise."""
+    import subprocess  # here, not at the top: ~10 ms of the driver's start-up that only this path needs
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix=".memsync-merge-") as tmp:
         paths = []
         for name, data in (("base", base), ("ours", ours), ("theirs", theirs)):
