@@ -500,13 +500,24 @@ class Store:
             return self._commit_all(repo, message)
 
     def _commit_all(self, repo: git.Repo, message: str) -> str | None:
+        # One `git status` decides; the common idle case ends here. A .gitignore in the store (peer
+        # content) must not hide memory from commits: what it hides is added by force, except what
+        # memsync never stores (editor and temp files, snapshot.md; see info/exclude).
+        status = self._git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                           "--ignored=traditional", "--no-renames").out
+        changed = False
+        hidden = []
+        for entry in status.split("\0"):
+            if entry.startswith("!! "):
+                if not _never_stored(entry[3:]):
+                    hidden.append(entry[3:])
+            elif entry:
+                changed = True
+        if not changed and not hidden:
+            return None
         self._git(repo, "add", "-A", "--", ".")
-        # A .gitignore in the store (peer content) must not hide memory from commits: add what it hides,
-        # except what memsync itself never stores (editor and temp files, snapshot.md; see info/exclude).
-        hidden = self._git(repo, "ls-files", "-z", "--others", "--ignored", "--exclude-standard").out
-        wanted = [name for name in hidden.split("\0") if name and not _never_stored(name)]
-        if wanted:
-            self._git(repo, "add", "-f", "--", *wanted)
+        if hidden:
+            self._git(repo, "add", "-f", "--", *hidden)
         committed = self._run(repo, "commit", "-q", "--no-verify", "-m", self._message(message))
         if committed.status != 0:
             if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status == 0:
