@@ -792,13 +792,13 @@ class Store:
         """(commits here not on ``remote``, commits on ``remote`` not here) as of the last fetch."""
         tracking = f"refs/remotes/{remote}/{self.cfg.branch}"
         with self._repo() as repo:
-            if self._rev(repo, "HEAD") is None:
-                return 0, 0
-            if self._rev(repo, tracking) is None:
-                return int(self._git(repo, "rev-list", "--count", "HEAD").out), 0
-            out = self._git(repo, "rev-list", "--left-right", "--count", f"HEAD...{tracking}").out
-        ahead, behind = out.split()
-        return int(ahead), int(behind)
+            both = self._run(repo, "rev-list", "--left-right", "--count", f"HEAD...{tracking}")
+            if both.status == 0:
+                ahead, behind = both.out.split()
+                return int(ahead), int(behind)
+            # The remote has no copy yet (or this store no commit): everything here is ahead.
+            alone = self._run(repo, "rev-list", "--count", "HEAD")
+        return (int(alone.out) if alone.status == 0 else 0), 0
 
     def unpushed_count(self, remote: str) -> int:
         """How many commits of this store ``remote`` lacks, as of the last fetch or push."""
