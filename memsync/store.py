@@ -349,9 +349,11 @@ class Store:
 
     def _ensure_branch(self, repo: git.Repo) -> None:
         branch = self.cfg.branch
-        symbolic = self._run(repo, "symbolic-ref", "-q", "HEAD")
-        if symbolic.status == 0 and symbolic.out.strip() == f"refs/heads/{branch}":
-            return
+        try:  # the common case, read without starting git
+            if (self.git_dir / "HEAD").read_text().strip() == f"ref: refs/heads/{branch}":
+                return
+        except OSError:
+            pass
         if self._rev(repo, f"refs/heads/{branch}") is not None:
             result = self._run(repo, "checkout", "-q", branch)
         elif self._rev(repo, "HEAD") is None:
