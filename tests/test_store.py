@@ -293,3 +293,18 @@ def test_gc_auto_runs_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
     with caplog.at_level(logging.WARNING, logger="memsync.store"):
         store.gc_auto()
     assert not caplog.records and store.files()[-1] == "2.md"
+
+
+def test_a_configured_branch_is_used_for_commits_and_exchange(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    store = new_store(tmp_path / "store", "alpha", {"origin": remote})
+    moved = Store.open(store_config(store.worktree, {"origin": remote}, branch="memory"), "alpha",
+                       identity("alpha"))
+    assert git(moved.worktree, "symbolic-ref", "HEAD").strip() == "refs/heads/memory"
+    write(moved, "a.md", "a\n")
+    moved.commit_all("a")
+    assert [o.status for o in moved.exchange()] == ["ok"]
+    assert git(remote, "rev-parse", "memory").strip() == moved.head()
+    peer = Store.init_or_clone(store_config(tmp_path / "peer", {"origin": remote}, branch="memory"),
+                               identity("beta"), "beta")
+    assert read(peer, "a.md") == "a\n"
