@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import logging
 import socket
+import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memsync.config import (
     Config,
@@ -210,3 +214,29 @@ def test_default_store_paths(home: Path, tmp_path: Path) -> None:
     git(cloned, "init", "-q")
     git(cloned, "remote", "add", "origin", "git@github.com:acme/shop.git")
     assert default_store_path_for(cloned / ".agents" / "memory" / "qa") == "projects/shop/qa"
+
+
+_TOML_SCALARS = st.one_of(st.text(max_size=20), st.integers(-10**6, 10**6), st.booleans(),
+                          st.floats(allow_nan=False, allow_infinity=False))
+_KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12).filter(
+    lambda key: key not in {"host", "author", "stores", "path", "branch", "remotes", "track",
+                            "debounce_s", "max_delay_s", "pull_interval_s", "partial_line_grace_s"})
+
+
+@settings(max_examples=40, deadline=None)
+@given(top=st.dictionaries(_KEYS, _TOML_SCALARS, max_size=4),
+       in_store=st.dictionaries(_KEYS, st.lists(st.text(max_size=10), max_size=3), max_size=3))
+def test_edit_config_round_trips_whatever_it_does_not_understand(top: dict[str, Any],
+                                                                 in_store: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "config.toml"
+        path.write_text(tomli_w.dumps({**top, "stores": {"p": {"path": "/s", **in_store}}}))
+
+        def add_remote(raw: dict[str, Any]) -> None:
+            raw["stores"]["p"]["remotes"] = {"origin": "/srv/p.git"}
+
+        edit_config(path, add_remote)
+        raw = tomllib.loads(path.read_text())
+        assert {key: raw[key] for key in top} == top
+        assert {key: raw["stores"]["p"][key] for key in in_store} == in_store
+        assert raw["stores"]["p"]["remotes"] == {"origin": "/srv/p.git"}
