@@ -166,6 +166,11 @@ class Store:
         if not (cfg.path / ".git").is_dir():
             raise MemsyncError(f"cannot open store {cfg.name!r}: {cfg.path} is not a memsync store. "
                                f"Run `memsync init`, or fix stores.{cfg.name}.path in the config")
+        if not (store.meta_dir.is_dir() or (cfg.path / FORMAT_FILE).is_file()):
+            # Someone else's repository: memsync would rewrite its config and commit everything in it.
+            raise MemsyncError(f"cannot open store {cfg.name!r}: {cfg.path} is a git repository memsync did "
+                               f"not create. Point stores.{cfg.name}.path at a memsync store or an empty "
+                               "directory")
         store._prepare(lock_wait_s)
         return store
 
@@ -227,10 +232,11 @@ class Store:
             self._git(repo, "reset", "-q", "--hard", head)
             self._state_set(first or "", seen=head)
             log.info("store %s: started from %s's history (%s)", self.cfg.name, first, head[:10])
+            if not (self.worktree / FORMAT_FILE).is_file():  # a repository that memsync did not start
+                atomic_write(self.worktree / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode())
+                self._commit_all(repo, "memsync: store format version")
             return
-        format_file = self.worktree / FORMAT_FILE
-        format_file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(format_file, f"{FORMAT_VERSION}\n".encode())
+        atomic_write(self.worktree / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode())
         self._commit_all(repo, "memsync: new store")
         if first is not None:
             refused = self._push(repo, first)

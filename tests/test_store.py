@@ -308,3 +308,31 @@ def test_a_configured_branch_is_used_for_commits_and_exchange(tmp_path: Path) ->
     peer = Store.init_or_clone(store_config(tmp_path / "peer", {"origin": remote}, branch="memory"),
                                identity("beta"), "beta")
     assert read(peer, "a.md") == "a\n"
+
+
+def test_someone_elses_repository_is_refused_untouched(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q")
+    (project / "secret.txt").write_text("not memory\n")
+    before = (project / ".git" / "config").read_text()
+    for attempt in (lambda: Store.open(store_config(project), "alpha", identity("alpha")),
+                    lambda: new_store(project, "alpha")):
+        with pytest.raises(MemsyncError, match="a git repository memsync did not create"):
+            attempt()
+    assert (project / ".git" / "config").read_text() == before
+    assert git(project, "status", "--porcelain") == "?? secret.txt\n"
+
+
+def test_cloning_a_repository_memsync_did_not_start_adds_the_format_file(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(remote), str(seed))
+    (seed / "README.md").write_text("team memory\n")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "readme")
+    git(seed, "push", "-q", "origin", "main")
+    store = new_store(tmp_path / "store", "alpha", {"origin": remote})
+    assert store.files() == [FORMAT_FILE, "README.md"]
+    assert [o.status for o in store.exchange()] == ["ok"]
+    assert git(remote, "show", f"main:{FORMAT_FILE}") == "1\n"
