@@ -407,7 +407,7 @@ class Store:
     def _live_git_pid(self) -> int | None:
         """A running git process working in this store (by /proc cwd or command line), else None."""
         proc = Path("/proc")
-        worktree = str(self.worktree)
+        worktree = str(self.worktree.resolve())  # /proc shows resolved paths
         for entry in proc.iterdir() if proc.is_dir() else ():
             if not entry.name.isdigit() or int(entry.name) == os.getpid():
                 continue
@@ -418,7 +418,8 @@ class Store:
                 cmdline = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
             except OSError:
                 continue
-            if cwd == worktree or cwd.startswith(worktree + os.sep) or worktree in cmdline:
+            if cwd == worktree or cwd.startswith(worktree + os.sep) or worktree in cmdline \
+                    or str(self.worktree) in cmdline:
                 return int(entry.name)
         return None
 
