@@ -19,6 +19,7 @@ conflict). Any other conflict, or a driver failure, aborts the merge: the store 
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import json
@@ -30,7 +31,6 @@ import subprocess
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -71,7 +71,7 @@ _GIT_MERGE_TEMP = ".merge_file_*"
 _DRIVERS_INSTALLED: set[Path] = set()
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class RemoteOutcome:
     """What one exchange with one remote did.
 
@@ -88,7 +88,7 @@ class RemoteOutcome:
     merged: bool = False
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class LogRecord:
     """One commit of the store's history: who (``host`` from the ``Memsync-Host`` trailer, None when the
     commit has none), when (``date``, the author date, timezone-aware), what (``message`` without the
@@ -101,7 +101,7 @@ class LogRecord:
     files: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _Result:
     status: int
     out: str
@@ -739,6 +739,9 @@ class Store:
                 self._reapply(repo, remote, local, fetched)
             self._state_set(remote, seen=None)
             outcome = self._exchange_one(repo, remote)
+            if self._rev(repo, "HEAD") != local:
+                # The re-apply (or the exchange) brought the remote's content: callers deliver on `merged`.
+                outcome = dataclasses.replace(outcome, merged=True)
         log.info("store %s: resync with %s: %s", self.cfg.name, remote, outcome.message)
         return outcome
 

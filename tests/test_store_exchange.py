@@ -301,7 +301,7 @@ def test_force_pushed_remote_is_detected_and_resync_keeps_local_memory(
     assert alpha.ahead_behind("origin") == (2, 1)  # +a, +a2 here; the rewritten commit there
 
     resynced = alpha.resync("origin")
-    assert (resynced.status, resynced.pushed) == ("ok", True)
+    assert (resynced.status, resynced.pushed, resynced.merged) == ("ok", True, True)
     roles = {p for p in alpha.files() if p.startswith("roles/")}
     assert roles == {"roles/dev/a.md", "roles/dev/a2.md", "roles/c.md"}
     assert git(remote, "rev-parse", "main").strip() == alpha.head()
