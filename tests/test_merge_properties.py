@@ -13,14 +13,8 @@ from hypothesis import strategies as st
 
 from memsync.formats.index import parse_index
 from memsync.formats.jsonl import canonical_json, is_header, parse_record
-from memsync.merge import (
-    BOTH_KEPT_NOTE_PREFIX,
-    _safe_prefix_len,
-    merge_daily,
-    merge_entry,
-    merge_index,
-    merge_jsonl,
-)
+from memsync.jsonl_merge import _safe_prefix_len
+from memsync.merge import BOTH_KEPT_NOTE_PREFIX, merge_daily, merge_entry, merge_index, merge_jsonl
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MARKERS = (b"<<<<<<<", b">>>>>>>")

@@ -1,0 +1,273 @@
+"""The jsonl merge driver: agent-memory/0.1 JSON Lines merged line by line, streaming the common prefix
+(DESIGN "Merge drivers", jsonl; issue 3, F1-F16 and "Benchmark").
+
+Only the tails after the longest common prefix of the three versions are parsed, and on files the
+prefix is copied by the kernel, so a 1M-line merge takes about a second and little memory. Imported by
+the light git entry point: the record model (:mod:`memsync.formats.jsonl`) is imported where it is used.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from codecs import BOM_UTF8 as _BOM
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+_CHUNK = 1 << 22  # bytes read per file and step while streaming the common prefix
+_MARKER = re.compile(rb"(?:<{7}|>{7}|\|{7})(?:[ \t]|\Z)|={7}[ \t]*\Z")
+_MARKER_CHARS = b"<>|="
+_KNOWN_FORMAT = re.compile(r"agent-memory/0(?:\.\d+)*")
+
+
+def _common_len(chunks: Sequence[bytes]) -> int:
+    """Length of the common prefix of ``chunks`` (bisection with memcmp-speed slice comparisons)."""
+    head, others = chunks[0], chunks[1:]
+    if all(chunk == head for chunk in others):
+        return len(head)
+    low, high = 0, min(len(chunk) for chunk in chunks)
+    while high - low > 64:
+        middle = (low + high) // 2
+        if all(chunk[low:middle] == head[low:middle] for chunk in others):
+            low = middle
+        else:
+            high = middle
+    while low < high and all(chunk[low] == head[low] for chunk in others):
+        low += 1
+    return low
+
+
+def _first_problem(window: bytes) -> int | None:
+    """Index in ``window`` of the first byte of a line the line merge must rewrite or drop, or None:
+    a line holding a CR (CRLF ends) or a conflict-marker line left by another tool. ``window[0]`` is
+    context (the byte before the scanned bytes); 0 means the line started before the window.
+
+    Only single-byte searches (memchr speed) run over the whole window, so scanning a 300 MB common
+    prefix stays well under a second; a marker character is then checked for a line start and a run of 7.
+    """
+    found = []
+    carriage = window.find(b"\r")
+    if carriage >= 0:
+        found.append(window.rfind(b"\n", 0, carriage) + 1)
+    for char in _MARKER_CHARS:
+        run = bytes((char,)) * 7
+        at = window.find(run[:1])
+        while at >= 0:
+            if at > 0 and window[at - 1] == 0x0A and window.startswith(run, at):
+                found.append(at)
+                break
+            at = window.find(run[:1], at + 1)
+    return min(found) if found else None
+
+
+def _safe_prefix_len(streams: Sequence[BinaryIO], chunk_size: int = _CHUNK) -> int:
+    """Bytes of the longest common prefix of all ``streams`` that ends at a line end and holds no line
+    the line merge would change (no BOM, CR, or conflict marker). Reads in chunks, so memory stays
+    constant whatever the file sizes. The prefix is identical in all three versions, so it is not
+    re-parsed: a second header already present there (written by another tool) stays where it is."""
+    for stream in streams:
+        stream.seek(0)
+    offset = aligned = 0
+    # The 17 bytes before each chunk (a virtual line end before the file's first byte), so a marker run
+    # of 7 that crosses a chunk boundary is seen whole, with the byte before it.
+    context = b"\n"
+    while True:
+        chunks = [stream.read(chunk_size) for stream in streams]
+        same = _common_len(chunks)
+        data = chunks[0][:same] if same < len(chunks[0]) else chunks[0]
+        if offset == 0 and data.startswith(_BOM):
+            return 0
+        window, start = context + data, offset - len(context)
+        problem = _first_problem(window)
+        if problem is not None:
+            return start + problem if problem else aligned
+        last_newline = data.rfind(b"\n")
+        if last_newline >= 0:
+            aligned = offset + last_newline + 1
+        offset += len(data)
+        if not data or any(len(chunk) != chunk_size for chunk in chunks) or same < chunk_size:
+            return aligned
+        context = window[-17:]
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One line of a memory file: its bytes, its identity (canonical JSON, or the bytes for a line that
+    is not a record or a file merged as opaque lines), its record, and whether it is a header."""
+
+    raw: bytes
+    ident: bytes
+    record: dict[str, Any] | None
+    header: bool
+
+
+def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
+    """Complete lines of ``data`` (an unterminated last line counts), BOM, CR ends and conflict-marker
+    lines dropped."""
+    if at_file_start and data.startswith(_BOM):
+        data = data[len(_BOM):]
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    out = []
+    for line in lines:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not _MARKER.match(line):
+            out.append(line)
+    return out
+
+
+def _classify(raws: Iterable[bytes], opaque: bool) -> list[_Line]:
+    from memsync.formats.jsonl import canonical_json, is_header, parse_record
+
+    out = []
+    for raw in raws:
+        try:
+            record = parse_record(raw)
+            ident = None if record is None or opaque else canonical_json(record)
+        except (RecursionError, ValueError):  # nested too deep to parse; a lone surrogate escape
+            record, ident = None, None
+        header = record is not None and is_header(record)
+        if ident is None:
+            out.append(_Line(raw, b"\x00" + raw, None, header))
+        else:
+            out.append(_Line(raw, ident, record, header))
+    return out
+
+
+def _text_field(record: dict[str, Any] | None, name: str, missing: str = "") -> str:
+    value = None if record is None else record.get(name)
+    return value if isinstance(value, str) else missing
+
+
+def _merge_lines(
+    base: list[_Line], ours: list[_Line], theirs: list[_Line], header_first: bool
+) -> list[bytes]:
+    """The line-level jsonl merge of the tails after the common prefix (see :func:`merge_jsonl`)."""
+    firsts: list[dict[bytes, bytes]] = [{}, {}, {}]
+    for side, first in zip((base, ours, theirs), firsts, strict=True):
+        for line in side:
+            first.setdefault(line.ident, line.raw)
+
+    def variant(ident: bytes) -> bytes:
+        # The bytes of one line identity: as both sides have it, else as the side that changed them.
+        b, o, t = (first.get(ident) for first in firsts)
+        if o is not None and t is not None:
+            return o if o == t or t == b else t if o == b else min(o, t)
+        return o if o is not None else t if t is not None else b or b""
+
+    out: list[bytes] = []
+    skip: set[bytes] = set()
+    if header_first:
+        headers = [line for line in ours + theirs if line.header]
+        skip = {line.ident for side in (base, ours, theirs) for line in side if line.header}
+        if headers:
+            chosen = min(headers, key=lambda line: (_text_field(line.record, "created_at", "\uffff"),
+                                                    line.ident))
+            out.append(variant(chosen.ident))
+    ours_ids, theirs_ids = firsts[1].keys(), firsts[2].keys()
+    out.extend(
+        variant(line.ident) for line in base
+        if line.ident in ours_ids and line.ident in theirs_ids and line.ident not in skip
+    )
+    added: dict[bytes, _Line] = {}
+    for line in ours + theirs:
+        if line.ident not in firsts[0] and line.ident not in skip:
+            added.setdefault(line.ident, line)
+
+    def order(line: _Line) -> tuple[bool, bool, str, str, bytes]:
+        return (not line.header, line.record is None, _text_field(line.record, "created_at"),
+                _text_field(line.record, "id"), line.ident)
+
+    out.extend(variant(line.ident) for line in sorted(added.values(), key=order))
+    return out
+
+
+def _is_known(record: dict[str, Any] | None) -> bool:
+    value = None if record is None else record.get("format")
+    return isinstance(value, str) and _KNOWN_FORMAT.fullmatch(value) is not None
+
+
+def _merge_jsonl_streams(
+    streams: Sequence[BinaryIO], out: BinaryIO, copy_prefix: Callable[[int], object]
+) -> None:
+    """Stream the common prefix through ``copy_prefix``, merge the tails, write them to ``out``."""
+    from memsync.formats.jsonl import is_header, parse_record
+
+    prefix = _safe_prefix_len(streams)
+    streams[1].seek(0)
+    first_line = parse_record(streams[1].readline().rstrip(b"\n")) if prefix else None
+    while True:
+        raws = []
+        for stream in streams:
+            stream.seek(prefix)
+            raws.append(_split_lines(stream.read(), prefix == 0))
+        sides = [_classify(lines, opaque=False) for lines in raws]
+        headers = [line.record for side in sides for line in side if line.header]
+        if first_line is not None and is_header(first_line):
+            headers.append(first_line)
+        opaque = not all(_is_known(record) for record in headers)
+        if prefix and not opaque and any(line.header for side in sides for line in side):
+            prefix, first_line = 0, None  # a header to choose or drop: line 1 must be merged too
+            continue
+        break
+    if opaque:
+        sides = [_classify(lines, opaque=True) for lines in raws]
+    merged = _merge_lines(sides[0], sides[1], sides[2], header_first=prefix == 0 and not opaque)
+    copy_prefix(prefix)
+    out.write(b"".join(line + b"\n" for line in merged))
+
+
+def merge_jsonl(base: bytes, ours: bytes, theirs: bytes) -> bytes:
+    """Merge two versions of an agent-memory/0.1 JSON Lines file (bytes in, bytes out).
+
+    The longest common line-aligned prefix of the three versions is kept byte for byte (only the tails
+    are parsed, which is what makes a 1M-line merge fast). In the tails: a base line survives unless a
+    side removed it (compaction); lines added on either side are kept once, a line being identified by
+    its canonical JSON (so key order and spacing do not matter), and ordered by (created_at, id,
+    canonical bytes); lines that are not JSON objects are kept verbatim after them (sorted by bytes);
+    conflict-marker lines left by other tools are dropped. Exactly one header, on line 1: the one with
+    the earliest ``created_at`` among the sides' headers; a file without a header gets none (a second
+    header that all three versions already share in their common prefix is left as it is). A header
+    whose format is not ``agent-memory/0.x`` makes the whole file opaque lines (identity = bytes,
+    union, sorted). A line both sides hold with different bytes is written as the side that changed it
+    wrote it, else the smaller bytes. CRLF becomes LF, a BOM is dropped, an unterminated last line
+    counts as complete, the output ends with a newline (or is empty). Nothing depends on the clock.
+    Never raises. Implements DESIGN "Merge drivers" (jsonl) and issue 3 (F1-F16).
+    """
+    out = io.BytesIO()
+    streams = [io.BytesIO(data) for data in (base, ours, theirs)]
+    _merge_jsonl_streams(streams, out, lambda size: out.write(ours[:size]))
+    return out.getvalue()
+
+
+def _copy_range(source: int, target: int, size: int) -> None:
+    """Copy the first ``size`` bytes of file descriptor ``source`` to ``target`` at its position,
+    in the kernel where it can (no user-space buffer for a large prefix)."""
+    copied = 0
+    while copied < size:
+        try:
+            step = os.copy_file_range(source, target, size - copied, copied)
+        except OSError:  # file systems or kernels without copy_file_range between these files
+            step = os.write(target, os.pread(source, min(size - copied, _CHUNK), copied))
+        if step <= 0:
+            raise OSError(f"could not copy {size} bytes: stopped after {copied}")
+        copied += step
+
+
+def merge_jsonl_files(base: Path, ours: Path, theirs: Path, out: BinaryIO) -> None:
+    """:func:`merge_jsonl` on files, writing the result into ``out`` (an empty file opened for writing).
+
+    The common prefix is copied file to file by the kernel and never held in memory, so peak memory is
+    about the size of the tails, not of the files. Raises ``OSError`` on I/O errors.
+    """
+    with base.open("rb") as b, ours.open("rb") as o, theirs.open("rb") as t:
+        def copy_prefix(size: int) -> None:
+            out.flush()
+            _copy_range(o.fileno(), out.fileno(), size)
+
+        _merge_jsonl_streams([b, o, t], out, copy_prefix)
