@@ -462,3 +462,14 @@ def test_a_file_meeting_a_directory_aborts_cleanly(alpha: Store, beta: Store) ->
     [outcome] = beta.exchange()
     assert outcome.status == "conflict" and "roles/x" in outcome.message
     assert beta.head() == mine and worktree_clean(beta) and read(beta, "roles/x/y.md") == "a directory\n"
+
+
+def test_a_remote_recreated_empty_gets_the_whole_history_again(alpha: Store, remote: Path) -> None:
+    write(alpha, "a.md", "a\n")
+    alpha.commit_all("a")
+    alpha.exchange()
+    shutil.rmtree(remote)
+    bare_remote(remote)
+    [outcome] = alpha.exchange()
+    assert (outcome.status, outcome.pushed) == ("ok", True)
+    assert git(remote, "rev-parse", "main").strip() == alpha.head()
