@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import subprocess
 import time
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 LOCK_WAIT_S = 600.0
 STATUS_FILE = "status.json"
 GC_EVERY_CYCLES = 100
+DISK_FULL_BYTES = 1024 * 1024
 _BOTH_KEPT = BOTH_KEPT_NOTE_PREFIX.encode("utf-8")
 
 
@@ -135,9 +137,13 @@ def run_cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool = True,
         except (OSError, sqlite3.Error) as exc:
             _opened.pop(store_cfg.path, None)
             _write_status(store_cfg, started, None, error=str(exc))
-            hint = ("Check the disk and the paths" if isinstance(exc, OSError) else
-                    f"If it persists, delete {meta_dir(store_cfg) / 'state.sqlite'} (a cache: memsync "
-                    "rebuilds it by comparing live files with the store)")
+            if _disk_full(store_cfg.path):
+                hint = f"The disk is full: free some space where {store_cfg.path} lives (memsync retries)"
+            elif isinstance(exc, OSError):
+                hint = "Check the disk and the paths"
+            else:
+                hint = (f"If it persists, delete {meta_dir(store_cfg) / 'state.sqlite'} (a cache: memsync "
+                        "rebuilds it by comparing live files with the store)")
             raise MemsyncError(f"sync of store {store_cfg.name!r} failed: {exc}. {hint}") from exc
         _write_status(store_cfg, started, report)
         return report
@@ -156,6 +162,14 @@ def _store_for(config: Config, store_cfg: StoreConfig, reopen: bool) -> Store:
         store = open_store(config, store_cfg)
     _opened[store_cfg.path] = (key, store)
     return store
+
+
+def _disk_full(path: Path) -> bool:
+    """True when the file system holding ``path`` has less than DISK_FULL_BYTES free."""
+    try:
+        return shutil.disk_usage(path).free < DISK_FULL_BYTES
+    except OSError:
+        return False
 
 
 def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_reconcile: bool) -> CycleReport:
@@ -203,6 +217,15 @@ def _write_status(store_cfg: StoreConfig, started: float, report: CycleReport | 
     creates the meta dir: a store that vanished gets no status file in its place."""
     if not meta_dir(store_cfg).is_dir():
         return
+    try:
+        _update_status(store_cfg, started, report, error)
+    except (OSError, sqlite3.Error) as exc:  # e.g. disk full: the cycle's own outcome matters more
+        log.log(logging.DEBUG if error else logging.WARNING, "store %s: could not write %s: %s",
+                store_cfg.name, STATUS_FILE, exc)
+
+
+def _update_status(store_cfg: StoreConfig, started: float, report: CycleReport | None,
+                   error: str | None) -> None:
     old = _read_status(store_cfg)
     old_remotes = old.get("remotes", {}) if isinstance(old.get("remotes"), dict) else {}
     remotes: dict[str, Any] = {}
