@@ -6,6 +6,7 @@ Each submodule registers one group of commands on ``app``; importing them here w
 import memsync.cli.handoff  # registers handoff, import
 import memsync.cli.memory
 import memsync.cli.merge  # registers the hidden merge-driver
+import memsync.cli.purge  # registers purge
 import memsync.cli.setup  # noqa: F401  (init, up, track, untrack, store, remote, service, doctor, demo)
 import memsync.cli.sync as _sync  # noqa: F401  (registers daemon, sync, status, log, resync)
 from memsync.cli import roles  # noqa: F401  (registers snapshot, migrate)

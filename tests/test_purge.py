@@ -1,0 +1,130 @@
+"""`memsync purge` (issue 7 "Purge") across two peers and a bare remote, through real subprocesses: the text
+leaves the live files, every object of both stores and every reachable object of the remote, the remote is
+rewritten once, the other peer's status says so, and after that peer's purge nothing else is lost."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memsync.errors import MemsyncError
+from memsync.purge import Needle, filter_stream
+from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, bare_remote, entry_line
+
+PIN = "4711-ALPHA-ZULU-pin"  # a credential no scanner knows: it reached the store and must be purged
+DAILY = f"daily/{DAY}.md"
+
+
+def objects_holding(repo: Path, text: bytes, *, reachable_only: bool) -> int:
+    """How many objects of ``repo`` contain ``text`` (every object, or those reachable from a ref)."""
+    if reachable_only:
+        listing = subprocess.run(["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True,
+                                 text=True, check=True).stdout.split()
+        request = "".join(f"{word}\n" for word in listing if len(word) == 40).encode()
+        args = ["git", "cat-file", "--batch"]
+    else:
+        request, args = b"", ["git", "cat-file", "--batch-all-objects", "--batch"]
+    out = subprocess.run(args, cwd=repo, input=request, capture_output=True, check=True).stdout
+    count = pos = 0
+    while pos < len(out):
+        header_end = out.index(b"\n", pos)
+        size = int(out[pos:header_end].split()[2])
+        count += text in out[header_end + 1:header_end + 1 + size]
+        pos = header_end + 1 + size + 1
+    return count
+
+
+def run(peer: Peer, *args: str, expect: int = 0) -> str:
+    result = peer.cli(*args)
+    assert result.returncode == expect, f"{peer.name} {args}: exit {result.returncode}\n{result.stderr}"
+    assert "Traceback" not in result.stderr
+    return result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_purge_removes_text_from_live_files_and_all_history_on_both_peers(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    keep = [alice.append_entry("the harbor site needs a user agent")]
+    alice.append_entry(f"door code for the lab is {PIN}")
+    alice.append_daily(f"- [09:00] unlocked with {PIN}\n- [09:01] ran the probe\n")
+    alice.write_curated("lab_access", f"How to get in.\n\nPIN: {PIN}\nAsk facilities for a badge.\n")
+    run(alice, "sync")
+    run(bob, "sync")
+    keep.append(bob.append_entry("bob's lesson from before the purge"))
+    run(bob, "sync")
+    run(alice, "sync")
+    assert PIN.encode() in bob.read_live(MEMORY_FILE)
+    keep.append(bob.append_entry("bob wrote this while alice purged"))  # not yet synced
+
+    said = run(alice, "purge", PIN, "--yes")
+    assert "force-pushed" in said and "Run the same `memsync purge` on every other machine" in said
+    pin = PIN.encode()
+    for rel in (MEMORY_FILE, DAILY, "lab_access.md"):
+        assert pin not in alice.read_live(rel)
+    assert b"- [09:01] ran the probe\n" in alice.read_live(DAILY)
+    assert alice.read_live("lab_access.md").endswith(b"How to get in.\n\nAsk facilities for a badge.\n")
+    assert objects_holding(alice.store, pin, reachable_only=False) == 0
+    assert objects_holding(remote, pin, reachable_only=True) == 0
+
+    # Bob's next sync sees a rewritten remote and does not merge it back; status says what happened.
+    said = run(bob, "sync", expect=75)
+    assert "rewritten" in said
+    origin = bob.status()["stores"]["main"]["remotes"]["origin"]
+    assert origin["status"] == "diverged" and "resync origin" in origin["last_error"]
+    assert objects_holding(remote, pin, reachable_only=True) == 0
+
+    said = run(bob, "purge", PIN, "--yes")
+    assert "adopted" in said
+    assert objects_holding(bob.store, pin, reachable_only=False) == 0
+    run(bob, "sync")
+    run(alice, "sync")
+    for peer in (alice, bob):
+        memory = peer.read_live(MEMORY_FILE) + peer.read_live(DAILY) + peer.read_live("lab_access.md")
+        assert pin not in memory
+        assert all(line in peer.read_live(MEMORY_FILE) for line in keep), peer.name
+        assert b"- [09:01] ran the probe\n" in peer.read_live(DAILY)
+        assert objects_holding(peer.store, pin, reachable_only=False) == 0
+        assert peer.status()["stores"]["main"]["remotes"]["origin"]["status"] == "ok"
+    assert objects_holding(remote, pin, reachable_only=True) == 0
+    assert alice.store_git("rev-parse", "HEAD") == bob.store_git("rev-parse", "HEAD")
+
+
+def test_purge_an_entry_by_id_and_refuse_what_is_not_one(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = Peer.create(tmp_path, "alice", remote)
+    wrong = entry_line("the staging host is prod-db-01 (wrong!)")
+    entry_id = wrong.split(b'"id":"')[1].split(b'"')[0].decode()
+    right = alice.append_entry("the staging host is stage-db-01")
+    with alice.memory_file.open("ab") as out:
+        out.write(wrong + b'{"created_at":"2026-11-30T10:00:00Z","deleted":true,"id":"%s"}\n'
+                  % entry_id.encode())
+    run(alice, "sync")
+    assert run(alice, "purge", "--entry", entry_id, "--yes").count("force-pushed") == 1
+    shown = subprocess.run(["git", "show", f"main:{MEMORY_STORE}"], cwd=remote, capture_output=True,
+                           check=True).stdout
+    assert entry_id.encode() not in shown and right in shown
+    assert objects_holding(remote, entry_id.encode(), reachable_only=True) == 0
+    assert "was not found" in run(alice, "purge", "--entry", entry_id, "--yes")
+    refused = alice.cli("purge", "ab", "--yes")
+    assert refused.returncode == 1 and "at least 4 characters" in refused.stderr
+    assert alice.cli("purge", PIN).returncode == 1  # no terminal and no --yes: refuses
+
+
+def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
+    def data(payload: bytes) -> bytes:
+        return b"data %d\n" % len(payload) + payload
+
+    head = b"commit refs/heads/main\nmark :2\ncommitter a <a@b> 0 +0000\n"
+    stream = (b"blob\nmark :1\n" + data(b"keep me\nsecret-XYZ1 here\n") + b"\n" + head
+              + data(b"msg\nnote secret-XYZ1\n") + b"M 100644 :1 f.md\n\n")
+    out, changed = filter_stream(stream, Needle(text="secret-XYZ1"))
+    assert changed == 2
+    assert out == (b"blob\nmark :1\n" + data(b"keep me\n") + b"\n" + head + data(b"msg\n")
+                   + b"M 100644 :1 f.md\n\n")
+    with pytest.raises(MemsyncError):
+        Needle(text="x\ny")
+    with pytest.raises(MemsyncError):
+        Needle()
