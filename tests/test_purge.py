@@ -128,3 +128,21 @@ def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
         Needle(text="x\ny")
     with pytest.raises(MemsyncError):
         Needle()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="Store.resync (engineer D1) re-applies the machine's old history and "
+                   "cycle.resync (D3) re-publishes its live files, so a peer that follows its status "
+                   "advice (`memsync resync origin`) instead of running `memsync purge` pushes the purged "
+                   "text back. Needs a purge record carried by the rewritten history that resync honours, "
+                   "or the diverged message naming `memsync purge`")
+def test_a_peer_that_only_runs_resync_does_not_bring_the_text_back(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    alice.append_entry(f"door code for the lab is {PIN}")
+    run(alice, "sync")
+    run(bob, "sync")
+    run(alice, "purge", PIN, "--yes")
+    run(bob, "resync", "origin")
+    run(bob, "sync")
+    assert objects_holding(remote, PIN.encode(), reachable_only=True) == 0
