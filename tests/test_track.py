@@ -312,6 +312,7 @@ def test_reconcile_without_state_publishes_the_multiset_difference(tmp_path: Pat
         assert reconcile(Track(live, "roles/qa"), store, state).changes == ()
 
 
+@pytest.mark.slow
 def test_corpus_arrives_whole_on_the_other_machine(corpus: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
     store.mkdir()
