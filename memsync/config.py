@@ -35,7 +35,7 @@ import socket
 import subprocess
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -62,10 +62,15 @@ _BRANCH = re.compile(r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9._/-]+(?<![./])$")
 
 @dataclass(frozen=True)
 class Track:
-    """One tracked path: a live memory file or role directory on this machine and its path in the store."""
+    """One tracked path: a live memory file or role directory on this machine and its path in the store.
+
+    ``excludes``: live paths inside ``live`` that another store tracks; they belong to that store alone
+    (how one role of a tracked folder goes to a team store). Derived by ``load_config``, never written.
+    """
 
     live: Path
     store_path: str
+    excludes: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -249,7 +254,22 @@ def _validate(raw: Mapping[str, Any], path: Path, *, warn_unknown: bool = True) 
         for name, table in check.table(raw.get("stores", {}), "stores").items()
     }
     return Config(path=path, host=host, author_name=author_name, author_email=author_email,
-                  stores=stores, **numbers)
+                  stores=_with_excludes(stores), **numbers)
+
+
+def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
+    """Give each track the live paths inside it that another store tracks (a nested track wins)."""
+    everything = [(name, track.live) for name, store in stores.items() for track in store.tracks]
+    return {
+        name: replace(store, tracks=tuple(
+            replace(track, excludes=tuple(sorted(
+                live for other, live in everything
+                if other != name and live != track.live and live.is_relative_to(track.live)
+            )))
+            for track in store.tracks
+        ))
+        for name, store in stores.items()
+    }
 
 
 def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:

@@ -18,6 +18,8 @@ class Found(Enum):
     """What kind of memory location a ``Location`` is."""
 
     ROLE = "role directory"
+    ROLE_ROOT = "folder of role directories"
+    MEMORY_ROOT = "folder of memory files"
     CLAUDE = "Claude Code memory folder"
     JSONL = "memory file"
     LEGACY_ROLE = "legacy role directory"
@@ -48,7 +50,9 @@ def _subdirs(path: Path) -> list[Path]:
 def detect(home: Path | None = None) -> list[Location]:
     """The memory locations under ``home`` (default: ``Path.home()``), in a stable order.
 
-    Current role directories, memory files and a Claude Code memory folder are to be tracked. Legacy
+    Current role directories, memory files and a Claude Code memory folder are to be tracked; where
+    ``~/.agents/memory`` holds no role or ``~/.agent-memory`` no memory file, that folder itself is (so
+    memory written there later syncs, under the same store paths per-role tracking gives). Legacy
     locations are reported, not tracked: ``memsync migrate`` moves them to ``~/.agents/memory/<role>``,
     and a tracked directory that moves away would look deleted and sync as a deletion. A legacy copy
     of a role whose current directory exists is superseded (the markdown skill ignores it then).
@@ -59,13 +63,17 @@ def detect(home: Path | None = None) -> list[Location]:
     current = home / ".agents" / "memory"
     roles = {role_dir.name for role_dir in _subdirs(current)}
     found.extend(Location(role_dir, Found.ROLE, role_dir.name, True) for role_dir in _subdirs(current))
+    # With nothing there yet, the default location itself is tracked (and watched from its parent until
+    # it exists), so a new machine syncs the first memory its agents write without another `init`.
+    later = "empty for now: what agents write there is picked up as it appears"
+    if not roles:
+        found.append(Location(current, Found.ROLE_ROOT, None, True, later))
 
-    memory_files = home / ".agent-memory"
-    if memory_files.is_dir():
-        found.extend(
-            Location(path, Found.JSONL, None, True)
-            for path in sorted(memory_files.glob("*.jsonl")) if path.is_file()
-        )
+    memory_dir = home / ".agent-memory"
+    memory_files = sorted(p for p in memory_dir.glob("*.jsonl") if p.is_file()) if memory_dir.is_dir() else []
+    found.extend(Location(path, Found.JSONL, None, True) for path in memory_files)
+    if not memory_files:
+        found.append(Location(memory_dir, Found.MEMORY_ROOT, None, True, later))
 
     migrate = f"run `memsync migrate {home} --apply`, then `memsync init` again to track the result"
     claude = home / ".claude" / "memory"

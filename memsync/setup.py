@@ -19,6 +19,7 @@ from typing import Any
 from memsync.config import (
     Config,
     StoreConfig,
+    Track,
     config_path,
     edit_config,
     load_config,
@@ -97,13 +98,15 @@ def _tracked(config: Config, live: Path) -> tuple[StoreConfig, str] | None:
     return None
 
 
-def _overlapping(config: Config, live: Path) -> Path | None:
-    """The tracked path that contains ``live``, equals it or lies inside it, if any (tracking ``live``
-    too would sync the same files twice)."""
-    for store in config.stores.values():
-        for track in store.tracks:
-            if live.is_relative_to(track.live) or track.live.is_relative_to(live):
-                return track.live
+def _overlapping(config: Config, live: Path, store: str = DEFAULT_STORE) -> Track | None:
+    """The track of ``store`` that contains ``live``, equals it or lies inside it, if any (tracking
+    ``live`` in that store too would sync the same files twice). Tracks of other stores do not count: a
+    path nested in another store's track is taken out of it (``config.Track.excludes``)."""
+    if store not in config.stores:
+        return None
+    for track in config.stores[store].tracks:
+        if live.is_relative_to(track.live) or track.live.is_relative_to(live):
+            return track
     return None
 
 
@@ -172,8 +175,8 @@ def init(remote: str | None = None, store: Path | None = None, branch: str | Non
     explicit: list[Path] = []
     for given in map(_absolute, tracks):
         covering = _overlapping(existing, given) if existing is not None else None
-        if covering is not None and covering != given:
-            lines.append(f"not tracking {given} separately: it overlaps the tracked {covering}")
+        if covering is not None and covering.live != given:
+            lines.append(f"not tracking {given} separately: it overlaps the tracked {covering.live}")
         elif covering is None and all(loc.live != given for loc in found):
             explicit.append(given)
     needs_store = current is None
@@ -204,8 +207,7 @@ def init(remote: str | None = None, store: Path | None = None, branch: str | Non
     for track in personal.tracks:
         lines.append(f"tracking {track.live} as {track.store_path}")
     if not personal.tracks:
-        lines.append("tracking nothing yet: no memory found. Once your agents have written some, run "
-                     "`memsync init` again, or `memsync track PATH`")
+        lines.append("tracking nothing in this store: add memory with `memsync track PATH`")
     if changed and existing is not None:
         lines.append(_reload_daemon(path))
     return Report(tuple(lines), changed)
@@ -256,10 +258,18 @@ def track(live: Path, store: str = DEFAULT_STORE, as_path: str | None = None,
             return Report((f"{live} is already tracked in store {store} as {store_path}",), False)
         raise MemsyncError(f"memsync track: {live} is already tracked in store {where.name} as {store_path}. "
                            "Run `memsync untrack` first")
-    covering = _overlapping(before, live)
+    covering = _overlapping(before, live, store)
+    if covering is not None and live.is_relative_to(covering.live):
+        inside = f"{covering.store_path}/{live.relative_to(covering.live).as_posix()}"
+        if as_path in (None, inside):
+            return Report((f"{live} is already synced in store {store} as {inside}, "
+                           f"as part of the tracked {covering.live}",), False)
     if covering is not None:
-        raise MemsyncError(f"memsync track: {live} overlaps the tracked {covering}, so its files would sync "
-                           f"twice. Untrack {covering} first, or track something else")
+        raise MemsyncError(f"memsync track: {live} overlaps the tracked {covering.live} in store {store}, so "
+                           f"its files would sync twice. Untrack {covering.live} first, or track it in "
+                           "another store")
+    elsewhere = [(name, track.live) for name, cfg in before.stores.items() if name != store
+                 for track in cfg.tracks if live.is_relative_to(track.live)]
 
     def mutate(raw: dict[str, Any]) -> None:
         entry = {"path": _home_relative(live)}
@@ -271,6 +281,8 @@ def track(live: Path, store: str = DEFAULT_STORE, as_path: str | None = None,
     store_cfg = new.stores[store]
     store_path = next(t.store_path for t in store_cfg.tracks if t.live == live)
     lines.append(f"tracking {live} in store {store} as {store_path}")
+    lines.extend(f"{live} is taken out of the tracked {outer} (store {name}): it syncs with store "
+                 f"{store} only" for name, outer in elsewhere)
     in_store = store_cfg.path / store_path
     if in_store.exists() and (in_store.is_file() or any(in_store.iterdir())):
         lines.append(f"store {store} already holds {store_path} (from peers): the next sync merges it with "

@@ -252,7 +252,8 @@ def _is_file_track(track: Track, worktree: Path) -> bool:
 
 
 def _files(track: Track, worktree: Path, state: SyncState) -> list[_File]:
-    """Every file of ``track``: in the live directory, in the store copy, or known to the state."""
+    """Every file of ``track``: in the live directory, in the store copy, or known to the state; not
+    those under ``track.excludes`` (another store's track owns them, live and store side alike)."""
     prefix = track.store_path.strip("/")
     store_root = worktree / prefix
     if _is_file_track(track, worktree):
@@ -264,6 +265,7 @@ def _files(track: Track, worktree: Path, state: SyncState) -> list[_File]:
         for label in sorted(labels)
         if not is_ignored(label) and ".." not in PurePosixPath(label).parts
         and not _through_symlink(track.live, label)
+        and not any((track.live / label).is_relative_to(owned) for owned in track.excludes)
     ]
 
 

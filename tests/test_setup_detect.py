@@ -13,8 +13,13 @@ def _touch(path: Path, text: str = "x\n") -> Path:
     return path
 
 
-def test_empty_home_finds_nothing(home: Path) -> None:
-    assert detect(home) == []
+def test_empty_home_tracks_the_default_folders_themselves(home: Path) -> None:
+    found = [(loc.live.relative_to(home).as_posix(), loc.found, loc.track) for loc in detect(home)]
+
+    assert found == [
+        (".agents/memory", Found.ROLE_ROOT, True),
+        (".agent-memory", Found.MEMORY_ROOT, True),
+    ]
 
 
 def test_role_dirs_jsonl_and_claude_folder(home: Path) -> None:
@@ -46,7 +51,8 @@ def test_claude_folder_without_index_holds_legacy_flat_files_and_role_dirs(home:
     flat = by_path[".claude/memory/scout.md"]
     assert (flat.found, flat.role, flat.track) == (Found.LEGACY_FLAT, "scout", False)
     # Legacy copies are offered to `memsync migrate`, never tracked (a moved tracked dir syncs as a delete).
-    assert not any(loc.track for loc in by_path.values())
+    roots = {".agents/memory", ".agent-memory"}  # tracked as folders: a migrated role is picked up there
+    assert {path for path, loc in by_path.items() if loc.track} == roots
     for legacy in (".claude/memory/scout.md", ".claude/memory/python-dev", ".agents-legacy/memory/qa"):
         assert "memsync migrate" in by_path[legacy].note
     assert "superseded" in by_path[".agents-legacy/memory/python-dev"].note

@@ -66,14 +66,17 @@ def test_init_twice_changes_nothing(home: Path) -> None:
     assert _refs(_store(home)) == refs_before
 
 
-def test_init_rerun_tracks_memory_that_appeared_since(home: Path) -> None:
-    setup.init()
+def test_init_on_an_empty_home_tracks_the_default_folders_so_later_roles_sync(home: Path) -> None:
+    first = setup.init()
+    config_bytes = _config(home).read_bytes()
     (home / ".agents/memory/qa").mkdir(parents=True)
 
     again = setup.init()
 
-    assert f"tracking {home}/.agents/memory/qa as roles/qa" in again.lines
-    assert [t.store_path for t in load_config(_config(home)).stores["personal"].tracks] == ["roles/qa"]
+    assert f"tracking {home}/.agents/memory as roles" in first.lines
+    assert f"tracking {home}/.agent-memory as memory" in first.lines
+    assert not again.changed and _config(home).read_bytes() == config_bytes
+    assert [t.store_path for t in load_config(_config(home)).stores["personal"].tracks] == ["roles", "memory"]
 
 
 def test_init_with_empty_bare_remote_pushes_the_new_store(home: Path, tmp_path: Path) -> None:
@@ -119,4 +122,4 @@ def test_init_leaves_memory_alone_that_a_tracked_directory_already_covers(home: 
 
     assert f"tracking {home}/.agents/memory as roles" in report.lines
     assert any("overlaps the tracked" in line for line in report.lines)
-    assert [t.store_path for t in load_config(config).stores["personal"].tracks] == ["roles"]
+    assert [t.store_path for t in load_config(config).stores["personal"].tracks] == ["roles", "memory"]

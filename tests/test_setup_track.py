@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memsync import doctor, setup
-from memsync.config import config_path
+from memsync.config import config_path, load_config
 from memsync.daemon import run_all_from
 from memsync.errors import MemsyncError
 from tests.conftest import isolated_env
@@ -123,8 +123,10 @@ def test_tracking_a_path_the_store_already_holds_merges_both(home: Path, tmp_pat
     assert run_cli("init", "--remote", str(remote), env=alice).returncode == 0
     assert run_cli("sync", env=alice).returncode == 0
 
-    # Bob's copy of the role lives in a project, so init does not find it; he maps it to roles/scout.
+    # Bob's copy of the role lives in a project, so init does not find it; he maps it to roles/scout,
+    # which the default folder track (~/.agents/memory as roles) would overlap: he untracks that first.
     setup.init(remote=str(remote))
+    setup.untrack(home / ".agents" / "memory")
     bob_role = home / "work" / "shop" / ".agents" / "memory" / "scout"
     (bob_role / "daily").mkdir(parents=True)
     (bob_role / "from_bob.md").write_text("---\nname: from bob\ndescription: b\ntype: user\n---\n\nB\n")
@@ -156,22 +158,44 @@ def test_track_makes_a_running_daemon_reload_and_sync_the_new_path(home: Path, t
     try:
         wait_for(lambda: "start-up cycle done" in log_path.read_text(), timeout=30, what="daemon start")
         assert doctor.check_daemon(config).level == "OK"
-        lessons = home / ".agent-memory" / "lessons.jsonl"
-        lessons.parent.mkdir()
-        lessons.write_text('{"format":"agent-memory/0.1"}\n')
+        log_file = home / "work" / "shop" / ".agents" / "memory" / "qa" / "daily" / "2026-11-30.md"
+        log_file.parent.mkdir(parents=True)
+        log_file.write_text("# Daily log — 2026-11-30\n\n- [09:00] first\n")
 
-        tracked = setup.track(lessons)
+        tracked = setup.track(log_file.parents[1])
 
         assert f"the running daemon (PID {daemon.pid}) reloads its config now" in tracked.lines
-        store_copy = home / ".local/share/memsync/stores/personal/memory/lessons.jsonl"
-        wait_for(lambda: store_copy.exists() and store_copy.read_text() == lessons.read_text(), timeout=30,
-                 what="the newly tracked file in the store")
+        store_copy = home / ".local/share/memsync/stores/personal/projects/shop/qa/daily/2026-11-30.md"
+        wait_for(lambda: store_copy.exists() and store_copy.read_text() == log_file.read_text(), timeout=30,
+                 what="the newly tracked role in the store")
     finally:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0, log_path.read_text()
 
 
-def test_track_refuses_a_path_inside_a_tracked_directory(home: Path) -> None:
+def test_track_inside_a_tracked_directory_is_already_synced_or_refused(home: Path) -> None:
     _write_user_config(home)
+    before = _config(home).read_bytes()
+    inside = home / ".agents" / "memory" / "scout" / "daily"
+
+    same = setup.track(inside, store="personal")
+
+    assert not same.changed and _config(home).read_bytes() == before
+    assert same.lines == (f"{inside} is already synced in store personal as roles/scout/daily, as part of "
+                          f"the tracked {home / '.agents' / 'memory' / 'scout'}",)
     with pytest.raises(MemsyncError, match="overlaps the tracked"):
-        setup.track(home / ".agents" / "memory" / "scout" / "daily", store="personal")
+        setup.track(inside, store="personal", as_path="elsewhere/daily")
+
+
+def test_track_in_another_store_takes_the_path_out_of_the_enclosing_track(home: Path) -> None:
+    setup.init()
+    setup.store_add("team")
+    role = home / ".agents" / "memory" / "qa"
+
+    report = setup.track(role, store="team")
+
+    assert (f"{role} is taken out of the tracked {home / '.agents' / 'memory'} (store personal): it syncs "
+            "with store team only") in report.lines
+    stores = load_config(_config(home)).stores
+    assert [t.excludes for t in stores["personal"].tracks] == [(role,), ()]
+    assert [(t.live, t.store_path, t.excludes) for t in stores["team"].tracks] == [(role, "roles/qa", ())]

@@ -403,3 +403,22 @@ def test_store_copy_lost_is_republished(pair: tuple[Machine, Machine]) -> None:
     report = a.publish()
     assert any("lost its copy" in warning for warning in report.warnings)
     assert (a.store / "roles/qa" / DAILY).read_bytes() == b"one\ntwo\nthree\n"
+
+
+def test_paths_another_store_tracks_are_left_to_it_on_both_sides(tmp_path: Path) -> None:
+    """A folder track with an excluded role: neither publishes its files nor delivers the store's copy."""
+    root = tmp_path / "a" / ".agents" / "memory"
+    owned = root / "qa"
+    append(root / "dev" / DAILY, b"# Daily log\n\n- [09:00] dev note\n")
+    append(owned / DAILY, b"# Daily log\n\n- [09:00] team note\n")
+    store = tmp_path / "store"
+    append(store / "roles" / "qa" / "from_peer.md", b"---\nname: p\n---\n\nfrom the personal store\n")
+    with SyncState(tmp_path / "meta") as state:
+        track = Track(root, "roles", excludes=(owned,))
+
+        published = publish(track, store, state, scan_text, 1000.0)
+        deliver(track, store, state)
+
+    assert [c.path for c in published.changes] == [f"roles/dev/{DAILY}"]
+    assert not (store / "roles" / "qa" / DAILY).exists()
+    assert not (owned / "from_peer.md").exists()
