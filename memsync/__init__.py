@@ -1,8 +1,16 @@
 """memsync: keep AI-agent memory in sync between machines, people and agents through git."""
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("memsync")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+
+def __getattr__(name: str) -> str:
+    # Computed on first use: importlib.metadata costs ~30 ms, and git starts the merge driver (which
+    # imports this package) once per merged file.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("memsync")
+        except PackageNotFoundError:  # a source tree that was never installed
+            return "0.0.0+unknown"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

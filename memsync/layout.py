@@ -12,7 +12,8 @@ from memsync.fsio import TEMP_PREFIX
 
 Kind = Literal["jsonl", "daily", "index", "entry"]
 
-DAILY_LOG = re.compile(r"(?:^|/)daily/\d{4}-\d{2}-\d{2}\.md$")
+# [0-9] and \Z, not \d and $: the gitattributes pattern for the daily driver must match exactly this.
+DAILY_LOG = re.compile(r"(?:^|/)daily/[0-9]{4}-[0-9]{2}-[0-9]{2}\.md\Z")
 
 # Editor swap/backup/probe files, emacs locks, our own temp files, the locally generated snapshot.
 IGNORED_NAMES = (
