@@ -12,7 +12,8 @@ memsync: two real ``python -m memsync daemon`` processes (tests/peers.py), memsy
 ``inotifywait -m`` loop running ``git add -A && git commit -q -m x && git push -q``, and a clone pulling
 every pull interval (``git pull --ff-only``). Where inotifywait is missing, an equivalent watchdog
 loop shelling out to the same git commands stands in (labelled so). The raw ``git add && git commit``
-time of a file of the same size is measured in the same run: the physical limit of (a).
+time of a file of the same size is measured in the same run: the physical limit of (a); so is raw
+commit + push + pull in a clone, the floor of (b) once nothing waits.
 
 Then the idle cost of one daemon tracking 50 role directories: CPU seconds (``/proc/<pid>/stat`` utime +
 stime; git children's cutime + cstime shown beside) and ``VmRSS`` over 60 s.
@@ -97,7 +98,7 @@ class SizeResult:
 
     entries: int
     file_bytes: int
-    raw_commit_s: float
+    raw: RawTimes
     memsync: Series
     baseline: Series
 
@@ -229,22 +230,40 @@ def measure(append: Callable[[bytes], None], committed: HeadProbe, arrived: Tail
     )
 
 
-def raw_commit_time(root: Path, entries: int, repeat: int) -> float:
-    """Median wall seconds of ``git add FILE && git commit -q -m x`` after a one-entry append (``repeat``
-    times), in a plain repository holding a memory file of ``entries`` entries."""
-    repo = root / "raw"
+@dataclass(frozen=True)
+class RawTimes:
+    """Plain git on a file of the bench's size (median wall seconds): ``commit`` is ``git add FILE && git
+    commit`` after a one-entry append (the floor of (a)); ``chain`` adds ``git push`` to a local bare
+    repository and ``git pull --ff-only`` in a clone of it (the floor of (b) without any waiting)."""
+
+    commit: float
+    chain: float
+
+
+def raw_times(root: Path, entries: int, repeat: int) -> RawTimes:
+    """Measure :class:`RawTimes` ``repeat`` times in plain repositories under ``root`` holding a memory
+    file of ``entries`` entries."""
+    repo, remote, clone = root / "raw", root / "raw.git", root / "clone"
     repo.mkdir(parents=True)
+    bare_remote(remote)
     git(repo, "init", "-q", "-b", "main")
+    git(repo, "remote", "add", "origin", str(remote))
     fill(repo / "memory.jsonl", entries)
     git(repo, "add", "memory.jsonl")
     git(repo, "commit", "-q", "-m", "start")
-    took: list[float] = []
+    git(repo, "push", "-q", "origin", "HEAD:main")
+    git(root, "clone", "-q", str(remote), str(clone))
+    commits: list[float] = []
+    chains: list[float] = []
     for n in range(repeat):
         append_once(repo / "memory.jsonl", bench_line(n, "raw"))
         start = time.perf_counter()
         subprocess.run(["sh", "-c", "git add memory.jsonl && git commit -q -m x"], cwd=repo, check=True)
-        took.append(time.perf_counter() - start)
-    return statistics.median(took)
+        commits.append(time.perf_counter() - start)
+        subprocess.run(["git", "push", "-q", "origin", "HEAD:main"], cwd=repo, check=True)
+        subprocess.run(["git", "pull", "-q", "--ff-only"], cwd=clone, check=True)
+        chains.append(time.perf_counter() - start)
+    return RawTimes(statistics.median(commits), statistics.median(chains))
 
 
 def spacing_for(settings: Settings, raw_s: float, rng: random.Random) -> Callable[[], float]:
@@ -499,9 +518,10 @@ def verdict(ok: bool) -> str:
 def report_size(result: SizeResult, settings: Settings) -> list[tuple[str, bool]]:
     """Print the table of one file size; return (target description, passed) pairs."""
     mb = result.file_bytes / 1e6
-    raw = result.raw_commit_s
-    print(f"\n## memory file of {result.entries} entries ({mb:.1f} MB); raw `git add && git commit`: "
-          f"median {raw * 1000:.0f} ms over {settings.raw_commits}; {load()} at the end")
+    raw = result.raw.commit
+    print(f"\n## memory file of {result.entries} entries ({mb:.1f} MB); {load()} at the end")
+    print(f"raw git, median of {settings.raw_commits}: `git add && git commit` {raw * 1000:.0f} ms; "
+          f"commit + push + pull in a clone (local bare remote) {result.raw.chain * 1000:.0f} ms")
     print(f"{'metric':<28}{'memsync med':>13}{'p95':>11}{'baseline med':>14}{'p95':>11}"
           f"{'ratio m/b':>11}{'lost m/b':>10}")
     rows = (("(a) append -> committed", result.memsync.committed, result.baseline.committed),
@@ -566,8 +586,8 @@ def run(settings: Settings, workdir: Path) -> list[tuple[str, bool]]:
     idle: IdleResult | None = None
     for entries in settings.sizes:
         folder = workdir / f"size-{entries}"
-        raw = raw_commit_time(folder / "raw", entries, settings.raw_commits)
-        spacing = spacing_for(settings, raw, rng)
+        raw = raw_times(folder / "raw", entries, settings.raw_commits)
+        spacing = spacing_for(settings, raw.commit, rng)
         idle_here = settings.quick and entries == settings.sizes[-1]
         mine, idle_result = run_memsync(folder / "memsync", entries,
                                         [bench_line(n, "memsync") for n in range(settings.appends)], settings,
