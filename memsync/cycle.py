@@ -42,6 +42,7 @@ LOCK_WAIT_S = 600.0
 STATUS_FILE = "status.json"
 GC_EVERY_CYCLES = 100
 DISK_FULL_BYTES = 1024 * 1024
+MAX_MESSAGE_CHARS = 16_000
 _BOTH_KEPT = BOTH_KEPT_NOTE_PREFIX.encode("utf-8")
 
 
@@ -180,7 +181,7 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
             if full_reconcile:
                 reports.append(reconcile(track, store.worktree, state))
             reports.append(publish(track, store.worktree, state, grace_s=config.partial_line_grace_s))
-        message = describe_changes(reports) or "memsync: recovered local changes"
+        message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
         commit = store.commit_all(message)
         outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
         delivered = [_delivered(deliver(track, store.worktree, state)) for track in store_cfg.tracks]
@@ -190,6 +191,15 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
     return CycleReport(store_cfg.name, commit, message if commit else None, outcomes,
                        tuple(line for lines in delivered for line in lines), unpushed,
                        exchanged=exchange or not store_cfg.remotes)
+
+
+def _shorten(message: str) -> str:
+    """``message`` cut to MAX_MESSAGE_CHARS at a list boundary: git gets it as one argument, which the
+    OS caps (128 KiB on Linux), and thousands of changed files would pass that."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    kept = message[:MAX_MESSAGE_CHARS].rsplit(", ", 1)[0]
+    return f"{kept}, ... (message shortened: {len(message) - len(kept)} more characters)"
 
 
 def _delivered(report: DeliverReport) -> list[str]:
