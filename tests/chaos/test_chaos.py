@@ -4,6 +4,7 @@ chaos run found, each as a small exact test."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from memsync.merge import merge_daily
 from tests.chaos.harness import Chaos
+from tests.peers import Peer, bare_remote
 
 
 @pytest.fixture
@@ -32,19 +34,46 @@ def test_three_peers_under_kills_and_outages_lose_nothing_and_converge(chaos: Ch
     assert figures.problems == []
     assert figures.kills >= 6 and figures.outages >= 1 and figures.compact_done
     assert figures.entries_written > 50 and figures.daily_lines_written > 50
-    assert figures.lost == 0 and figures.duplicated_memory == 0
+    assert figures.lost == 0 and figures.duplicated_memory == 0  # daily: see the xfail below
     assert figures.torn_blobs == 0 and figures.blobs_checked > 0
     assert figures.markers == 0
     assert figures.views_identical and figures.whole_files_identical and figures.daily_identical
 
 
-@pytest.mark.xfail(strict=True, reason="merge_daily (engineer C): a base that the other side's earlier merge "
-                   "reordered is not a prefix, so the entry driver keeps both versions and every line of "
-                   "the log appears twice (found by the chaos run: ~85 repeated lines per peer)")
 def test_daily_merge_after_a_peer_reordered_our_block_keeps_each_line_once() -> None:
+    """Found by the chaos run (~85 repeated lines per peer); fixed in merge_daily since."""
     # Peer Y appended b; peer X merged it after its own a (blocks ordered by stamp) and appended x;
     # meanwhile Y appended y. Y now merges X's head with base = its own commit with b.
     day, a, b = b"# 2026-11-30\n", b"- [10:00] a from X\n", b"- [10:01] b from Y\n"
     x, y = b"- [10:03] x from X\n", b"- [10:02] y from Y\n"
     merged = merge_daily(day + b, day + b + y, day + a + b + x)
     assert Counter(merged.splitlines(keepends=True)) == Counter([day, a, b, x, y])
+
+
+@pytest.mark.xfail(strict=True, reason="track (engineer D2) reads a compacted live file as 'rewritten' and "
+                   "publishes by union, then deliver appends the dead lines back: `memsync compact` on a "
+                   "tracked file is undone by the next sync (found by the chaos run: 0 lines compacted away)")
+def test_compact_on_a_tracked_file_survives_the_next_sync(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = Peer.create(tmp_path, "alice", remote)
+    dead = alice.append_entry("superseded soon")
+    alice.append_entry("still true", supersedes=json.loads(dead)["id"])
+    assert alice.cli("sync").returncode == 0
+    assert alice.cli("compact", str(alice.memory_file)).returncode == 0
+    assert dead not in alice.memory_file.read_bytes()
+    assert alice.cli("sync").returncode == 0
+    assert dead not in alice.memory_file.read_bytes()
+
+
+@pytest.mark.xfail(strict=True, reason="merge_daily (engineer C): when both sides hold a block that earlier "
+                   "merges placed before the base (ordered by stamp), that block is kept twice (found by the "
+                   "chaos run after the first fix: ~20 repeated lines per run)")
+def test_daily_merge_when_both_sides_moved_a_block_before_the_base_keeps_each_line_once() -> None:
+    base = b"- [13:56] b1 step 3\n- [13:56] b2 step 2\n"
+    moved = b"- [13:56] a1 step 1\n- [13:56] a2 step 2\n"  # merged in before the base on both sides
+    ours = moved + base + b"- [13:57] b1 step 9\n"
+    theirs = b"- [13:55] c1 step 8\n" + moved + base + b"- [13:57] a2 step 4\n"
+    merged = merge_daily(base, ours, theirs)
+    assert Counter(merged.splitlines(keepends=True)) == Counter(
+        (b"- [13:55] c1 step 8\n" + moved + base + b"- [13:57] b1 step 9\n- [13:57] a2 step 4\n")
+        .splitlines(keepends=True))
