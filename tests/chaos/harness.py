@@ -96,9 +96,11 @@ class Chaos:
 
     @property
     def stop_file(self) -> Path:
+        """The file whose existence tells every writer to stop."""
         return self.root / "stop-writers"
 
     def record(self, peer: Peer, n: int) -> Path:
+        """Where writer ``n`` of ``peer`` records every line it wrote."""
         return self.root / "records" / f"{peer.name}-{n}.jsonl"
 
     # --- the run ---------------------------------------------------------------------------------
@@ -118,6 +120,7 @@ class Chaos:
                     env={**os.environ, **peer.env}))
 
     def stop_writers(self) -> None:
+        """Tell the writers to stop and wait for them (a writer that failed is a problem)."""
         self.stop_file.touch()
         for proc in self.writers:
             code = proc.wait(30)
