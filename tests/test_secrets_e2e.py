@@ -4,7 +4,7 @@ Peer A's memory file, daily log and curated entries get secrets of eleven kinds 
 A and B sync: no blob reachable on the remote (or in A's store) holds any of them, every other line
 reached B, and `memsync status` on A lists each held-back item with its file and line. After the user
 rewrites the flagged lines, sync resumes and nothing else is lost. False positives on the real corpus are
-counted by tests/test_secrets.py (``test_corpus_has_no_findings``-style test of engineer A), not here.
+counted by ``tests/test_secrets.py::test_whole_corpus_has_no_findings`` (engineer A), not here.
 """
 
 from __future__ import annotations
@@ -157,3 +157,16 @@ def test_every_line_of_a_private_key_block_is_flagged_not_only_its_begin_line() 
     assert flagged == {2, 3, 4, 5}
     unterminated = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n\n"
     assert {finding.line for finding in scan_text(unterminated)} == {1, 2}
+
+
+@pytest.mark.xfail(strict=True, reason="track (engineer D2) scans each publish's new lines alone: when a key "
+                   "block's BEGIN line was published (held back) in an earlier cycle, its base64 body lines "
+                   "arrive without that context and are published")
+def test_a_key_block_written_across_two_cycles_is_held_back_whole(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = Peer.create(tmp_path, "alice", remote)
+    alice.append_daily("- [09:00] pasting the deploy key:\n-----BEGIN RSA PRIVATE KEY-----\n")
+    sync(alice)
+    alice.append_daily(PEM_BODY + "-----END RSA PRIVATE KEY-----\n- [09:01] done\n")
+    sync(alice)
+    assert leaked(remote) == []
