@@ -110,6 +110,9 @@ class _Handler(FileSystemEventHandler):
     def dispatch(self, event: FileSystemEvent) -> None:
         """Enqueue ``event`` (its destination, else its source path) if it concerns a target."""
         try:
+            if isinstance(event, DirDeletedEvent | DirMovedEvent):
+                # Its watch died with it; a new directory at that path may reuse the inode number.
+                self._watcher._gone.add(Path(os.fsdecode(event.src_path)))
             rules = self._watcher._rules
             # The destination first: a rename onto a tracked file (an atomic save) changes that file.
             dest = getattr(event, "dest_path", "")
@@ -178,6 +181,7 @@ class Watcher:
     _observer: Any = None
     _poller: Any = None
     _limit_warned: bool = False
+    _gone: set[Path] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _on_event(self, event: WatchEvent) -> None:
@@ -264,8 +268,9 @@ class Watcher:
             self._reschedule(dict.fromkeys(wanted))
 
     def _reschedule(self, wanted: dict[Path, None]) -> None:
+        gone, self._gone = self._gone, set()
         for path, entry in list(self._scheduled.items()):
-            if path not in wanted or _inode(path) != entry.inode:
+            if path not in wanted or path in gone or _inode(path) != entry.inode:
                 self._unschedule(path)
         for path in wanted:
             if path not in self._scheduled:
