@@ -282,7 +282,7 @@ def _publish_rewrite(store: Store, git: _Git, remote: str, before: str | None, n
     head = listed[0].decode() if listed else None
     local = git.rev("HEAD")
     if head is None or local is None:
-        store.exchange([remote])
+        store.resync(remote)  # an empty remote: pushed; the recorded head is refreshed either way
         return f"{remote}: pushed"
     known = git.run("cat-file", "-e", f"{head}^{{commit}}", check=False).returncode == 0
     if not known and head == before:
@@ -297,8 +297,7 @@ def _publish_rewrite(store: Store, git: _Git, remote: str, before: str | None, n
             raise MemsyncError(f"cannot purge store {store.cfg.name!r}: remote {remote} has a history this "
                                f"machine never had and it still holds {needle.describe()}. Run `memsync "
                                f"resync {remote}`, then purge again")
-    if diverged or not git.is_ancestor(head, local):
-        outcome = store.resync(remote)
-        return f"{remote}: adopted its purged history ({outcome.message})"
-    store.exchange([remote])
-    return f"{remote}: pushed"
+    adopted = diverged or not git.is_ancestor(head, local)
+    # resync also refreshes the remote head memsync recorded, which the rewrite may have pruned.
+    outcome = store.resync(remote)
+    return f"{remote}: adopted its purged history ({outcome.message})" if adopted else f"{remote}: pushed"
