@@ -11,6 +11,7 @@ import pytest
 
 from memsync.errors import MemsyncError
 from memsync.purge import Needle, filter_stream
+from tests.helpers import wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, bare_remote, entry_line
 
 PIN = "4711-ALPHA-ZULU-pin"  # a credential no scanner knows: it reached the store and must be purged
@@ -146,3 +147,27 @@ def test_a_peer_that_only_runs_resync_does_not_bring_the_text_back(tmp_path: Pat
     run(bob, "resync", "origin")
     run(bob, "sync")
     assert objects_holding(remote, PIN.encode(), reachable_only=True) == 0
+
+
+@pytest.mark.slow
+def test_purge_while_both_daemons_run(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    pin = PIN.encode()
+    try:
+        with alice.running(), bob.running():
+            line = alice.append_entry(f"door code for the lab is {PIN}")
+            wait_for(lambda: line in bob.read_live(MEMORY_FILE), timeout=20, what="the entry at bob")
+            assert "force-pushed" in run(alice, "purge", PIN, "--yes")
+            wait_for(lambda: "rewritten" in bob.log(), timeout=20, what="bob noticing the rewrite")
+            assert "adopted" in run(bob, "purge", PIN, "--yes")
+            after = alice.append_entry("alice after the purge")
+            wait_for(lambda: after in bob.read_live(MEMORY_FILE), timeout=20, what="sync after the purge")
+            assert pin not in alice.read_live(MEMORY_FILE) + bob.read_live(MEMORY_FILE)
+    finally:
+        for peer in (alice, bob):
+            if not peer.proc_dead():
+                peer.kill()
+    for peer in (alice, bob):
+        assert objects_holding(peer.store, pin, reachable_only=False) == 0
+    assert objects_holding(remote, pin, reachable_only=True) == 0
