@@ -58,13 +58,15 @@ def test_remember_show_forget_on_the_default_file(home: Path, cli: Cli) -> None:
         "remember", "Docs live in the wiki.", "--kind", "source", "--scope", "project:acmp", "--tag", "docs",
         "--tag", "wiki", "--source", "session:2026-11-30-a", "--confidence", "0.7", "--expires", "30d",
     ).split()[1]
-    shown = cli.ok("show").splitlines()
+    # Both entries may share one created_at second; their order then falls to the (random) ids.
+    shown = sorted(cli.ok("show").splitlines(), key=lambda line: line.split()[0] != first_id)
     assert shown[0] == f"{first_id}  preference  global  [user]  Write plain English."
     assert shown[1].startswith(f"{second_id}  source      project:acmp  [0.7]  Docs live in the wiki.")
     as_json = cli.ok("show", str(path), "--json", "--scope", "project:acmp")
-    objs = [json.loads(line) for line in as_json.splitlines()]
-    assert [o["id"] for o in objs] == [first_id, second_id]
-    assert objs[1]["tags"] == ["docs", "wiki"] and objs[1]["expires_at"] > datetime.now(UTC).isoformat()[:10]
+    objs = {o["id"]: o for o in map(json.loads, as_json.splitlines())}
+    assert set(objs) == {first_id, second_id}
+    second = objs[second_id]
+    assert second["tags"] == ["docs", "wiki"] and second["expires_at"] > datetime.now(UTC).isoformat()[:10]
     assert cli.ok("show", "--scope", "project:other").splitlines() == shown[:1]
     assert cli.ok("forget", first_id) == f"forgot {first_id} in {path}\n"
     assert [line.split()[0] for line in _ok("show").splitlines()] == [second_id]
