@@ -27,7 +27,7 @@ def chaos(tmp_path: Path) -> Iterator[Chaos]:
 
 @pytest.mark.slow
 def test_three_peers_under_kills_and_outages_lose_nothing_and_converge(chaos: Chaos) -> None:
-    chaos.run(write_s=25.0, min_kills=6)
+    chaos.run(write_s=22.0, min_kills=6)
     chaos.stop_daemons()
     figures = chaos.check()
     print(figures.render())
