@@ -31,17 +31,11 @@ def append_once(path: Path, data: bytes, *, create: bool = False) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically: temp file in the same directory, fsync, ``os.replace``.
-
-    Keeps the permission bits of an existing ``path``. Readers see the old or the new bytes, never a mix.
-    Raises ``OSError`` from the OS; on failure the temp file is removed and ``path`` is unchanged.
-    """
+def temp_beside(path: Path, data: bytes, mode: int) -> Path:
+    """Write ``data`` to a new fsynced temp file (``mode`` bits) in ``path``'s directory, created if
+    missing, and return its path. Its name starts with ``TEMP_PREFIX``, which memsync never syncs.
+    Raises ``OSError``; on failure no temp file is left behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -49,15 +43,55 @@ def atomic_write(path: Path, data: bytes) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+    return Path(tmp)
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync the directory ``path`` so a rename or link in it survives a crash. Raises ``OSError``."""
+    fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(dir_fd)
+        os.fsync(fd)
     finally:
-        os.close(dir_fd)
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically: temp file in the same directory, fsync, ``os.replace``.
+
+    Keeps the permission bits of an existing ``path``. Readers see the old or the new bytes, never a mix.
+    Raises ``OSError`` from the OS; on failure the temp file is removed and ``path`` is unchanged.
+    """
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    tmp = temp_beside(path, data, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Create ``path`` holding ``data`` whole (fsynced temp file + hard link), or return False when
+    ``path`` already exists: a reader never sees it half written, and a file another process created
+    first is never overwritten. Mode 0o644 less the umask. Raises ``OSError`` for other failures."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    tmp = temp_beside(path, data, 0o644 & ~mask)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+    return True
 
 
 def writer_lock(path: Path) -> filelock.FileLock:

@@ -32,7 +32,6 @@ import hashlib
 import logging
 import os
 import stat
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -42,7 +41,15 @@ from typing import Literal
 
 from memsync.config import Track
 from memsync.formats.jsonl import is_header, parse_record
-from memsync.fsio import TEMP_PREFIX, append_once, atomic_write, writer_lock
+from memsync.fsio import (
+    TEMP_PREFIX,
+    append_once,
+    atomic_write,
+    create_exclusive,
+    fsync_dir,
+    temp_beside,
+    writer_lock,
+)
 from memsync.layout import Kind, is_append_only, is_ignored, kind_of
 from memsync.merge import merge_for_path
 from memsync.secrets import Finding, scan_text
@@ -831,7 +838,7 @@ def _create_live(f: _File, state: SyncState, lines: Sequence[bytes], out: _Colle
     data = b"".join(lines)
     then = FileState(f.rel, offset=len(data), prefix_hash=_sha(data))
     state.begin_delivery(f.rel, PendingDelivery(data, 0, False, then))
-    if _create_exclusive(f.live, data):
+    if create_exclusive(f.live, data):
         state.finish_delivery(f.rel)
         out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "created", len(lines)))
     else:
@@ -875,7 +882,7 @@ def _deliver_create(f: _File, state: SyncState, store: bytes, out: _Collect, *, 
     then = FileState(f.rel, synced=store, synced_known=True)
     if record:
         state.begin_delivery(f.rel, PendingDelivery(store, None, False, then))
-    if _create_exclusive(f.live, store):
+    if create_exclusive(f.live, store):
         if record:
             state.finish_delivery(f.rel)
         else:
@@ -931,49 +938,6 @@ def _deliver_remove(f: _File, state: SyncState, current: FileState, out: _Collec
 
 # --- atomic file primitives beyond memsync.fsio ----------------------------------------------------
 
-def _temp_beside(path: Path, data: bytes, mode: int) -> Path:
-    """A fsynced temp file with ``data`` in ``path``'s directory (created if missing)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Path(tmp)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _create_exclusive(path: Path, data: bytes) -> bool:
-    """Create ``path`` with ``data`` whole (temp file + ``link``); False when ``path`` already exists."""
-    tmp = _temp_beside(path, data, 0o644 & ~_umask())
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
-    return True
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -1008,11 +972,11 @@ def _replace_keeping(path: Path, data: bytes) -> bytes:
     caught, an agent's rename in the same instant is not. Raises FileNotFoundError when ``path`` is gone.
     """
     mode = path.stat().st_mode & 0o7777
-    tmp = _temp_beside(path, data, mode)
+    tmp = temp_beside(path, data, mode)
     try:
         if _exchange(tmp, path):
             old = tmp.read_bytes()
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
             return old
         keep = path.with_name(f"{TEMP_PREFIX}kept-{path.name}")
         keep.unlink(missing_ok=True)

@@ -13,7 +13,6 @@ import dataclasses
 import logging
 import os
 import re
-import tempfile
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import yaml
 from memsync.errors import MemsyncError
 from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
 from memsync.formats.index import IndexBlock, item_key, parse_index, render
-from memsync.fsio import TEMP_PREFIX, append_once, atomic_write, writer_lock
+from memsync.fsio import append_once, atomic_write, create_exclusive, writer_lock
 from memsync.layout import is_ignored
 
 log = logging.getLogger(__name__)
@@ -362,7 +361,7 @@ class RoleDir:
         # A reader can see half of another process's append (the kernel grows the file page by page), so
         # memsync's own writers take turns between reading the last byte and appending.
         with writer_lock(path):
-            if not _create_exclusive(path, f"# Daily log — {day}\n\n{line}".encode()):
+            if not create_exclusive(path, f"# Daily log — {day}\n\n{line}".encode()):
                 append_once(path, (line if _ends_a_line(path) else "\n" + line).encode())
         return path
 
@@ -897,24 +896,6 @@ def _cap(text: str, max_bytes: int) -> Snapshot:
         kept.append(line + "\n")
         size += cost
     return Snapshot("".join(kept) + note(len(data) - size), cut=True)
-
-
-def _create_exclusive(path: Path, data: bytes) -> bool:
-    """Create ``path`` holding ``data`` whole (temp file + hard link), or return False if it exists."""
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return True
 
 
 def _ends_a_line(path: Path) -> bool:
