@@ -92,19 +92,28 @@ def _insertions(base: list[bytes], side: list[bytes]) -> list[list[bytes]] | Non
     return gaps if matched == len(base) else None
 
 
-def _merge_gap(ours: list[bytes], theirs: list[bytes]) -> list[bytes]:
+def _merge_gap(ours: list[bytes], theirs: list[bytes], *, inner: bool = False) -> list[bytes]:
     """Lines both sides inserted at one place: the lines both start with once, then each side's rest
-    as one block, by first ``[HH:MM]`` stamp when both have one and they differ, else by bytes."""
+    as one block, by first ``[HH:MM]`` stamp when both have one and they differ, else by bytes.
+
+    ``inner`` (a place before a base line, where only earlier merges put peers' blocks, never an
+    append): the lines both end with also come once, after the blocks, since both sides got that block
+    from the same earlier merge."""
     common = 0
     while common < min(len(ours), len(theirs)) and ours[common] == theirs[common]:
         common += 1
-    blocks = [ours[common:], theirs[common:]]
+    ours_rest, theirs_rest = ours[common:], theirs[common:]
+    tail = 0
+    while (inner and tail < min(len(ours_rest), len(theirs_rest))
+           and ours_rest[-1 - tail] == theirs_rest[-1 - tail]):
+        tail += 1
+    blocks = [ours_rest[:len(ours_rest) - tail], theirs_rest[:len(theirs_rest) - tail]]
     stamps = [_stamp(b"".join(block)) for block in blocks]
     if stamps[0] is not None and stamps[1] is not None and stamps[0] != stamps[1]:
         blocks = [block for _, block in sorted(zip(stamps, blocks, strict=True))]
     else:
         blocks.sort()
-    return ours[:common] + blocks[0] + blocks[1]
+    return ours[:common] + blocks[0] + blocks[1] + ours_rest[len(ours_rest) - tail:]
 
 
 def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
@@ -134,7 +143,7 @@ def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
         return merge_entry(base, ours, theirs)
     out: list[bytes] = []
     for place, (ours_gap, theirs_gap) in enumerate(zip(ours_gaps, theirs_gaps, strict=True)):
-        out.extend(_merge_gap(ours_gap, theirs_gap))
+        out.extend(_merge_gap(ours_gap, theirs_gap, inner=place < len(base_lines)))
         out.extend(base_lines[place:place + 1])
     return b"".join(out)
 
