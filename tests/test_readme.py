@@ -1,0 +1,42 @@
+"""The README tells the truth: its quick start is what CI runs, and every command it names exists."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memsync.cli import app, main
+from tests.helpers import REPO_ROOT
+
+README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _quick_start() -> list[str]:
+    return re.findall(r"^    \$ (.+)$", README, flags=re.MULTILINE)
+
+
+def test_quick_start_is_the_two_commands_ci_runs() -> None:
+    assert _quick_start()[:2] == [
+        "pip install . && memsync up",
+        "pip install '.[test]' && python -m pytest",
+    ]
+    ci = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "sed -n 2p" in ci and 'eval "$cmd"' in ci  # CI runs the README's second command verbatim
+
+
+def test_every_command_the_readme_names_exists() -> None:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    known = set(group.commands)  # type: ignore[attr-defined]
+    named = set(re.findall(r"`memsync ([a-z][a-z-]+)", README))
+    assert named, "the README names no command"
+    assert named <= known, f"README names commands that do not exist: {sorted(named - known)}"
+
+
+def test_every_named_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in sorted(set(re.findall(r"`memsync ([a-z][a-z-]+)", README))):
+        assert main([command, "--help"]) == 0, command
+        out = capsys.readouterr().out
+        assert "Usage" in out and len(out.splitlines()) > 3, command
