@@ -195,12 +195,14 @@ class TailProbe:
 
 
 def measure(append: Callable[[bytes], None], committed: HeadProbe, arrived: TailProbe, lines: list[bytes],
-            spacing: Callable[[], float]) -> Series:
+            spacing: Callable[[], float], *, quiet_after_arrival: float | None = None) -> Series:
     """Append ``lines`` one by one and time (a) and (b) for each.
 
     The next line is appended ``spacing()`` seconds after the previous one, and not before the previous
-    one is committed (each append its own cycle); arrivals on the other peer are not waited for, so the
-    appends fall at random phases of the other peer's pull timer.
+    one is committed (each append its own cycle on A). With ``quiet_after_arrival`` (memsync, whose
+    arrival does not wait for a pull timer) it also waits for the previous line's arrival on B plus that
+    many seconds, so each append is its own cycle on B too. The baseline does not wait for arrivals: its
+    appends then fall at random phases of B's pull timer.
     """
     pending = _Pending()
     index = 0
@@ -208,8 +210,10 @@ def measure(append: Callable[[bytes], None], committed: HeadProbe, arrived: Tail
     while True:
         now = time.monotonic()
         previous = lines[index - 1] if index else None
-        previous_done = previous is None or previous in pending.committed or (
-            now - pending.sent[previous] > LINE_TIMEOUT_S)
+        if previous is not None and quiet_after_arrival is not None and previous in pending.arrived:
+            next_at = max(next_at, pending.arrived[previous] + quiet_after_arrival)
+        previous_done = previous is None or now - pending.sent[previous] > LINE_TIMEOUT_S or (
+            previous in pending.committed and (quiet_after_arrival is None or previous in pending.arrived))
         if index < len(lines) and now >= next_at and previous_done:
             line = lines[index]
             pending.sent[line] = time.monotonic()
@@ -232,12 +236,25 @@ def measure(append: Callable[[bytes], None], committed: HeadProbe, arrived: Tail
 
 @dataclass(frozen=True)
 class RawTimes:
-    """Plain git on a file of the bench's size (median wall seconds): ``commit`` is ``git add FILE && git
-    commit`` after a one-entry append (the floor of (a)); ``chain`` adds ``git push`` to a local bare
-    repository and ``git pull --ff-only`` in a clone of it (the floor of (b) without any waiting)."""
+    """Plain git on a file of the bench's size (wall seconds, one per sample): ``commits`` are ``git add
+    FILE && git commit`` after a one-entry append (the floor of (a)); ``chains`` add ``git push`` to a
+    local bare repository and ``git pull --ff-only`` in a clone of it (the floor of (b), nothing waiting)."""
 
-    commit: float
-    chain: float
+    commits: tuple[float, ...]
+    chains: tuple[float, ...]
+
+    @property
+    def commit(self) -> float:
+        """Median seconds of a raw commit."""
+        return statistics.median(self.commits)
+
+    @property
+    def chain(self) -> float:
+        """Median seconds of a raw commit + push + pull."""
+        return statistics.median(self.chains)
+
+    def __add__(self, other: RawTimes) -> RawTimes:
+        return RawTimes(self.commits + other.commits, self.chains + other.chains)
 
 
 def raw_times(root: Path, entries: int, repeat: int) -> RawTimes:
@@ -263,7 +280,7 @@ def raw_times(root: Path, entries: int, repeat: int) -> RawTimes:
         subprocess.run(["git", "push", "-q", "origin", "HEAD:main"], cwd=repo, check=True)
         subprocess.run(["git", "pull", "-q", "--ff-only"], cwd=clone, check=True)
         chains.append(time.perf_counter() - start)
-    return RawTimes(statistics.median(commits), statistics.median(chains))
+    return RawTimes(tuple(commits), tuple(chains))
 
 
 def spacing_for(settings: Settings, raw_s: float, rng: random.Random) -> Callable[[], float]:
@@ -332,7 +349,11 @@ def run_memsync(root: Path, entries: int, lines: list[bytes], settings: Settings
         time.sleep(settings.settle_s)
         committed = HeadProbe(a.store / ".git", a.store, "memory/" + a.memory_file.name)
         arrived = TailProbe(b.memory_file)
-        series = measure(lambda line: append_once(a.memory_file, line), committed, arrived, lines, spacing)
+        # After an arrival B runs one more cycle (its own delivery is a change of its live file): wait
+        # for it to pass so the next append meets quiet peers.
+        quiet = settings.debounce_s + (0.2 if settings.quick else 1.0)
+        series = measure(lambda line: append_once(a.memory_file, line), committed, arrived, lines, spacing,
+                         quiet_after_arrival=quiet)
         return series, measure_idle(a, settings) if idle else None
 
 
@@ -520,7 +541,8 @@ def report_size(result: SizeResult, settings: Settings) -> list[tuple[str, bool]
     mb = result.file_bytes / 1e6
     raw = result.raw.commit
     print(f"\n## memory file of {result.entries} entries ({mb:.1f} MB); {load()} at the end")
-    print(f"raw git, median of {settings.raw_commits}: `git add && git commit` {raw * 1000:.0f} ms; "
+    print(f"raw git, median of {len(result.raw.commits)} (before memsync and after the baseline): "
+          f"`git add && git commit` {raw * 1000:.0f} ms; "
           f"commit + push + pull in a clone (local bare remote) {result.raw.chain * 1000:.0f} ms")
     print(f"{'metric':<28}{'memsync med':>13}{'p95':>11}{'baseline med':>14}{'p95':>11}"
           f"{'ratio m/b':>11}{'lost m/b':>10}")
@@ -586,7 +608,9 @@ def run(settings: Settings, workdir: Path) -> list[tuple[str, bool]]:
     idle: IdleResult | None = None
     for entries in settings.sizes:
         folder = workdir / f"size-{entries}"
-        raw = raw_times(folder / "raw", entries, settings.raw_commits)
+        # Raw git is timed before memsync and again after the baseline: other load on the machine
+        # drifts over minutes, and the targets are scaled by the median of both.
+        raw = raw_times(folder / "raw-before", entries, settings.raw_commits)
         spacing = spacing_for(settings, raw.commit, rng)
         idle_here = settings.quick and entries == settings.sizes[-1]
         mine, idle_result = run_memsync(folder / "memsync", entries,
@@ -595,7 +619,8 @@ def run(settings: Settings, workdir: Path) -> list[tuple[str, bool]]:
         idle = idle_result or idle
         theirs = run_baseline(folder / "baseline", entries,
                               [bench_line(n, "baseline") for n in range(settings.appends)], settings, spacing)
-        result = SizeResult(entries, (folder / "raw" / "raw" / "memory.jsonl").stat().st_size, raw,
+        raw += raw_times(folder / "raw-after", entries, settings.raw_commits)
+        result = SizeResult(entries, (folder / "raw-before" / "raw" / "memory.jsonl").stat().st_size, raw,
                             mine, theirs)
         checks += report_size(result, settings)
         sys.stdout.flush()
