@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
@@ -64,30 +66,141 @@ _AUTH_HEADER = re.compile(
 
 _KEY_BLOCK_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 
-# Token shapes detect-secrets 1.5 lacks or only covers in an older form.
-_EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("OpenAI-style API key", re.compile(r"\bsk-(?:[a-z]+-)*[A-Za-z0-9_-]{32,}")),
-    ("GitHub fine-grained token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}")),
-    ("GitHub Token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}")),
-    ("GitLab Token", re.compile(r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_.-]{20,}")),
-    ("Slack Token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
-    ("AWS Access Key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
-    ("JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("Private Key", _KEY_BLOCK_BEGIN),
-    ("Basic Auth Credentials", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/]+")),
+# Token shapes detect-secrets 1.5 lacks or only covers in an older form, each with its gates (see _Detector).
+_EXTRA_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
+    ("OpenAI-style API key", ("sk-",), re.compile(r"\bsk-(?:[a-z]+-)*[A-Za-z0-9_-]{32,}")),
+    ("GitHub fine-grained token", ("github_pat_",), re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}")),
+    ("GitHub Token", ("gh[pousr]_",), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}")),
+    ("GitLab Token", ("gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-",),
+     re.compile(r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_.-]{20,}")),
+    ("Slack Token", ("xox", "xapp-"),
+     re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
+    ("AWS Access Key", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+     re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b")),
+    ("Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    ("Hugging Face token", ("hf_",), re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+    ("JSON Web Token", ("eyJ",),
+     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("Private Key", ("-----BEGIN ",), _KEY_BLOCK_BEGIN),
+    ("Basic Auth Credentials", ("://",),
+     re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/]+")),
 )
+
+# In the case-folded text: what follows the keyword in detect-secrets' keyword plugins (Cloudant, IBM,
+# Softlayer), the quote, the assignment and the first 24 characters of the value. Prose names keys and
+# passwords often; it rarely assigns them a 24-character value.
+_KEYWORD_VALUE = r"""["']?\]? *(?:=|:|:=|=>| +|::) *["']?[0-9a-z_-]{24}"""
+_PLUGIN_KEYWORDS = tuple(keyword + _KEYWORD_VALUE for keyword in ("key", "pwd", "password", "pass", "token"))
+
+# The gates of each detect-secrets 1.5 plugin: (on the text, on the case-folded text), read off its
+# patterns. Its patterns (several try look-behinds and keyword alternations at every position) cost
+# ~0.2 ms per line; a plugin missing here (a newer detect-secrets) runs on every line.
+_PLUGIN_GATES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "AWSKeyDetector": (("A3T", "ABIA", "ACCA", "AKIA", "ASIA"), ("aws",)),
+    "ArtifactoryDetector": (("AKC", r"AP[\dABCDEF]"), ()),
+    "AzureStorageKeyDetector": (("AccountKey=",), ()),
+    "BasicAuthDetector": (("://",), ()),
+    "CloudantDetector": ((), (*_PLUGIN_KEYWORDS, "pw" + _KEYWORD_VALUE, r"\.cloudant\.com")),
+    "DiscordBotTokenDetector": ((r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}",), ()),
+    "GitHubTokenDetector": (("gh[pousr]_",), ()),
+    "GitLabTokenDetector": (("gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-", "GR1348941"), ()),
+    "IbmCloudIamDetector": ((), _PLUGIN_KEYWORDS),
+    "IbmCosHmacDetector": ((), ("key" + _KEYWORD_VALUE,)),
+    "JwtTokenDetector": (("eyJ",), ()),
+    "MailchimpDetector": (("-us[0-9]",), ()),
+    "NpmDetector": (("/:_authToken=",), ()),
+    "OpenAIDetector": (("T3BlbkFJ",), ()),
+    "PrivateKeyDetector": (("BEGIN ", "PuTTY-User-Key-File-2"), ()),
+    "PypiTokenDetector": (("pypi-AgE",), ()),
+    "SendGridDetector": ((r"SG\.",), ()),
+    "SlackDetector": ((), ("xox", r"hooks\.slack\.com")),
+    "SoftlayerDetector": ((), (*_PLUGIN_KEYWORDS, "softlayer")),
+    "SquareOAuthDetector": (("sq0csp-",), ()),
+    "StripeDetector": (("k_live_",), ()),
+    "TelegramBotTokenDetector": ((":[0-9A-Za-z_-]{35}",), ()),
+    "TwilioKeyDetector": (("AC[a-z0-9]{32}", "SK[a-z0-9]{32}"), ()),
+}
+_EVERY_LINE = "(?m)^"
+# The characters that re.IGNORECASE matches to an ASCII letter although str.lower() does not map them to
+# one (İ also lowers to two characters, which would shift offsets).
+_FOLD_TO_ASCII = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
+
+
+@dataclass(frozen=True)
+class _Detector:
+    """One check and its gates. A gate is a pattern led by a literal (fast to search) that matches on
+    every line the check flags, with whether it is searched in the case-folded copy of the text (the
+    lower-case gates of the checks that ignore case). The check runs only on the lines a gate matches,
+    so the whole text costs one fast search per distinct gate."""
+
+    gates: tuple[tuple[re.Pattern[str], bool], ...]
+    scan: Callable[[str], Iterator[str]]
+
+
+def _gated(scan: Callable[[str], Iterator[str]], gates: Iterable[str] = (),
+           folded_gates: Iterable[str] = ()) -> _Detector:
+    return _Detector((*((re.compile(gate), False) for gate in gates),
+                      *((re.compile(gate), True) for gate in folded_gates)), scan)
+
+
+def _plugin_scan(plugin: Any) -> Callable[[str], Iterator[str]]:
+    def scan(line: str) -> Iterator[str]:
+        for value in plugin.analyze_string(line):
+            if not _is_placeholder(value):
+                yield str(plugin.secret_type)
+    return scan
+
+
+def _pattern_scan(name: str, pattern: re.Pattern[str]) -> Callable[[str], Iterator[str]]:
+    def scan(line: str) -> Iterator[str]:
+        for match in pattern.finditer(line):
+            value = match.groupdict().get("value") or match.group(0)
+            if not _is_placeholder(value):
+                yield name
+    return scan
+
+
+def _assignment_scan(line: str) -> Iterator[str]:
+    for match in _ASSIGNMENT.finditer(line):
+        value = match.group("value")
+        check: Callable[[str], bool] = (
+            _looks_like_password if _PASSWORD_KEY.search(match.group("key")) else _looks_like_token
+        )
+        if check(value):
+            yield "Secret assignment"
+
+
+def _auth_header_scan(line: str) -> Iterator[str]:
+    for match in _AUTH_HEADER.finditer(line):
+        if _looks_like_token(match.group("value")):
+            yield "Authorization header"
 
 
 @cache
-def _plugins() -> tuple[Any, ...]:
-    """detect-secrets' pattern detectors, built once (they are stateless)."""
+def _detectors() -> tuple[_Detector, ...]:
+    """detect-secrets' pattern detectors (stateless, built once) and ours, each with its gates."""
     classes: Iterable[type[Any]] = get_mapping_from_secret_type_to_class().values()
-    return tuple(
-        cls() for cls in sorted(classes, key=lambda c: c.__name__)
-        if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _SKIPPED_PLUGINS
+    plugins = [cls() for cls in sorted(classes, key=lambda c: c.__name__)
+               if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _SKIPPED_PLUGINS]
+    return (
+        *(_gated(_plugin_scan(p), *_PLUGIN_GATES.get(type(p).__name__, ((_EVERY_LINE,), ())))
+          for p in plugins),
+        *(_gated(_pattern_scan(name, pattern), gates) for name, gates, pattern in _EXTRA_PATTERNS),
+        # _ASSIGNMENT's keywords, each followed by the rest of a name, a quote and the assignment.
+        _gated(_assignment_scan, folded_gates=(
+            keyword + r"""[a-z0-9_-]*\\?["']?\s*[:=]"""
+            for keyword in ("pass", "pwd", "secret", "token", "key", "credential"))),
+        _gated(_auth_header_scan, ("Bearer", "Basic", "token")),
     )
+
+
+def _case_fold(text: str) -> str:
+    """``text`` lower-cased with the same length, so that a literal found in it at an offset is where
+    an ``re.IGNORECASE`` search of ``text`` finds it."""
+    for char, ascii_char in _FOLD_TO_ASCII:
+        if char in text:
+            text = text.replace(char, ascii_char)
+    return text.lower()
 
 
 def _entropy(value: str) -> float:
@@ -119,34 +232,10 @@ def _looks_like_token(value: str) -> bool:
     return _entropy(value) >= 3.5
 
 
-def _scan_line(line: str) -> Iterator[str]:
-    """Yield the detector name of every finding on one line (duplicates possible)."""
-    for plugin in _plugins():
-        for value in plugin.analyze_string(line):
-            if not _is_placeholder(value):
-                yield str(plugin.secret_type)
-    for name, pattern in _EXTRA_PATTERNS:
-        for match in pattern.finditer(line):
-            value = match.groupdict().get("value") or match.group(0)
-            if not _is_placeholder(value):
-                yield name
-    for match in _ASSIGNMENT.finditer(line):
-        value = match.group("value")
-        check: Callable[[str], bool] = (
-            _looks_like_password if _PASSWORD_KEY.search(match.group("key")) else _looks_like_token
-        )
-        if check(value):
-            yield "Secret assignment"
-    for match in _AUTH_HEADER.finditer(line):
-        if _looks_like_token(match.group("value")):
-            yield "Authorization header"
-
-
 _PRIVATE_KEY = "Private Key"
 _KEY_BLOCK_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # What a key block holds: base64 lines, RFC 1421 headers (Proc-Type: ...), blank lines, the END line.
 _KEY_BLOCK_BODY = re.compile(r"^\s*(?:[A-Za-z0-9+/=]*|[A-Za-z-]+: .*|-----END .*)\s*$")
-_QUICK_REJECT = re.compile(r"[A-Za-z0-9]{16}|[:=]|-----|://|xox", re.ASCII)
 
 
 def scan_text(text: str) -> list[Finding]:
@@ -155,23 +244,37 @@ def scan_text(text: str) -> list[Finding]:
     Lines are split on ``\\n`` only (a bare CR stays inside its line). Finding.line is 1-based. Every line
     of a private key block is flagged: from the BEGIN line to the END line, or to the last line that looks
     like key material (base64, ``Name: value`` headers) when the END line is missing.
-    Never raises on any input; cost is linear (about 0.1 ms per typical line), so it can run on every
-    published line. Implements DESIGN invariant I6 ("No secret leaves the machine").
+    Never raises on any input; cost is linear (a few µs per typical line: each detector's gate is searched
+    over the whole text at once, and the detector runs only on the lines its gate matches), so it can run
+    on every published line. Implements DESIGN invariant I6 ("No secret leaves the machine").
     """
+    lines = text.split("\n")
+    starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
     findings: set[Finding] = set()
-    in_key_block = False
-    for number, line in enumerate(text.split("\n"), start=1):
-        if in_key_block and _KEY_BLOCK_BODY.match(line):
-            # The body of a private key block is plain base64 that no detector knows: flag it whole.
-            if line.strip():
-                findings.add(Finding(number, _PRIVATE_KEY))
-            in_key_block = not _KEY_BLOCK_END.search(line)
+    key_body: set[int] = set()  # 0-based indexes of the lines inside a private key block
+    for match in _KEY_BLOCK_BEGIN.finditer(text):
+        index = bisect_right(starts, match.start()) - 1
+        if index in key_body or _KEY_BLOCK_END.search(lines[index]):
             continue
-        in_key_block = False
-        # Every detector needs a run of 16 token characters, an assignment, a PEM fence, a URL or xox.
-        if not _QUICK_REJECT.search(line):
-            continue
-        findings.update(Finding(number, detector) for detector in _scan_line(line))
-        if _KEY_BLOCK_BEGIN.search(line) and not _KEY_BLOCK_END.search(line):
-            in_key_block = True
+        # The body of a private key block is plain base64 that no detector knows: flag it whole.
+        for body in range(index + 1, len(lines)):
+            if not _KEY_BLOCK_BODY.match(lines[body]):
+                break
+            key_body.add(body)
+            if lines[body].strip():
+                findings.add(Finding(body + 1, _PRIVATE_KEY))
+            if _KEY_BLOCK_END.search(lines[body]):
+                break
+    folded = _case_fold(text)
+    gated: dict[tuple[re.Pattern[str], bool], set[int]] = {}  # gate -> 0-based indexes of its lines
+    for detector in _detectors():
+        candidates: set[int] = set()
+        for gate in detector.gates:
+            if gate not in gated:
+                pattern, in_folded = gate
+                gated[gate] = {bisect_right(starts, match.start()) - 1
+                               for match in pattern.finditer(folded if in_folded else text)}
+            candidates |= gated[gate]
+        for index in candidates - key_body:
+            findings.update(Finding(index + 1, name) for name in detector.scan(lines[index]))
     return sorted(findings, key=lambda f: (f.line, f.detector))

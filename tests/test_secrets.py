@@ -123,3 +123,15 @@ def test_remembering_a_secret_is_refused_and_nothing_is_written(tmp_path: Path) 
                             created_at="2026-11-30T00:00:00Z",
                             extra={"api_key": "9f8e7d6c5b4a39281706f5e4d3c2b1a0"}))
     assert memory.path.read_bytes() == before
+
+
+def test_every_detect_secrets_plugin_has_gates() -> None:
+    """A pattern plugin without gates (a newer detect-secrets) still runs, but on every line (~30 µs each)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    from memsync.secrets import _PLUGIN_GATES, _SKIPPED_PLUGINS
+
+    plugins = {cls.__name__ for cls in get_mapping_from_secret_type_to_class().values()
+               if issubclass(cls, RegexBasedDetector)}
+    assert plugins - _SKIPPED_PLUGINS == set(_PLUGIN_GATES)
