@@ -178,6 +178,7 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
     with SyncState(store.meta_dir) as state:
         reports: list[PublishReport] = []
         for track in store_cfg.tracks:
+            _forget_vanished_dir(track, store.worktree, state)
             if full_reconcile:
                 reports.append(reconcile(track, store.worktree, state))
             reports.append(publish(track, store.worktree, state, grace_s=config.partial_line_grace_s))
@@ -191,6 +192,22 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
     return CycleReport(store_cfg.name, commit, message if commit else None, outcomes,
                        tuple(line for lines in delivered for line in lines), unpushed,
                        exchanged=exchange or not store_cfg.remotes)
+
+
+def _forget_vanished_dir(track: Track, worktree: Path, state: SyncState) -> None:
+    """A tracked directory whose live root is gone (renamed, moved, a project checkout without it) is
+    not an agent deleting each file in it (DESIGN "Deletions", I1): forget what was synced there, so
+    publish deletes nothing and deliver restores the files from the store, as for a deleted memory file.
+    Paths with a pending publish keep their record: reconcile must settle a store write cut short."""
+    if track.live.exists() or track.live.is_symlink() or not (worktree / track.store_path).is_dir():
+        return
+    forgotten = [path for path in state.paths(track.store_path.strip("/"))
+                 if state.pending_publish(path) is None]
+    for path in forgotten:
+        state.forget(path)
+    if forgotten:
+        log.warning("%s: the tracked directory is gone; its files stay in the store and on the peers and "
+                    "are restored here (`memsync untrack` it to stop syncing it)", track.live)
 
 
 def _shorten(message: str) -> str:

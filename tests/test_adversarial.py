@@ -1,0 +1,62 @@
+"""Adversarial end-to-end cases: real `python -m memsync` daemons and CLI runs in separate HOMEs, a real
+bare remote, and users or agents doing what memsync does not expect. Each test names the invariant
+(DESIGN I1-I9) it defends and checks the outcome by content on both peers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import wait_for
+from tests.peers import DAY, ROLE_STORE, Peer, bare_remote, running
+
+DAILY = f"daily/{DAY}.md"
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    return bare_remote(tmp_path / "remote.git")
+
+
+@pytest.fixture
+def pair(tmp_path: Path, remote: Path) -> Iterator[tuple[Peer, Peer]]:
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    yield alice, bob
+    for peer in (alice, bob):
+        if not peer.proc_dead():
+            peer.kill()
+
+
+def no_markers(*peers: Peer) -> None:
+    """No unmerged path in any store and no conflict marker in any live file (I3)."""
+    for peer in peers:
+        assert peer.store_git("ls-files", "-u") == ""
+        for path in peer.role_dir.rglob("*"):
+            assert not path.is_file() or b"<<<<<<< " not in path.read_bytes(), path
+
+
+def test_a_renamed_role_directory_deletes_nothing_on_the_peers(pair: tuple[Peer, Peer]) -> None:
+    """I1: a user renaming (or moving away) a tracked role directory is not an agent deleting every
+    curated entry: the peers keep them, the store keeps them, and the live directory is restored."""
+    alice, bob = pair
+    with running(alice, bob):
+        alice.write_curated("alpha", "alpha content\n")
+        alice.write_curated("beta", "beta content\n")
+        (alice.role_dir / "MEMORY.md").write_text("- [alpha](alpha.md) first\n- [beta](beta.md) second\n")
+        alice.append_daily("- a log line\n")
+        wait_for(lambda: all(bob.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
+                 what="alice's role directory at bob")
+        os.rename(alice.role_dir, alice.role_dir.with_name("qa-renamed"))
+        wait_for(lambda: all(alice.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
+                 what="the role directory restored at alice")
+        later = alice.append_daily("- written into the restored directory\n")
+        wait_for(lambda: later in bob.read_live(DAILY), what="a line written after the restore at bob")
+        for rel in ("alpha.md", "beta.md", "MEMORY.md"):
+            assert bob.read_live(rel) == alice.read_live(rel) != b""
+            assert bob.read_store(f"{ROLE_STORE}/{rel}") != b""
+        renamed = alice.role_dir.with_name("qa-renamed")
+        assert (renamed / "alpha.md").read_bytes() == alice.read_live("alpha.md")
+        no_markers(alice, bob)
