@@ -19,9 +19,6 @@ from functools import cache
 from itertools import accumulate
 from typing import Any
 
-from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import RegexBasedDetector
-
 # Public IPs are not credentials, and memory legitimately names hosts.
 _SKIPPED_PLUGINS = frozenset({"IPPublicDetector"})
 
@@ -179,6 +176,11 @@ def _auth_header_scan(line: str) -> Iterator[str]:
 @cache
 def _detectors() -> tuple[_Detector, ...]:
     """detect-secrets' pattern detectors (stateless, built once) and ours, each with its gates."""
+    # Imported on first use: detect-secrets (and the requests it pulls in) costs ~50 ms to import, paid
+    # by every CLI call and git merge-driver run that imports this module without scanning.
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
     classes: Iterable[type[Any]] = get_mapping_from_secret_type_to_class().values()
     plugins = [cls() for cls in sorted(classes, key=lambda c: c.__name__)
                if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _SKIPPED_PLUGINS]

@@ -11,7 +11,6 @@ from memsync.cli.app import app
 from memsync.cli.sync import ConfigOption
 from memsync.config import config_path
 from memsync.errors import MemsyncError
-from memsync.purge import Needle, purge
 
 
 @app.command("purge")
@@ -34,6 +33,8 @@ def purge_command(
     machine's files and history and adopts the rewritten remote. Do not run `memsync resync` there
     first, or that machine's old history brings the text back.
     """
+    from memsync.purge import Needle, purge  # the sync engine: imported only when purging
+
     needle = Needle(text=text, entry_id=entry)
     if not yes:
         if not sys.stdin.isatty():

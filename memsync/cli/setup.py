@@ -1,5 +1,9 @@
 """CLI: `memsync init`, `up`, `track`, `untrack`, `store add`, `remote add|remove`, `service ...`,
-`doctor`, `demo` (issue 5)."""
+`doctor`, `demo` (issue 5).
+
+setup and doctor pull in the sync engine (GitPython, watchdog, the scanner): the commands import them in
+their bodies, since every CLI call imports this module to list its commands.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from memsync import doctor, service, setup
+from memsync import service
 from memsync.cli.app import app
 from memsync.demo import run_demo
 
@@ -20,7 +24,8 @@ app.add_typer(store_app, name="store")
 app.add_typer(remote_app, name="remote")
 app.add_typer(service_app, name="service")
 
-StoreName = Annotated[str, typer.Option("--store", help="The store to use (default: personal).")]
+# None stands for setup.DEFAULT_STORE, which the help names.
+StoreName = Annotated[str | None, typer.Option("--store", help="The store to use (default: personal).")]
 
 
 def _print(lines: tuple[str, ...]) -> int:
@@ -42,30 +47,38 @@ def init_command(
         "--track", help="A memory file or role directory to track besides those found; repeatable.")] = None,
 ) -> int:
     """Write the config, create the personal store, track the memory found here. Safe to rerun."""
+    from memsync import setup
+
     return _print(setup.init(remote=remote, store=store, branch=branch, tracks=track or ()).lines)
 
 
 @app.command("up")
 def up_command() -> int:
     """Initialise with defaults if there is no config, then run the daemon in the foreground."""
+    from memsync import setup
+
     return setup.up(typer.echo)
 
 
 @app.command("track")
 def track_command(
     path: Annotated[Path, typer.Argument(help="A role directory or memory file to sync.")],
-    store: StoreName = setup.DEFAULT_STORE,
+    store: StoreName = None,
     as_path: Annotated[str | None, typer.Option(
         "--as", help="Its path in the store (default: roles/<role>, projects/<project>/<role>, "
         "memory/<name>.jsonl, ...).")] = None,
 ) -> int:
     """Start syncing PATH; what the store already holds at its store path is merged with it, nothing lost."""
-    return _print(setup.track(path, store=store, as_path=as_path).lines)
+    from memsync import setup
+
+    return _print(setup.track(path, store=store or setup.DEFAULT_STORE, as_path=as_path).lines)
 
 
 @app.command("untrack")
 def untrack_command(path: Annotated[Path, typer.Argument(help="A tracked path.")]) -> int:
     """Stop syncing PATH; its files and its history in the store are kept."""
+    from memsync import setup
+
     return _print(setup.untrack(path).lines)
 
 
@@ -77,6 +90,8 @@ def store_add_command(
         "--path", help="Its working tree (default: <user data dir>/memsync/stores/NAME).")] = None,
 ) -> int:
     """Add a store (e.g. a team store beside the personal one); nothing goes into it until you track there."""
+    from memsync import setup
+
     return _print(setup.store_add(name, remote=remote, path=path).lines)
 
 
@@ -84,19 +99,23 @@ def store_add_command(
 def remote_add_command(
     name: Annotated[str, typer.Argument(help="Remote name, e.g. origin.")],
     url: Annotated[str, typer.Argument(help="Git URL or path of the remote repository.")],
-    store: StoreName = setup.DEFAULT_STORE,
+    store: StoreName = None,
 ) -> int:
     """Add a remote to a store; the next cycle fetches, merges and pushes to it."""
-    return _print(setup.remote_add(name, url, store=store).lines)
+    from memsync import setup
+
+    return _print(setup.remote_add(name, url, store=store or setup.DEFAULT_STORE).lines)
 
 
 @remote_app.command("remove")
 def remote_remove_command(
     name: Annotated[str, typer.Argument(help="Remote name.")],
-    store: StoreName = setup.DEFAULT_STORE,
+    store: StoreName = None,
 ) -> int:
     """Remove a remote from a store; history already exchanged stays."""
-    return _print(setup.remote_remove(name, store=store).lines)
+    from memsync import setup
+
+    return _print(setup.remote_remove(name, store=store or setup.DEFAULT_STORE).lines)
 
 
 @service_app.command("install")
@@ -120,6 +139,8 @@ def service_status_command() -> int:
 @app.command("doctor")
 def doctor_command() -> int:
     """Check git, identity, stores, drivers, remotes, inotify, daemon, service, clock. Exit 1 on a FAIL."""
+    from memsync import doctor
+
     checks = doctor.run_checks()
     for check in checks:
         typer.echo(check.line())

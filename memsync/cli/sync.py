@@ -1,4 +1,8 @@
-"""CLI: `memsync daemon`, `sync`, `status`, `log`, `resync` (issue 4 "CLI")."""
+"""CLI: `memsync daemon`, `sync`, `status`, `log`, `resync` (issue 4 "CLI").
+
+The commands import the sync engine (GitPython, watchdog, the scanner) in their bodies: every CLI call
+imports this module to list its commands, and most calls need none of it.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,6 @@ import typer
 
 from memsync.cli.app import app
 from memsync.config import config_path
-from memsync.cycle import collect_status, history, resync
-from memsync.daemon import run_all_from, run_daemon
 
 ConfigOption = Annotated[Path | None, typer.Option(
     "--config", help="Config file (default: $MEMSYNC_CONFIG, else <user config dir>/memsync/config.toml).")]
@@ -52,6 +54,8 @@ def daemon_command(
     Syncs on changes, on the pull timer and after failures with backoff; SIGHUP reloads the config.
     Exit 1 when another daemon already runs for this config.
     """
+    from memsync.daemon import run_daemon
+
     if verbose:
         # memsync's own debug lines only: git/watchdog/filelock debug output would drown them.
         logging.getLogger("memsync").setLevel(logging.DEBUG)
@@ -67,6 +71,8 @@ def sync_command(
 
     Exit 0 when everything is pushed, 75 when committed but not pushed, 1 on error.
     """
+    from memsync.daemon import run_all_from
+
     return run_all_from(config or config_path())
 
 
@@ -76,6 +82,8 @@ def status_command(
     config: ConfigOption = None,
 ) -> int:
     """Show stores, remotes, last exchange, unpushed commits, held-back secrets, both-kept files, daemon."""
+    from memsync.cycle import collect_status
+
     status = collect_status(config or config_path())
     if as_json:
         typer.echo(json.dumps(status, indent=2, sort_keys=True))
@@ -112,6 +120,8 @@ def log_command(
     config: ConfigOption = None,
 ) -> int:
     """History of memory: which host added, superseded or deleted what, and when (read from git history)."""
+    from memsync.cycle import history
+
     for line in history(config or config_path(), target):
         typer.echo(line)
     return 0
@@ -125,5 +135,7 @@ def resync_command(
     config: ConfigOption = None,
 ) -> int:
     """Adopt REMOTE's history after it was rewritten (force-pushed) and re-publish local memory on top."""
+    from memsync.cycle import resync
+
     typer.echo(resync(config or config_path(), remote, store))
     return 0
