@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -159,7 +160,7 @@ class Chaos:
                 outage_from, outage_until = now, now + self.rng.uniform(1.0, 5.0)
                 self.figures.outages += 1
             elif outage_until is not None and now >= outage_until:
-                away.rename(self.remote)
+                self._bring_back(away)
                 self.figures.outage_s += now - outage_from
                 outage_until = None
                 next_outage = now + self.rng.uniform(3.0, 10.0)
@@ -171,7 +172,7 @@ class Chaos:
                 shown = progress
             time.sleep(0.05)
         if outage_until is not None:
-            away.rename(self.remote)
+            self._bring_back(away)
             self.figures.outage_s += time.monotonic() - outage_from
         self.stop_writers()
         for peer in self.peers:
@@ -180,6 +181,13 @@ class Chaos:
         settled = time.monotonic()
         wait_for(self.converged, timeout=180, interval=0.5, what="convergence of the three peers")
         self.figures.converge_s = time.monotonic() - settled
+
+    def _bring_back(self, away: Path) -> None:
+        """Rename the remote back. A push caught by the outage may have recreated the old path with a
+        half-received pack (git names its incoming-object dir by absolute path): that stub goes."""
+        if self.remote.exists():
+            shutil.rmtree(self.remote)
+        away.rename(self.remote)
 
     def compact(self, peer: Peer) -> bool:
         """``memsync compact`` on ``peer``'s memory file (retried while a writer holds the lock)."""
