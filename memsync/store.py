@@ -266,14 +266,16 @@ class Store:
         # daemon that opens its store every cycle does not rewrite the git config every cycle.
         registered = all(current.get(f"merge.memsync-{kind}.driver") == driver_command(kind)
                          for kind in KINDS) and (self.git_dir / "info" / "attributes").exists()
-        if self.git_dir in _DRIVERS_INSTALLED and registered:
-            return
-        try:
-            install_merge_drivers(self.git_dir)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise MemsyncError(f"cannot open store {self.cfg.name!r}: registering the merge drivers failed "
-                               f"({exc}). Check that {self.git_dir} is writable") from exc
-        _DRIVERS_INSTALLED.add(self.git_dir)
+        if self.git_dir not in _DRIVERS_INSTALLED or not registered:
+            try:
+                install_merge_drivers(self.git_dir)
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise MemsyncError(f"cannot open store {self.cfg.name!r}: registering the merge drivers "
+                                   f"failed ({exc}). Check that {self.git_dir} is writable") from exc
+            _DRIVERS_INSTALLED.add(self.git_dir)
+        if not self._on_branch():
+            with self._repo() as repo:  # after the drivers: returning may merge
+                self._ensure_branch(repo)
 
     def _git_env(self) -> dict[str, str]:
         ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
@@ -350,25 +352,42 @@ class Store:
         for key, value in wanted.items():
             if current.get(key.lower()) != value:
                 self._git(repo, "config", "--local", "--replace-all", key, value)
-        self._ensure_branch(repo)
         return current
 
-    def _ensure_branch(self, repo: git.Repo) -> None:
-        branch = self.cfg.branch
-        try:  # the common case, read without starting git
-            if (self.git_dir / "HEAD").read_text().strip() == f"ref: refs/heads/{branch}":
-                return
+    def _on_branch(self) -> bool:
+        """True when HEAD is the store's branch (read without starting git: the common case)."""
+        try:
+            return (self.git_dir / "HEAD").read_text().strip() == f"ref: refs/heads/{self.cfg.branch}"
         except OSError:
-            pass
+            return False
+
+    def _ensure_branch(self, repo: git.Repo) -> None:
+        """Put HEAD back on the store's branch. Someone who inspected the store with git may have left it
+        on a detached HEAD or another branch: what was written and committed there since is committed
+        and merged into the branch, never abandoned (I1), and never taken for a rewritten remote."""
+        if self._on_branch():
+            return
+        branch = self.cfg.branch
+        stray = self._rev(repo, "HEAD")
+        if stray is not None:
+            self._commit_all(repo, "memsync: local changes")
+            stray = self._rev(repo, "HEAD")
         if self._rev(repo, f"refs/heads/{branch}") is not None:
             result = self._run(repo, "checkout", "-q", branch)
-        elif self._rev(repo, "HEAD") is None:
+        elif stray is None:
             result = self._run(repo, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
         else:
             result = self._run(repo, "checkout", "-q", "-b", branch)
         if result.status != 0:
             raise MemsyncError(f"cannot open store {self.cfg.name!r}: switching it to branch {branch!r} "
                                f"failed: {result.reason}. Check {self.worktree} with git")
+        if stray is None:
+            return
+        merged = self._integrate(repo, stray, f"the commits made off branch {branch}")
+        if isinstance(merged, str):
+            raise MemsyncError(f"store {self.cfg.name!r}: {merged}. Check {self.worktree} with git")
+        log.warning("store %s: the store was left off branch %s (by hand?); switched back%s",
+                    self.cfg.name, branch, ", its commits merged" if merged else "")
 
     def _check_format(self) -> None:
         path = self.worktree / FORMAT_FILE
@@ -506,6 +525,7 @@ class Store:
         """
         self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
+            self._ensure_branch(repo)
             return self._commit_all(repo, message)
 
     def _commit_all(self, repo: git.Repo, message: str) -> str | None:
@@ -567,6 +587,7 @@ class Store:
         outcomes = []
         self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
+            self._ensure_branch(repo)
             self._commit_all(repo, "memsync: local changes")
             for name in names:
                 if name not in self.cfg.remotes:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import wait_for
-from tests.peers import DAY, ROLE_STORE, Peer, bare_remote, running
+from tests.peers import DAY, MEMORY_FILE, ROLE_STORE, Peer, bare_remote, running
 
 DAILY = f"daily/{DAY}.md"
 
@@ -59,4 +59,25 @@ def test_a_renamed_role_directory_deletes_nothing_on_the_peers(pair: tuple[Peer,
             assert bob.read_store(f"{ROLE_STORE}/{rel}") != b""
         renamed = alice.role_dir.with_name("qa-renamed")
         assert (renamed / "alpha.md").read_bytes() == alice.read_live("alpha.md")
+        no_markers(alice, bob)
+
+
+@pytest.mark.parametrize("where", [("--detach", "HEAD"), ("-b", "feature")],
+                         ids=["detached HEAD", "other branch"])
+def test_a_store_left_off_its_branch_by_hand_still_syncs(pair: tuple[Peer, Peer],
+                                                          where: tuple[str, ...]) -> None:
+    """I1, I4: someone inspecting the store with git leaves it on a detached HEAD or another branch while
+    the daemon runs. memsync returns to its branch, keeps what it committed meanwhile, and never takes
+    its own stray commit for a rewritten remote (no "run memsync resync" advice, exchange continues)."""
+    alice, bob = pair
+    with running(alice, bob):
+        first = alice.append_entry("written before the store was left off its branch")
+        wait_for(lambda: first in bob.read_live(MEMORY_FILE), what="the first line at bob")
+        alice.store_git("checkout", "-q", *where)
+        stray = alice.append_entry("written while the store was off its branch")
+        wait_for(lambda: stray in bob.read_live(MEMORY_FILE), timeout=10, what="the stray line at bob")
+        back = bob.append_entry("bob answers")
+        wait_for(lambda: back in alice.read_live(MEMORY_FILE), timeout=10, what="bob's line at alice")
+        assert alice.store_git("symbolic-ref", "HEAD").strip() == "refs/heads/main"
+        assert "diverged" not in alice.log() and "resync" not in alice.log()
         no_markers(alice, bob)
