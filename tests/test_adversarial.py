@@ -5,6 +5,7 @@ bare remote, and users or agents doing what memsync does not expect. Each test n
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +29,12 @@ def pair(tmp_path: Path, remote: Path) -> Iterator[tuple[Peer, Peer]]:
     for peer in (alice, bob):
         if not peer.proc_dead():
             peer.kill()
+
+
+def committed(peer: Peer, rel: str) -> bytes:
+    """Store path ``rel`` as committed at the store's HEAD; b"" when absent."""
+    result = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=peer.store, capture_output=True, check=False)
+    return result.stdout if result.returncode == 0 else b""
 
 
 def no_markers(*peers: Peer) -> None:
@@ -81,3 +88,19 @@ def test_a_store_left_off_its_branch_by_hand_still_syncs(pair: tuple[Peer, Peer]
         assert alice.store_git("symbolic-ref", "HEAD").strip() == "refs/heads/main"
         assert "diverged" not in alice.log() and "resync" not in alice.log()
         no_markers(alice, bob)
+
+
+@pytest.mark.xfail(strict=True, reason="track._read (engineer P's file) opens a tracked live file with a "
+                   "plain blocking open(): a FIFO in its place blocks the cycle forever, holding the cycle "
+                   "lock (so `memsync sync` waits too) while `status` says all is well. Fix: open with "
+                   "O_NONBLOCK and refuse what fstat says is not a regular file, with a one-line warning")
+def test_a_fifo_in_place_of_the_tracked_memory_file_does_not_hang_the_daemon(pair: tuple[Peer, Peer]) -> None:
+    """Daemon liveness: a tracked path that is a named pipe (no writer) must not stop every other file
+    from syncing."""
+    alice, _bob = pair
+    alice.start()
+    alice.memory_file.unlink()
+    os.mkfifo(alice.memory_file)
+    after = alice.write_curated("after-the-fifo", "written after the memory file became a pipe\n")
+    wait_for(lambda: committed(alice, f"{ROLE_STORE}/after-the-fifo.md") == after, timeout=4,
+             what="a curated entry committed while the memory file is a FIFO")
