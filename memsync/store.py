@@ -63,6 +63,8 @@ _TOP_LOCKS = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packe
 _RETRYABLE_PUSH = re.compile(r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
                              r"incorrect old value|but expected")
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
+# A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
+_REMOTE_LOCK = re.compile(r"Unable to create '[^']+\.lock': File exists")
 _BOILERPLATE = ("Could not read from remote repository", "Please make sure you have the correct access",
                 "and the repository exists")
 # The temp files git hands a merge driver, in the worktree root; a killed merge leaves them behind.
@@ -386,8 +388,9 @@ class Store:
         merged = self._integrate(repo, stray, f"the commits made off branch {branch}")
         if isinstance(merged, str):
             raise MemsyncError(f"store {self.cfg.name!r}: {merged}. Check {self.worktree} with git")
-        log.warning("store %s: the store was left off branch %s (by hand?); switched back%s",
-                    self.cfg.name, branch, ", its commits merged" if merged else "")
+        log.warning("store %s: HEAD was not on branch %s (the config names a new branch, or git was used "
+                    "in the store by hand); switched to it%s", self.cfg.name, branch,
+                    ", the commits made off it merged" if merged else "")
 
     def _check_format(self) -> None:
         path = self.worktree / FORMAT_FILE
@@ -606,6 +609,7 @@ class Store:
 
     def _exchange_one(self, repo: git.Repo, remote: str) -> RemoteOutcome:
         merged = False
+        refused: str | _Result | None = None
         for _attempt in range(PUSH_ATTEMPTS):
             fetched = self._fetch(repo, remote)
             if isinstance(fetched, _Result):
@@ -646,8 +650,8 @@ class Store:
                 return RemoteOutcome(remote, "rejected", f"{remote} refused the push: {refused}",
                                      merged=merged)
             log.info("store %s: push to %s rejected (%s); fetching again", self.cfg.name, remote, refused)
-        return RemoteOutcome(remote, "rejected", f"{remote} kept moving during {PUSH_ATTEMPTS} push "
-                             "attempts; will retry", merged=merged)
+        return RemoteOutcome(remote, "rejected", f"{remote} refused {PUSH_ATTEMPTS} pushes in a row (last: "
+                             f"{refused}); will retry", merged=merged)
 
     def _fetch(self, repo: git.Repo, remote: str) -> str | _Result | None:
         """Fetch ``remote``'s branch: its head sha, None when it has no such branch, a failed _Result."""
@@ -671,7 +675,9 @@ class Store:
             return None
         for line in result.out.splitlines():
             if line.startswith("!"):
-                return line.split("\t")[-1].strip()
+                refusal = line.split("\t")[-1].strip()
+                lock = _REMOTE_LOCK.search(result.err)
+                return f"{refusal}: {lock.group(0)} (remove it if no git runs there)" if lock else refusal
         return result
 
     def _integrate(self, repo: git.Repo, theirs: str, remote: str) -> bool | str:

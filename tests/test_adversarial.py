@@ -104,3 +104,20 @@ def test_a_fifo_in_place_of_the_tracked_memory_file_does_not_hang_the_daemon(pai
     after = alice.write_curated("after-the-fifo", "written after the memory file became a pipe\n")
     wait_for(lambda: committed(alice, f"{ROLE_STORE}/after-the-fifo.md") == after, timeout=4,
              what="a curated entry committed while the memory file is a FIFO")
+
+
+def test_a_stale_lock_in_the_remote_is_named_not_reported_as_a_busy_remote(pair: tuple[Peer, Peer],
+                                                                          remote: Path) -> None:
+    """Clear messages: a git killed on the remote's machine leaves ``refs/heads/main.lock`` there and every
+    push fails with "cannot lock ref". `status` must name that file (the user has to remove it), not say
+    the remote "kept moving"; once it is gone the line arrives (I1)."""
+    alice, bob = pair
+    lock = remote / "refs" / "heads" / "main.lock"
+    with running(alice, bob):
+        lock.write_bytes(b"")
+        line = alice.append_entry("written while the remote's branch is locked")
+        error = wait_for(lambda: alice.status()["stores"]["main"]["remotes"]["origin"]["last_error"],
+                         what="the push failure in status")
+        assert "main.lock" in error and "kept moving" not in error, error
+        lock.unlink()
+        wait_for(lambda: line in bob.read_live(MEMORY_FILE), what="the line at bob once the lock is gone")
