@@ -50,30 +50,31 @@ def _subdirs(path: Path) -> list[Path]:
 def detect(home: Path | None = None) -> list[Location]:
     """The memory locations under ``home`` (default: ``Path.home()``), in a stable order.
 
-    Current role directories, memory files and a Claude Code memory folder are to be tracked; where
-    ``~/.agents/memory`` holds no role or ``~/.agent-memory`` no memory file, that folder itself is (so
-    memory written there later syncs, under the same store paths per-role tracking gives). Legacy
-    locations are reported, not tracked: ``memsync migrate`` moves them to ``~/.agents/memory/<role>``,
-    and a tracked directory that moves away would look deleted and sync as a deletion. A legacy copy
-    of a role whose current directory exists is superseded (the markdown skill ignores it then).
-    Reads the file system only; raises nothing for missing paths.
+    The folders ``~/.agents/memory`` and ``~/.agent-memory`` are tracked whole, whether or not they exist
+    yet (watched from their parent until they do), so a role or memory file an agent creates later syncs
+    too; the store paths are the same per-role tracking would give (``roles/<role>``,
+    ``memory/<name>.jsonl``). The roles and memory files found in them are listed, not tracked apart. A
+    Claude Code memory folder is tracked. Legacy locations are reported, not tracked: ``memsync migrate``
+    moves them to ``~/.agents/memory/<role>``, and a tracked directory that moves away would look deleted
+    and sync as a deletion. A legacy copy of a role whose current directory exists is superseded (the
+    markdown skill ignores it then). Reads the file system only; raises nothing for missing paths.
     """
     home = Path.home() if home is None else home
     found: list[Location] = []
     current = home / ".agents" / "memory"
     roles = {role_dir.name for role_dir in _subdirs(current)}
-    found.extend(Location(role_dir, Found.ROLE, role_dir.name, True) for role_dir in _subdirs(current))
-    # With nothing there yet, the default location itself is tracked (and watched from its parent until
-    # it exists), so a new machine syncs the first memory its agents write without another `init`.
-    later = "empty for now: what agents write there is picked up as it appears"
-    if not roles:
-        found.append(Location(current, Found.ROLE_ROOT, None, True, later))
+    found.append(Location(current, Found.ROLE_ROOT, None, True))
+    found.extend(Location(role_dir, Found.ROLE, role_dir.name, False,
+                          f"synced as roles/{role_dir.name}, within {current}")
+                 for role_dir in _subdirs(current))
 
     memory_dir = home / ".agent-memory"
     memory_files = sorted(p for p in memory_dir.glob("*.jsonl") if p.is_file()) if memory_dir.is_dir() else []
-    found.extend(Location(path, Found.JSONL, None, True) for path in memory_files)
-    if not memory_files:
-        found.append(Location(memory_dir, Found.MEMORY_ROOT, None, True, later))
+    found.append(Location(memory_dir, Found.MEMORY_ROOT, None, True))
+    found.extend(
+        Location(path, Found.JSONL, None, False, f"synced as memory/{path.name}, within {memory_dir}")
+        for path in memory_files
+    )
 
     migrate = f"run `memsync migrate {home} --apply`, then `memsync init` again to track the result"
     claude = home / ".claude" / "memory"

@@ -59,7 +59,8 @@ def test_pip_install_then_memsync_up_syncs_a_new_memory_line(tmp_path: Path) -> 
                  what="memsync up to start watching")
         assert up.poll() is None, log_path.read_text()
         output = log_path.read_text()
-        assert f"tracking {role} as roles/assistant" in output
+        assert f"tracking {role.parent} as roles" in output
+        assert f"{role}: synced as roles/assistant" in output
 
         today = datetime.now(UTC).strftime("%Y-%m-%d")
         (role / "daily").mkdir()

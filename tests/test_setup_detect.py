@@ -33,9 +33,11 @@ def test_role_dirs_jsonl_and_claude_folder(home: Path) -> None:
     found = [(loc.live.relative_to(home).as_posix(), loc.found, loc.track) for loc in detect(home)]
 
     assert found == [
-        (".agents/memory/python-dev", Found.ROLE, True),
-        (".agents/memory/scout", Found.ROLE, True),
-        (".agent-memory/team.jsonl", Found.JSONL, True),
+        (".agents/memory", Found.ROLE_ROOT, True),
+        (".agents/memory/python-dev", Found.ROLE, False),
+        (".agents/memory/scout", Found.ROLE, False),
+        (".agent-memory", Found.MEMORY_ROOT, True),
+        (".agent-memory/team.jsonl", Found.JSONL, False),
         (".claude/memory", Found.CLAUDE, True),
     ]
 
