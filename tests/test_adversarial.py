@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,3 +122,29 @@ def test_a_stale_lock_in_the_remote_is_named_not_reported_as_a_busy_remote(pair:
         assert "main.lock" in error and "kept moving" not in error, error
         lock.unlink()
         wait_for(lambda: line in bob.read_live(MEMORY_FILE), what="the line at bob once the lock is gone")
+
+
+@pytest.mark.xfail(strict=True, reason="track (engineer P's file) re-delivers the store's lines into an "
+                   "append-only live file the moment it is found truncated; an agent rewriting the file in "
+                   "place (truncate, then write from offset 0) then overwrites the head of what memsync "
+                   "appended, leaving the torn tail of a delivered line, which is published to every peer. "
+                   "Fix idea: after a shrink, deliver only once the file has been quiet for the debounce "
+                   "and holds what publish last read")
+def test_an_agent_rewriting_a_daily_log_in_place_leaves_no_torn_line(pair: tuple[Peer, Peer]) -> None:
+    """I2 (no torn line), I5: an agent that rewrites a daily log in place (truncate, think, write a
+    shorter summary from offset 0, no O_APPEND) must not end up with a line nobody wrote, here or on the
+    peer. The pause between truncate and write is the agent thinking: it is the scenario, not a wait."""
+    alice, bob = pair
+    written = [b"- one\n", b"- two\n", b"- three is a longer line of the log\n"]
+    summary = b"- summary of the day\n"
+    with running(alice, bob):
+        alice.append_daily(b"".join(written).decode())
+        wait_for(lambda: written[-1] in bob.read_live(DAILY), what="the log at bob")
+        with (alice.role_dir / DAILY).open("r+b") as log:
+            log.truncate(0)
+            log.flush()
+            time.sleep(2.0)
+            log.write(summary)
+        wait_for(lambda: summary in bob.read_live(DAILY), what="the summary at bob")
+        for data in (alice.read_live(DAILY), bob.read_live(DAILY), bob.read_store(f"{ROLE_STORE}/{DAILY}")):
+            assert set(data.splitlines(keepends=True)) <= {*written, summary}, data
