@@ -264,7 +264,9 @@ def agent_name(path: Path, fmt: AgentFormat) -> str:
 
 
 def _tracked() -> list[tuple[set[str], Path]]:
-    """Every tracked live path with the names it answers to (empty without a config file)."""
+    """Every tracked live path with the names it answers to (empty without a config file), and every
+    agent directly inside a tracked folder: a role directory in ``~/.agents/memory`` (tracked as
+    ``roles``), a ``*.jsonl`` memory file in ``~/.agent-memory``."""
     if not config_path().is_file():
         return []
     result = []
@@ -274,7 +276,25 @@ def _tracked() -> list[tuple[set[str], Path]]:
             names = {track.live.name, agent_name(track.live, fmt), track.store_path,
                      track.store_path.rsplit("/", 1)[-1]}
             result.append((names, track.live))
+            result.extend(_folder_members(track.live, track.store_path))
     return result
+
+
+def _folder_members(folder: Path, store_path: str) -> list[tuple[set[str], Path]]:
+    """The agents directly inside tracked ``folder`` with their names: subdirectories (roles) and
+    ``*.jsonl`` files; none when ``folder`` is itself a role directory (its ``daily/`` is no role)."""
+    is_role = (folder / markdown.INDEX_NAME).exists() or (folder / markdown.DAILY_DIR).is_dir()
+    if is_role or not folder.is_dir():
+        return []
+    members = []
+    for child in sorted(folder.iterdir()):
+        if child.name.startswith("."):
+            continue
+        if child.is_dir():
+            members.append(({child.name, f"{store_path}/{child.name}"}, child))
+        elif child.suffix == ".jsonl" and child.is_file():
+            members.append(({child.name, child.stem, f"{store_path}/{child.name}"}, child))
+    return members
 
 
 def _is_memory_file(path: Path) -> bool:
