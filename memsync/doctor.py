@@ -111,9 +111,18 @@ def check_remote(store: StoreConfig, name: str, url: str) -> Check:
     except subprocess.TimeoutExpired:
         return Check("FAIL", what, f"{url} did not answer within {REMOTE_TIMEOUT_S:.0f} s. Check the network")
     if done.returncode != 0:
-        reason = done.stderr.strip().splitlines()[-1:] or ["unknown error"]
-        return Check("FAIL", what, f"{url} unreachable: {reason[0]}. Check the URL and your credentials")
+        return Check("FAIL", what, _unreachable(url, done.stderr))
     return Check("OK", what, f"{url} reachable")
+
+
+def _unreachable(url: str, stderr: str) -> str:
+    """One sentence for a failed ``git ls-remote``: git's first line (the cause; the lines after it are
+    generic advice that wraps mid-sentence), or for a path or URL without a repository, just that."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    reason = re.sub(r"^(?:fatal|error):\s*", "", lines[0]).rstrip(".") if lines else "unknown error"
+    if "does not appear to be a git repository" in reason:
+        return f"{url}: no git repository there. Check the URL"
+    return f"{url} unreachable: {reason}. Check the URL and your credentials"
 
 
 def watches_needed(config: Config) -> int:
