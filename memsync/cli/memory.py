@@ -152,11 +152,15 @@ def compact_command(
 ) -> int:
     """Rewrite a memory file with only its live entries and its deletions, atomically.
 
-    Refused while another memsync process writes the file. Run it when no agent is writing.
+    Refused while another memsync process writes the file. Run it when no agent is writing. A file memsync
+    tracks is compacted in its store too (and committed), so the dead lines stay removed on every machine.
     """
+    from memsync.compaction import compact  # imports the sync engine: only this command needs it
+
     memory = _memory_file(file)
-    report = memory.compact()
-    typer.echo(f"compacted {memory.path}: {report.lines_before} -> {report.lines_after} lines")
+    report = compact(memory.path)
+    store = f"; store {report.store}: -{report.store_lines_removed} lines" if report.store else ""
+    typer.echo(f"compacted {memory.path}: {report.lines_before} -> {report.lines_after} lines{store}")
     return 0
 
 
