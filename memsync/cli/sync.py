@@ -89,13 +89,18 @@ def status_command(
         typer.echo(json.dumps(status, indent=2, sort_keys=True))
     else:
         typer.echo(_render_status(status))
-    return 0
+    # A store whose repository is gone syncs nothing: that is for the user to fix, as in `memsync sync`.
+    return 1 if any(not store["exists"] for store in status["stores"].values()) else 0
 
 
 def _render_status(status: dict[str, Any]) -> str:
     daemon = status["daemon"]
     lines = [f"daemon: {'running (PID ' + str(daemon['pid']) + ')' if daemon['running'] else 'not running'}"]
     for name, store in status["stores"].items():
+        if not store["exists"]:
+            lines.append(f"store {name}: missing, no git repository at {store['path']}. Run `memsync init` "
+                         f"to create it, or fix stores.{name}.path in the config")
+            continue
         lines.append(f"store {name}: {store['path']} (branch {store['branch']}, {store['size_bytes']} bytes)")
         lines.append(f"  last cycle: {store.get('last_cycle') or 'never'}")
         for remote, info in store["remotes"].items():
