@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
 from memsync.cli.app import app
-from memsync.config import config_path
+from memsync.config import Config, config_path, load_config
 
 ConfigOption = Annotated[Path | None, typer.Option(
     "--config", help="Config file (default: $MEMSYNC_CONFIG, else <user config dir>/memsync/config.toml).")]
@@ -127,9 +128,37 @@ def log_command(
     """History of memory: which host added, superseded or deleted what, and when (read from git history)."""
     from memsync.cycle import history
 
-    for line in history(config or config_path(), target):
+    path = config or config_path()
+    if target is None:
+        lines = history(path, target)
+    else:
+        place = _place(load_config(path), target)
+        # git refuses a path outside the store's worktree with an error of its own; nothing to ask it there.
+        lines = [] if place == "outside" else history(path, target)
+        if not lines and place != "exists":
+            typer.echo(f"memsync log: no history for {target} (not a tracked path, store path or entry id)",
+                       err=True)
+            return 1
+    for line in lines:
         typer.echo(line)
     return 0
+
+
+def _place(config: Config, target: str) -> Literal["exists", "inside", "outside"]:
+    """Where `memsync log`'s ``target`` is, read as a live path (from here) or a store path (from a store's
+    worktree): an existing tracked live path or store path; else inside a tracked path or a store (a
+    deleted file, or an entry id); else outside all of them."""
+    given = Path(target).expanduser()
+    live = Path(os.path.abspath(given))
+    place: Literal["exists", "inside", "outside"] = "outside"
+    for store in config.stores.values():
+        in_store = Path(os.path.normpath(store.path / given))
+        for candidate, root in [(in_store, store.path), *((live, track.live) for track in store.tracks)]:
+            if candidate.is_relative_to(root):
+                if candidate.exists():
+                    return "exists"
+                place = "inside"
+    return place
 
 
 @app.command("resync")
