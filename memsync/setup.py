@@ -329,8 +329,33 @@ def remote_add(name: str, url: str, store: str = DEFAULT_STORE, config: Path | N
 
     _, lines = _edit(cfg_path, mutate)
     lines.append(f"store {store}: remote {name} = {url}")
+    warning = _local_remote_warning(url)
+    if warning:
+        lines.append(warning)
     lines.append(_reload_daemon(cfg_path))
     return Report(tuple(lines), True)
+
+
+def _local_remote_warning(url: str) -> str | None:
+    """A warning line when ``url`` is a local path (or ``file://`` URL) with no git repository there, None
+    otherwise; network URLs are not contacted (the remote may be offline for now). The remote is added
+    anyway: the user may create the repository later."""
+    if url.startswith("file://"):
+        path = Path(url.removeprefix("file://"))
+    elif "://" in url or 0 < url.find(":") < (url.find("/") if "/" in url else len(url)):
+        return None  # a network URL, or git's scp-like host:path
+    else:
+        path = Path(url).expanduser()
+    if not path.exists():
+        return (f"warning: {url} does not exist (added anyway): create it with `git init --bare {path}`, "
+                "or fix the URL with `memsync remote remove` and `memsync remote add`")
+    done = subprocess.run(["git", "ls-remote", "--heads", str(path)], capture_output=True, text=True,
+                          check=False, timeout=REMOTE_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    if done.returncode != 0:
+        return (f"warning: {url} is not a git repository (added anyway): syncing fails until it is one. "
+                "Fix the URL with `memsync remote remove` and `memsync remote add`")
+    return None
 
 
 def remote_remove(name: str, store: str = DEFAULT_STORE, config: Path | None = None) -> Report:
