@@ -112,6 +112,8 @@ def test_purge_an_entry_by_id_and_refuse_what_is_not_one(tmp_path: Path) -> None
     refused = alice.cli("purge", "ab", "--yes")
     assert refused.returncode == 1 and "at least 4 characters" in refused.stderr
     assert alice.cli("purge", PIN).returncode == 1  # no terminal and no --yes: refuses
+    unknown = alice.cli("purge", PIN, "--store", "team", "--yes")
+    assert unknown.returncode == 1 and "no store named 'team'" in unknown.stderr
 
 
 def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
