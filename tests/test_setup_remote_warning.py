@@ -17,8 +17,9 @@ def test_missing_path_warns_in_the_output_and_is_added(home: Path, tmp_path: Pat
     missing = tmp_path / "path" / "that" / "does" / "not" / "exist.git"
     result = run_cli("remote", "add", "backup", str(missing))
     assert result.returncode == 0, result.stderr
-    warning = (f"warning: {missing} does not exist (added anyway): create it with `git init --bare {missing}`, "
-               "or fix the URL with `memsync remote remove` and `memsync remote add`")
+    warning = (f"warning: {missing} does not exist (added anyway): create it with "
+               f"`git init --bare {missing}`, or fix the URL with `memsync remote remove` and "
+               "`memsync remote add`")
     assert warning in result.stdout.splitlines()
     assert load_config().stores["personal"].remotes == {"backup": str(missing)}
 
