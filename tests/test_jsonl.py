@@ -376,4 +376,6 @@ def test_prompt_is_cut_at_whole_entries_to_max_bytes() -> None:
         assert text.endswith("left out to fit the size limit)\n")
     # highest confidence first, so the cut keeps the top entries
     assert "- Entry number 29 — ünïcode." in render_prompt(entries, max_bytes=120)
-    assert render_prompt(entries, max_bytes=10) == ""
+    # nothing fits: the note alone says what was left out, rather than an empty block
+    assert render_prompt(entries, max_bytes=10) == "(30 more entries left out to fit the size limit)\n"
+    assert render_prompt(entries[:1], max_bytes=10) == "(1 more entry left out to fit the size limit)\n"

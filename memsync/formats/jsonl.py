@@ -511,7 +511,9 @@ def render_prompt(entries: Iterable[Entry], scope: str | None = None, kinds: Ite
     """The prompt block for ``entries`` (a view): entries whose scope applies to ``scope`` and whose kind
     is in ``kinds`` (default all), grouped by kind in KINDS order, user entries first, then by confidence,
     newest first, id. Cut at whole entries so the UTF-8 result is at most ``max_bytes`` bytes, with a
-    note saying how many were left out. Returns "" when nothing applies. Spec "Putting it in context".
+    note saying how many were left out. Returns "" when nothing applies; when entries apply but not even
+    the title and the note fit, the note alone (over ``max_bytes``: the agent must learn that memory was
+    left out, not read an empty block). Spec "Putting it in context".
     """
     wanted = set(KINDS if kinds is None else kinds)
     unknown = wanted - set(KINDS)
@@ -536,7 +538,7 @@ def render_prompt(entries: Iterable[Entry], scope: str | None = None, kinds: Ite
         left_out = len(chosen) - count
         if sizes[count] + (_utf8_len(_note(left_out)) + 1 if left_out else 0) <= max_bytes:
             return _render(title, chosen[:count], left_out)
-    return ""
+    return _note(len(chosen)) + "\n"
 
 
 def _utf8_len(text: str) -> int:
