@@ -15,6 +15,7 @@ from pathlib import Path
 
 import platformdirs
 import typer
+from typer._click import Command
 
 from memsync import __version__
 from memsync.errors import MemsyncError
@@ -66,9 +67,26 @@ def _write_crash_log(exc: BaseException) -> Path:
     return path
 
 
+def _flags_without_type(command: Command) -> None:
+    """Give every flag and count option of ``command`` and its subcommands (``--help`` included) an empty
+    metavar, so the help shows no value for them.
+
+    typer 0.29's rich help prints each option's type, flags too (``--quiet <bool>``, ``--help <bool>``,
+    ``-v <int>``): its panel skips the type only when a metavar is set, unlike its plain help, which skips
+    flags and counts. The help option is made here, once, so the one the parser later uses is this one.
+    """
+    help_option = command.get_help_option(typer.Context(command))
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if isinstance(param, typer.core.TyperOption) and (param.is_flag or param.count):
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _flags_without_type(sub)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the process exit code."""
     command = typer.main.get_command(app)
+    _flags_without_type(command)
     try:
         result = command.main(args=argv, prog_name="memsync", standalone_mode=False)
     except MemsyncError as exc:

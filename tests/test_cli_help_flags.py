@@ -1,0 +1,56 @@
+"""Help shows no value type for flags (typer 0.29's rich help printed ``--help <bool>``, ``-v <int>``)."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from typer._click import Command
+
+from memsync.cli import main
+from memsync.cli.app import app
+from tests.helpers import run_cli
+
+
+def _command_paths() -> list[list[str]]:
+    paths: list[list[str]] = []
+
+    def walk(command: Command, path: list[str]) -> None:
+        paths.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return paths
+
+
+def _option_row(help_text: str, option: str) -> str:
+    """The help table's row for ``option`` (after the border and a required mark, if any)."""
+    return next(line for line in help_text.splitlines() if line.lstrip("│ *").startswith(f"{option} "))
+
+
+def test_top_level_help_in_a_subprocess() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0, result.stderr
+    for option, text in [("--verbose", "More log output (-vv for debug). [default: 0]"),
+                         ("--quiet", "Only warnings and errors."), ("--help", "Show this message and exit.")]:
+        row = _option_row(result.stdout, option)
+        assert text in row and "<" not in row, row
+    assert "<bool>" not in result.stdout and "<int>" not in result.stdout
+    assert "│ handoff " in result.stdout and "│ purge " in result.stdout
+
+
+@pytest.mark.parametrize("path", _command_paths(), ids=lambda p: " ".join(p) or "memsync")
+def test_no_command_shows_a_type_for_a_flag(path: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*path, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "<bool>" not in out
+    assert "Show this message and exit." in _option_row(out, "--help")
+
+
+def test_options_taking_a_value_keep_their_type(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["daemon", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "<path>" in _option_row(out, "--config")
+    assert "<" not in _option_row(out, "--once")
+    assert main(["remember", "--help"]) == 0
+    assert "<float>" in _option_row(capsys.readouterr().out, "--confidence")
