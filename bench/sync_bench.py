@@ -23,8 +23,10 @@ pull/2 + 1.5 x raw commit + 500 ms, and for a local-path remote < 2 s whatever t
 idle CPU < 0.5 % of one core; RSS < 80 MB.
 
 Run: ``.venv/bin/python bench/sync_bench.py [--appends 50] [--sizes 1000,100000] [--quick]``.
-``--quick`` (a smoke run: 3 appends, 100 entries, short timings, 0.5 s idle window) proves the script works;
-its figures mean nothing. Temporary files go to a fresh temp dir, removed at the end (``--keep`` keeps it).
+``--quick`` (a smoke run: 3 appends, 100 entries, short timings, 0.5 s idle window measured on peer A
+with 5 role directories, to save a daemon start) proves the script works; its figures mean nothing.
+Temporary files go to a fresh temp dir, removed at the end (``--keep`` keeps it). Other work on the
+machine skews every latency: the load average is printed with each section.
 """
 
 from __future__ import annotations
