@@ -12,8 +12,19 @@ from memsync.cli.sync import ConfigOption
 from memsync.config import config_path
 from memsync.errors import MemsyncError
 
+# typer's rich help re-wraps only a command's first paragraph; it keeps the line breaks of the others as
+# written, so a docstring paragraph wrapped at the source's line length came out broken mid-sentence. Each
+# paragraph is one line here, and the help wraps it to the terminal.
+PURGE_HELP = (
+    "Remove a secret or a wrong entry from the live files and from the store's whole history.\n\n"
+    "Rewrites the history of every ref and force-pushes it to the remotes once (the only force push memsync "
+    "makes). Then run the same command on every other machine with the store: it cleans that machine's "
+    "files and history and adopts the rewritten remote. Do not run `memsync resync` there first, or that "
+    "machine's old history brings the text back."
+)
 
-@app.command("purge")
+
+@app.command("purge", help=PURGE_HELP)
 def purge_command(
     text: Annotated[str | None, typer.Argument(
         help="Remove every line holding this exact text (one line, at least 4 characters).",
@@ -26,13 +37,7 @@ def purge_command(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before rewriting history.")] = False,
     config: ConfigOption = None,
 ) -> int:
-    """Remove a secret or a wrong entry from the live files and from the store's whole history.
-
-    Rewrites the history of every ref and force-pushes it to the remotes once (the only force push
-    memsync makes). Then run the same command on every other machine with the store: it cleans that
-    machine's files and history and adopts the rewritten remote. Do not run `memsync resync` there
-    first, or that machine's old history brings the text back.
-    """
+    """`memsync purge`: what PURGE_HELP says; exit 0 when every store was handled."""
     from memsync.purge import Needle, purge  # the sync engine: imported only when purging
 
     needle = Needle(text=text, entry_id=entry)
