@@ -177,7 +177,8 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
     store = _store_for(config, store_cfg, reopen=full_reconcile)
     with SyncState(store.meta_dir) as state:
         reports: list[PublishReport] = []
-        for track in store_cfg.tracks:
+        reachable = [track for track in store_cfg.tracks if _reachable(track)]
+        for track in reachable:
             _forget_vanished_dir(track, store.worktree, state)
             if full_reconcile:
                 reports.append(reconcile(track, store.worktree, state))
@@ -185,13 +186,32 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
         commit = store.commit_all(message)
         outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
-        delivered = [_delivered(deliver(track, store.worktree, state)) for track in store_cfg.tracks]
+        delivered = [_delivered(deliver(track, store.worktree, state)) for track in reachable]
     if commit is not None and int(_read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
         store.gc_auto()
     unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)
     return CycleReport(store_cfg.name, commit, message if commit else None, outcomes,
                        tuple(line for lines in delivered for line in lines), unpushed,
                        exchanged=exchange or not store_cfg.remotes)
+
+
+# Tracked paths found behind a dangling symlink, warned about once until they are reachable again.
+_unreachable: set[Path] = set()
+
+
+def _reachable(track: Track) -> bool:
+    """False while the live path or a directory above it is a symlink to nothing (a drive not mounted):
+    that track is neither published (its files would read as deleted, I1) nor delivered (nothing is
+    created in the symlink's place) until the target is back; the other tracks sync on."""
+    dangling = next((p for p in (track.live, *track.live.parents) if p.is_symlink() and not p.exists()), None)
+    if dangling is None:
+        _unreachable.discard(track.live)
+        return True
+    if track.live not in _unreachable:
+        _unreachable.add(track.live)
+        log.warning("%s: not synced while the symlink %s points to nothing (a drive not mounted?); its files "
+                    "stay in the store and on the peers", track.live, dangling)
+    return False
 
 
 def _forget_vanished_dir(track: Track, worktree: Path, state: SyncState) -> None:

@@ -15,6 +15,8 @@ import pytest
 from tests.helpers import wait_for
 from tests.peers import DAY, MEMORY_FILE, ROLE_STORE, Peer, bare_remote, running
 
+pytestmark = pytest.mark.slow
+
 DAILY = f"daily/{DAY}.md"
 
 
@@ -169,3 +171,33 @@ def test_a_file_meeting_a_directory_does_not_block_every_other_line(pair: tuple[
     alice.cli("sync")
     bob.cli("sync")
     assert later in bob.read_live(MEMORY_FILE)
+
+
+def test_a_role_directory_behind_a_dangling_symlink_deletes_nothing(tmp_path: Path, remote: Path) -> None:
+    """I1: ``~/.agents/memory/qa`` is a symlink to a drive that is not mounted right now. That is not an
+    agent deleting every file: the peers keep them, the other tracks go on syncing without a failing
+    cycle, and once the drive is back its changes sync again."""
+    alice = Peer.create(tmp_path, "alice", remote, init_store=False)
+    bob = Peer.create(tmp_path, "bob", remote)
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    alice.role_dir.rename(drive / "qa")
+    alice.role_dir.symlink_to(drive / "qa")
+    alice.init_store()
+    try:
+        with running(alice, bob):
+            alice.write_curated("alpha", "alpha content\n")
+            wait_for(lambda: bob.read_live("alpha.md"), what="alpha at bob")
+            drive.rename(tmp_path / "drive-unmounted")
+            line = alice.append_entry("the memory file still syncs")
+            wait_for(lambda: line in bob.read_live(MEMORY_FILE), what="a line of the other track at bob")
+            assert alice.read_store(f"{ROLE_STORE}/alpha.md") and bob.read_live("alpha.md")
+            assert "sync cycle failed" not in alice.log()
+            (tmp_path / "drive-unmounted").rename(drive)
+            beta = alice.write_curated("beta", "written once the drive is back\n")
+            wait_for(lambda: bob.read_live("beta.md") == beta, what="beta at bob")
+            assert bob.read_live("alpha.md")
+    finally:
+        for peer in (alice, bob):
+            if not peer.proc_dead():
+                peer.kill()
