@@ -67,16 +67,17 @@ def compact(path: Path, config_file: Path | None = None, now: datetime | None = 
     """Compact the memory file ``path`` (issue 2 "compact") at ``now`` (aware; default the current time).
 
     A memory file tracked by a store of the config ``config_file`` (default ``config_path()``; none
-    there: nothing is tracked) is compacted in its live file and its store copy together, and committed
-    (see the module docstring); any other file is compacted alone. Raises ``MemsyncError`` when the file
-    cannot be read, is not agent-memory/0.1, ends in an unfinished line, is being written, or its store
-    is missing or busy; the file is then unchanged.
+    there: nothing is tracked) whose store exists is compacted in its live file and its store copy
+    together, and committed (see the module docstring); any other file is compacted alone. Raises
+    ``MemsyncError`` when the file cannot be read, is not agent-memory/0.1, ends in an unfinished line,
+    is being written, or its store is busy; the file is then unchanged.
     """
     when = now or datetime.now(UTC)
     config_file = config_file or config_path()
     config = load_config(config_file) if config_file.exists() else None
     tracked = None if config is None else _find_tracked(path, config)
-    if config is None or tracked is None:
+    # A store not created yet syncs nothing: its first reconcile publishes the compacted file by content.
+    if config is None or tracked is None or not (tracked.store_cfg.path / ".git").is_dir():
         report = MemoryFile(path).compact(when)
         return Compaction(path, report.lines_before, report.lines_after)
     return _compact_tracked(config, tracked, when)
@@ -108,6 +109,7 @@ def _find_tracked(path: Path, config: Config) -> _Tracked | None:
 
 def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compaction:
     store_cfg, rel = tracked.store_cfg, tracked.rel
+    _read(tracked.live)  # a missing file is the user's mistake, not a failed publish
     with cycle_lock(store_cfg):
         store = open_store(config, store_cfg)
         store_file = store.worktree / rel
