@@ -42,6 +42,8 @@ REMOTE_SETTLE_S = 0.05
 INSTANCE_WAIT_S = 1.0
 # After an unexpected error in the loop itself (not in a cycle), so a persistent one cannot spin.
 LOOP_ERROR_PAUSE_S = 1.0
+# For stores whose remotes are all watched local paths, the pull timer only backs up the watches.
+SAFETY_PULL_FACTOR = 6
 
 
 def state_dir() -> Path:
@@ -131,6 +133,7 @@ class _StoreState:
     remote_errors: dict[str, str | None] = field(default_factory=dict)
     failing: bool = False
     reconciled: bool = False
+    last_cycle: float = 0.0
 
 
 class Daemon:
@@ -261,8 +264,9 @@ class Daemon:
                 # wait for it), so a broken store is not hammered at the pull interval.
                 continue
             local = state.debouncer.due(now)
+            polled = pull and self._pull_matters(name, state, now)
             reasons = [why for why, hit in (("remote refs changed", remote), ("retry", retry),
-                                            ("local changes", local), ("pull timer", pull)) if hit]
+                                            ("local changes", local), ("pull timer", polled)) if hit]
             if not reasons:
                 continue
             # While a remote fails, only its backoff timer or a sign of life (its refs changed) retries the
@@ -271,6 +275,19 @@ class Daemon:
             self._cycle(name, exchange=not backing_off, reason=", ".join(reasons))
             if self.stopping:
                 return
+
+    def _pull_matters(self, name: str, state: _StoreState, now: float) -> bool:
+        """Whether the pull timer should run a cycle of store ``name`` now.
+
+        A remote reached over the network can only be polled. Remotes that are local paths have their refs
+        watched, and local changes are watched too, so for a store with only such remotes (or none) the
+        timer is a safety net for a missed event: it runs every SAFETY_PULL_FACTOR pull intervals, or at
+        once when a remote's head differs from what the store fetched (idle cycles cost CPU: issue 4)."""
+        store = self.config.stores[name]
+        if len(_remote_dirs(store)) < len(store.remotes):
+            return True
+        safety = SAFETY_PULL_FACTOR * self.config.pull_interval_s
+        return now - state.last_cycle >= safety or self._remote_moved(name)
 
     def _remote_moved(self, name: str) -> bool:
         """True when a local-path remote of store ``name`` has a head the store has not fetched yet."""
@@ -298,6 +315,7 @@ class Daemon:
         state = self.states[name]
         log.debug("store %s: cycle (%s)%s", name, reason, "" if exchange else ", local only: backing off")
         state.debouncer.take()
+        state.last_cycle = time.monotonic()
         if exchange:
             state.remote_due = None
         store_cfg = self.config.stores[name]
