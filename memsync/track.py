@@ -212,22 +212,35 @@ def deliver(track: Track, worktree: Path, state: SyncState) -> DeliverReport:
 def describe_changes(reports: Iterable[PublishReport]) -> str:
     """A commit message for the published ``reports``, "" when nothing changed (issue 4 "Commit").
 
-    One group per track, e.g. ``qa-engineer: +3 entries, 1 tombstone; scout: daily/2026-11-30.md +2 lines``.
-    When the subject would pass 150 characters it names the tracks only and the body lists every group.
+    One group per role or memory file, e.g. ``qa-engineer: +3 entries, 1 tombstone; scout:
+    daily/2026-11-30.md +2 lines``. When the subject would pass 150 characters it names the groups only
+    and the body lists every group.
     """
-    groups: list[str] = []
-    names: list[str] = []
-    count = 0
+    groups: dict[str, list[str]] = {}
     for report in reports:
-        parts = [_describe(change) for change in report.changes]
-        if parts:
-            groups.append(f"{report.name}: {', '.join(parts)}")
-            names.append(report.name)
-            count += len(parts)
-    subject = "; ".join(groups)
+        for change in report.changes:
+            name, label = _subject(report.name, change)
+            groups.setdefault(name, []).append(_describe(replace(change, label=label)))
+    lines = [f"{name}: {', '.join(parts)}" for name, parts in groups.items()]
+    subject = "; ".join(lines)
     if len(subject) <= 150:
         return subject
-    return f"{count} changes in {', '.join(names)}"[:150] + "\n\n" + "\n".join(groups)
+    count = sum(len(parts) for parts in groups.values())
+    return f"{count} changes in {', '.join(groups)}"[:150] + "\n\n" + "\n".join(lines)
+
+
+def _subject(track: str, change: FileChange) -> tuple[str, str]:
+    """Who a change is about and the label within it: the role or memory file its store path names
+    (DESIGN's ``roles/<role>/``, ``projects/<project>/<role>/``, ``memory/<name>.jsonl``), so a folder
+    track's commits read ``python-dev: daily/...``; else the track's name and the change's own label."""
+    parts = PurePosixPath(change.path).parts
+    if len(parts) > 2 and parts[0] == "roles":
+        return parts[1], "/".join(parts[2:])
+    if len(parts) > 3 and parts[0] == "projects":
+        return f"{parts[1]}/{parts[2]}", "/".join(parts[3:])
+    if len(parts) == 2 and parts[0] == "memory" and change.kind == "jsonl":
+        return parts[1].removesuffix(".jsonl"), ""
+    return track, change.label
 
 
 def _describe(change: FileChange) -> str:

@@ -422,3 +422,20 @@ def test_paths_another_store_tracks_are_left_to_it_on_both_sides(tmp_path: Path)
     assert [c.path for c in published.changes] == [f"roles/dev/{DAILY}"]
     assert not (store / "roles" / "qa" / DAILY).exists()
     assert not (owned / "from_peer.md").exists()
+
+
+def test_commit_message_of_folder_tracks_names_each_role_and_memory_file() -> None:
+    roles = PublishReport("roles", (
+        FileChange(f"roles/python-dev/{DAILY}", f"python-dev/{DAILY}", "daily", "appended", lines=2),
+        FileChange("roles/scout/MEMORY.md", "scout/MEMORY.md", "index", "changed"),
+        FileChange("roles/python-dev/tz.md", "python-dev/tz.md", "entry", "added"),
+    ))
+    memory = PublishReport("memory", (
+        FileChange("memory/lessons.jsonl", "lessons.jsonl", "jsonl", "appended", lines=2, entries=1,
+                   tombstones=1),
+    ))
+
+    assert describe_changes([roles, memory]) == (
+        "python-dev: daily/2026-11-30.md +2 lines, tz.md added; scout: MEMORY.md changed; "
+        "lessons: +1 entry, 1 tombstone"
+    )
