@@ -57,6 +57,11 @@ _ASSIGNMENT = re.compile(
     re.IGNORECASE,
 )
 _PASSWORD_KEY = re.compile(r"pass|pwd", re.IGNORECASE)
+# Prose that states a password: "the DB password is hunter2" (checked by _looks_like_password).
+_PASSWORD_SENTENCE = re.compile(
+    r"""\b(?:pass(?:word|wd|phrase)|pwd)\s+(?:is|was)\s+["'`]?(?P<value>[^\s"'`]+?)["'`]?[.,;:!?)]*(?=\s|$)""",
+    re.IGNORECASE,
+)
 _AUTH_HEADER = re.compile(
     r"\b(?:Authorization\s*:\s*)?(?:Bearer|Basic|token)\s+(?P<value>[A-Za-z0-9._~+/=-]{20,})"
 )
@@ -167,6 +172,12 @@ def _assignment_scan(line: str) -> Iterator[str]:
             yield "Secret assignment"
 
 
+def _password_sentence_scan(line: str) -> Iterator[str]:
+    for match in _PASSWORD_SENTENCE.finditer(line):
+        if _looks_like_password(match.group("value")):
+            yield "Password in prose"
+
+
 def _auth_header_scan(line: str) -> Iterator[str]:
     for match in _AUTH_HEADER.finditer(line):
         if _looks_like_token(match.group("value")):
@@ -192,6 +203,8 @@ def _detectors() -> tuple[_Detector, ...]:
         _gated(_assignment_scan, folded_gates=(
             keyword + r"""[a-z0-9_-]*\\?["']?\s*[:=]"""
             for keyword in ("pass", "pwd", "secret", "token", "key", "credential"))),
+        _gated(_password_sentence_scan, folded_gates=(r"pass(?:word|wd|phrase)\s+(?:is|was)\s",
+                                                      r"pwd\s+(?:is|was)\s")),
         _gated(_auth_header_scan, ("Bearer", "Basic", "token")),
     )
 
@@ -217,8 +230,14 @@ def _is_placeholder(value: str) -> bool:
 
 def _looks_like_password(value: str) -> bool:
     """A password value: not a placeholder or a reference, and not prose (``per-user``, ``auto-generated``):
-    letters with digits, or lower case, upper case and symbols together."""
-    if len(value) < 6 or _is_placeholder(value) or _REFERENCE.match(value):
+    letters with digits, or lower case, upper case and symbols together, or a passphrase of 12 or more
+    letters of one case run together (``correcthorsebatterystaple``; ``AuthenticationRequired`` reads as
+    a name)."""
+    if len(value) < 6 or _is_placeholder(value):
+        return False
+    if len(value) >= 12 and value.isalpha() and (value.islower() or value.isupper()):
+        return True
+    if _REFERENCE.match(value):
         return False
     lower, upper = bool(re.search(r"[a-z]", value)), bool(re.search(r"[A-Z]", value))
     digit, symbol = bool(re.search(r"[0-9]", value)), bool(re.search(r"[^A-Za-z0-9]", value))

@@ -37,6 +37,9 @@ SECRETS = {
     "AIzaSyA-1234567890abcdefghijklmnopqrstu": "Google API key",
     "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH": "Hugging Face token",
     "sk_live_4eC39HqLyjWDarjtT1zdp7dc": "Stripe Access Key",
+    "password=correcthorsebatterystaple": "Secret assignment",
+    "The DB password is hunter2": "Password in prose",
+    "the staging passphrase was Tr0ub4dor&3.": "Password in prose",
 }
 
 # Things real memory says that must not be flagged.
@@ -62,6 +65,9 @@ HARMLESS = [
     "AWS account 123456789012, zone Z0000000000EXAMPLE00, host 203.0.113.10",
     "The 300s access-token lifetime; pinned secret → 200 + access_token, wrong secret → 401.",
     "Read /run/secrets/kc_bootstrap_admin_password inside the container.",
+    "The password is stored in the vault; the password was rotated yesterday.",
+    "password = user_password",
+    "password: AuthenticationRequired",
     "",
 ]
 
