@@ -60,6 +60,9 @@ Scanner = Callable[[str], Sequence[Finding]]
 Action = Literal["appended", "added", "changed", "deleted", "created", "replaced"]
 
 _ABSENT = "absent"  # the digest of a file that does not exist
+# Lines before an append that the secret scanner sees with it: a PEM key block is up to ~50 lines, and
+# its BEGIN line may have been published (held back) in an earlier cycle than its body.
+SCAN_CONTEXT_LINES = 100
 
 # Every cycle checks every label of every track against the ignore patterns, twice (live and store walk):
 # the labels repeat, and the patterns cost ~15 µs per label.
@@ -438,16 +441,32 @@ def _find_block(live: bytes, block: bytes, start: int, end: int) -> int | None:
     return None
 
 
-def _scan_lines(lines: Sequence[bytes], scan: Scanner) -> dict[int, str]:
-    """Index in ``lines`` -> detector, for the lines the scanner flags (first detector per line)."""
+def _scan_lines(lines: Sequence[bytes], scan: Scanner, context: Sequence[bytes] = ()) -> dict[int, str]:
+    """Index in ``lines`` -> detector, for the lines the scanner flags (first detector per line).
+
+    ``context``: the complete lines just before ``lines`` in the file, scanned with them so that a
+    secret spanning cycles (a key block whose BEGIN line came earlier) is seen whole; its findings are
+    not returned (those lines were settled before)."""
     if not lines:
         return {}
-    # Each line ends with b"\n" and decoding never creates a newline: text line i is lines[i].
-    text = b"".join(lines).decode("utf-8", errors="replace")
+    # Each line ends with b"\n" and decoding never creates a newline: text line i is the i-th line.
+    text = b"".join((*context, *lines)).decode("utf-8", errors="replace")
     flagged: dict[int, str] = {}
     for finding in scan(text):
-        flagged.setdefault(finding.line - 1, finding.detector)
+        index = finding.line - 1 - len(context)
+        if index >= 0:
+            flagged.setdefault(index, finding.detector)
     return flagged
+
+
+def _lines_before(data: bytes, offset: int, count: int = SCAN_CONTEXT_LINES) -> list[bytes]:
+    """The last ``count`` complete lines of ``data[:offset]`` (``offset`` at a line boundary)."""
+    start = offset
+    for _ in range(count):
+        if start == 0:
+            break
+        start = data.rfind(b"\n", 0, start - 1) + 1
+    return data[start:offset].splitlines(keepends=True)
 
 
 def _jsonl_counts(lines: Iterable[bytes]) -> tuple[int, int]:
@@ -564,7 +583,7 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
     end = max(len(_complete(live)), current.offset)
     pieces = [(pos, line) for pos, line in _lines(live, current.offset, end)
               if skip is None or not skip[0] <= pos < skip[1]]
-    flagged = _scan_lines([line for _, line in pieces], scan)
+    flagged = _scan_lines([line for _, line in pieces], scan, _lines_before(live, current.offset))
     held = tuple(HeldLine(live.count(b"\n", 0, pieces[i][0]) + 1, detector)
                  for i, detector in sorted(flagged.items()))
     publish_lines = [line for i, (_, line) in enumerate(pieces) if i not in flagged]

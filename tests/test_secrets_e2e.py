@@ -159,9 +159,6 @@ def test_every_line_of_a_private_key_block_is_flagged_not_only_its_begin_line() 
     assert {finding.line for finding in scan_text(unterminated)} == {1, 2}
 
 
-@pytest.mark.xfail(strict=True, reason="track (engineer D2) scans each publish's new lines alone: when a key "
-                   "block's BEGIN line was published (held back) in an earlier cycle, its base64 body lines "
-                   "arrive without that context and are published")
 def test_a_key_block_written_across_two_cycles_is_held_back_whole(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     alice = Peer.create(tmp_path, "alice", remote)
