@@ -50,10 +50,9 @@ def test_daily_merge_after_a_peer_reordered_our_block_keeps_each_line_once() -> 
     assert Counter(merged.splitlines(keepends=True)) == Counter([day, a, b, x, y])
 
 
-@pytest.mark.xfail(strict=True, reason="track (engineer D2) reads a compacted live file as 'rewritten' and "
-                   "publishes by union, then deliver appends the dead lines back: `memsync compact` on a "
-                   "tracked file is undone by the next sync (found by the chaos run: 0 lines compacted away)")
 def test_compact_on_a_tracked_file_survives_the_next_sync(tmp_path: Path) -> None:
+    """Found by the chaos run (0 lines compacted away: the next sync delivered the dead lines back);
+    fixed by memsync/compaction.py."""
     remote = bare_remote(tmp_path / "remote.git")
     alice = Peer.create(tmp_path, "alice", remote)
     dead = alice.append_entry("superseded soon")
