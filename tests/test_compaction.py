@@ -168,3 +168,26 @@ def test_a_peer_line_in_the_store_not_yet_delivered_survives_the_compaction(tmp_
     assert view(live) == view(alice.read_store(MEMORY_STORE)) == view(head_blob(alice))
     assert alice.cli("sync").returncode == 0 and bob.cli("sync").returncode == 0
     assert view(bob.read_live(MEMORY_FILE)) == view(live)
+
+
+def test_a_dead_entry_that_superseded_another_stays_so_a_peer_holding_the_target_drops_it(
+        tmp_path: Path) -> None:
+    """Found by the chaos run: X superseded by Y, Y by Z; a peer had X and not yet Y when its store lost
+    Y to the compaction, so X came back into that peer's view."""
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = Peer.create(tmp_path, "alice", remote)
+    bob = Peer.create(tmp_path, "bob", remote)
+    x = alice.append_entry("alice: the release is on Monday.")
+    assert alice.cli("sync").returncode == 0 and bob.cli("sync").returncode == 0
+    assert x in bob.read_live(MEMORY_FILE)
+    y = alice.append_entry("alice: the release is on Tuesday.", supersedes=entry_id(x))
+    z = alice.append_entry("alice: the release is on Wednesday.", supersedes=entry_id(y))
+    assert alice.cli("sync").returncode == 0
+    result = alice.cli("compact", str(alice.memory_file))
+    assert result.returncode == 0, result.stderr
+    assert x not in alice.read_live(MEMORY_FILE) and x not in alice.read_store(MEMORY_STORE)
+    assert y in alice.read_live(MEMORY_FILE) and y in alice.read_store(MEMORY_STORE)
+    assert alice.cli("sync").returncode == 0 and bob.cli("sync").returncode == 0
+    assert z in bob.read_live(MEMORY_FILE) and x not in bob.read_store(MEMORY_STORE)
+    seen = view(alice.read_live(MEMORY_FILE))
+    assert view(bob.read_live(MEMORY_FILE)) == seen and [entry_id(line) for line in seen] == [entry_id(z)]
