@@ -241,12 +241,21 @@ class Watcher:
             pending: list[Path] = []
             wanted: list[Path] = []
             for target in self._tracked:
+                # watchdog watches a symlink itself (IN_DONT_FOLLOW): a tracked path that is one is also
+                # watched where it points, whose events carry the real path.
+                real = target.resolve() if target.is_symlink() else None
                 if target.is_dir():
                     dirs.append(target)
                     wanted.extend(_walk_dirs(target))
+                    if real is not None:
+                        dirs.append(real)
+                        wanted.append(real)
                 elif target.is_file() or (target.parent.is_dir() and target.suffix == ".jsonl"):
                     files.add(target)
                     wanted.append(target.parent)
+                    if real is not None:
+                        files.add(real)
+                        wanted.append(real.parent)
                 else:
                     pending.append(target)
                     wanted.append(_nearest_existing(target))

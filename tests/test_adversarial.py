@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import wait_for
-from tests.peers import DAY, MEMORY_FILE, ROLE_STORE, Peer, bare_remote, running
+from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, bare_remote, entry_line, running
 
 pytestmark = pytest.mark.slow
 
@@ -60,6 +60,7 @@ def test_a_renamed_role_directory_deletes_nothing_on_the_peers(pair: tuple[Peer,
         wait_for(lambda: all(bob.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
                  what="alice's role directory at bob")
         os.rename(alice.role_dir, alice.role_dir.with_name("qa-renamed"))
+        alice.append_entry("an agent writes on")  # a cycle now, not at the safety-net pull timer
         wait_for(lambda: all(alice.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
                  what="the role directory restored at alice")
         later = alice.append_daily("- written into the restored directory\n")
@@ -195,9 +196,35 @@ def test_a_role_directory_behind_a_dangling_symlink_deletes_nothing(tmp_path: Pa
             assert "sync cycle failed" not in alice.log()
             (tmp_path / "drive-unmounted").rename(drive)
             beta = alice.write_curated("beta", "written once the drive is back\n")
+            alice.append_entry("an agent writes on")  # the old watch is gone with the drive
             wait_for(lambda: bob.read_live("beta.md") == beta, what="beta at bob")
             assert bob.read_live("alpha.md")
     finally:
         for peer in (alice, bob):
             if not peer.proc_dead():
                 peer.kill()
+
+
+def test_writes_behind_symlinked_tracked_paths_are_seen_at_once(tmp_path: Path, remote: Path) -> None:
+    """Issue 4 "Watch": a role directory and a memory file that are symlinks (to a synced folder, say)
+    get their changes committed on the event, not minutes later on the safety-net pull timer."""
+    alice = Peer.create(tmp_path, "alice", remote, init_store=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for live in (alice.role_dir, alice.memory_file):
+        live.rename(elsewhere / live.name)
+        live.symlink_to(elsewhere / live.name)
+    alice.init_store()
+    try:
+        with running(alice):
+            entry = alice.write_curated("alpha", "written through the symlinked role directory\n")
+            wait_for(lambda: committed(alice, f"{ROLE_STORE}/alpha.md") == entry, timeout=4,
+                     what="a curated entry committed on its event")
+            line = entry_line("appended to the memory file's target")
+            with (elsewhere / alice.memory_file.name).open("ab") as target:
+                target.write(line)
+            wait_for(lambda: line in committed(alice, MEMORY_STORE), timeout=4,
+                     what="an append to the symlink's target committed on its event")
+    finally:
+        if not alice.proc_dead():
+            alice.kill()
