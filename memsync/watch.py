@@ -246,7 +246,8 @@ class Watcher:
                 real = target.resolve() if target.is_symlink() else None
                 if target.is_dir():
                     dirs.append(target)
-                    wanted.extend(_walk_dirs(target))
+                    # The parent too: a tracked directory renamed or removed as a whole is an event there.
+                    wanted.extend((target.parent, *_walk_dirs(target)))
                     if real is not None:
                         dirs.append(real)
                         wanted.append(real)

@@ -60,9 +60,8 @@ def test_a_renamed_role_directory_deletes_nothing_on_the_peers(pair: tuple[Peer,
         wait_for(lambda: all(bob.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
                  what="alice's role directory at bob")
         os.rename(alice.role_dir, alice.role_dir.with_name("qa-renamed"))
-        alice.append_entry("an agent writes on")  # a cycle now, not at the safety-net pull timer
         wait_for(lambda: all(alice.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
-                 what="the role directory restored at alice")
+                 timeout=4, what="the role directory restored at alice on the rename's event")
         later = alice.append_daily("- written into the restored directory\n")
         wait_for(lambda: later in bob.read_live(DAILY), what="a line written after the restore at bob")
         for rel in ("alpha.md", "beta.md", "MEMORY.md"):
