@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,3 +228,24 @@ def test_writes_behind_symlinked_tracked_paths_are_seen_at_once(tmp_path: Path, 
     finally:
         if not alice.proc_dead():
             alice.kill()
+
+
+@pytest.mark.xfail(strict=True, reason="daemon._instance_stem (engineer D3, edited at 14:36) keys the "
+                   "single-instance lock on Path.absolute(), which keeps '..' and symlinks: the same config "
+                   "named another way starts a second daemon on the same store (and `status` of one name "
+                   "does not see the other's daemon). Fix: key it on Path.resolve()")
+def test_a_second_daemon_on_the_same_config_by_another_path_refuses(pair: tuple[Peer, Peer]) -> None:
+    """Issue 4 "Daemon": single instance per store, whatever spelling of the config path starts it."""
+    alice, _bob = pair
+    alice.start()
+    other_name = alice.config.parent / ".." / alice.config.parent.name / alice.config.name
+    second = subprocess.Popen([sys.executable, "-m", "memsync", "daemon"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, **alice.env, "MEMSYNC_CONFIG": str(other_name)})
+    try:
+        _out, err = second.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        second.kill()
+        second.communicate()
+        raise AssertionError(f"a second daemon runs for {other_name}") from None
+    assert second.returncode == 1 and "already running" in err, err
