@@ -249,3 +249,27 @@ def test_a_second_daemon_on_the_same_config_by_another_path_refuses(pair: tuple[
         second.communicate()
         raise AssertionError(f"a second daemon runs for {other_name}") from None
     assert second.returncode == 1 and "already running" in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="track deliver (engineer P's file) appends a peer's conflict-marker "
+                   "lines to a live memory file when they arrive by fast-forward, while the jsonl merge "
+                   "driver drops such lines: the peer that merged never shows them, the one that "
+                   "fast-forwarded keeps them in its live file for good. Fix idea: deliver skips marker "
+                   "lines of jsonl files as the driver does")
+def test_conflict_markers_pushed_by_another_tool_never_reach_a_live_memory_file(
+        pair: tuple[Peer, Peer], remote: Path, tmp_path: Path) -> None:
+    """I3: a tool other than memsync pushed a memory file holding a conflict it left unresolved. The
+    entry inside reaches the live file; the marker lines never do."""
+    alice, _bob = pair
+    assert alice.cli("sync").returncode == 0
+    hand = tmp_path / "tools" / "hand"
+    subprocess.run(["git", "clone", "-q", str(remote), str(hand)], check=True, capture_output=True)
+    entry = b'{"created_at":"2026-11-30T10:00:00Z","id":"byhand1","kind":"fact","text":"pushed by hand"}\n'
+    with (hand / MEMORY_STORE).open("ab") as memory:
+        memory.write(b"<<<<<<< HEAD\n" + entry + b"=======\n>>>>>>> other\n")
+    for args in (("add", "-A"), ("commit", "-qm", "by hand"), ("push", "-q", "origin", "main")):
+        subprocess.run(["git", *args], cwd=hand, check=True, capture_output=True)
+    assert alice.cli("sync").returncode == 0
+    live = alice.read_live(MEMORY_FILE)
+    assert entry in live
+    assert b"<<<<<<<" not in live and b">>>>>>>" not in live and b"=======\n" not in live
