@@ -2,7 +2,8 @@
 
 The dead lines leave the live file and the store copy and stay gone through later cycles; a peer's store
 loses them through the merge while its view stays equal; no live line is lost, including a peer's line
-the store has and the live file has not received yet.
+the store has and the live file has not received yet; an entry that superseded another stays, so a peer
+holding the target drops it from its view.
 """
 
 from __future__ import annotations
