@@ -14,10 +14,9 @@ So, under the store's cycle lock (a running daemon waits):
    keeps a base line only when no side removed it); their live files keep them until compacted there,
    and every view is the same, since tombstones are kept.
 
-Both keep, besides what ``formats.jsonl.compacted`` keeps, every entry that supersedes another, dead or
-not: every ``supersedes`` counts in the view whatever happened to its entry, so it is what keeps its
-target dead, like a tombstone, on a peer whose live file has the target and had not received the
-superseding entry yet (found by the chaos run: without it that peer's view got the target back).
+Both follow ``formats.jsonl.compacted``, which keeps every entry that supersedes another, dead or not,
+like a tombstone (found by the chaos run: without it a peer whose live file had the target but not yet
+the superseding entry saw the target come back).
 
 Killed after step 2, the store is compacted and the live file not: the sync state still matches the live
 file and nothing is lost; compact again. Killed after step 3, the next publish sees a rewritten file and
@@ -31,21 +30,16 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-import filelock
-
 from memsync.config import Config, StoreConfig, Track, config_path, load_config
 from memsync.cycle import cycle_lock, open_store
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import (
-    FORMAT,
-    Entry,
     MemoryFile,
-    ParsedMemory,
-    canonical_json,
     compacted,
+    ensure_compactable,
     parse_memory,
 )
-from memsync.fsio import atomic_write, writer_lock
+from memsync.fsio import atomic_write
 from memsync.layout import is_ignored, kind_of
 from memsync.syncstate import FileState, HeldLine, SyncState
 from memsync.track import _sha, describe_changes, publish, track_name
@@ -138,13 +132,13 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
             if _sha(accounted) != current.prefix_hash:
                 raise MemsyncError(f"compact {tracked.live}: it was rewritten while memsync published it. "
                                    "Retry when no agent is writing")
-            expected = _compacted(parse_memory(accounted), accounted, now)
+            expected = compacted(parse_memory(accounted), accounted, now)
             store_before = store_file.read_bytes() if store_file.is_file() else None
             store_after = None if store_before is None else _compacted_store(tracked, store_before, now)
             if store_after is not None:
                 atomic_write(store_file, store_after)
             try:
-                before, after = _compact_live(tracked.live, now)
+                report = MemoryFile(tracked.live).compact(now)
             except MemsyncError:
                 if store_before is not None:
                     atomic_write(store_file, store_before)
@@ -156,7 +150,7 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
         commit = store.commit_all(f"{track_name(tracked.track)}: {label + ' ' if label else ''}"
                                   f"compacted, -{removed} line{'' if removed == 1 else 's'}")
     log.info("compacted %s and its store copy %s:%s (-%d lines)", tracked.live, store_cfg.name, rel, removed)
-    return Compaction(tracked.live, before.count(b"\n"), after.count(b"\n"), store_cfg.name, rel, removed,
+    return Compaction(tracked.live, report.lines_before, report.lines_after, store_cfg.name, rel, removed,
                       commit)
 
 
@@ -180,72 +174,8 @@ def _published_state(tracked: _Tracked, state: SyncState) -> FileState:
 def _compacted_store(tracked: _Tracked, data: bytes, now: datetime) -> bytes:
     """The compacted store copy ``data``; MemsyncError (before anything changed) when it cannot be."""
     parsed = parse_memory(data)
-    _check(f"compact {tracked.live}: its store copy", parsed)
-    return _compacted(parsed, data, now)
-
-
-def _check(what: str, parsed: ParsedMemory) -> None:
-    """MemsyncError unless ``parsed`` is an agent-memory/0.1 file without an unfinished last line."""
-    if parsed.header is not None and parsed.header.format != FORMAT:
-        raise MemsyncError(f"{what} is {parsed.header.format!r}, not {FORMAT!r}. Use a tool that knows "
-                           "that format")
-    if parsed.partial_tail:
-        raise MemsyncError(f"{what} ends in an unfinished line (a writer may be busy). Retry when no agent "
-                           "is writing")
-
-
-def _compacted(parsed: ParsedMemory, data: bytes, now: datetime) -> bytes:
-    """``formats.jsonl.compacted`` of the memory file bytes ``data`` (parsed as ``parsed``) at ``now``,
-    plus, at their place, the entries that supersede another (see the module docstring), each once."""
-    out = compacted(parsed, data, now)
-    kept = set(out.split(b"\n")[:-1])
-    kept_canonical = {canonical_json(n.record.to_obj()) for n in parsed.records if n.raw in kept}
-    markers: dict[bytes, bytes] = {}
-    for numbered in parsed.records:
-        record = numbered.record
-        if isinstance(record, Entry) and record.supersedes not in (None, record.id):
-            canonical = canonical_json(record.to_obj())
-            if canonical not in kept_canonical:
-                markers.setdefault(canonical, numbered.raw)
-    if not markers:
-        return out
-    wanted = kept | set(markers.values())
-    header = out.split(b"\n", 1)[0]
-    lines = [header]
-    for raw in data.split(b"\n")[1 if parsed.header is not None else 0:-1]:
-        if raw in wanted:
-            lines.append(raw)
-            wanted.discard(raw)
-    return b"".join(line + b"\n" for line in lines)
-
-
-def _compact_live(path: Path, now: datetime) -> tuple[bytes, bytes]:
-    """Rewrite the live memory file ``path`` as ``_compacted`` atomically under its writer lock; return
-    its bytes before and after. The rules of ``MemoryFile.compact`` (issue 2 "compact"), whose
-    ``formats.jsonl.compacted`` lacks the superseding entries: refused (MemsyncError, file unchanged)
-    while another writer holds the lock, for another format, an unfinished last line, or a change meanwhile.
-    """
-    lock = writer_lock(path)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        raise MemsyncError(f"compact {path}: another memsync process is writing it. Retry when it is done") \
-            from None
-    try:
-        before = _read(path)
-        parsed = parse_memory(before)
-        _check(f"compact {path}: the file", parsed)
-        after = _compacted(parsed, before, now)
-        if _read(path) != before:
-            raise MemsyncError(f"compact {path}: the file changed while it was being compacted. Retry when "
-                               "no agent is writing")
-        try:
-            atomic_write(path, after)
-        except OSError as exc:
-            raise MemsyncError(f"compact {path}: {exc.strerror or exc}. The file is unchanged") from None
-        return before, after
-    finally:
-        lock.release()
+    ensure_compactable(f"compact {tracked.live}: its store copy", parsed)
+    return compacted(parsed, data, now)
 
 
 def _state_after(current: FileState, accounted: bytes, expected: bytes, live: bytes) -> FileState:

@@ -379,3 +379,18 @@ def test_prompt_is_cut_at_whole_entries_to_max_bytes() -> None:
     # nothing fits: the note alone says what was left out, rather than an empty block
     assert render_prompt(entries, max_bytes=10) == "(30 more entries left out to fit the size limit)\n"
     assert render_prompt(entries[:1], max_bytes=10) == "(1 more entry left out to fit the size limit)\n"
+
+
+def test_compact_keeps_a_dead_entry_that_supersedes_another(tmp_path: Path) -> None:
+    """X <- Y <- Z: Y is dead (Z supersedes it) but is what keeps X dead on a copy that has X and not Y."""
+    path = tmp_path / "m.jsonl"
+    chain = [entry("x", 0), entry("y", 1, supersedes="x"), entry("z", 2, supersedes="y")]
+    path.write_bytes(file_bytes(*chain))
+
+    MemoryFile(path).compact(now=NOW)
+
+    kept = [json.loads(line) for line in path.read_bytes().split(b"\n")[1:-1]]
+    assert kept == chain[1:]
+    stale_copy = file_bytes(chain[0], chain[1])  # a peer that never received z
+    merged_view = parse_memory(stale_copy + path.read_bytes().split(b"\n", 1)[1]).view(NOW)
+    assert [e.id for e in merged_view] == ["z"]

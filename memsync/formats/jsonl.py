@@ -583,15 +583,18 @@ def default_memory_path() -> Path:
 
 def compacted(parsed: ParsedMemory, data: bytes, now: datetime) -> bytes:
     """The compacted form of a memory file's bytes ``data`` (parsed as ``parsed``) at ``now``: its header
-    line (a new one if it had none), then in file order the live entries, every tombstone, and the
-    malformed lines, each line's original bytes, identical lines once. Issue 2 "compact"."""
+    line (a new one if it had none), then in file order the live entries, every tombstone, every entry
+    that supersedes another, and the malformed lines, each line's original bytes, identical lines once.
+    Issue 2 "compact". Superseding entries are kept, dead or not, like tombstones: each says its target
+    is gone, and without it a copy that holds the target but not the superseder would bring it back."""
     live = {entry.canonical for entry in parsed.view(now)}
     keep: dict[int, bytes] = dict(parsed.malformed)
     seen: set[bytes] = set()
     for numbered in parsed.records:
         record = numbered.record
         canonical = canonical_json(record.to_obj())
-        if (isinstance(record, Tombstone) or canonical in live) and canonical not in seen:
+        marker = isinstance(record, Tombstone) or record.supersedes not in (None, record.id)
+        if (marker or canonical in live) and canonical not in seen:
             seen.add(canonical)
             keep[numbered.line] = numbered.raw
     if parsed.header is not None:
@@ -600,6 +603,17 @@ def compacted(parsed: ParsedMemory, data: bytes, now: datetime) -> bytes:
     else:
         header = canonical_json(Header(created_at=format_timestamp(now)).to_obj())
     return b"".join(line + b"\n" for line in [header, *(keep[n] for n in sorted(keep))])
+
+
+def ensure_compactable(what: str, parsed: ParsedMemory) -> None:
+    """Raise MemsyncError("<what> ...") unless ``parsed`` is agent-memory/0.1 (or has no header) and
+    does not end in an unfinished line (a writer may be busy): what compaction refuses."""
+    if parsed.header is not None and parsed.header.format != FORMAT:
+        raise MemsyncError(f"{what} is {parsed.header.format!r}, not {FORMAT!r}. Use a tool that knows "
+                           "that format")
+    if parsed.partial_tail:
+        raise MemsyncError(f"{what} ends in an unfinished line (a writer may be busy). Retry when no agent "
+                           "is writing")
 
 
 @dataclass(frozen=True)
@@ -796,12 +810,7 @@ class MemoryFile:
         try:
             before = _read_bytes(self.path)
             parsed = parse_memory(before)
-            if parsed.header is not None and parsed.header.format != FORMAT:
-                raise MemsyncError(f"compact {self.path}: the file is {parsed.header.format!r}, not "
-                                   f"{FORMAT!r}. Use a tool that knows that format")
-            if parsed.partial_tail:
-                raise MemsyncError(f"compact {self.path}: its last line is unfinished (a writer may be "
-                                   "busy). Retry when no agent is writing")
+            ensure_compactable(f"compact {self.path}: the file", parsed)
             out = compacted(parsed, before, now or datetime.now(UTC))
             if _read_bytes(self.path) != before:
                 raise MemsyncError(f"compact {self.path}: the file changed while it was being compacted. "
