@@ -52,7 +52,8 @@ def state_dir() -> Path:
 
 
 def _instance_stem(path: Path) -> Path:
-    digest = hashlib.sha256(str(path.expanduser().absolute()).encode()).hexdigest()[:16]
+    # resolve(): the same config reached through '..' or a symlink is the same daemon.
+    digest = hashlib.sha256(str(path.expanduser().resolve()).encode()).hexdigest()[:16]
     return state_dir() / f"daemon-{digest}"
 
 

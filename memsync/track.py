@@ -31,6 +31,7 @@ import functools
 import hashlib
 import logging
 import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -357,12 +358,23 @@ def _run_publish(track: Track, worktree: Path, state: SyncState, scan: Scanner, 
 
 # --- small helpers -------------------------------------------------------------------------------
 
+_NOT_REGULAR_WARNED: set[Path] = set()
+
+
 def _read(path: Path) -> bytes | None:
-    """The bytes of ``path``, or None when it does not exist (or is not a file)."""
+    """The bytes of ``path``, or None when it does not exist or is not a regular file (a FIFO or device
+    in place of a memory file must not block the cycle: it is opened non-blocking and left alone)."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            if path not in _NOT_REGULAR_WARNED:  # once per path and process, not every cycle
+                _NOT_REGULAR_WARNED.add(path)
+                log.warning("%s is not a regular file: memsync leaves it alone", path)
+            return None
+        return handle.read()
 
 
 def _sha(data: bytes) -> str:

@@ -94,10 +94,6 @@ def test_a_store_left_off_its_branch_by_hand_still_syncs(pair: tuple[Peer, Peer]
         no_markers(alice, bob)
 
 
-@pytest.mark.xfail(strict=True, reason="track._read (engineer P's file) opens a tracked live file with a "
-                   "plain blocking open(): a FIFO in its place blocks the cycle forever, holding the cycle "
-                   "lock (so `memsync sync` waits too) while `status` says all is well. Fix: open with "
-                   "O_NONBLOCK and refuse what fstat says is not a regular file, with a one-line warning")
 def test_a_fifo_in_place_of_the_tracked_memory_file_does_not_hang_the_daemon(pair: tuple[Peer, Peer]) -> None:
     """Daemon liveness: a tracked path that is a named pipe (no writer) must not stop every other file
     from syncing."""
@@ -230,10 +226,6 @@ def test_writes_behind_symlinked_tracked_paths_are_seen_at_once(tmp_path: Path, 
             alice.kill()
 
 
-@pytest.mark.xfail(strict=True, reason="daemon._instance_stem (engineer D3, edited at 14:36) keys the "
-                   "single-instance lock on Path.absolute(), which keeps '..' and symlinks: the same config "
-                   "named another way starts a second daemon on the same store (and `status` of one name "
-                   "does not see the other's daemon). Fix: key it on Path.resolve()")
 def test_a_second_daemon_on_the_same_config_by_another_path_refuses(pair: tuple[Peer, Peer]) -> None:
     """Issue 4 "Daemon": single instance per store, whatever spelling of the config path starts it."""
     alice, _bob = pair
