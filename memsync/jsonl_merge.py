@@ -104,6 +104,12 @@ class _Line:
     header: bool
 
 
+def is_conflict_marker(line: bytes) -> bool:
+    """True for a conflict-marker line another tool left (``<<<<<<< x``, ``=======``, ``>>>>>>> x``,
+    ``||||||| x``; ``line`` without its line end): the one kind of line the jsonl merge drops."""
+    return _MARKER.match(line) is not None
+
+
 def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
     """Complete lines of ``data`` (an unterminated last line counts), BOM, CR ends and conflict-marker
     lines dropped."""
@@ -116,7 +122,7 @@ def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
     for line in lines:
         if line.endswith(b"\r"):
             line = line[:-1]
-        if not _MARKER.match(line):
+        if not is_conflict_marker(line):
             out.append(line)
     return out
 

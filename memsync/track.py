@@ -50,6 +50,7 @@ from memsync.fsio import (
     temp_beside,
     writer_lock,
 )
+from memsync.jsonl_merge import is_conflict_marker
 from memsync.layout import Kind, is_append_only, is_ignored, kind_of
 from memsync.merge import merge_for_path
 from memsync.secrets import Finding, scan_text
@@ -857,7 +858,9 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
     for line in lines:
         if have[line]:
             have[line] -= 1
-        else:
+        elif not (f.rel.endswith(".jsonl") and is_conflict_marker(line.rstrip(b"\r\n"))):
+            # A marker line another tool committed reaches us by fast-forward; the jsonl driver drops
+            # such lines in a merge, and deliver does too, so no live memory file ever holds one (I3).
             missing.append(line)
     if not missing:
         if current.store_seen != seen:

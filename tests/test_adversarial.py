@@ -243,11 +243,6 @@ def test_a_second_daemon_on_the_same_config_by_another_path_refuses(pair: tuple[
     assert second.returncode == 1 and "already running" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="track deliver (engineer P's file) appends a peer's conflict-marker "
-                   "lines to a live memory file when they arrive by fast-forward, while the jsonl merge "
-                   "driver drops such lines: the peer that merged never shows them, the one that "
-                   "fast-forwarded keeps them in its live file for good. Fix idea: deliver skips marker "
-                   "lines of jsonl files as the driver does")
 def test_conflict_markers_pushed_by_another_tool_never_reach_a_live_memory_file(
         pair: tuple[Peer, Peer], remote: Path, tmp_path: Path) -> None:
     """I3: a tool other than memsync pushed a memory file holding a conflict it left unresolved. The
