@@ -315,7 +315,7 @@ def _walk(root: Path, *, follow_inside: bool) -> set[str]:
     """Relative POSIX paths of the regular files under ``root``, skipping ignored paths.
 
     Symlinks are skipped, except (``follow_inside``) a symlink to a regular file inside ``root``.
-    Symlinked directories are never entered. Unreadable directories are skipped.
+    Symlinked directories are never entered. Unreadable directories and symlink loops are skipped.
     """
     found: set[str] = set()
     if not root.is_dir():
@@ -339,7 +339,10 @@ def _walk(root: Path, *, follow_inside: bool) -> set[str]:
             elif entry.is_file(follow_symlinks=False):
                 found.add(label)
             elif follow_inside and entry.is_symlink():
-                target = Path(entry.path).resolve()
+                try:
+                    target = Path(entry.path).resolve()
+                except (OSError, RuntimeError):  # a symlink loop: Python 3.11 raises RuntimeError
+                    continue
                 if target.is_relative_to(real_root) and target.is_file():
                     found.add(label)
     return found

@@ -243,7 +243,7 @@ class Watcher:
             for target in self._tracked:
                 # watchdog watches a symlink itself (IN_DONT_FOLLOW): a tracked path that is one is also
                 # watched where it points, whose events carry the real path.
-                real = target.resolve() if target.is_symlink() else None
+                real = _resolved(target) if target.is_symlink() else None
                 if target.is_dir():
                     dirs.append(target)
                     # The parent too: a tracked directory renamed or removed as a whole is an event there.
@@ -401,3 +401,11 @@ def read_ref(git_dir: Path, ref: str) -> str | None:
         if name == ref:
             return sha
     return None
+
+
+def _resolved(path: Path) -> Path | None:
+    """Where the symlink ``path`` points, or None for a symlink loop (which cannot be watched)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError for a loop
+        return None

@@ -231,9 +231,6 @@ def test_a_symlink_to_the_role_directory_itself_is_not_followed(pair: tuple[Peer
         f"{ROLE_STORE}/real_entry.md"]
 
 
-@pytest.mark.xfail(strict=True, reason="track._walk (engineer D2) calls Path.resolve() on a symlink loop, "
-                   "which raises RuntimeError: every cycle of the store crashes (exit 3) until the loop is "
-                   "removed")
 def test_a_symlink_loop_inside_a_role_directory(pair: tuple[Peer, Peer]) -> None:
     alice, bob = pair
     (alice.role_dir / "loop_a").symlink_to(alice.role_dir / "loop_b")
