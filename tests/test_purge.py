@@ -135,10 +135,9 @@ def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="Store.resync (engineer D1) re-applies the machine's old history and "
-                   "cycle.resync (D3) re-publishes its live files, so a peer that follows its status "
-                   "advice (`memsync resync origin`) instead of running `memsync purge` pushes the purged "
-                   "text back. Needs a purge record carried by the rewritten history that resync honours, "
-                   "or the diverged message naming `memsync purge`")
+                   "cycle.resync (D3) re-publishes its live files, so a peer that runs `memsync resync "
+                   "origin` instead of `memsync purge` pushes the purged text back (status now names purge; "
+                   "a purge record carried by the rewritten history that resync honours would close it)")
 def test_a_peer_that_only_runs_resync_does_not_bring_the_text_back(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
