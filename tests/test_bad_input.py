@@ -219,6 +219,22 @@ def test_a_tracked_file_replaced_by_a_directory(pair: tuple[Peer, Peer]) -> None
     assert alice.read_live(MEMORY_FILE) == HEADER + line
 
 
+@pytest.mark.xfail(strict=True, reason="track (engineer D2, since ~14:55): a curated entry replaced by a "
+                   "directory fails every cycle of the store with '[Errno 21] Is a directory', so nothing "
+                   "else syncs either (the daemon stays up, retrying)")
+def test_a_curated_entry_replaced_by_a_directory(pair: tuple[Peer, Peer]) -> None:
+    alice, bob = pair
+    entry = alice.write_curated("soon_a_dir", "kept in the store\n")
+    both_sync(alice, bob)
+    (alice.role_dir / "soon_a_dir.md").unlink()
+    (alice.role_dir / "soon_a_dir.md").mkdir()
+    line = alice.append_entry("still syncs")
+    both_sync(alice, bob)
+    assert line in bob.read_live(MEMORY_FILE)
+    assert bob.read_live("soon_a_dir.md") in (entry, b"")  # kept, or deleted like any deletion
+    assert any(blob == entry for blob in store_blobs(bob, f"{ROLE_STORE}/soon_a_dir.md"))
+
+
 def test_a_symlink_to_the_role_directory_itself_is_not_followed(pair: tuple[Peer, Peer]) -> None:
     alice, bob = pair
     (alice.role_dir / "up").symlink_to(alice.role_dir)
@@ -472,10 +488,6 @@ def test_the_daemon_survives_the_file_level_bad_inputs(pair: tuple[Peer, Peer]) 
             out.write(b'{"broken": \n[1,2]\n\xff\xfe\n{"id":"n","text":"a\x00b"}\n' + HEADER)
         (alice.role_dir / "up").symlink_to(alice.role_dir)
         alice.append_daily("- [09:00] \xff not utf-8 as text, fine as bytes\n")
-        (alice.role_dir / "gone.md").write_text("soon a directory\n")
-        wait_for(lambda: bob.read_live("gone.md") == b"soon a directory\n", timeout=20)
-        (alice.role_dir / "gone.md").unlink()
-        (alice.role_dir / "gone.md").mkdir()
         line = alice.append_entry("the daemon still syncs after all that")
         wait_for(lambda: line in bob.read_live(MEMORY_FILE), timeout=20, what="the last line at bob")
         assert not alice.proc_dead() and not bob.proc_dead()
