@@ -372,12 +372,14 @@ def _read(path: Path) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if not stat.S_ISDIR(mode) and path not in _NOT_REGULAR_WARNED:  # once per path and process
+            _NOT_REGULAR_WARNED.add(path)
+            log.warning("%s is not a regular file: memsync leaves it alone", path)
+        return None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            if path not in _NOT_REGULAR_WARNED:  # once per path and process, not every cycle
-                _NOT_REGULAR_WARNED.add(path)
-                log.warning("%s is not a regular file: memsync leaves it alone", path)
-            return None
         return handle.read()
 
 

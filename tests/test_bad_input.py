@@ -219,9 +219,6 @@ def test_a_tracked_file_replaced_by_a_directory(pair: tuple[Peer, Peer]) -> None
     assert alice.read_live(MEMORY_FILE) == HEADER + line
 
 
-@pytest.mark.xfail(strict=True, reason="track (engineer D2, since ~14:55): a curated entry replaced by a "
-                   "directory fails every cycle of the store with '[Errno 21] Is a directory', so nothing "
-                   "else syncs either (the daemon stays up, retrying)")
 def test_a_curated_entry_replaced_by_a_directory(pair: tuple[Peer, Peer]) -> None:
     alice, bob = pair
     entry = alice.write_curated("soon_a_dir", "kept in the store\n")
