@@ -6,10 +6,14 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.helpers import CORPUS
+from tests.helpers import CORPUS, bare_remote
+
+if TYPE_CHECKING:
+    from tests.peers import Peer
 
 _SESSION_ROOT = Path(tempfile.mkdtemp(prefix="memsync-tests-"))
 
@@ -57,3 +61,19 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS} (set MEMSYNC_CORPUS to its path)")
     return CORPUS
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    """An empty bare repository (branch main) that the test's peers share."""
+    return bare_remote(tmp_path / "remote.git")
+
+
+@pytest.fixture
+def peers() -> Iterator[list[Peer]]:
+    """Peers a test makes (append them); any daemon still running at the end is killed."""
+    made: list[Peer] = []
+    yield made
+    for peer in made:
+        if not peer.proc_dead():
+            peer.kill()

@@ -17,7 +17,8 @@ CORPUS = Path(os.environ.get("MEMSYNC_CORPUS", REPO_ROOT.parent / "shared" / "co
 
 
 def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float = 0.05, what: str = "") -> T:
-    """Poll ``predicate`` until it returns a truthy value (returned) or ``timeout`` seconds pass (AssertionError)."""
+    """Poll ``predicate`` until it returns a truthy value (returned), or raise AssertionError after
+    ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -39,9 +40,17 @@ def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return result.stdout
 
 
+def bare_remote(path: Path) -> Path:
+    """Create an empty bare repository at ``path`` (branch main) and return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git(path.parent, "init", "--bare", "-q", "-b", "main", str(path))
+    return path
+
+
 def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
             input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m memsync ARGS`` as a real subprocess; returns the completed process (never raises on exit code)."""
+    """Run ``python -m memsync ARGS`` as a real subprocess and return the completed process (whatever
+    its exit code)."""
     return subprocess.run(
         [sys.executable, "-m", "memsync", *args], cwd=cwd, input=input, timeout=timeout,
         env=None if env is None else {**os.environ, **env}, capture_output=True, text=True, check=False,

@@ -43,13 +43,6 @@ DAY = "2026-11-30"
 HEADER = b'{"created_at":"2026-11-30T00:00:00Z","format":"agent-memory/0.1"}\n'
 
 
-def bare_remote(path: Path) -> Path:
-    """Create an empty bare repository at ``path`` (branch main) and return its path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    git(path.parent, "init", "--bare", "-q", "-b", "main", str(path))
-    return path
-
-
 def entry_line(text: str, kind: str = "lesson", **extra: Any) -> bytes:
     """One agent-memory/0.1 entry line (with its newline) with a fresh id and the current time."""
     entry = {"id": secrets.token_hex(6), "kind": kind, "text": text, "scope": "global",

@@ -10,13 +10,6 @@ from memsync.store import Store
 from tests.helpers import git
 
 
-def bare_remote(path: Path) -> Path:
-    """A new empty bare repository at ``path`` (branch ``main``)."""
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "--bare", "-b", "main")
-    return path
-
-
 def store_config(path: Path, remotes: Mapping[str, str | Path] | None = None, name: str = "personal",
                  branch: str = "main") -> StoreConfig:
     """A StoreConfig for a store at ``path`` with ``remotes`` (name -> URL or path)."""

@@ -14,16 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import wait_for
-from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, bare_remote, entry_line, running
+from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, entry_line, running
 
 pytestmark = pytest.mark.slow
 
 DAILY = f"daily/{DAY}.md"
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    return bare_remote(tmp_path / "remote.git")
 
 
 @pytest.fixture

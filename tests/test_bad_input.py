@@ -20,15 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, wait_for
-from tests.peers import DAY, HEADER, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, bare_remote
+from tests.helpers import bare_remote, git, wait_for
+from tests.peers import DAY, HEADER, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer
 
 DAILY = f"daily/{DAY}.md"
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    return bare_remote(tmp_path / "remote.git")
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ holding the target drops it from its view.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,20 +16,10 @@ import pytest
 
 from memsync.formats.jsonl import canonical_json, parse_memory
 from memsync.fsio import append_once
-from tests.helpers import wait_for
-from tests.peers import MEMORY_FILE, MEMORY_STORE, Peer, bare_remote, running
+from tests.helpers import bare_remote, wait_for
+from tests.peers import MEMORY_FILE, MEMORY_STORE, Peer, running
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def peers(tmp_path: Path) -> Iterator[list[Peer]]:
-    """Peers made by a test; any daemon still running at the end is killed."""
-    made: list[Peer] = []
-    yield made
-    for peer in made:
-        if not peer.proc_dead():
-            peer.kill()
 
 
 def tombstone(line: bytes) -> bytes:

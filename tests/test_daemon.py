@@ -16,12 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import git, wait_for
-from tests.peers import MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, bare_remote, running
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    return bare_remote(tmp_path / "remote.git")
+from tests.peers import MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, running
 
 
 @pytest.fixture

@@ -11,29 +11,14 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import git, wait_for
-from tests.peers import MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, bare_remote, running
+from tests.peers import MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, running
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    return bare_remote(tmp_path / "remote.git")
-
-
-@pytest.fixture
-def peers() -> Iterator[list[Peer]]:
-    made: list[Peer] = []
-    yield made
-    for peer in made:
-        if not peer.proc_dead():
-            peer.kill()
 
 
 def make_peer(tmp_path: Path, remote: Path, peers: list[Peer], name: str = "alice", **kw: float) -> Peer:

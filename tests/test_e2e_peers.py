@@ -12,30 +12,14 @@ import subprocess
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import git, wait_for
-from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, bare_remote, running
+from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, running
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    return bare_remote(tmp_path / "remote.git")
-
-
-@pytest.fixture
-def peers(tmp_path: Path) -> Iterator[list[Peer]]:
-    """Peers made by a test; any daemon still running at the end is killed."""
-    made: list[Peer] = []
-    yield made
-    for peer in made:
-        if not peer.proc_dead():
-            peer.kill()
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_for
-from tests.peers import Peer, bare_remote
+from tests.helpers import bare_remote, wait_for
+from tests.peers import Peer
 
 RECEIVER = "reviewer"
 

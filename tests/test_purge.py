@@ -11,8 +11,8 @@ import pytest
 
 from memsync.errors import MemsyncError
 from memsync.purge import Needle, filter_stream
-from tests.helpers import wait_for
-from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, bare_remote, entry_line
+from tests.helpers import bare_remote, wait_for
+from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
 
 PIN = "4711-ALPHA-ZULU-pin"  # a credential no scanner knows: it reached the store and must be purged
 DAILY = f"daily/{DAY}.md"

@@ -16,7 +16,8 @@ import pytest
 
 from memsync.fsio import append_once, atomic_write
 from memsync.secrets import scan_text
-from tests.peers import DAY, MEMORY_FILE, Peer, bare_remote, entry_line
+from tests.helpers import bare_remote
+from tests.peers import DAY, MEMORY_FILE, Peer, entry_line
 
 pytestmark = pytest.mark.slow
 

@@ -12,9 +12,8 @@ import pytest
 
 from memsync.errors import MemsyncError
 from memsync.store import FORMAT_FILE, Store, local_remote_path
-from tests.helpers import git, wait_for
+from tests.helpers import bare_remote, git, wait_for
 from tests.stores import (
-    bare_remote,
     commit_count,
     identity,
     new_store,

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from memsync.store import Store
-from tests.helpers import REPO_ROOT, git, wait_for
-from tests.stores import append, bare_remote, new_store, read, reopen, worktree_clean, write
+from tests.helpers import REPO_ROOT, bare_remote, git, wait_for
+from tests.stores import append, new_store, read, reopen, worktree_clean, write
 
 HEADER = '{"format":"agent-memory/0.1","created_at":"2026-11-01T00:00:00Z"}\n'
 

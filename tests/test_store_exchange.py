@@ -19,10 +19,9 @@ import pytest
 
 from memsync.errors import MemsyncError
 from memsync.store import FORMAT_FILE, Store
-from tests.helpers import git
+from tests.helpers import bare_remote, git
 from tests.stores import (
     append,
-    bare_remote,
     commit_count,
     new_store,
     read,
@@ -38,11 +37,6 @@ HEADER = '{"format":"agent-memory/0.1","created_at":"2026-11-01T00:00:00Z"}\n'
 def _entry(entry_id: str, text: str, minute: int) -> str:
     return json.dumps({"id": entry_id, "kind": "lesson", "text": text, "source": "session:t",
                        "created_at": f"2026-11-30T10:{minute:02d}:00Z"}) + "\n"
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    return bare_remote(tmp_path / "remote.git")
 
 
 @pytest.fixture

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from memsync.formats.jsonl import build_view, canonical_json, parse_memory, parse_record
 from memsync.layout import is_append_only
-from tests.helpers import REPO_ROOT, wait_for
-from tests.peers import DAY, MEMORY_FILE, Peer, bare_remote
+from tests.helpers import REPO_ROOT, bare_remote, wait_for
+from tests.peers import DAY, MEMORY_FILE, Peer
 
 NAMES = ("alice", "bob", "carol")
 SKEWED = "carol"

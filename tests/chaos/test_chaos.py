@@ -13,7 +13,8 @@ import pytest
 
 from memsync.merge import merge_daily
 from tests.chaos.harness import Chaos
-from tests.peers import Peer, bare_remote
+from tests.helpers import bare_remote
+from tests.peers import Peer
 
 
 @pytest.fixture
