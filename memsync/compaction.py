@@ -41,8 +41,8 @@ from memsync.formats.jsonl import (
 )
 from memsync.fsio import atomic_write
 from memsync.layout import is_ignored, kind_of
-from memsync.syncstate import FileState, HeldLine, SyncState
-from memsync.track import _sha, describe_changes, publish, track_name
+from memsync.syncstate import FileState, HeldLine, SyncState, digest
+from memsync.track import describe_changes, publish, track_name
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
                 store.commit_all(message)  # what was published is history before it is compacted
             current = _published_state(tracked, state)
             accounted = _read(tracked.live)[:current.offset]
-            if _sha(accounted) != current.prefix_hash:
+            if digest(accounted) != current.prefix_hash:
                 raise MemsyncError(f"compact {tracked.live}: it was rewritten while memsync published it. "
                                    "Retry when no agent is writing")
             expected = compacted(parse_memory(accounted), accounted, now)
@@ -195,5 +195,5 @@ def _state_after(current: FileState, accounted: bytes, expected: bytes, live: by
     new_numbers = {line: number for number, line in enumerate(expected.split(b"\n")[:-1], start=1)}
     held = tuple(HeldLine(new_numbers[old_lines[h.line - 1]], h.detector) for h in current.held
                  if h.line <= len(old_lines) and old_lines[h.line - 1] in new_numbers)
-    return replace(current, offset=len(expected), prefix_hash=_sha(expected), partial_at=None,
+    return replace(current, offset=len(expected), prefix_hash=digest(expected), partial_at=None,
                    partial_hash=None, partial_since=None, store_seen=None, held=held)

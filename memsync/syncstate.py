@@ -15,6 +15,7 @@ lines and every repetition must sync); whole files keep the last synced bytes. I
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -57,6 +58,11 @@ _STATE_COLUMNS = (
     "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
     "kept, kept_base, kept_present, held, store_seen"
 )
+
+
+def digest(data: bytes) -> str:
+    """The hash every ``*_hash`` field of the sync state holds: sha256 of ``data``, hex."""
+    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)

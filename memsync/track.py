@@ -54,7 +54,7 @@ from memsync.jsonl_merge import is_conflict_marker
 from memsync.layout import Kind, is_append_only, is_ignored, kind_of
 from memsync.merge import merge_for_path
 from memsync.secrets import Finding, scan_text
-from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState
+from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState, digest
 
 log = logging.getLogger(__name__)
 
@@ -383,12 +383,8 @@ def _read(path: Path) -> bytes | None:
         return handle.read()
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _digest(data: bytes | None) -> str:
-    return _ABSENT if data is None else _sha(data)
+    return _ABSENT if data is None else digest(data)
 
 
 _TAIL = 65536  # bytes: the end of an append-only store copy that identifies its before/after forms
@@ -408,7 +404,7 @@ def _tail_mark(path: Path, size: int) -> str:
     An append-only store copy only grows while memsync holds the store, so its size and this digest tell
     its "before" form from its "after" form without reading a file of many megabytes.
     """
-    return _ABSENT if size < 0 else _sha(_tail_bytes(path, size, _TAIL))
+    return _ABSENT if size < 0 else digest(_tail_bytes(path, size, _TAIL))
 
 
 def _tail_bytes(path: Path, size: int, count: int) -> bytes:
@@ -579,7 +575,7 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
     if current is None and known_track:
         # A file new in a track memsync already syncs (not one it delivered: that has a state): every
         # line in it was written here, so all of them are published, even lines the store has from peers.
-        current = FileState(f.rel, offset=0, prefix_hash=_sha(b""))
+        current = FileState(f.rel, offset=0, prefix_hash=digest(b""))
     prefix = hashlib.sha256(memoryview(live)[:current.offset or 0] if current is not None else b"")
     if not settled and current is not None and current.offset is not None:
         out.warn(f"{f.live}: the store copy changed under an unfinished publish; settling by content")
@@ -634,7 +630,7 @@ def _publish_by_content(f: _File, state: SyncState, current: FileState | None, l
     held = tuple(HeldLine(live.count(b"\n", 0, missing[i][0]) + 1, detector)
                  for i, detector in sorted(flagged.items()))
     publish_lines = [line for i, (_, line) in enumerate(missing) if i not in flagged]
-    then = FileState(f.rel, offset=end, prefix_hash=_sha(live[:end]), held=held,
+    then = FileState(f.rel, offset=end, prefix_hash=digest(live[:end]), held=held,
                      partial_at=partial.partial_at, partial_hash=partial.partial_hash,
                      partial_since=partial.partial_since)
     _append_to_store(f, state, publish_lines, then, out)
@@ -678,18 +674,18 @@ def _finish_partial(f: _File, current: FileState | None, live: bytes, now: float
     partial = live[end:]
     if not partial:
         return live, _Partial()
-    digest = _sha(partial)
-    same = current is not None and current.partial_at == end and current.partial_hash == digest
+    partial_hash = digest(partial)
+    same = current is not None and current.partial_at == end and current.partial_hash == partial_hash
     since = now
     if same and current is not None and current.partial_since is not None:
         since = current.partial_since
     if now - since < grace_s:
-        return live, _Partial(end, digest, since)
+        return live, _Partial(end, partial_hash, since)
     with writer_lock(f.live):
         now_bytes = _read(f.live)
         # Only if nobody finished or extended the line meanwhile.
         if now_bytes is None or len(now_bytes) != len(live) or now_bytes[end:] != partial:
-            return live, _Partial(end, digest, since)
+            return live, _Partial(end, partial_hash, since)
         append_once(f.live, b"\n")
     line_no = live.count(b"\n") + 1
     out.warn(f"{f.live}: line {line_no} had no newline for {grace_s:g} s; memsync ended it "
@@ -709,8 +705,8 @@ def _append_to_store(f: _File, state: SyncState, lines: Sequence[bytes], then: F
     tail = _tail_bytes(f.store, size, _TAIL)
     if tail and not tail.endswith(b"\n"):
         data = b"\n" + data  # never glue a line onto an unfinished store line
-    before_mark = _ABSENT if size < 0 else _sha(tail)
-    after_mark = _sha((tail + data)[-_TAIL:])
+    before_mark = _ABSENT if size < 0 else digest(tail)
+    after_mark = digest((tail + data)[-_TAIL:])
     state.begin_publish(f.rel, PendingPublish(before_mark, size, after_mark, max(size, 0) + len(data), then))
     f.store.parent.mkdir(parents=True, exist_ok=True)
     seen_before = _stat_key(f.store)
@@ -855,7 +851,7 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
     if current is None or current.offset is None:
         out.waiting.append((f.rel, "not yet published"))
         return
-    if len(live) != current.offset or _sha(live) != current.prefix_hash:
+    if len(live) != current.offset or digest(live) != current.prefix_hash:
         out.waiting.append((f.rel, "the live file has lines not yet published"))
         return
     have = Counter(_split(live))
@@ -872,7 +868,7 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
             state.put(replace(current, store_seen=seen))
         return
     data = b"".join(missing)
-    then = replace(current, offset=current.offset + len(data), prefix_hash=_sha(live + data),
+    then = replace(current, offset=current.offset + len(data), prefix_hash=digest(live + data),
                    partial_at=None, partial_hash=None, partial_since=None, store_seen=seen)
     state.begin_delivery(f.rel, PendingDelivery(data, current.offset, False, then))
     with writer_lock(f.live):
@@ -897,7 +893,7 @@ def _create_live(f: _File, state: SyncState, lines: Sequence[bytes], out: _Colle
     if not lines:
         return
     data = b"".join(lines)
-    then = FileState(f.rel, offset=len(data), prefix_hash=_sha(data))
+    then = FileState(f.rel, offset=len(data), prefix_hash=digest(data))
     state.begin_delivery(f.rel, PendingDelivery(data, 0, False, then))
     if create_exclusive(f.live, data):
         state.finish_delivery(f.rel)

@@ -8,7 +8,6 @@ worker ROOT MODE`` the module is the sync worker the tests start and kill.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import signal
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 
 from memsync.config import Track
 from memsync.secrets import scan_text
-from memsync.syncstate import FileState, PendingDelivery, PendingPublish, SyncState
+from memsync.syncstate import FileState, PendingDelivery, PendingPublish, SyncState, digest
 from memsync.track import deliver, publish, reconcile
 from tests.helpers import REPO_ROOT
 
@@ -167,8 +166,8 @@ def test_kill_between_store_append_and_state_update_is_settled(tmp_path: Path) -
     before = store_copy.read_bytes()
     after = before + b"two\nthree\n"
     state.begin_publish("roles/qa/" + DAILY, PendingPublish(
-        hashlib.sha256(before).hexdigest(), len(before), hashlib.sha256(after).hexdigest(), len(after),
-        FileState("roles/qa/" + DAILY, offset=len(after), prefix_hash=hashlib.sha256(after).hexdigest())))
+        digest(before), len(before), digest(after), len(after),
+        FileState("roles/qa/" + DAILY, offset=len(after), prefix_hash=digest(after))))
     with store_copy.open("ab") as handle:
         handle.write(b"two\nthr")
     reconcile(track, tmp_path / "store", state, scan_text)
@@ -177,10 +176,6 @@ def test_kill_between_store_append_and_state_update_is_settled(tmp_path: Path) -
     assert store_copy.read_bytes() == b"one\ntwo\nthree\n"
     for _, s in machines:
         s.close()
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> None:
@@ -195,7 +190,7 @@ def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> N
     publish(track, tmp_path / "store", state, scan_text)
     rel = "roles/qa/" + DAILY
     data = b"peer 1\npeer 2\n"
-    then = FileState(rel, offset=5 + len(data), prefix_hash=_sha(b"mine\n" + data))
+    then = FileState(rel, offset=5 + len(data), prefix_hash=digest(b"mine\n" + data))
     # Killed before the write: the record is dropped and deliver writes the lines once.
     state.begin_delivery(rel, PendingDelivery(data, 5, False, then))
     reconcile(track, tmp_path / "store", state, scan_text)
@@ -206,7 +201,7 @@ def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> N
     store_copy.write_bytes(store_copy.read_bytes() + b"peer 3\n")
     current = state.get(rel)
     assert current is not None and current.offset is not None
-    then = FileState(rel, offset=current.offset + 7, prefix_hash=_sha(live.read_bytes() + b"peer 3\n"))
+    then = FileState(rel, offset=current.offset + 7, prefix_hash=digest(live.read_bytes() + b"peer 3\n"))
     state.begin_delivery(rel, PendingDelivery(b"peer 3\n", current.offset, False, then))
     with live.open("ab") as handle:
         handle.write(b"peer 3\n")
