@@ -28,6 +28,7 @@ import filelock
 
 from memsync.errors import MemsyncError
 from memsync.fsio import append_once, atomic_write, writer_lock
+from memsync.secrets import scan_text
 
 log = logging.getLogger(__name__)
 
@@ -831,9 +832,6 @@ def _refuse_secrets(path: Path, entry: Entry) -> None:
     """Raise MemsyncError when the entry holds a secret: its text as written (multi-line text scans line
     by line), then every other field as one JSON line (``"api_key":"..."`` reads as an assignment)."""
     others = {key: value for key, value in entry.to_obj().items() if key != "text"}
-    # Imported here: detect-secrets costs ~55 ms to import, and git's merge driver imports this module.
-    from memsync.secrets import scan_text
-
     findings = scan_text(entry.text + "\n" + canonical_json(others).decode("utf-8"))
     if findings:
         detectors = ", ".join(sorted({f.detector for f in findings}))
