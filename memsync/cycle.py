@@ -186,7 +186,8 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
         commit = store.commit_all(message)
         outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
-        delivered = [_delivered(deliver(track, store.worktree, state)) for track in reachable]
+        delivered = [_delivered(deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s))
+                     for track in reachable]
     if commit is not None and int(_read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
         store.gc_auto()
     unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)

@@ -39,6 +39,8 @@ CREATE TABLE IF NOT EXISTS states (
     held TEXT NOT NULL DEFAULT '[]', -- lines held back by the secret scanner: [[line, detector], ...]
     store_seen TEXT,                 -- append-only: size:mtime_ns:inode of the store copy last found
                                      -- wholly present in the live file (deliver skips it while unchanged)
+    rewritten_since REAL,            -- append-only: when the live file was found shrunk (seconds, caller's
+                                     -- clock); deliver leaves it alone until an agent appends again
     PRIMARY KEY (path, slot)
 )""", """
 CREATE TABLE IF NOT EXISTS pending (
@@ -56,8 +58,10 @@ CREATE TABLE IF NOT EXISTS pending (
 
 _STATE_COLUMNS = (
     "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
-    "kept, kept_base, kept_present, held, store_seen"
+    "kept, kept_base, kept_present, held, store_seen, rewritten_since"
 )
+# Columns added after the first release: a database made before them gains them on open.
+_ADDED_COLUMNS = {"rewritten_since": "REAL"}
 
 
 def digest(data: bytes) -> str:
@@ -81,10 +85,11 @@ class FileState:
     held back; None = unknown, settle by content), ``prefix_hash`` (sha256 hex of ``live[:offset]``) and
     the ``partial_*`` fields (an unfinished last line starting at byte ``partial_at`` with hash
     ``partial_hash`` first seen at ``partial_since`` seconds), and ``store_seen`` (size, mtime and inode
-    of the store copy last found wholly present in the live file). Whole files use ``synced`` (last synced
-    bytes, None = absent) when ``synced_known``, and ``kept`` (bytes an agent wrote while delivery
-    replaced the file, edited from ``kept_base``) when ``kept_present``. ``held`` lists lines the
-    secret scanner keeps on this machine.
+    of the store copy last found wholly present in the live file), and ``rewritten_since`` (when the live
+    file was found shrunk, in seconds: an agent rewriting it in place may still be writing). Whole files
+    use ``synced`` (last synced bytes, None = absent) when ``synced_known``, and ``kept`` (bytes an agent
+    wrote while delivery replaced the file, edited from ``kept_base``) when ``kept_present``. ``held``
+    lists lines the secret scanner keeps on this machine.
     """
 
     path: str
@@ -100,6 +105,7 @@ class FileState:
     kept_present: bool = False
     held: tuple[HeldLine, ...] = ()
     store_seen: str | None = None
+    rewritten_since: float | None = None
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ class PendingDelivery:
 def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
     """A FileState from one ``states`` row (columns in ``_STATE_COLUMNS`` order)."""
     (offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known,
-     kept, kept_base, kept_present, held, store_seen) = row
+     kept, kept_base, kept_present, held, store_seen, rewritten_since) = row
     assert offset is None or isinstance(offset, int)
     assert prefix_hash is None or isinstance(prefix_hash, str)
     assert partial_at is None or isinstance(partial_at, int)
@@ -146,6 +152,7 @@ def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
     assert kept_base is None or isinstance(kept_base, bytes)
     assert isinstance(held, str)
     assert store_seen is None or isinstance(store_seen, str)
+    assert rewritten_since is None or isinstance(rewritten_since, float | int)
     return FileState(
         path=path, offset=offset, prefix_hash=prefix_hash, partial_at=partial_at,
         partial_hash=partial_hash, partial_since=None if partial_since is None else float(partial_since),
@@ -153,6 +160,7 @@ def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
         kept_present=bool(kept_present),
         held=tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held)),
         store_seen=store_seen,
+        rewritten_since=None if rewritten_since is None else float(rewritten_since),
     )
 
 
@@ -162,6 +170,7 @@ def _state_values(state: FileState) -> tuple[object, ...]:
         state.offset, state.prefix_hash, state.partial_at, state.partial_hash, state.partial_since,
         state.synced, int(state.synced_known), state.kept, state.kept_base, int(state.kept_present),
         json.dumps([[h.line, h.detector] for h in state.held]), state.store_seen,
+        state.rewritten_since,
     )
 
 
@@ -183,6 +192,10 @@ class SyncState:
         with self._transaction():
             for statement in _SCHEMA:
                 self._db.execute(statement)
+            present = {str(row[1]) for row in self._db.execute("PRAGMA table_info(states)")}
+            for column, kind in _ADDED_COLUMNS.items():
+                if column not in present:
+                    self._db.execute(f"ALTER TABLE states ADD COLUMN {column} {kind}")
 
     def __enter__(self) -> SyncState:
         return self
@@ -211,7 +224,7 @@ class SyncState:
     def _put(self, state: FileState, slot: str) -> None:
         self._db.execute(
             f"INSERT OR REPLACE INTO states (path, slot, {_STATE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (state.path, slot, *_state_values(state)),
         )
 

@@ -193,12 +193,16 @@ def reconcile(track: Track, worktree: Path, state: SyncState, scan: Scanner = sc
     return _run_publish(track, worktree, state, scan, time.time(), float("inf"), False)
 
 
-def deliver(track: Track, worktree: Path, state: SyncState) -> DeliverReport:
+def deliver(track: Track, worktree: Path, state: SyncState, now: float | None = None, *,
+            grace_s: float = 300.0) -> DeliverReport:
     """Bring what the store worktree has into the live files of ``track`` (DESIGN step 5).
 
     Append-only files: the complete lines the store copy has and the live file lacks (multiset
     difference, store order) in one ``O_APPEND`` write, only when the live file holds exactly the
     accounted bytes (nothing unpublished, no unfinished line; otherwise it waits for the next publish).
+    A live file publish found shrunk (truncated in place) waits until an agent appends to it again or
+    for ``grace_s`` seconds by the clock ``now`` (seconds since the epoch, default ``time.time()``):
+    an agent rewriting it from its own file position would overwrite lines appended meanwhile.
     A missing live file is created with the store's complete lines (never over a file that appeared).
     Whole files: replaced atomically when the live file still equals the last synced version; bytes an
     agent wrote in the instant between check and swap are kept and published next cycle; a store file
@@ -206,9 +210,10 @@ def deliver(track: Track, worktree: Path, state: SyncState) -> DeliverReport:
     Store content that no track maps is not touched. Raises ``OSError`` from the file system.
     """
     out = _Collect()
+    clock = time.time() if now is None else now
     for f in _files(track, worktree, state):
         if is_append_only(f.rel):
-            _deliver_append(f, state, out)
+            _deliver_append(f, state, clock, grace_s, out)
         else:
             _deliver_whole(f, state, out)
     return DeliverReport(track_name(track), tuple(out.changes), tuple(out.waiting), tuple(out.warnings))
@@ -577,19 +582,24 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
         # line in it was written here, so all of them are published, even lines the store has from peers.
         current = FileState(f.rel, offset=0, prefix_hash=digest(b""))
     prefix = hashlib.sha256(memoryview(live)[:current.offset or 0] if current is not None else b"")
+    shrunk = None if current is None else current.rewritten_since
     if not settled and current is not None and current.offset is not None:
         out.warn(f"{f.live}: the store copy changed under an unfinished publish; settling by content")
         current = None
     elif current is not None and current.offset is not None and (
             len(live) < current.offset or prefix.hexdigest() != current.prefix_hash):
         out.warn(f"{f.live}: rewritten, not appended to; publishing the lines the store lacks (nothing lost)")
+        if len(live) < current.offset:
+            # Truncated, perhaps by an agent about to write from its own file position (not O_APPEND):
+            # lines delivered now could be overwritten into a torn line, so deliver waits (I2, I5).
+            shrunk = now
         current = None
     elif current is not None and current.offset and not f.store.exists():
         # Published before, yet the store has no copy (a store that adopted another history): by content.
         out.warn(f"{f.live}: the store lost its copy; publishing the file again")
         current = None
     if current is None or current.offset is None:
-        _publish_by_content(f, state, current, live, scan, now, grace_s, out)
+        _publish_by_content(f, state, current, live, scan, now, grace_s, out, shrunk)
         return
     if not incremental:
         return
@@ -604,7 +614,9 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
     prefix.update(memoryview(live)[current.offset:end])
     then = replace(current, offset=end, prefix_hash=prefix.hexdigest(), held=current.held + held,
                    partial_at=partial.partial_at, partial_hash=partial.partial_hash,
-                   partial_since=partial.partial_since)
+                   partial_since=partial.partial_since,
+                   # An agent appended complete lines after the shrink: it is writing by appends again.
+                   rewritten_since=current.rewritten_since if end == current.offset else None)
     _append_to_store(f, state, publish_lines, then, out)
     if skip is not None:
         state.drop_delivery(f.rel)
@@ -612,8 +624,12 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
 
 
 def _publish_by_content(f: _File, state: SyncState, current: FileState | None, live: bytes,
-                        scan: Scanner, now: float, grace_s: float, out: _Collect) -> None:
-    """Union: append the live lines the store copy lacks (multiset difference, live order)."""
+                        scan: Scanner, now: float, grace_s: float, out: _Collect,
+                        shrunk: float | None) -> None:
+    """Union: append the live lines the store copy lacks (multiset difference, live order).
+
+    ``shrunk`` (seconds) is recorded as the state's ``rewritten_since``.
+    """
     if current is not None and current.offset is not None:
         # Record the doubt first: a crash from here on settles by content again, which is idempotent.
         state.put(replace(current, offset=None, prefix_hash=None))
@@ -632,7 +648,7 @@ def _publish_by_content(f: _File, state: SyncState, current: FileState | None, l
     publish_lines = [line for i, (_, line) in enumerate(missing) if i not in flagged]
     then = FileState(f.rel, offset=end, prefix_hash=digest(live[:end]), held=held,
                      partial_at=partial.partial_at, partial_hash=partial.partial_hash,
-                     partial_since=partial.partial_since)
+                     partial_since=partial.partial_since, rewritten_since=shrunk)
     _append_to_store(f, state, publish_lines, then, out)
     _report_held(f, held, out)
 
@@ -830,7 +846,7 @@ def _store_write(f: _File, state: SyncState, before: bytes | None, after: bytes 
 
 # --- deliver: append-only files ------------------------------------------------------------------
 
-def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
+def _deliver_append(f: _File, state: SyncState, now: float, grace_s: float, out: _Collect) -> None:
     seen = _stat_key(f.store)
     current = state.get(f.rel)
     if (seen is not None and current is not None and current.store_seen == seen
@@ -854,6 +870,9 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
     if len(live) != current.offset or digest(live) != current.prefix_hash:
         out.waiting.append((f.rel, "the live file has lines not yet published"))
         return
+    if current.rewritten_since is not None and now - current.rewritten_since < grace_s:
+        out.waiting.append((f.rel, "truncated in place; delivery waits until an agent appends to it"))
+        return
     have = Counter(_split(live))
     missing: list[bytes] = []
     for line in lines:
@@ -869,7 +888,8 @@ def _deliver_append(f: _File, state: SyncState, out: _Collect) -> None:
         return
     data = b"".join(missing)
     then = replace(current, offset=current.offset + len(data), prefix_hash=digest(live + data),
-                   partial_at=None, partial_hash=None, partial_since=None, store_seen=seen)
+                   partial_at=None, partial_hash=None, partial_since=None, store_seen=seen,
+                   rewritten_since=None)
     state.begin_delivery(f.rel, PendingDelivery(data, current.offset, False, then))
     with writer_lock(f.live):
         try:

@@ -118,12 +118,6 @@ def test_a_stale_lock_in_the_remote_is_named_not_reported_as_a_busy_remote(pair:
         wait_for(lambda: line in bob.read_live(MEMORY_FILE), what="the line at bob once the lock is gone")
 
 
-@pytest.mark.xfail(strict=True, reason="track (engineer P's file) re-delivers the store's lines into an "
-                   "append-only live file the moment it is found truncated; an agent rewriting the file in "
-                   "place (truncate, then write from offset 0) then overwrites the head of what memsync "
-                   "appended, leaving the torn tail of a delivered line, which is published to every peer. "
-                   "Fix idea: after a shrink, deliver only once the file has been quiet for the debounce "
-                   "and holds what publish last read")
 def test_an_agent_rewriting_a_daily_log_in_place_leaves_no_torn_line(pair: tuple[Peer, Peer]) -> None:
     """I2 (no torn line), I5: an agent that rewrites a daily log in place (truncate, think, write a
     shorter summary from offset 0, no O_APPEND) must not end up with a line nobody wrote, here or on the

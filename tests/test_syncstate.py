@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,21 @@ def test_kill_during_writes_leaves_a_consistent_record(tmp_path: Path) -> None:
             record = state.get("f")
             assert record is not None and record.offset is not None
             assert record.prefix_hash == str(record.offset)
+
+
+def test_a_database_from_before_a_column_gains_it_and_keeps_its_records(tmp_path: Path) -> None:
+    """A state database written by an earlier memsync opens, keeps what it knew, and stores the new
+    field (``rewritten_since``)."""
+    with SyncState(tmp_path) as state:
+        state.put(FileState("roles/qa/daily/2026-11-30.md", offset=12, prefix_hash="ab"))
+    db = sqlite3.connect(tmp_path / "state.sqlite")
+    db.execute("ALTER TABLE states DROP COLUMN rewritten_since")
+    db.commit()
+    db.close()
+    with SyncState(tmp_path) as state:
+        old = state.get("roles/qa/daily/2026-11-30.md")
+        assert old == FileState("roles/qa/daily/2026-11-30.md", offset=12, prefix_hash="ab")
+        state.put(FileState("roles/qa/daily/2026-11-30.md", offset=0, rewritten_since=1000.5))
+    with SyncState(tmp_path) as state:
+        assert state.get("roles/qa/daily/2026-11-30.md") == FileState(
+            "roles/qa/daily/2026-11-30.md", offset=0, rewritten_since=1000.5)

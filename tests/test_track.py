@@ -47,8 +47,8 @@ class Machine:
     def publish(self, now: float = 1000.0, grace_s: float = 300.0) -> PublishReport:
         return publish(self.track, self.store, self.state, scan_text, now, grace_s=grace_s)
 
-    def deliver(self) -> DeliverReport:
-        return deliver(self.track, self.store, self.state)
+    def deliver(self, now: float | None = None, grace_s: float = 300.0) -> DeliverReport:
+        return deliver(self.track, self.store, self.state, now, grace_s=grace_s)
 
     def sync(self) -> None:
         self.publish()
@@ -184,6 +184,38 @@ def test_rewritten_file_is_detected_and_nothing_is_lost(pair: tuple[Machine, Mac
     a.sync()
     b.sync()
     assert (b.live / DAILY).read_bytes() == b"one\ntwo\nthree\nTWO edited\nfour\nfive\n"
+
+
+def test_a_log_truncated_in_place_gets_nothing_until_an_agent_appends_or_the_grace_ends(
+        pair: tuple[Machine, Machine]) -> None:
+    """I2, I5: an agent that truncates a log may go on writing from its own file position (offset 0,
+    no O_APPEND); lines delivered in between would be overwritten into a torn line. So deliver waits
+    for the agent's next append, or for the grace period, and then brings back what the store has."""
+    a, b = pair
+    path = a.live / DAILY
+    append(path, b"- one\n- two\n")
+    a.sync()
+    b.sync()
+    append(b.live / DAILY, b"- from b\n")
+    b.publish()
+    path.write_bytes(b"")
+    report = a.publish(now=1000.0)
+    assert any("rewritten" in warning for warning in report.warnings)
+    waiting = a.deliver(now=1001.0)
+    assert path.read_bytes() == b""
+    assert [reason for _, reason in waiting.waiting] == [
+        "truncated in place; delivery waits until an agent appends to it"]
+    with path.open("r+b") as agent:
+        agent.write(b"- summary\n")
+    a.publish(now=1002.0)
+    a.deliver(now=1003.0)
+    assert path.read_bytes() == b"- summary\n- one\n- two\n- from b\n"
+    path.write_bytes(b"- short\n")
+    a.publish(now=2000.0)
+    a.deliver(now=2299.0)
+    assert path.read_bytes() == b"- short\n"
+    a.deliver(now=2300.0)
+    assert path.read_bytes() == b"- short\n- one\n- two\n- from b\n- summary\n"
 
 
 def test_secret_line_held_back_later_lines_published_removal_resumes(pair: tuple[Machine, Machine]) -> None:
