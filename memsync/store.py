@@ -741,6 +741,21 @@ class Store:
             stages.setdefault(path, set()).add(int(meta.split()[2]))
         return stages
 
+    def fetch(self, remote: str) -> str | None:
+        """Fetch ``remote``'s branch into its tracking ref (``refs/remotes/<remote>/<branch>``) and merge
+        nothing: returns the remote's head sha, None when it has no such branch. `memsync resync` reads
+        the purge records of a rewritten remote this way before adopting it. Raises ``MemsyncError`` when
+        the remote is unknown or cannot be reached."""
+        if remote not in self.cfg.remotes:
+            raise MemsyncError(f"cannot fetch from {remote!r}: store {self.cfg.name!r} has no such remote. "
+                               "Check the config")
+        self._recover_locks(OPERATION_LOCK_WAIT_S)
+        with self._repo() as repo:
+            fetched = self._fetch(repo, remote)
+        if isinstance(fetched, _Result):
+            raise MemsyncError(f"cannot fetch from {remote!r}: {fetched.reason}. Check the network and retry")
+        return fetched
+
     def resync(self, remote: str) -> RemoteOutcome:
         """Adopt ``remote``'s rewritten history: the branch is reset to the remote's head, then the local
         memory is re-applied on top through the merge drivers as one commit (base: the last common

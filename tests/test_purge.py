@@ -5,12 +5,13 @@ rewritten once, the other peer's status says so, and after that peer's purge not
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.purge import Needle, filter_stream
+from memsync.purge import Needle, filter_stream, line_hash, record_line, recorded_hashes
 from tests.helpers import bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
 
@@ -123,10 +124,18 @@ def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
     head = b"commit refs/heads/main\nmark :2\ncommitter a <a@b> 0 +0000\n"
     stream = (b"blob\nmark :1\n" + data(b"keep me\nsecret-XYZ1 here\n") + b"\n" + head
               + data(b"msg\nnote secret-XYZ1\n") + b"M 100644 :1 f.md\n\n")
-    out, changed = filter_stream(stream, Needle(text="secret-XYZ1"))
+    out, changed, hashes = filter_stream(stream, Needle(text="secret-XYZ1"))
     assert changed == 2
     assert out == (b"blob\nmark :1\n" + data(b"keep me\n") + b"\n" + head + data(b"msg\n")
                    + b"M 100644 :1 f.md\n\n")
+    assert hashes == {line_hash(b"secret-XYZ1 here"), line_hash(b"note secret-XYZ1")}
+    # What a purge record lists is purged by hash alone, whatever the line end; the record itself never.
+    record = record_line(hashes, "alice", datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
+    by_hash = Needle(line_hashes=recorded_hashes(record))
+    assert by_hash.drop_lines(b"keep me\r\nsecret-XYZ1 here\r\nnote secret-XYZ1") == (
+        b"keep me\r\n", [b"secret-XYZ1 here\r\n", b"note secret-XYZ1"])
+    assert filter_stream(stream, by_hash)[0] == out
+    assert not Needle(text="2026-11-30T10").matches(record)
     with pytest.raises(MemsyncError):
         Needle(text="x\ny")
     with pytest.raises(MemsyncError):
