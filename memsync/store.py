@@ -621,9 +621,8 @@ class Store:
                 if seen is not None and not self._is_ancestor(repo, seen, fetched):
                     return RemoteOutcome(remote, "diverged", (
                         f"the history of {remote} was rewritten (it no longer contains {seen[:10]}); memsync "
-                        f"stopped exchanging with it. If another machine ran `memsync purge`, run the same "
-                        f"purge here (it adopts the new history without bringing the text back); otherwise "
-                        f"run `memsync resync {remote}` to adopt its history"),
+                        f"stopped exchanging with it. Run `memsync resync {remote}` to adopt its history (if "
+                        f"another machine ran `memsync purge`, what it removed stays removed here too)"),
                         merged=merged)
                 try:
                     self._check_remote_format(repo, fetched, remote)
