@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
 from memsync.merge import merge_for_path
@@ -144,6 +146,27 @@ def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
         Needle()
 
 
+_LINE = st.lists(st.sampled_from([b"a", b"b", b" ", b"secret-XYZ1", b"{", b"2026", b"\r"]), max_size=6).map(
+    b"".join)
+_PAYLOAD = st.lists(_LINE, max_size=6).map(lambda lines: b"\n".join(lines))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PAYLOAD, min_size=1, max_size=5))
+def test_filtering_by_the_recorded_hashes_equals_filtering_by_the_text(payloads: list[bytes]) -> None:
+    """What resync relies on: the hashes a purge by text records remove, from the same history, exactly
+    what the text removed, so the rewritten commits of both machines are the same commits."""
+    stream = b"".join(b"blob\nmark :%d\ndata %d\n%b\n" % (mark, len(data), data)
+                      for mark, data in enumerate(payloads))
+    by_text = filter_stream(stream, Needle(text="secret-XYZ1"))
+    if not by_text[2]:
+        assert by_text == (stream, 0, frozenset())
+        return
+    record = record_line(by_text[2], "alice", datetime(2026, 11, 30, tzinfo=UTC))
+    assert b"secret-XYZ1" not in record
+    assert filter_stream(stream, Needle(line_hashes=recorded_hashes(record))) == by_text
+
+
 @pytest.mark.slow
 def test_a_peer_that_only_runs_resync_does_not_bring_the_text_back(tmp_path: Path) -> None:
     """Bob runs `memsync resync origin` (not purge) after alice's purge: the purge record the rewritten
@@ -214,6 +237,11 @@ def test_purge_records_from_both_peers_are_all_kept_and_honoured(tmp_path: Path)
     assert b'"host":"alice"' in record and b'"host":"bob"' in record
     said = run(carol, "resync", "origin")
     assert "removed 2 line(s)" in said
+    # Carol's history, rewritten by hash, is the remote's commit for commit: nothing was re-applied.
+    remote_head = subprocess.run(["git", "rev-parse", "main"], cwd=remote, capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    assert carol.store_git("rev-parse", "HEAD").strip() == remote_head
+    assert objects_holding(carol.store, PIN.encode(), reachable_only=False) == 0
     run(alice, "sync")
     for peer in (alice, bob, carol):
         assert PIN.encode() not in peer.read_live(MEMORY_FILE) and other.encode() not in peer.read_live(
