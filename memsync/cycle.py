@@ -487,7 +487,7 @@ def resync(path: Path, remote: str, store_name: str | None = None) -> str:
         with SyncState(store.meta_dir) as state:
             state.clear()
     report = run_cycle(config, store_cfg)
-    removed = (f"; removed {purged.live_lines} line(s) that a purge there removed from "
-               f"{len(purged.live_files)} live file(s)" if purged.live_lines else "")
+    removed = (f"; {purged.live_lines} line(s) purged there removed from {len(purged.live_files)} live "
+               "file(s) here too" if purged.live_lines else "")
     return (f"store {store_cfg.name}: adopted {remote}'s history ({outcome.message}){removed}; "
             f"{'everything pushed' if report.ok else 'not everything pushed yet'}")

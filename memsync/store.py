@@ -763,6 +763,8 @@ class Store:
         as ``refs/memsync/before-resync/<remote>``. Interrupted, it is rolled back on the next open. When
         one history contains the other there is nothing to rewrite: the remote is simply trusted again
         and a normal exchange follows (commits the remote dropped are pushed again: nothing is lost).
+        A remote rewritten by `memsync purge` needs ``purge.adopt_purge_records`` first (``cycle.resync``
+        calls it), or the lines it purged come back with the re-applied local memory.
         Raises ``MemsyncError`` when the remote is unknown or unreachable, or the re-apply hits a conflict
         no driver resolves (the branch is then back where it was).
         """
