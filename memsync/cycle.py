@@ -30,9 +30,9 @@ from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write
-from memsync.layout import is_append_only
+from memsync.layout import is_append_only, is_store_meta
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
-from memsync.store import FORMAT_FILE, RemoteOutcome, Store
+from memsync.store import RemoteOutcome, Store
 from memsync.syncstate import SyncState
 from memsync.track import DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
 
@@ -324,7 +324,7 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
             if here == root / ".git" or (root / ".git") in path.parents:
                 continue
             rel = path.relative_to(root).as_posix()
-            if rel == FORMAT_FILE:
+            if is_store_meta(rel):
                 continue
             if _live_path(store_cfg.tracks, rel) is None:
                 untracked.add(_group(rel))
@@ -465,7 +465,12 @@ def _entry_events(worktree: Path, sha: str, entry_id: str) -> list[str]:
 def resync(path: Path, remote: str, store_name: str | None = None) -> str:
     """`memsync resync`: adopt ``remote``'s rewritten history in the store that has it (``store_name``
     when several do), forget the sync state so live files are reconciled by content, and run a cycle.
-    Returns a one-line summary. Raises ``MemsyncError`` (unknown remote, ambiguous store, unreachable)."""
+    When the remote carries purge records (another machine ran `memsync purge`), the lines they list
+    are first removed from the live files and the local history (``purge.adopt_purge_records``), so
+    the purged text does not come back. Returns a one-line summary. Raises ``MemsyncError`` (unknown
+    remote, ambiguous store, unreachable)."""
+    from memsync.purge import adopt_purge_records  # purge imports this module (cycle_lock, open_store)
+
     config = load_config(path)
     candidates = [s for s in config.stores.values()
                   if remote in s.remotes and (store_name is None or s.name == store_name)]
@@ -478,9 +483,12 @@ def resync(path: Path, remote: str, store_name: str | None = None) -> str:
     store_cfg = candidates[0]
     with cycle_lock(store_cfg):
         store = open_store(config, store_cfg)
+        purged = adopt_purge_records(store, remote)
         outcome = store.resync(remote)
         with SyncState(store.meta_dir) as state:
             state.clear()
     report = run_cycle(config, store_cfg)
-    return (f"store {store_cfg.name}: adopted {remote}'s history ({outcome.message}); "
+    removed = (f"; {purged.live_lines} line(s) purged there removed from {len(purged.live_files)} live "
+               "file(s) here too" if purged.live_lines else "")
+    return (f"store {store_cfg.name}: adopted {remote}'s history ({outcome.message}){removed}; "
             f"{'everything pushed' if report.ok else 'not everything pushed yet'}")

@@ -21,6 +21,9 @@ IGNORED_NAMES = (
     f"{TEMP_PREFIX}*", "snapshot.md", ".DS_Store",
 )
 IGNORED_DIRS = (".git",)
+# memsync's own files in a store (format version, purge records): no track maps them (config refuses a
+# store path through it), so they are never delivered, and `status` does not list them as unmapped.
+STORE_META_DIR = ".memsync"
 
 
 def kind_of(rel_path: str) -> Kind:
@@ -46,3 +49,9 @@ def is_ignored(rel_path: str) -> bool:
     if any(part in IGNORED_DIRS for part in parts):
         return True
     return bool(parts) and any(fnmatch.fnmatchcase(parts[-1], pattern) for pattern in IGNORED_NAMES)
+
+
+def is_store_meta(rel_path: str) -> bool:
+    """True for a store path under :data:`STORE_META_DIR` (memsync's own files, not memory)."""
+    parts = PurePosixPath(rel_path).parts
+    return bool(parts) and parts[0] == STORE_META_DIR

@@ -19,18 +19,28 @@ What it does, for each selected store, under the store's cycle lock:
 5. Forget the sync state, so the next cycle reconciles the cleaned live files with the cleaned store by
    content.
 
-Every other machine with the store runs the same ``memsync purge`` (its ``status`` shows the remote as
-rewritten): that cleans its live files and its own history and adopts the remote. Running only
-``memsync resync`` there would re-apply its old history, text included.
+Between steps 3 and 4 the purge commits a *purge record*: one line appended to ``.memsync/purged.jsonl``
+in the store, holding the SHA-256 of every line it removed (live files, blobs and messages), never the
+text. Every other machine with the store sees the remote as rewritten (``status``) and runs either the
+same ``memsync purge`` or ``memsync resync``; both first remove the recorded lines from that machine's
+live files and from its own whole history, by hash, with the same filter (:func:`adopt_purge_records`).
+The rewrite is deterministic, so that machine's old commits become exactly the remote's rewritten ones:
+nothing of the old history is re-applied, and work made there since the purge is kept and pushed.
+The record file is merged as JSON Lines (union), so records made on several machines all survive.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import logging
 import os
+import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, Track, load_config
@@ -38,7 +48,7 @@ from memsync.cycle import cycle_lock, open_store
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, writer_lock
-from memsync.layout import is_ignored
+from memsync.layout import STORE_META_DIR, is_ignored
 from memsync.store import Store
 from memsync.syncstate import SyncState
 
@@ -46,27 +56,47 @@ log = logging.getLogger(__name__)
 
 MIN_TEXT_CHARS = 4
 GIT_TIMEOUT_S = 300.0
+PURGE_RECORD = f"{STORE_META_DIR}/purged.jsonl"
+# Every purge record line starts with these bytes, and no needle matches such a line: a purged text may
+# be a date, a host name or a run of hex digits that a record holds, and a later purge must not remove
+# an earlier record (a machine that has not adopted it yet would bring that purge's lines back).
+_RECORD_PREFIX = b'{"memsync_purge":1,'
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def line_hash(line: bytes) -> str:
+    """The hex SHA-256 of ``line`` without its line end (LF, CRLF or CR): what a purge record holds for
+    each removed line. The whole line is hashed, so the digest of a line holding a short PIN among other
+    words cannot be reversed by trying every PIN; a line that is nothing but a short secret could be."""
+    return hashlib.sha256(line.rstrip(b"\r\n")).hexdigest()
 
 
 @dataclass(frozen=True)
 class Needle:
-    """What to purge: lines containing ``text``, or memory-file lines whose ``id`` is ``entry_id``."""
+    """What to purge: lines containing ``text``, or memory-file lines whose ``id`` is ``entry_id``; and
+    in either case (or alone) the lines whose :func:`line_hash` is in ``line_hashes`` (what the purge
+    records of earlier purges list). Purge record lines never match."""
 
     text: str | None = None
     entry_id: str | None = None
+    line_hashes: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        if (self.text is None) == (self.entry_id is None):
+        if (self.text is not None and self.entry_id is not None) or (
+                self.text is None and self.entry_id is None and not self.line_hashes):
             raise MemsyncError("cannot purge: give either TEXT or --entry ID (not both, not neither). "
                                "See `memsync purge --help`")
         value = self.text if self.text is not None else self.entry_id
-        assert value is not None
-        if "\n" in value or len(value.strip()) < MIN_TEXT_CHARS:
+        if value is not None and ("\n" in value or len(value.strip()) < MIN_TEXT_CHARS):
             raise MemsyncError(f"cannot purge {value!r}: it must be one line of at least {MIN_TEXT_CHARS} "
                                "characters, or it would remove far more than meant. Give the exact text")
 
     def matches(self, line: bytes) -> bool:
         """True when the raw ``line`` (with or without its line end) must go."""
+        if line.startswith(_RECORD_PREFIX):
+            return False
+        if self.line_hashes and line_hash(line) in self.line_hashes:
+            return True
         if self.text is not None:
             return self.text.encode("utf-8") in line
         if self.entry_id is None or self.entry_id.encode("utf-8") not in line:
@@ -76,13 +106,17 @@ class Needle:
 
     def describe(self) -> str:
         """How the needle is shown to the user (a secret's text is never echoed)."""
-        return f"entry {self.entry_id}" if self.entry_id is not None else "the given text"
+        if self.entry_id is not None:
+            return f"entry {self.entry_id}"
+        return "the given text" if self.text is not None else "the lines a purge record lists"
 
-    def drop_lines(self, data: bytes) -> tuple[bytes, int]:
-        """``data`` without the matching lines, and how many were dropped."""
-        kept = [line for line in data.splitlines(keepends=True) if not self.matches(line)]
-        out = b"".join(kept)
-        return out, len(data.splitlines()) - len(kept)
+    def drop_lines(self, data: bytes) -> tuple[bytes, list[bytes]]:
+        """``data`` without the matching lines, and the dropped lines (with their line ends)."""
+        kept: list[bytes] = []
+        dropped: list[bytes] = []
+        for line in data.splitlines(keepends=True):
+            (dropped if self.matches(line) else kept).append(line)
+        return b"".join(kept), dropped
 
 
 @dataclass(frozen=True)
@@ -131,8 +165,15 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
                                    "reachable; retry when they are (nothing was changed)")
         git = _Git(store)
         before = {name: git.rev(f"refs/remotes/{name}/{store_cfg.branch}") for name in store_cfg.remotes}
-        live_lines, live_files = _clean_live(store_cfg.tracks, needle)
-        changed = _rewrite_history(git, needle)
+        # A remote rewritten by another machine's purge carries its record: this purge removes those
+        # lines too, so adopting that remote brings none of them back (and neither do earlier records).
+        known = _recorded_hashes(git, ["HEAD", *(f"refs/remotes/{name}/{store_cfg.branch}"
+                                                 for name in sorted(diverged))])
+        needle = dataclasses.replace(needle, line_hashes=needle.line_hashes | known)
+        live_lines, live_files, live_dropped = _clean_live(store_cfg.tracks, needle)
+        changed, history_dropped = _rewrite_history(git, needle)
+        if changed:
+            _add_record(store, (live_dropped | history_dropped) - known)
         remotes = [_publish_rewrite(store, git, name, before[name], needle, name in diverged)
                    for name in store_cfg.remotes]
         with SyncState(store.meta_dir) as state:
@@ -160,8 +201,11 @@ def _live_files(track: Track) -> Iterator[Path]:
                 yield path
 
 
-def _clean_live(tracks: tuple[Track, ...], needle: Needle) -> tuple[int, list[Path]]:
+def _clean_live(tracks: tuple[Track, ...], needle: Needle) -> tuple[int, list[Path], frozenset[str]]:
+    """Drop the matching lines from every live file of ``tracks`` (atomic replace under the writer
+    lock): returns how many lines went, from which files, and their :func:`line_hash` values."""
     removed, files = 0, []
+    hashes: set[str] = set()
     for track in tracks:
         for path in _live_files(track):
             try:
@@ -174,9 +218,10 @@ def _clean_live(tracks: tuple[Track, ...], needle: Needle) -> tuple[int, list[Pa
                 raise MemsyncError(f"cannot purge {path}: {exc.strerror or exc}. Fix its permissions and "
                                    "run the purge again") from exc
             if dropped:
-                removed += dropped
+                removed += len(dropped)
                 files.append(path)
-    return removed, files
+                hashes.update(line_hash(line) for line in dropped)
+    return removed, files, frozenset(hashes)
 
 
 # --- history -------------------------------------------------------------------------------------
@@ -215,10 +260,12 @@ class _Git:
         return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
 
 
-def filter_stream(stream: bytes, needle: Needle) -> tuple[bytes, int]:
+def filter_stream(stream: bytes, needle: Needle) -> tuple[bytes, int, frozenset[str]]:
     """A ``git fast-export`` stream with the matching lines dropped from every ``data`` payload (blobs,
-    commit and tag messages); returns the new stream and how many payloads changed. Pure function."""
+    commit and tag messages); returns the new stream, how many payloads changed and the
+    :func:`line_hash` of every dropped line. Pure function."""
     out = bytearray()
+    hashes: set[str] = set()
     changed = pos = 0
     while pos < len(stream):
         end = stream.find(b"\n", pos)
@@ -229,28 +276,105 @@ def filter_stream(stream: bytes, needle: Needle) -> tuple[bytes, int]:
             payload = stream[end + 1:end + 1 + size]
             kept, dropped = needle.drop_lines(payload)
             changed += bool(dropped)
+            hashes.update(line_hash(gone) for gone in dropped)
             out += b"data %d\n" % len(kept) + kept
             pos = end + 1 + size
         else:
             out += line + b"\n"
             pos = end + 1
-    return bytes(out), changed
+    return bytes(out), changed, frozenset(hashes)
 
 
-def _rewrite_history(git: _Git, needle: Needle) -> int:
-    """Rewrite every ref without the matching lines; drop the old objects. Returns payloads changed."""
+def _rewrite_history(git: _Git, needle: Needle) -> tuple[int, frozenset[str]]:
+    """Rewrite every ref without the matching lines; drop the old objects. Returns how many payloads
+    changed and the :func:`line_hash` of every dropped line."""
     exported = git.run("fast-export", "--all", "--signed-tags=strip", "--tag-of-filtered-object=rewrite",
                        "--reencode=no").stdout
-    filtered, changed = filter_stream(exported, needle)
+    filtered, changed, hashes = filter_stream(exported, needle)
     if not changed:
-        return 0
+        return 0, hashes
     git.run("fast-import", "--force", "--quiet", stdin=filtered)
     git.run("reset", "-q", "--hard")
     for leftover in ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "SQUASH_MSG"):
         (git.store.git_dir / leftover).unlink(missing_ok=True)
     git.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
     git.run("gc", "-q", "--prune=now")
-    return changed
+    return changed, hashes
+
+
+# --- purge records -------------------------------------------------------------------------------
+
+def record_line(hashes: Iterable[str], host: str, at: datetime) -> bytes:
+    """One purge record (a JSON line starting with ``_RECORD_PREFIX``): the sorted line hashes, the
+    host and UTC time of the purge, and an id derived from the hashes. Holds no purged text."""
+    lines = sorted(set(hashes))
+    record = {"memsync_purge": 1, "created_at": at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              "id": "purge-" + hashlib.sha256("".join(lines).encode()).hexdigest()[:16], "host": host,
+              "lines": lines}
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def recorded_hashes(data: bytes) -> frozenset[str]:
+    """Every line hash the purge records in ``data`` (a purge record file) list. Lines that are not
+    records and values that are not SHA-256 hex digests are skipped: the file is peer content (I8)."""
+    found: set[str] = set()
+    for raw in data.splitlines():
+        record = parse_record(raw) if raw.startswith(_RECORD_PREFIX) else None
+        listed = record.get("lines") if record is not None else None
+        if isinstance(listed, list):
+            found.update(h for h in listed if isinstance(h, str) and _SHA256_HEX.fullmatch(h))
+    return frozenset(found)
+
+
+def _recorded_hashes(git: _Git, commits: Iterable[str]) -> frozenset[str]:
+    """The line hashes listed by the purge record file of each of ``commits`` (a ref or sha; one without
+    a record file, or a ref that does not exist, lists none)."""
+    found: set[str] = set()
+    for commit in commits:
+        shown = git.run("show", f"{commit}:{PURGE_RECORD}", check=False)
+        if shown.returncode == 0:
+            found |= recorded_hashes(shown.stdout)
+    return frozenset(found)
+
+
+def _add_record(store: Store, hashes: frozenset[str]) -> None:
+    """Append a record of ``hashes`` to the store's purge record file and commit it (nothing to do when
+    ``hashes`` is empty: every removed line was recorded already)."""
+    if not hashes:
+        return
+    path = store.worktree / PURGE_RECORD
+    try:
+        old = path.read_bytes()
+    except FileNotFoundError:
+        old = b""
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    atomic_write(path, old + record_line(hashes, store.host, datetime.now(UTC)))
+    store.commit_all(f"memsync: purge record ({len(hashes)} removed line(s), by hash; no text)")
+
+
+def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
+    """Honour the purge records ``remote`` carries before `memsync resync` adopts its history (call under
+    the store's cycle lock): fetch the remote; remove every line its record file lists (by
+    :func:`line_hash`) from this machine's tracked live files and from the store's whole history, with
+    the purge's own filter. The rewrite is deterministic, so this machine's commits from before the
+    purge become the remote's rewritten ones and ``Store.resync`` re-applies only what was committed here
+    since, without the recorded lines; lines no record lists are kept. Returns what was removed (all
+    zero when the remote has no record, or this machine already removed its lines). Raises
+    ``MemsyncError`` when the remote cannot be fetched or git fails."""
+    head = store.fetch(remote)
+    git = _Git(store)
+    hashes = _recorded_hashes(git, [head] if head is not None else [])
+    if not hashes:
+        return PurgeReport(store.cfg.name, 0, (), 0, ())
+    store.commit_all("memsync: local changes")  # what the store holds uncommitted is filtered too
+    needle = Needle(line_hashes=hashes)
+    live_lines, live_files, _ = _clean_live(store.cfg.tracks, needle)
+    changed, _ = _rewrite_history(git, needle)
+    if live_lines or changed:
+        log.info("store %s: honoured %s's purge records: %d live lines, %d objects rewritten",
+                 store.cfg.name, remote, live_lines, changed)
+    return PurgeReport(store.cfg.name, live_lines, tuple(live_files), changed, ())
 
 
 def _remote_holds(git: _Git, head: str, needle: Needle) -> bool:

@@ -621,9 +621,8 @@ class Store:
                 if seen is not None and not self._is_ancestor(repo, seen, fetched):
                     return RemoteOutcome(remote, "diverged", (
                         f"the history of {remote} was rewritten (it no longer contains {seen[:10]}); memsync "
-                        f"stopped exchanging with it. If another machine ran `memsync purge`, run the same "
-                        f"purge here (it adopts the new history without bringing the text back); otherwise "
-                        f"run `memsync resync {remote}` to adopt its history"),
+                        f"stopped exchanging with it. Run `memsync resync {remote}` to adopt its history (if "
+                        f"another machine ran `memsync purge`, what it removed stays removed here too)"),
                         merged=merged)
                 try:
                     self._check_remote_format(repo, fetched, remote)
@@ -741,6 +740,21 @@ class Store:
             stages.setdefault(path, set()).add(int(meta.split()[2]))
         return stages
 
+    def fetch(self, remote: str) -> str | None:
+        """Fetch ``remote``'s branch into its tracking ref (``refs/remotes/<remote>/<branch>``) and merge
+        nothing: returns the remote's head sha, None when it has no such branch. `memsync resync` reads
+        the purge records of a rewritten remote this way before adopting it. Raises ``MemsyncError`` when
+        the remote is unknown or cannot be reached."""
+        if remote not in self.cfg.remotes:
+            raise MemsyncError(f"cannot fetch from {remote!r}: store {self.cfg.name!r} has no such remote. "
+                               "Check the config")
+        self._recover_locks(OPERATION_LOCK_WAIT_S)
+        with self._repo() as repo:
+            fetched = self._fetch(repo, remote)
+        if isinstance(fetched, _Result):
+            raise MemsyncError(f"cannot fetch from {remote!r}: {fetched.reason}. Check the network and retry")
+        return fetched
+
     def resync(self, remote: str) -> RemoteOutcome:
         """Adopt ``remote``'s rewritten history: the branch is reset to the remote's head, then the local
         memory is re-applied on top through the merge drivers as one commit (base: the last common
@@ -749,6 +763,8 @@ class Store:
         as ``refs/memsync/before-resync/<remote>``. Interrupted, it is rolled back on the next open. When
         one history contains the other there is nothing to rewrite: the remote is simply trusted again
         and a normal exchange follows (commits the remote dropped are pushed again: nothing is lost).
+        A remote rewritten by `memsync purge` needs ``purge.adopt_purge_records`` first (``cycle.resync``
+        calls it), or the lines it purged come back with the re-applied local memory.
         Raises ``MemsyncError`` when the remote is unknown or unreachable, or the re-apply hits a conflict
         no driver resolves (the branch is then back where it was).
         """

@@ -21,6 +21,7 @@ PATHS = [
     "roles/dev/daily/2026-1-30.md", "roles/dev/daily/2026-11-30.md.bak", "roles/dev/old/daily/2026-11-30.md",
     "roles/dev/MEMORY.md", "MEMORY.md", "claude/memory/MEMORY.md", "roles/dev/memory.md", "roles/dev/note.md",
     "roles/scout/.last-retrospective", "roles/dev/daily", "a b/ü🟥.md",
+    ".memsync/purged.jsonl",  # memsync.purge.PURGE_RECORD: purge records merge as JSON Lines (union)
 ]
 
 

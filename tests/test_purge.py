@@ -5,12 +5,16 @@ rewritten once, the other peer's status says so, and after that peer's purge not
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
-from memsync.purge import Needle, filter_stream
+from memsync.merge import merge_for_path
+from memsync.purge import PURGE_RECORD, Needle, filter_stream, line_hash, record_line, recorded_hashes
 from tests.helpers import bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
 
@@ -61,7 +65,8 @@ def test_purge_removes_text_from_live_files_and_all_history_on_both_peers(tmp_pa
     keep.append(bob.append_entry("bob wrote this while alice purged"))  # not yet synced
 
     said = run(alice, "purge", PIN, "--yes")
-    assert "force-pushed" in said and "Run the same `memsync purge` on every other machine" in said
+    assert "force-pushed" in said
+    assert "Run the same `memsync purge` (or `memsync resync REMOTE`) on every other machine" in said
     pin = PIN.encode()
     for rel in (MEMORY_FILE, DAILY, "lab_access.md"):
         assert pin not in alice.read_live(rel)
@@ -123,31 +128,138 @@ def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
     head = b"commit refs/heads/main\nmark :2\ncommitter a <a@b> 0 +0000\n"
     stream = (b"blob\nmark :1\n" + data(b"keep me\nsecret-XYZ1 here\n") + b"\n" + head
               + data(b"msg\nnote secret-XYZ1\n") + b"M 100644 :1 f.md\n\n")
-    out, changed = filter_stream(stream, Needle(text="secret-XYZ1"))
+    out, changed, hashes = filter_stream(stream, Needle(text="secret-XYZ1"))
     assert changed == 2
     assert out == (b"blob\nmark :1\n" + data(b"keep me\n") + b"\n" + head + data(b"msg\n")
                    + b"M 100644 :1 f.md\n\n")
+    assert hashes == {line_hash(b"secret-XYZ1 here"), line_hash(b"note secret-XYZ1")}
+    # What a purge record lists is purged by hash alone, whatever the line end; the record itself never.
+    record = record_line(hashes, "alice", datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
+    by_hash = Needle(line_hashes=recorded_hashes(record))
+    assert by_hash.drop_lines(b"keep me\r\nsecret-XYZ1 here\r\nnote secret-XYZ1") == (
+        b"keep me\r\n", [b"secret-XYZ1 here\r\n", b"note secret-XYZ1"])
+    assert filter_stream(stream, by_hash)[0] == out
+    assert not Needle(text="2026-11-30T10").matches(record)
     with pytest.raises(MemsyncError):
         Needle(text="x\ny")
     with pytest.raises(MemsyncError):
         Needle()
 
 
+_LINE = st.lists(st.sampled_from([b"a", b"b", b" ", b"secret-XYZ1", b"{", b"2026", b"\r"]), max_size=6).map(
+    b"".join)
+_PAYLOAD = st.lists(_LINE, max_size=6).map(lambda lines: b"\n".join(lines))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PAYLOAD, min_size=1, max_size=5))
+def test_filtering_by_the_recorded_hashes_equals_filtering_by_the_text(payloads: list[bytes]) -> None:
+    """What resync relies on: the hashes a purge by text records remove, from the same history, exactly
+    what the text removed, so the rewritten commits of both machines are the same commits."""
+    stream = b"".join(b"blob\nmark :%d\ndata %d\n%b\n" % (mark, len(data), data)
+                      for mark, data in enumerate(payloads))
+    by_text = filter_stream(stream, Needle(text="secret-XYZ1"))
+    if not by_text[2]:
+        assert by_text == (stream, 0, frozenset())
+        return
+    record = record_line(by_text[2], "alice", datetime(2026, 11, 30, tzinfo=UTC))
+    assert b"secret-XYZ1" not in record
+    assert filter_stream(stream, Needle(line_hashes=recorded_hashes(record))) == by_text
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="Store.resync (engineer D1) re-applies the machine's old history and "
-                   "cycle.resync (D3) re-publishes its live files, so a peer that runs `memsync resync "
-                   "origin` instead of `memsync purge` pushes the purged text back (status now names purge; "
-                   "a purge record carried by the rewritten history that resync honours would close it)")
 def test_a_peer_that_only_runs_resync_does_not_bring_the_text_back(tmp_path: Path) -> None:
+    """Bob runs `memsync resync origin` (not purge) after alice's purge: the purge record the rewritten
+    history carries makes his resync remove the purged lines from his live files and his own history
+    first, so nothing of his old history returns; his work from after the purge (one line committed while
+    the remote was diverged, one not yet synced) reaches alice."""
     remote = bare_remote(tmp_path / "remote.git")
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    keep = alice.append_entry("the harbor site needs a user agent")
     alice.append_entry(f"door code for the lab is {PIN}")
+    alice.append_daily(f"- [09:00] unlocked with {PIN}\n- [09:01] ran the probe\n")
+    alice.write_curated("lab_access", f"How to get in.\n\nPIN: {PIN}\nAsk facilities for a badge.\n")
     run(alice, "sync")
     run(bob, "sync")
+    pin = PIN.encode()
+    purged_lines = [line for rel in (MEMORY_FILE, DAILY, "lab_access.md")
+                    for line in bob.read_live(rel).splitlines() if pin in line]
+    assert len(purged_lines) == 3
+
+    run(alice, "purge", PIN, "--yes")
+    record = subprocess.run(["git", "show", f"main:{PURGE_RECORD}"], cwd=remote, capture_output=True,
+                            check=True).stdout
+    assert pin not in record and record.count(b"\n") == 1
+    assert {line_hash(line) for line in purged_lines} <= recorded_hashes(record)
+    assert not any(path.startswith(".memsync") for path in alice.status()["stores"]["main"]["untracked"])
+
+    after = bob.append_entry("bob after the purge, committed while the remote was diverged")
+    assert "rewritten" in run(bob, "sync", expect=75)
+    unsynced = bob.append_entry("bob after the purge, not synced yet")
+    said = run(bob, "resync", "origin")
+    assert "3 line(s) purged there removed from 3 live file(s)" in said and "everything pushed" in said
+    assert objects_holding(remote, pin, reachable_only=True) == 0
+    assert objects_holding(bob.store, pin, reachable_only=False) == 0
+    run(bob, "sync")
+    run(alice, "sync")
+    run(bob, "sync")
+    for peer in (alice, bob):
+        memory = peer.read_live(MEMORY_FILE)
+        assert pin not in memory + peer.read_live(DAILY) + peer.read_live("lab_access.md"), peer.name
+        assert keep in memory and after in memory and unsynced in memory, peer.name
+        assert b"- [09:01] ran the probe\n" in peer.read_live(DAILY)
+        assert peer.read_live("lab_access.md").endswith(b"How to get in.\n\nAsk facilities for a badge.\n")
+        assert peer.status()["stores"]["main"]["remotes"]["origin"]["status"] == "ok"
+    assert objects_holding(remote, pin, reachable_only=True) == 0
+    assert alice.store_git("rev-parse", "HEAD") == bob.store_git("rev-parse", "HEAD")
+
+
+@pytest.mark.slow
+def test_purge_records_from_both_peers_are_all_kept_and_honoured(tmp_path: Path) -> None:
+    """Alice purges one text, bob (after adopting it by resync) another: the record file holds both
+    records after the merge, and a third machine that missed both purges resyncs without bringing
+    either text back."""
+    remote = bare_remote(tmp_path / "remote.git")
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    carol = Peer.create(tmp_path, "carol", remote)
+    other = "token-9931-KILO-other"
+    alice.append_entry(f"door code for the lab is {PIN}")
+    alice.append_entry(f"the printer token is {other}")
+    run(alice, "sync")
+    for peer in (bob, carol):
+        run(peer, "sync")
     run(alice, "purge", PIN, "--yes")
     run(bob, "resync", "origin")
-    run(bob, "sync")
-    assert objects_holding(remote, PIN.encode(), reachable_only=True) == 0
+    assert "force-pushed" in run(bob, "purge", other, "--yes")
+    run(alice, "resync", "origin")
+    record = alice.read_store(PURGE_RECORD)
+    assert record == bob.read_store(PURGE_RECORD) and record.count(b"\n") == 2
+    assert b'"host":"alice"' in record and b'"host":"bob"' in record
+    said = run(carol, "resync", "origin")
+    assert "2 line(s) purged there removed from 1 live file(s)" in said
+    # Carol's history, rewritten by hash, is the remote's commit for commit: nothing was re-applied.
+    remote_head = subprocess.run(["git", "rev-parse", "main"], cwd=remote, capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    assert carol.store_git("rev-parse", "HEAD").strip() == remote_head
+    assert objects_holding(carol.store, PIN.encode(), reachable_only=False) == 0
+    run(alice, "sync")
+    for peer in (alice, bob, carol):
+        assert PIN.encode() not in peer.read_live(MEMORY_FILE) and other.encode() not in peer.read_live(
+            MEMORY_FILE), peer.name
+    for text in (PIN, other):
+        assert objects_holding(remote, text.encode(), reachable_only=True) == 0
+
+
+def test_purge_record_files_merge_as_a_union() -> None:
+    """Two machines adding a record to the same record file: git's merge (the jsonl driver, which the
+    ``.jsonl`` name selects) keeps both, in one order whichever side merges."""
+    base = record_line([line_hash(b"old")], "carol", datetime(2026, 11, 29, tzinfo=UTC))
+    ours = base + record_line([line_hash(b"a")], "alice", datetime(2026, 11, 30, 10, tzinfo=UTC))
+    theirs = base + record_line([line_hash(b"b")], "bob", datetime(2026, 11, 30, 9, tzinfo=UTC))
+    merged = merge_for_path(PURGE_RECORD, base, ours, theirs)
+    assert merged == merge_for_path(PURGE_RECORD, base, theirs, ours)
+    assert recorded_hashes(merged) == {line_hash(b"old"), line_hash(b"a"), line_hash(b"b")}
+    assert merged.count(b"\n") == 3
 
 
 @pytest.mark.slow

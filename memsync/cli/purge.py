@@ -17,10 +17,10 @@ from memsync.errors import MemsyncError
 # paragraph is one line here, and the help wraps it to the terminal.
 PURGE_HELP = (
     "Remove a secret or a wrong entry from the live files and from the store's whole history.\n\n"
-    "Rewrites the history of every ref and force-pushes it to the remotes once (the only force push memsync "
-    "makes). Then run the same command on every other machine with the store: it cleans that machine's "
-    "files and history and adopts the rewritten remote. Do not run `memsync resync` there first, or that "
-    "machine's old history brings the text back."
+    "Rewrites the history of every ref and force-pushes it once (the only force push memsync makes), with "
+    "a record of a hash of each removed line, never the text. Then run the same command, or `memsync resync "
+    "REMOTE`, on every other machine with the store: either cleans its files and history of the recorded "
+    "lines and adopts the rewritten remote."
 )
 
 
@@ -58,6 +58,6 @@ def purge_command(
             typer.echo(f"  cleaned {path}")
         for line in report.remotes:
             typer.echo(f"  {line}")
-    typer.echo("Run the same `memsync purge` on every other machine that syncs these stores "
-               "(their `memsync status` shows the remote as rewritten).")
+    typer.echo("Run the same `memsync purge` (or `memsync resync REMOTE`) on every other machine that syncs "
+               "these stores (their `memsync status` shows the remote as rewritten).")
     return 0

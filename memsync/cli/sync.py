@@ -168,7 +168,8 @@ def resync_command(
         "--store", help="The store (needed when several have REMOTE).")] = None,
     config: ConfigOption = None,
 ) -> int:
-    """Adopt REMOTE's history after it was rewritten (force-pushed) and re-publish local memory on top."""
+    """Adopt REMOTE's history after it was rewritten (force-pushed) and re-publish local memory on top,
+    without the lines a `memsync purge` there removed."""
     from memsync.cycle import resync
 
     typer.echo(resync(config or config_path(), remote, store))
