@@ -46,3 +46,23 @@ def is_ignored(rel_path: str) -> bool:
     if any(part in IGNORED_DIRS for part in parts):
         return True
     return bool(parts) and any(fnmatch.fnmatchcase(parts[-1], pattern) for pattern in IGNORED_NAMES)
+
+
+ASIDE_MARK = "conflict-file"
+
+
+def aside_name(rel_path: str, attempt: int = 1) -> str:
+    """Where a merge puts the file ``rel_path`` when the other side made a directory of that name (DESIGN
+    I1, I4): a sibling both peers derive alike, ``notes.md`` -> ``notes.conflict-file.md``, then
+    ``notes.conflict-file-2.md`` for ``attempt`` 2 when the first is taken, and so on.
+
+    The name is always a whole file (kind "entry", ``x.jsonl`` -> ``x.jsonl.conflict-file``): a note for
+    the user, who can delete it once settled (an append-only file would be restored) and which no
+    ignore pattern hides for a name memsync stores. Pure; ``attempt`` >= 1.
+    """
+    path = PurePosixPath(rel_path)
+    mark = ASIDE_MARK if attempt == 1 else f"{ASIDE_MARK}-{attempt}"
+    candidate = path.with_name(f"{path.stem}.{mark}{path.suffix}").as_posix()
+    if kind_of(candidate) != "entry" or is_ignored(candidate):
+        candidate = path.with_name(f"{path.name}.{mark}").as_posix()
+    return candidate
