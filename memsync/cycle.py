@@ -34,7 +34,7 @@ from memsync.layout import is_append_only
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import FORMAT_FILE, RemoteOutcome, Store
 from memsync.syncstate import SyncState
-from memsync.track import DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
+from memsync.track import Clash, DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,8 @@ class CycleReport:
     ``commit``/``commit_message``: the commit made from local changes (None when nothing changed);
     ``remotes``: one outcome per remote exchanged with (empty when the exchange was skipped);
     ``delivered``: "<track>: <file> <action>" per live file written; ``unpushed``: the most commits any
-    remote lacks after the cycle; ``exchanged``: whether an exchange was attempted.
+    remote lacks after the cycle; ``exchanged``: whether an exchange was attempted; ``clashes``: live
+    paths where a file meets a directory of the store, not synced until the user renames them.
     """
 
     store: str
@@ -63,6 +64,7 @@ class CycleReport:
     delivered: tuple[str, ...]
     unpushed: int
     exchanged: bool
+    clashes: tuple[Clash, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -186,13 +188,14 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
         commit = store.commit_all(message)
         outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
-        delivered = [_delivered(deliver(track, store.worktree, state)) for track in reachable]
+        delivered = [deliver(track, store.worktree, state) for track in reachable]
     if commit is not None and int(_read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
         store.gc_auto()
     unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)
     return CycleReport(store_cfg.name, commit, message if commit else None, outcomes,
-                       tuple(line for lines in delivered for line in lines), unpushed,
-                       exchanged=exchange or not store_cfg.remotes)
+                       tuple(line for report in delivered for line in _delivered(report)), unpushed,
+                       exchanged=exchange or not store_cfg.remotes,
+                       clashes=tuple(clash for report in delivered for clash in report.clashes))
 
 
 # Tracked paths found behind a dangling symlink, warned about once until they are reachable again.
@@ -284,9 +287,11 @@ def _update_status(store_cfg: StoreConfig, started: float, report: CycleReport |
     status: dict[str, Any] = {
         "store": store_cfg.name, "path": str(store_cfg.path), "branch": store_cfg.branch,
         "last_cycle": _now_iso(started), "last_cycle_error": error, "cycles": cycles,
-        "unpushed": old.get("unpushed", 0), "remotes": remotes,
+        "unpushed": old.get("unpushed", 0), "remotes": remotes, "clashes": old.get("clashes", []),
     }
     if report is not None:
+        status["clashes"] = [{"file": str(clash.live), "store_path": clash.path, "here": clash.here,
+                              "advice": clash.advice()} for clash in report.clashes]
         for outcome in report.remotes:
             entry = remotes.setdefault(outcome.remote, {})
             entry["status"] = outcome.status
@@ -372,9 +377,10 @@ def collect_status(path: Path) -> dict[str, Any]:
 
     ``{"config": str, "daemon": {"running": bool, "pid": int|None}, "stores": {name: {...}}}`` where each
     store has path, branch, last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
-    unpushed, held_back_secrets (file, line, detector), both_kept, untracked, size_bytes. Reads the
-    status file the last cycle wrote (facts read from the store itself are refreshed). Raises
-    ``MemsyncError`` for a bad config.
+    unpushed, held_back_secrets (file, line, detector), both_kept, clashes (file, store_path, here:
+    "file"/"directory", advice: a file meeting a directory, not synced until renamed), untracked,
+    size_bytes. Reads the status file the last cycle wrote (facts read from the store itself are
+    refreshed). Raises ``MemsyncError`` for a bad config.
     """
     from memsync.daemon import running_daemon_pid
 
@@ -393,6 +399,7 @@ def collect_status(path: Path) -> dict[str, Any]:
                             "last_error": remotes.get(r, {}).get("last_error")}
                         for r, url in store_cfg.remotes.items()},
             "unpushed": status.get("unpushed", 0),
+            "clashes": status.get("clashes", []),
             "exists": (store_cfg.path / ".git").is_dir(),
         }
         facts = _store_facts(store_cfg) if stores[name]["exists"] else {

@@ -144,12 +144,6 @@ def test_an_agent_rewriting_a_daily_log_in_place_leaves_no_torn_line(pair: tuple
             assert set(data.splitlines(keepends=True)) <= {*written, summary}, data
 
 
-@pytest.mark.xfail(strict=True, reason="store._settle_conflicts (engineer D1) aborts every merge in which "
-                   "a file meets a directory, and nothing ever settles it: from then on no line from either "
-                   "peer reaches the other, for the whole store, while `status` says 'will retry'. Needs a "
-                   "resolution that keeps both (e.g. the file side moved to a sibling name both peers derive "
-                   "the same way, and track handling a live file that meets the store's directory) or a "
-                   "status line telling the user which path to rename")
 def test_a_file_meeting_a_directory_does_not_block_every_other_line(pair: tuple[Peer, Peer]) -> None:
     """I1, I4: alice writes the curated entry ``notes.md`` while bob, offline, made ``notes.md/`` a
     directory. Whatever memsync does with that clash, the lines both write afterwards must still meet."""
