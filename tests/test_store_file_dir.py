@@ -39,11 +39,11 @@ def both_ways(tmp_path: Path, base: dict[str, str], first: dict[str, str | None]
     assert [o.status for o in one.exchange(["origin"])] == ["ok"]
     two = new_store(tmp_path / "two", "two", {"origin": origin, "side": side})
     for store, change in ((one, first), (two, second)):
-        for rel, text in change.items():
-            if text is None:
+        for rel, new in change.items():
+            if new is None:
                 (store.worktree / rel).unlink()
             else:
-                write(store, rel, text)
+                write(store, rel, new)
         store.commit_all("change")
     assert [o.status for o in one.exchange(["side"])] == ["ok"]  # one's commit goes to side
     assert [o.status for o in two.exchange(["origin"])] == ["ok"]  # two's commit goes to origin
