@@ -30,7 +30,7 @@ from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write
-from memsync.layout import is_append_only
+from memsync.layout import is_append_only, is_aside
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import FORMAT_FILE, RemoteOutcome, Store
 from memsync.syncstate import SyncState
@@ -303,17 +303,18 @@ def _update_status(store_cfg: StoreConfig, started: float, report: CycleReport |
     if changed or "size_bytes" not in old:
         status.update(_store_facts(store_cfg))
     else:  # an idle cycle: the store's files are as the last walk found them; only held lines may move
-        status.update({key: old.get(key) for key in ("both_kept", "untracked", "size_bytes")})
+        status.update({key: old.get(key) for key in ("both_kept", "set_aside", "untracked", "size_bytes")})
         status["held_back_secrets"] = _held(store_cfg)
     atomic_write(meta_dir(store_cfg) / STATUS_FILE,
                  json.dumps(status, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8"))
 
 
 def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
-    """What `status` lists that is read from the store itself: held-back secrets, both-kept files,
-    store content no track maps here, and the store's size in bytes."""
+    """What `status` lists that is read from the store itself: held-back secrets, both-kept files, files
+    moved aside for a directory, store content no track maps here, and the store's size in bytes."""
     held = _held(store_cfg)
     both_kept: list[str] = []
+    set_aside: list[str] = []
     untracked: set[str] = set()
     size = 0
     root = store_cfg.path
@@ -334,8 +335,11 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
                 untracked.add(_group(rel))
             if not is_append_only(rel) and _has_both_kept(path):
                 both_kept.append(str(_live_path(store_cfg.tracks, rel) or rel))
+            if is_aside(rel):
+                set_aside.append(str(_live_path(store_cfg.tracks, rel) or rel))
         dirnames.sort()
-    return {"held_back_secrets": held, "both_kept": sorted(both_kept), "untracked": sorted(untracked),
+    return {"held_back_secrets": held, "both_kept": sorted(both_kept), "set_aside": sorted(set_aside),
+            "untracked": sorted(untracked),
             "size_bytes": size}
 
 
@@ -377,10 +381,10 @@ def collect_status(path: Path) -> dict[str, Any]:
 
     ``{"config": str, "daemon": {"running": bool, "pid": int|None}, "stores": {name: {...}}}`` where each
     store has path, branch, last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
-    unpushed, held_back_secrets (file, line, detector), both_kept, clashes (file, store_path, here:
-    "file"/"directory", advice: a file meeting a directory, not synced until renamed), untracked,
-    size_bytes. Reads the status file the last cycle wrote (facts read from the store itself are
-    refreshed). Raises ``MemsyncError`` for a bad config.
+    unpushed, held_back_secrets (file, line, detector), both_kept, set_aside (files a merge moved out of
+    a directory's way), clashes (file, store_path, here: "file"/"directory", advice: a file meeting a
+    directory, not synced until renamed), untracked, size_bytes. Reads the status file the last cycle
+    wrote (facts read from the store itself are refreshed). Raises ``MemsyncError`` for a bad config.
     """
     from memsync.daemon import running_daemon_pid
 
@@ -403,7 +407,7 @@ def collect_status(path: Path) -> dict[str, Any]:
             "exists": (store_cfg.path / ".git").is_dir(),
         }
         facts = _store_facts(store_cfg) if stores[name]["exists"] else {
-            "held_back_secrets": [], "both_kept": [], "untracked": [], "size_bytes": 0}
+            "held_back_secrets": [], "both_kept": [], "set_aside": [], "untracked": [], "size_bytes": 0}
         stores[name].update(facts)
     return {"config": str(path), "daemon": {"running": pid is not None, "pid": pid}, "stores": stores}
 

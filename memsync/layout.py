@@ -49,6 +49,7 @@ def is_ignored(rel_path: str) -> bool:
 
 
 ASIDE_MARK = "conflict-file"
+_ASIDE = re.compile(rf"\.{ASIDE_MARK}(?:-[0-9]+)?(?:\.[^./]*)?\Z")
 
 
 def aside_name(rel_path: str, attempt: int = 1) -> str:
@@ -66,3 +67,8 @@ def aside_name(rel_path: str, attempt: int = 1) -> str:
     if kind_of(candidate) != "entry" or is_ignored(candidate):
         candidate = path.with_name(f"{path.name}.{mark}").as_posix()
     return candidate
+
+
+def is_aside(rel_path: str) -> bool:
+    """True for a name ``aside_name`` gives: a file a merge moved out of a directory's way."""
+    return bool(_ASIDE.search(PurePosixPath(rel_path).name))

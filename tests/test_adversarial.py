@@ -190,6 +190,8 @@ def test_a_file_meeting_a_directory_keeps_both_converges_and_says_what_to_rename
     [clash] = with_file.status()["stores"]["main"]["clashes"]
     assert clash["file"] == str(with_file.role_dir / "notes.md") and clash["here"] == "file"
     assert with_dir.status()["stores"]["main"]["clashes"] == []
+    for peer in (alice, bob):
+        assert peer.status()["stores"]["main"]["set_aside"] == [str(peer.role_dir / "notes.conflict-file.md")]
     shown = with_file.cli("status").stdout
     assert f"rename {with_file.role_dir / 'notes.md'}" in shown, shown
     lines = alice.append_entry("alice, after the clash"), bob.append_entry("bob, after the clash")

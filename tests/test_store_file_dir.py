@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memsync.layout import aside_name, is_ignored, kind_of
+from memsync.layout import aside_name, is_aside, is_ignored, kind_of
 from memsync.store import Store
 from tests.helpers import bare_remote, git
 from tests.stores import new_store, read, worktree_clean, write
@@ -134,3 +134,9 @@ def test_aside_names_are_whole_files_beside_the_file(parts: list[str], attempt: 
     assert name != rel and kind_of(name) == "entry"
     assert is_ignored(rel) or not is_ignored(name)
     assert name != aside_name(rel, attempt + 1)
+    assert is_aside(name)
+
+
+def test_only_aside_names_are_taken_for_aside() -> None:
+    names = ("notes.md", "conflict-file.md", "a/conflict-file", "x.conflict.md", "x.conflict-files.md")
+    assert not any(is_aside(name) for name in names)

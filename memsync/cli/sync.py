@@ -115,6 +115,8 @@ def _render_status(status: dict[str, Any]) -> str:
             lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
         for path in store["both_kept"]:
             lines.append(f"  both versions kept, resolve by editing: {path}")
+        for path in store["set_aside"]:
+            lines.append(f"  moved aside, a directory took its name: {path} (merge it by hand, delete it)")
         for clash in store["clashes"]:
             lines.append(f"  not synced, a file meets a directory: {clash['advice']}")
         for path in store["untracked"]:
