@@ -30,11 +30,11 @@ from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write
-from memsync.layout import is_append_only, is_store_meta
+from memsync.layout import is_append_only, is_aside, is_store_meta
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import RemoteOutcome, Store
 from memsync.syncstate import SyncState
-from memsync.track import DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
+from memsync.track import Clash, DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,8 @@ class CycleReport:
     ``commit``/``commit_message``: the commit made from local changes (None when nothing changed);
     ``remotes``: one outcome per remote exchanged with (empty when the exchange was skipped);
     ``delivered``: "<track>: <file> <action>" per live file written; ``unpushed``: the most commits any
-    remote lacks after the cycle; ``exchanged``: whether an exchange was attempted.
+    remote lacks after the cycle; ``exchanged``: whether an exchange was attempted; ``clashes``: live
+    paths where a file meets a directory of the store, not synced until the user renames them.
     """
 
     store: str
@@ -63,6 +64,7 @@ class CycleReport:
     delivered: tuple[str, ...]
     unpushed: int
     exchanged: bool
+    clashes: tuple[Clash, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -186,14 +188,15 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
         commit = store.commit_all(message)
         outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
-        delivered = [_delivered(deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s))
+        delivered = [deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s)
                      for track in reachable]
     if commit is not None and int(_read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
         store.gc_auto()
     unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)
     return CycleReport(store_cfg.name, commit, message if commit else None, outcomes,
-                       tuple(line for lines in delivered for line in lines), unpushed,
-                       exchanged=exchange or not store_cfg.remotes)
+                       tuple(line for report in delivered for line in _delivered(report)), unpushed,
+                       exchanged=exchange or not store_cfg.remotes,
+                       clashes=tuple(clash for report in delivered for clash in report.clashes))
 
 
 # Tracked paths found behind a dangling symlink, warned about once until they are reachable again.
@@ -285,9 +288,11 @@ def _update_status(store_cfg: StoreConfig, started: float, report: CycleReport |
     status: dict[str, Any] = {
         "store": store_cfg.name, "path": str(store_cfg.path), "branch": store_cfg.branch,
         "last_cycle": _now_iso(started), "last_cycle_error": error, "cycles": cycles,
-        "unpushed": old.get("unpushed", 0), "remotes": remotes,
+        "unpushed": old.get("unpushed", 0), "remotes": remotes, "clashes": old.get("clashes", []),
     }
     if report is not None:
+        status["clashes"] = [{"file": str(clash.live), "store_path": clash.path, "here": clash.here,
+                              "advice": clash.advice()} for clash in report.clashes]
         for outcome in report.remotes:
             entry = remotes.setdefault(outcome.remote, {})
             entry["status"] = outcome.status
@@ -299,17 +304,18 @@ def _update_status(store_cfg: StoreConfig, started: float, report: CycleReport |
     if changed or "size_bytes" not in old:
         status.update(_store_facts(store_cfg))
     else:  # an idle cycle: the store's files are as the last walk found them; only held lines may move
-        status.update({key: old.get(key) for key in ("both_kept", "untracked", "size_bytes")})
+        status.update({key: old.get(key) for key in ("both_kept", "set_aside", "untracked", "size_bytes")})
         status["held_back_secrets"] = _held(store_cfg)
     atomic_write(meta_dir(store_cfg) / STATUS_FILE,
                  json.dumps(status, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8"))
 
 
 def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
-    """What `status` lists that is read from the store itself: held-back secrets, both-kept files,
-    store content no track maps here, and the store's size in bytes."""
+    """What `status` lists that is read from the store itself: held-back secrets, both-kept files, files
+    moved aside for a directory, store content no track maps here, and the store's size in bytes."""
     held = _held(store_cfg)
     both_kept: list[str] = []
+    set_aside: list[str] = []
     untracked: set[str] = set()
     size = 0
     root = store_cfg.path
@@ -330,8 +336,11 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
                 untracked.add(_group(rel))
             if not is_append_only(rel) and _has_both_kept(path):
                 both_kept.append(str(_live_path(store_cfg.tracks, rel) or rel))
+            if is_aside(rel):
+                set_aside.append(str(_live_path(store_cfg.tracks, rel) or rel))
         dirnames.sort()
-    return {"held_back_secrets": held, "both_kept": sorted(both_kept), "untracked": sorted(untracked),
+    return {"held_back_secrets": held, "both_kept": sorted(both_kept), "set_aside": sorted(set_aside),
+            "untracked": sorted(untracked),
             "size_bytes": size}
 
 
@@ -373,9 +382,10 @@ def collect_status(path: Path) -> dict[str, Any]:
 
     ``{"config": str, "daemon": {"running": bool, "pid": int|None}, "stores": {name: {...}}}`` where each
     store has path, branch, last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
-    unpushed, held_back_secrets (file, line, detector), both_kept, untracked, size_bytes. Reads the
-    status file the last cycle wrote (facts read from the store itself are refreshed). Raises
-    ``MemsyncError`` for a bad config.
+    unpushed, held_back_secrets (file, line, detector), both_kept, set_aside (files a merge moved out of
+    a directory's way), clashes (file, store_path, here: "file"/"directory", advice: a file meeting a
+    directory, not synced until renamed), untracked, size_bytes. Reads the status file the last cycle
+    wrote (facts read from the store itself are refreshed). Raises ``MemsyncError`` for a bad config.
     """
     from memsync.daemon import running_daemon_pid
 
@@ -394,10 +404,11 @@ def collect_status(path: Path) -> dict[str, Any]:
                             "last_error": remotes.get(r, {}).get("last_error")}
                         for r, url in store_cfg.remotes.items()},
             "unpushed": status.get("unpushed", 0),
+            "clashes": status.get("clashes", []),
             "exists": (store_cfg.path / ".git").is_dir(),
         }
         facts = _store_facts(store_cfg) if stores[name]["exists"] else {
-            "held_back_secrets": [], "both_kept": [], "untracked": [], "size_bytes": 0}
+            "held_back_secrets": [], "both_kept": [], "set_aside": [], "untracked": [], "size_bytes": 0}
         stores[name].update(facts)
     return {"config": str(path), "daemon": {"running": pid is not None, "pid": pid}, "stores": stores}
 

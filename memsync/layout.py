@@ -55,3 +55,29 @@ def is_store_meta(rel_path: str) -> bool:
     """True for a store path under :data:`STORE_META_DIR` (memsync's own files, not memory)."""
     parts = PurePosixPath(rel_path).parts
     return bool(parts) and parts[0] == STORE_META_DIR
+
+
+ASIDE_MARK = "conflict-file"
+_ASIDE = re.compile(rf"\.{ASIDE_MARK}(?:-[0-9]+)?(?:\.[^./]*)?\Z")
+
+
+def aside_name(rel_path: str, attempt: int = 1) -> str:
+    """Where a merge puts the file ``rel_path`` when the other side made a directory of that name (DESIGN
+    I1, I4): a sibling both peers derive alike, ``notes.md`` -> ``notes.conflict-file.md``, then
+    ``notes.conflict-file-2.md`` for ``attempt`` 2 when the first is taken, and so on.
+
+    The name is always a whole file (kind "entry", ``x.jsonl`` -> ``x.jsonl.conflict-file``): a note for
+    the user, who can delete it once settled (an append-only file would be restored) and which no
+    ignore pattern hides for a name memsync stores. Pure; ``attempt`` >= 1.
+    """
+    path = PurePosixPath(rel_path)
+    mark = ASIDE_MARK if attempt == 1 else f"{ASIDE_MARK}-{attempt}"
+    candidate = path.with_name(f"{path.stem}.{mark}{path.suffix}").as_posix()
+    if kind_of(candidate) != "entry" or is_ignored(candidate):
+        candidate = path.with_name(f"{path.name}.{mark}").as_posix()
+    return candidate
+
+
+def is_aside(rel_path: str) -> bool:
+    """True for a name ``aside_name`` gives: a file a merge moved out of a directory's way."""
+    return bool(_ASIDE.search(PurePosixPath(rel_path).name))

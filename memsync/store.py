@@ -14,7 +14,9 @@ even if both trees are identical (history must join, and rewriting either side i
 then fast-forwards to that commit, so a pair of peers with nothing new settles after one exchange each.
 Rename detection is off in merges: a deleted entry and a new similar one are never confused, and a
 modify/delete conflict is settled by keeping the modified file (memsync never deletes memory to settle a
-conflict). Any other conflict, or a driver failure, aborts the merge: the store is never left conflicted.
+conflict). A file meeting a directory of the same name is settled alike on every peer: the directory keeps
+the name, the file moves to a sibling (``layout.aside_name``: ``notes.md`` -> ``notes.conflict-file.md``).
+Any other conflict, or a driver failure, aborts the merge: the store is never left conflicted.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from memsync.config import Identity, StoreConfig
 from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
-from memsync.layout import IGNORED_NAMES, is_ignored
+from memsync.layout import IGNORED_NAMES, aside_name, is_ignored
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +71,8 @@ _BOILERPLATE = ("Could not read from remote repository", "Please make sure you h
                 "and the repository exists")
 # The temp files git hands a merge driver, in the worktree root; a killed merge leaves them behind.
 _GIT_MERGE_TEMP = ".merge_file_*"
+# Where git's merge puts a file whose name a directory took on the other side: `<path>~<side>`.
+_GIT_ASIDE = re.compile(r"(.+)~[^/]+")
 # Git dirs whose merge drivers this process registered (see Store._prepare).
 _DRIVERS_INSTALLED: set[Path] = set()
 
@@ -706,38 +710,92 @@ class Store:
         return True
 
     def _settle_conflicts(self, repo: git.Repo, result: _Result) -> str | None:
-        """After a failed merge: keep the modified side of modify/delete conflicts; anything else aborts
+        """After a failed merge: settle what memsync settles (``_settle_unmerged``); anything else aborts
         the merge. Returns None when the merge can be committed, else the problem (merge aborted)."""
         if not (self.git_dir / "MERGE_HEAD").exists():
             return result.reason
+        problem = self._settle_unmerged(repo, result, "MERGE_HEAD")
+        if problem is not None:
+            self._abort_merge(repo)
+        return problem
+
+    def _settle_unmerged(self, repo: git.Repo, result: _Result, theirs: str) -> str | None:
+        """Settle, in index and worktree, the paths that merging ``theirs`` into HEAD left unmerged: a file
+        that met a directory of the same name is moved aside (``_move_aside``); of a file deleted on one
+        side and changed on the other, the change is kept (DESIGN "Deletions"). Returns None when all are
+        settled, else the problem (``result`` is the failed merge's); the caller then discards the merge."""
         unmerged = self._unmerged(repo)
         if not unmerged:
-            self._abort_merge(repo)
             return result.reason
-        others = sorted(path for path, stages in unmerged.items() if stages not in ({1, 2}, {1, 3}))
+        names = {name for name in self._git(repo, "ls-files", "-z").out.split("\0") if name}
+        aside = self._moved_by_git(repo, unmerged, names, theirs)
+        others = sorted(path for path, stages in unmerged.items()
+                        if path not in aside and set(stages) not in ({1, 2}, {1, 3}))
         if others:
-            self._abort_merge(repo)
             more = f" and {len(others) - 1} more" if len(others) > 1 else ""
-            return f"{others[0]}{more} could not be merged: a merge driver failed or a file met a directory"
+            return f"{others[0]}{more} could not be merged: a merge driver failed"
         for path, stages in sorted(unmerged.items()):
-            side = "--ours" if stages == {1, 2} else "--theirs"
-            self._git(repo, "checkout", side, "--", path)
+            if path in aside:
+                continue
+            self._git(repo, "checkout", "--ours" if 2 in stages else "--theirs", "--", path)
             self._git(repo, "add", "--", path)
             log.info("store %s: %s was deleted on one side and changed on the other; kept the change",
                      self.cfg.name, path)
+        if aside:
+            self._move_aside(repo, aside, unmerged, names - set(aside))
         return None
+
+    def _moved_by_git(self, repo: git.Repo, unmerged: dict[str, dict[int, tuple[str, str]]],
+                      names: set[str], theirs: str) -> dict[str, str]:
+        """The unmerged paths that are a file git moved out of a directory's way (``<path>~<side>``, a
+        name neither side has), each mapped to the path the file had, which a directory among the index's
+        ``names`` now holds."""
+        moved = {}
+        for path, stages in unmerged.items():
+            had = _GIT_ASIDE.fullmatch(path)
+            if (had is None or set(stages) not in ({2}, {3}, {1, 2}, {1, 3})
+                    or not any(name.startswith(had[1] + "/") for name in names)):
+                continue
+            if all(self._run(repo, "cat-file", "-e", f"{side}:{path}").status != 0
+                   for side in ("HEAD", theirs)):
+                moved[path] = had[1]
+        return moved
+
+    def _move_aside(self, repo: git.Repo, moved: dict[str, str],
+                    unmerged: dict[str, dict[int, tuple[str, str]]], names: set[str]) -> None:
+        """Put each file git moved out of a directory's way (``moved``: git's name -> the file's path) at
+        ``layout.aside_name`` of its path, the first such name not among the merge result's ``names`` (nor
+        a directory of them): nothing is lost, and whichever peer merges, the tree is the same (DESIGN I1,
+        I4). The content is the side that has the file (deleted by the other side too: the changed one)."""
+        taken = names | {parent.as_posix() for name in names for parent in PurePosixPath(name).parents}
+        for path, had in sorted(moved.items(), key=lambda item: (item[1], item[0])):
+            stages = unmerged[path]
+            mode, sha = stages[2] if 2 in stages else stages[3]
+            attempt = 1
+            while aside_name(had, attempt) in taken:
+                attempt += 1
+            name = aside_name(had, attempt)
+            taken.add(name)
+            self._git(repo, "update-index", "--force-remove", "--", path)
+            (self.worktree / path).unlink(missing_ok=True)
+            self._git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{sha},{name}")
+            self._git(repo, "checkout-index", "-f", "--", name)
+            log.warning("store %s: %s is a file on one side and a directory on the other; the directory "
+                        "keeps the name, the file is now %s", self.cfg.name, had, name)
 
     def _abort_merge(self, repo: git.Repo) -> None:
         if self._run(repo, "merge", "--abort").status != 0:
             self._git(repo, "reset", "-q", "--merge")
 
-    def _unmerged(self, repo: git.Repo) -> dict[str, set[int]]:
-        stages: dict[str, set[int]] = {}
+    def _unmerged(self, repo: git.Repo) -> dict[str, dict[int, tuple[str, str]]]:
+        """Unmerged path -> {stage: (mode, blob sha)} (stage 1 base, 2 ours, 3 theirs)."""
+        stages: dict[str, dict[int, tuple[str, str]]] = {}
         for item in self._git(repo, "ls-files", "-u", "-z").out.split("\0"):
             if not item:
                 continue
             meta, _, path = item.partition("\t")
-            stages.setdefault(path, set()).add(int(meta.split()[2]))
+            mode, sha, stage = meta.split()
+            stages.setdefault(path, {})[int(stage)] = (mode, sha)
         return stages
 
     def fetch(self, remote: str) -> str | None:
@@ -797,7 +855,7 @@ class Store:
         self._git(repo, "reset", "-q", "--hard", theirs)
         result = self._run(repo, "merge", "-q", "--squash", "--allow-unrelated-histories", local)
         if result.status != 0:
-            problem = self._settle_squash(repo, result)
+            problem = self._settle_unmerged(repo, result, local)
             if problem is not None:
                 self._git(repo, "reset", "-q", "--hard", local)
                 marker.unlink()
@@ -809,17 +867,6 @@ class Store:
                 f"memsync: resync with {remote}: local memory re-applied on its history"))
         (self.git_dir / "SQUASH_MSG").unlink(missing_ok=True)
         marker.unlink()
-
-    def _settle_squash(self, repo: git.Repo, result: _Result) -> str | None:
-        unmerged = self._unmerged(repo)
-        if not unmerged:
-            return result.reason
-        for path, stages in sorted(unmerged.items()):
-            if stages not in ({1, 2}, {1, 3}):
-                return f"{path} could not be merged: a merge driver failed or a file met a directory"
-            self._git(repo, "checkout", "--ours" if stages == {1, 2} else "--theirs", "--", path)
-            self._git(repo, "add", "--", path)
-        return None
 
     # ---------------------------------------------------------------------------------- history, counts
 

@@ -111,13 +111,34 @@ class PublishReport:
 
 
 @dataclass(frozen=True)
+class Clash:
+    """A file meeting a directory of the same name: the live files have one where the store has the other
+    (a peer made it so; the store's merge settles such a clash between peers, see ``store``, but cannot
+    rename a live file). ``path`` is the store path, ``live`` the live path here, ``here`` what the live
+    path is. Nothing under ``path`` syncs here, and nothing is deleted, until the user renames it."""
+
+    path: str
+    live: Path
+    here: Literal["file", "directory"]
+
+    def advice(self) -> str:
+        """One line for the user: what meets what, and what to rename."""
+        there = "directory" if self.here == "file" else "file"
+        return (f"{self.live} is a {self.here} here but a {there} in the store ({self.path}): nothing there "
+                f"syncs until you rename {self.live} or move it away (then the store's {there} arrives, and "
+                f"your {self.here} syncs under its new name)")
+
+
+@dataclass(frozen=True)
 class DeliverReport:
-    """What deliver wrote into the live files of one track, and the files left waiting (path, reason)."""
+    """What deliver wrote into the live files of one track, the files left waiting (path, reason), and the
+    clashes of a file with a directory that keep paths from syncing here."""
 
     name: str
     changes: tuple[FileChange, ...] = ()
     waiting: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
+    clashes: tuple[Clash, ...] = ()
 
 
 @dataclass
@@ -128,6 +149,7 @@ class _Collect:
     held: list[HeldBack] = field(default_factory=list)
     waiting: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    clashes: list[Clash] = field(default_factory=list)
 
     def warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -171,7 +193,8 @@ def publish(track: Track, worktree: Path, state: SyncState, scan: Scanner = scan
     Whole files: three-way merge of (last synced, store, live) written atomically to the store; deletion
     by the agent deletes the store copy when the store still has the last synced version.
     The secret scanner ``scan`` runs first: flagged lines (whole-file versions) stay on this machine and
-    are listed in the report's ``held``. Raises ``OSError`` from the file system.
+    are listed in the report's ``held``. A live file where the store has a directory (or a file above it)
+    is not published (deliver reports the clash). Raises ``OSError`` from the file system.
     """
     return _run_publish(track, worktree, state, scan, time.time() if now is None else now, grace_s, True)
 
@@ -207,16 +230,22 @@ def deliver(track: Track, worktree: Path, state: SyncState, now: float | None = 
     Whole files: replaced atomically when the live file still equals the last synced version; bytes an
     agent wrote in the instant between check and swap are kept and published next cycle; a store file
     deleted by a peer deletes the live file only when it equals the last synced version.
-    Store content that no track maps is not touched. Raises ``OSError`` from the file system.
+    A file that meets a directory of the same name (live file, store directory, or the reverse) is left
+    alone on both sides and reported in ``clashes``. Store content that no track maps is not touched.
+    Raises ``OSError`` from the file system.
     """
     out = _Collect()
     clock = time.time() if now is None else now
     for f in _files(track, worktree, state):
-        if is_append_only(f.rel):
+        clash = _clash(f)
+        if clash is not None:
+            _report_clash(clash, out)
+        elif is_append_only(f.rel):
             _deliver_append(f, state, clock, grace_s, out)
         else:
             _deliver_whole(f, state, out)
-    return DeliverReport(track_name(track), tuple(out.changes), tuple(out.waiting), tuple(out.warnings))
+    return DeliverReport(track_name(track), tuple(out.changes), tuple(out.waiting), tuple(out.warnings),
+                         tuple(out.clashes))
 
 
 def describe_changes(reports: Iterable[PublishReport]) -> str:
@@ -316,6 +345,70 @@ def _through_symlink(root: Path, directory: str) -> bool:
     return False
 
 
+def _obstacle(path: Path, label: str) -> int | None:
+    """What keeps a regular file from being at ``path``, the file ``label`` of a track ("" for a tracked
+    file): how many levels above ``path`` a non-directory stands (the track's root included), 0 when
+    ``path`` itself is a directory; None when nothing does."""
+    for up in range(label.count("/") + 1 if label else 0, 0, -1):
+        try:
+            mode = path.parents[up - 1].stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not stat.S_ISDIR(mode):
+            return up
+    return 0 if path.is_dir() else None
+
+
+def _clash(f: _File) -> Clash | None:
+    """The file meeting a directory that keeps ``f`` from syncing here (see ``Clash``), else None: one
+    side has ``f`` as a file and the other a directory at its path or a file above it."""
+    live_file = f.live.is_file()
+    if live_file == f.store.is_file():
+        return None
+    up = _obstacle(f.store, f.label) if live_file else _obstacle(f.live, f.label)
+    if up is None:
+        return None
+    # Above ``f`` the side holding the file has a directory; at ``f`` itself, the file.
+    here: Literal["file", "directory"] = "directory" if (up > 0) == live_file else "file"
+    if up == 0:
+        return Clash(f.rel, f.live, here)
+    return Clash(f.rel.rsplit("/", up)[0], f.live.parents[up - 1], here)
+
+
+_CLASHES_WARNED: set[Clash] = set()
+
+
+def _report_clash(clash: Clash, out: _Collect) -> None:
+    """Add ``clash`` to the report once; log it once per process (it stays in every cycle's report)."""
+    if clash not in out.clashes:
+        out.clashes.append(clash)
+    if clash not in _CLASHES_WARNED:
+        _CLASHES_WARNED.add(clash)
+        log.warning("%s", clash.advice())
+
+
+def _store_in_the_way(f: _File) -> bool:
+    """True when the live file ``f`` cannot be published because the store has a directory at its path or
+    a file above it (a ``Clash``). An empty store directory in the way (git keeps no directories: one is
+    left when a peer deletes the files in it) is removed instead."""
+    if not f.live.is_file() or f.store.is_file():
+        return False
+    up = _obstacle(f.store, f.label)
+    return up is not None and not (up == 0 and _remove_empty_dirs(f.store))
+
+
+def _remove_empty_dirs(root: Path) -> bool:
+    """Remove the store directory ``root`` when it holds nothing but directories; True when it is gone."""
+    for here, _dirs, files in os.walk(root, topdown=False):
+        if files:
+            return False
+        try:
+            os.rmdir(here)
+        except OSError:
+            return False
+    return not root.exists()
+
+
 def _walk(root: Path, *, follow_inside: bool) -> set[str]:
     """Relative POSIX paths of the regular files under ``root``, skipping ignored paths.
 
@@ -357,11 +450,23 @@ def _run_publish(track: Track, worktree: Path, state: SyncState, scan: Scanner, 
                  grace_s: float, incremental: bool) -> PublishReport:
     out = _Collect()
     known_track = bool(state.paths(track.store_path.strip("/")))
-    for f in _files(track, worktree, state):
+
+    def publish_one(f: _File) -> None:
         if is_append_only(f.rel):
             _publish_append(f, state, scan, now, grace_s, incremental, known_track, out)
         else:
             _publish_whole(f, state, scan, incremental, out)
+
+    blocked = []
+    for f in _files(track, worktree, state):
+        if _store_in_the_way(f):
+            blocked.append(f)
+        else:
+            publish_one(f)
+    # An agent turned a directory into a file: the loop (paths under it sort after it) emptied it since.
+    for f in blocked:
+        if not _store_in_the_way(f):
+            publish_one(f)
     return PublishReport(track_name(track), tuple(out.changes), tuple(out.held), tuple(out.warnings))
 
 

@@ -138,12 +138,6 @@ def test_an_agent_rewriting_a_daily_log_in_place_leaves_no_torn_line(pair: tuple
             assert set(data.splitlines(keepends=True)) <= {*written, summary}, data
 
 
-@pytest.mark.xfail(strict=True, reason="store._settle_conflicts (engineer D1) aborts every merge in which "
-                   "a file meets a directory, and nothing ever settles it: from then on no line from either "
-                   "peer reaches the other, for the whole store, while `status` says 'will retry'. Needs a "
-                   "resolution that keeps both (e.g. the file side moved to a sibling name both peers derive "
-                   "the same way, and track handling a live file that meets the store's directory) or a "
-                   "status line telling the user which path to rename")
 def test_a_file_meeting_a_directory_does_not_block_every_other_line(pair: tuple[Peer, Peer]) -> None:
     """I1, I4: alice writes the curated entry ``notes.md`` while bob, offline, made ``notes.md/`` a
     directory. Whatever memsync does with that clash, the lines both write afterwards must still meet."""
@@ -157,6 +151,79 @@ def test_a_file_meeting_a_directory_does_not_block_every_other_line(pair: tuple[
     alice.cli("sync")
     bob.cli("sync")
     assert later in bob.read_live(MEMORY_FILE)
+
+
+def sync(*peers: Peer) -> None:
+    """One `memsync sync` per peer, in order, each required to succeed (everything pushed)."""
+    for peer in peers:
+        result = peer.cli("sync")
+        assert result.returncode == 0, f"{peer.name}: {result.stdout}{result.stderr}"
+
+
+@pytest.mark.parametrize("file_at", ["alice", "bob"])
+def test_a_file_meeting_a_directory_keeps_both_converges_and_says_what_to_rename(
+        pair: tuple[Peer, Peer], file_at: str) -> None:
+    """I1, I3, I4, "memsync never deletes memory to settle a conflict": one peer writes the curated entry
+    ``notes.md`` while the other, offline, made ``notes.md/`` a directory. The stores settle it alike
+    (the directory keeps the name, the file moves to ``notes.conflict-file.md``), nothing is lost, the
+    live file is neither deleted nor overwritten, `status` names it, and renaming it settles the rest."""
+    alice, bob = pair
+    with_file, with_dir = (alice, bob) if file_at == "alice" else (bob, alice)
+    text = with_file.write_curated("notes", "the notes file\n")
+    inner = b"a file inside a directory named notes.md\n"
+    (with_dir.role_dir / "notes.md").mkdir()
+    (with_dir.role_dir / "notes.md" / "inner.md").write_bytes(inner)
+    sync(alice, bob, alice, bob)
+    assert alice.store_git("ls-tree", "-r", "HEAD") == bob.store_git("ls-tree", "-r", "HEAD")
+    for peer in (alice, bob):
+        assert committed(peer, f"{ROLE_STORE}/notes.md/inner.md") == inner
+        assert committed(peer, f"{ROLE_STORE}/notes.conflict-file.md") == text
+        assert peer.read_live("notes.conflict-file.md") == text
+    assert with_dir.read_live("notes.md/inner.md") == inner
+    assert with_file.read_live("notes.md") == text  # neither deleted nor overwritten
+    [clash] = with_file.status()["stores"]["main"]["clashes"]
+    assert clash["file"] == str(with_file.role_dir / "notes.md") and clash["here"] == "file"
+    assert with_dir.status()["stores"]["main"]["clashes"] == []
+    for peer in (alice, bob):
+        assert peer.status()["stores"]["main"]["set_aside"] == [str(peer.role_dir / "notes.conflict-file.md")]
+    shown = with_file.cli("status").stdout
+    assert f"rename {with_file.role_dir / 'notes.md'}" in shown, shown
+    lines = alice.append_entry("alice, after the clash"), bob.append_entry("bob, after the clash")
+    sync(alice, bob, alice)
+    assert all(line in peer.read_live(MEMORY_FILE) for line in lines for peer in (alice, bob))
+    (with_file.role_dir / "notes.md").rename(with_file.role_dir / "notes-mine.md")
+    sync(with_file, with_dir, with_file)
+    assert with_file.read_live("notes.md/inner.md") == inner
+    assert with_dir.read_live("notes-mine.md") == text
+    assert with_file.status()["stores"]["main"]["clashes"] == []
+    assert alice.store_git("ls-tree", "-r", "HEAD") == bob.store_git("ls-tree", "-r", "HEAD")
+    no_markers(alice, bob)
+
+
+def test_a_directory_meeting_a_file_already_in_the_store_is_kept_and_named(tmp_path: Path,
+                                                                           remote: Path) -> None:
+    """The reverse on one machine: bob starts syncing with a directory ``notes.md/`` in his role while
+    the store he clones has alice's file ``notes.md``. Nothing of his is lost or published into the
+    file's place, `status` tells him to rename the directory, the other files sync."""
+    alice = Peer.create(tmp_path, "alice", remote)
+    text = alice.write_curated("notes", "alice's notes file\n")
+    sync(alice)
+    bob = Peer.create(tmp_path, "bob", remote, init_store=False)
+    inner = b"bob's file in a directory named notes.md\n"
+    (bob.role_dir / "notes.md").mkdir()
+    (bob.role_dir / "notes.md" / "inner.md").write_bytes(inner)
+    other = bob.write_curated("other", "bob's other entry\n")
+    bob.init_store()
+    sync(bob, alice)
+    assert alice.read_live("other.md") == other
+    assert bob.read_live("notes.md/inner.md") == inner
+    assert committed(bob, f"{ROLE_STORE}/notes.md") == text
+    [clash] = bob.status()["stores"]["main"]["clashes"]
+    assert clash["file"] == str(bob.role_dir / "notes.md") and clash["here"] == "directory"
+    (bob.role_dir / "notes.md").rename(bob.role_dir / "notes-dir")
+    sync(bob, alice)
+    assert bob.read_live("notes.md") == text and alice.read_live("notes-dir/inner.md") == inner
+    assert bob.status()["stores"]["main"]["clashes"] == []
 
 
 def test_a_role_directory_behind_a_dangling_symlink_deletes_nothing(tmp_path: Path, remote: Path) -> None:

@@ -447,17 +447,6 @@ def test_ssh_remote_that_refuses_fails_fast_with_ssh_reason(tmp_path: Path) -> N
     assert "ssh" in outcome.message and "Could not read from remote repository" not in outcome.message
 
 
-def test_a_file_meeting_a_directory_aborts_cleanly(alpha: Store, beta: Store) -> None:
-    write(alpha, "roles/x", "a file\n")
-    alpha.commit_all("file")
-    alpha.exchange()
-    write(beta, "roles/x/y.md", "a directory\n")
-    mine = beta.commit_all("dir")
-    [outcome] = beta.exchange()
-    assert outcome.status == "conflict" and "roles/x" in outcome.message
-    assert beta.head() == mine and worktree_clean(beta) and read(beta, "roles/x/y.md") == "a directory\n"
-
-
 def test_a_remote_recreated_empty_gets_the_whole_history_again(alpha: Store, remote: Path) -> None:
     write(alpha, "a.md", "a\n")
     alpha.commit_all("a")

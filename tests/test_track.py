@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -18,6 +19,7 @@ from memsync.config import Track
 from memsync.secrets import scan_text
 from memsync.syncstate import HeldLine, SyncState
 from memsync.track import (
+    Clash,
     DeliverReport,
     FileChange,
     PublishReport,
@@ -471,3 +473,87 @@ def test_commit_message_of_folder_tracks_names_each_role_and_memory_file() -> No
         "python-dev: daily/2026-11-30.md +2 lines, tz.md added; scout: MEMORY.md changed; "
         "lessons: +1 entry, 1 tombstone"
     )
+
+
+def test_a_live_file_meeting_a_store_directory_is_left_alone_and_reported(
+        pair: tuple[Machine, Machine]) -> None:
+    """The store's merge put a peer's directory at ``notes.md`` (and this file aside): the live file is
+    neither deleted nor published into the directory, the rest syncs, and renaming it settles it."""
+    a, _b = pair
+    mine = b"my notes\n"
+    (a.live / "notes.md").write_bytes(mine)
+    a.sync()
+    roles = a.store / "roles" / "qa"
+    (roles / "notes.md").unlink()
+    (roles / "notes.md").mkdir()
+    (roles / "notes.md" / "inner.md").write_bytes(b"a peer's file in a directory\n")
+    (roles / "notes.conflict-file.md").write_bytes(mine)
+    append(roles / DAILY, b"- a peer's log line\n")
+    clash = Clash("roles/qa/notes.md", a.live / "notes.md", "file")
+    for _cycle in range(2):
+        a.publish()
+        report = a.deliver()
+        assert report.clashes == (clash,) and "rename" in clash.advice()
+        assert (a.live / "notes.md").read_bytes() == mine
+        assert (a.live / DAILY).read_bytes() == b"- a peer's log line\n"
+        assert (a.live / "notes.conflict-file.md").read_bytes() == mine
+    (a.live / "notes.md").write_bytes(b"edited while it clashes\n")
+    a.publish()
+    assert (roles / "notes.md" / "inner.md").read_bytes() == b"a peer's file in a directory\n"
+    (a.live / "notes.md").rename(a.live / "notes-mine.md")
+    a.publish()
+    assert a.deliver().clashes == ()
+    assert (a.live / "notes.md" / "inner.md").read_bytes() == b"a peer's file in a directory\n"
+    assert (roles / "notes-mine.md").read_bytes() == b"edited while it clashes\n"
+
+
+def test_a_live_directory_meeting_a_store_file_is_left_alone_and_reported(
+        pair: tuple[Machine, Machine]) -> None:
+    """A peer's file ``notes.md`` is in the store while this machine, syncing for the first time, has a
+    directory of that name: nothing is published into the file's place, nothing deleted, the rest syncs."""
+    a, b = pair
+    (b.live / "notes.md").write_bytes(b"b's notes\n")
+    b.sync()
+    (a.live / "notes.md").mkdir()
+    (a.live / "notes.md" / "inner.md").write_bytes(b"a's file in a directory\n")
+    (a.live / "other.md").write_bytes(b"other\n")
+    reconcile(a.track, a.store, a.state, scan_text)
+    a.publish()
+    report = a.deliver()
+    assert report.clashes == (Clash("roles/qa/notes.md", a.live / "notes.md", "directory"),)
+    roles = a.store / "roles" / "qa"
+    assert (roles / "notes.md").read_bytes() == b"b's notes\n"
+    assert (roles / "other.md").read_bytes() == b"other\n"
+    assert (a.live / "notes.md" / "inner.md").read_bytes() == b"a's file in a directory\n"
+    (a.live / "notes.md").rename(a.live / "notes-dir")
+    a.publish()
+    assert a.deliver().clashes == ()
+    assert (a.live / "notes.md").read_bytes() == b"b's notes\n"
+    assert (roles / "notes-dir" / "inner.md").read_bytes() == b"a's file in a directory\n"
+
+
+@pytest.mark.parametrize("to", ["directory", "file"])
+def test_an_agent_turning_a_file_into_a_directory_or_back(pair: tuple[Machine, Machine], to: str) -> None:
+    """The machine where it happens publishes the change in one cycle; a peer that still has the old form
+    keeps it (memsync does not delete it) and is told to rename it, then gets the new form."""
+    a, b = pair
+    pair_of_paths = ("notes.md", "notes.md/inner.md")
+    before, after = pair_of_paths if to == "directory" else pair_of_paths[::-1]
+    (a.live / before).parent.mkdir(parents=True, exist_ok=True)
+    (a.live / before).write_bytes(b"before\n")
+    a.sync()
+    b.sync()
+    shutil.rmtree(a.live / "notes.md") if to == "file" else (a.live / "notes.md").unlink()
+    (a.live / after).parent.mkdir(parents=True, exist_ok=True)
+    (a.live / after).write_bytes(b"after\n")
+    a.publish()
+    assert a.deliver().clashes == ()
+    assert (a.store / "roles" / "qa" / after).read_bytes() == b"after\n"
+    assert not (a.store / "roles" / "qa" / before).is_file()
+    b.publish()
+    old_form: Literal["file", "directory"] = "directory" if to == "file" else "file"
+    assert b.deliver().clashes == (Clash("roles/qa/notes.md", b.live / "notes.md", old_form),)
+    assert (b.live / before).read_bytes() == b"before\n"
+    (b.live / "notes.md").rename(b.live / "renamed")
+    b.sync()
+    assert (b.live / after).read_bytes() == b"after\n"

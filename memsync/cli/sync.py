@@ -82,7 +82,8 @@ def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
     config: ConfigOption = None,
 ) -> int:
-    """Show stores, remotes, last exchange, unpushed commits, held-back secrets, both-kept files, daemon."""
+    """Show stores, remotes, last exchange, unpushed commits, held-back secrets, both-kept files, files
+    meeting directories, daemon."""
     from memsync.cycle import collect_status
 
     status = collect_status(config or config_path())
@@ -114,6 +115,10 @@ def _render_status(status: dict[str, Any]) -> str:
             lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
         for path in store["both_kept"]:
             lines.append(f"  both versions kept, resolve by editing: {path}")
+        for path in store["set_aside"]:
+            lines.append(f"  moved aside, a directory took its name: {path} (merge it by hand, delete it)")
+        for clash in store["clashes"]:
+            lines.append(f"  not synced, a file meets a directory: {clash['advice']}")
         for path in store["untracked"]:
             lines.append(f"  in the store, not tracked here: {path}")
     return "\n".join(lines)
