@@ -20,6 +20,7 @@ from bisect import bisect_left
 from codecs import BOM_UTF8 as _BOM
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
@@ -134,9 +135,14 @@ def _shared_lines(ours: list[bytes], theirs: list[bytes]) -> list[tuple[int, int
     side (so both sides got them from one earlier merge), as the longest chain increasing in both ``i``
     and ``j`` (one longest chain, always the same for the same two lists): O(n log n) in lines."""
     ours_count, theirs_count = Counter(ours), Counter(theirs)
-    theirs_at = {line: j for j, line in enumerate(theirs) if theirs_count[line] == 1}
-    pairs = [(i, theirs_at[line]) for i, line in enumerate(ours)
-             if ours_count[line] == 1 and line in theirs_at and _TEXT.search(line)]
+    once = {line for line in ours_count.keys() & theirs_count.keys()
+            if ours_count[line] == theirs_count[line] == 1 and _TEXT.search(line)}
+    if not once:
+        return []  # the usual case, two different appends: no pass over the lines below
+    theirs_at = {line: j for j, line in enumerate(theirs) if line in once}
+    pairs = [(i, theirs_at[line]) for i, line in enumerate(ours) if line in once]
+    if all(left[1] < right[1] for left, right in pairwise(pairs)):
+        return pairs  # the usual case: both sides hold the shared lines in one order
     # Longest increasing subsequence of the j's (patience sorting): ends[k] is the pair that ends the
     # chain of length k + 1 with the smallest j so far, before[p] the pair before pair p in its chain.
     ends: list[int] = []
