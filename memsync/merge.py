@@ -16,8 +16,11 @@ imported where they are used).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from codecs import BOM_UTF8 as _BOM
+from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
@@ -92,16 +95,23 @@ def _insertions(base: list[bytes], side: list[bytes]) -> list[list[bytes]] | Non
     return gaps if matched == len(base) else None
 
 
-def _merge_gap(ours: list[bytes], theirs: list[bytes], *, inner: bool = False) -> list[bytes]:
-    """Lines both sides inserted at one place: the lines both start with once, then each side's rest
-    as one block, by first ``[HH:MM]`` stamp when both have one and they differ, else by bytes.
-
-    ``inner`` (a place before a base line, where only earlier merges put peers' blocks, never an
-    append): the lines both end with also come once, after the blocks, since both sides got that block
-    from the same earlier merge."""
+def _common_start(ours: list[bytes], theirs: list[bytes]) -> int:
+    """How many lines both lists start with."""
     common = 0
     while common < min(len(ours), len(theirs)) and ours[common] == theirs[common]:
         common += 1
+    return common
+
+
+def _two_blocks(ours: list[bytes], theirs: list[bytes], *, inner: bool) -> list[bytes]:
+    """Lines both sides inserted at one place with no shared text line between: the lines both start
+    with once, then each side's rest as one block, by first ``[HH:MM]`` stamp when both have one and
+    they differ, else by bytes.
+
+    ``inner`` (before a line both sides hold: a base line, or a line both got from an earlier merge;
+    never at the end of an append): the lines both end with also come once, after the blocks, since
+    both sides got them from the same earlier merge."""
+    common = _common_start(ours, theirs)
     ours_rest, theirs_rest = ours[common:], theirs[common:]
     tail = 0
     while (inner and tail < min(len(ours_rest), len(theirs_rest))
@@ -116,14 +126,74 @@ def _merge_gap(ours: list[bytes], theirs: list[bytes], *, inner: bool = False) -
     return ours[:common] + blocks[0] + blocks[1] + ours_rest[len(ours_rest) - tail:]
 
 
+# A line with a letter, a digit or a non-ASCII byte: text, not a blank line or bare markup (```, ---, |-|).
+_TEXT = re.compile(rb"[^\s!-/:-@\[-`{-~]")
+
+
+def _shared_lines(ours: list[bytes], theirs: list[bytes]) -> list[tuple[int, int]]:
+    """The places ``(i, j)`` with ``ours[i] == theirs[j]`` of the text lines that occur once in each
+    side (so both sides got them from one earlier merge), as the longest chain increasing in both ``i``
+    and ``j`` (one longest chain, always the same for the same two lists): O(n log n) in lines."""
+    ours_count, theirs_count = Counter(ours), Counter(theirs)
+    once = {line for line in ours_count.keys() & theirs_count.keys()
+            if ours_count[line] == theirs_count[line] == 1 and _TEXT.search(line)}
+    if not once:
+        return []  # the usual case, two different appends: no pass over the lines below
+    theirs_at = {line: j for j, line in enumerate(theirs) if line in once}
+    pairs = [(i, theirs_at[line]) for i, line in enumerate(ours) if line in once]
+    if all(left[1] < right[1] for left, right in pairwise(pairs)):
+        return pairs  # the usual case: both sides hold the shared lines in one order
+    # Longest increasing subsequence of the j's (patience sorting): ends[k] is the pair that ends the
+    # chain of length k + 1 with the smallest j so far, before[p] the pair before pair p in its chain.
+    ends: list[int] = []
+    ends_j: list[int] = []
+    before: list[int] = []
+    for p, (_, j) in enumerate(pairs):
+        k = bisect_left(ends_j, j)
+        before.append(ends[k - 1] if k else -1)
+        if k == len(ends):
+            ends.append(p)
+            ends_j.append(j)
+        else:
+            ends[k], ends_j[k] = p, j
+    chain: list[tuple[int, int]] = []
+    p = ends[-1] if ends else -1
+    while p >= 0:
+        chain.append(pairs[p])
+        p = before[p]
+    return chain[::-1]
+
+
+def _merge_gap(ours: list[bytes], theirs: list[bytes], *, inner: bool = False) -> list[bytes]:
+    """Lines both sides inserted at one place (see :func:`merge_daily`): the text lines both hold once
+    each (blocks both got from earlier merges, wherever each side put them) come once, in the order of
+    both; between and around them :func:`_two_blocks` merges what each side has alone. Symmetric: the
+    shared lines are found with the two sides in byte order."""
+    first, second = sorted((ours, theirs))
+    start = _common_start(first, second)  # first: cheap, and the usual tail extends the other one
+    out, first, second = first[:start], first[start:], second[start:]
+    at_first = at_second = 0
+    for i, j in _shared_lines(first, second):
+        if i > at_first or j > at_second:
+            out.extend(_two_blocks(first[at_first:i], second[at_second:j], inner=True))
+        out.append(first[i])
+        at_first, at_second = i + 1, j + 1
+    out.extend(_two_blocks(first[at_first:], second[at_second:], inner=inner))
+    return out
+
+
 def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     """Merge two versions of a daily log ``daily/YYYY-MM-DD.md`` (bytes in, bytes out).
 
     When each side only inserted lines into ``base`` (appended, usually; an earlier merge may have put
     a peer's block before ours): base lines stay, and at each place where both sides inserted lines,
-    the lines both start with come once, then each side's remaining lines as one block in its own order
-    (repeated and blank lines kept), two blocks ordered by their first ``[HH:MM]`` stamp when both have
-    one and the stamps differ, else by bytes. So a tail equal to or a prefix of the other adds nothing,
+    a text line (one with a letter, a digit or a non-ASCII byte) that each side inserted there exactly
+    once is a line both got from earlier merges, wherever each put it, and comes once (the most such
+    lines that both sides hold in one order). Before, between and after those lines, the lines both
+    start with come once (before a line both hold, also the lines both end with), then each side's
+    remaining lines as one block in its own order (repeated and blank lines kept), two blocks ordered
+    by their first ``[HH:MM]`` stamp when both have one and the stamps differ, else by bytes. So a tail
+    equal to or a prefix of the other adds nothing, a block both hold from a third peer is kept once,
     and each side's version is kept as a subsequence of the result (later merges stay insert-only).
     With an empty base (both created the file) two different ``#`` title lines collapse to the smaller
     one, so the title appears once. Line ends become LF, a BOM is dropped, the output ends with a

@@ -122,6 +122,24 @@ def test_daily_inserts_in_the_middle_merge_per_place() -> None:
     )
 
 
+def test_daily_section_both_merged_from_a_third_peer_comes_once() -> None:
+    # Criss-cross: ours merged the scout's section after its own and went on; theirs holds the same
+    # section first and appended a review. The section (blank line and heading included) comes once.
+    scout = b"\n## Scout, 10:05\n- [10:05] c read the logs\n- [10:06] c found the bug\n"
+    ours = DAY + b"\n## Dev, 10:00\n- [10:00] a wrote the test\n" + scout + b"- [10:20] a fixed it\n"
+    theirs = DAY + scout + b"\n## Review, 10:10\n- [10:10] b asked for a property\n"
+    assert merged("daily", DAY, ours, theirs) == (
+        DAY + b"\n## Dev, 10:00\n- [10:00] a wrote the test\n" + scout
+        + b"\n## Review, 10:10\n- [10:10] b asked for a property\n- [10:20] a fixed it\n"
+    )
+
+
+def test_daily_blank_and_markup_lines_alone_do_not_join_two_blocks() -> None:
+    ours = DAY + b"- [10:00] o1\n\n```\n- [10:01] o2\n"
+    theirs = DAY + b"- [09:00] t1\n\n```\n- [09:01] t2\n"
+    assert merged("daily", DAY, ours, theirs) == DAY + theirs[len(DAY):] + ours[len(DAY):]
+
+
 def test_daily_rewritten_base_falls_back_to_the_entry_rules() -> None:
     ours = DAY.replace(b"start", b"begin") + b"- [10:00] o\n"
     theirs = DAY + b"- [11:00] t\n"

@@ -195,6 +195,94 @@ def test_daily_symmetric_idempotent_lossless(versions: tuple[bytes, bytes, bytes
     assert BOTH_KEPT_NOTE_PREFIX.encode() not in result  # insert-only sides never need the entry rules
 
 
+MARKUP = st.sampled_from(["", "```", "---", "|---|---|"])  # lines that independent appends share by chance
+# (base, shared blocks, ours' own blocks, theirs' own blocks, the order theirs holds the shared blocks in),
+# see criss_cross.
+CrissCross = tuple[bytes, list[list[str]], list[list[str]], list[list[str]], list[int]]
+
+
+@st.composite
+def criss_cross(draw: st.DrawFn, markup: bool, reorder: bool = False) -> CrissCross:
+    """Both sides hold the same blocks ``shared[0..k-1]`` (a third peer's, or each other's, from
+    earlier merges), each with its own blocks around and between them: ours' tail is ``ours[0] +
+    shared[0] + ours[1] + ... + shared[k-1] + ours[k]``, theirs' likewise; any own block may be empty
+    (a shared block first, last, or next to another). Text lines all differ, except repeats within one
+    side's own block; ``markup`` adds blank and markup lines, which independent blocks share by chance;
+    ``reorder`` lets theirs hold the shared blocks in another order."""
+    serial = iter(range(10_000))
+
+    def block(tag: str, *, shared: bool) -> list[str]:
+        lines = [f"- [{draw(st.sampled_from(['14:21', '14:22', '14:30']))}] {tag} step {next(serial)}\n"
+                 for _ in range(draw(st.integers(1 if shared else 0, 3)))]
+        if not shared and lines and draw(st.booleans()):
+            lines.append(draw(st.sampled_from(lines)))  # a side repeats its own line
+        if markup:
+            for _ in range(draw(st.integers(0, 2))):
+                lines.insert(draw(st.integers(0, len(lines))), draw(MARKUP) + "\n")
+        return lines
+
+    base = draw(st.sampled_from(["# 2026-11-30\n", "# 2026-11-30\n\n- [08:00] start\n"]))
+    shared = [block(f"c{n}", shared=True) for n in range(draw(st.integers(1, 3)))]
+    ours = [block("a", shared=False) for _ in range(len(shared) + 1)]
+    theirs = [block("b", shared=False) for _ in range(len(shared) + 1)]
+    order = draw(st.permutations(range(len(shared)))) if reorder else list(range(len(shared)))
+    return base.encode(), shared, ours, theirs, order
+
+
+def _criss_cross_merge(case: CrissCross) -> tuple[bytes, Counter[bytes]]:
+    """(result, union): the merge of the case's two sides after checking it is symmetric, stable and
+    holds each side as a subsequence; union is the lines of the base, of every own block and of the
+    shared blocks counted once."""
+    base, shared, ours, theirs, order = case
+    sides = []
+    for own, held in ((ours, shared), (theirs, [shared[n] for n in order])):
+        lines = list(own[0])
+        for common, after in zip(held, own[1:], strict=True):
+            lines += common + after
+        sides.append(base + "".join(lines).encode())
+    result = merge_daily(base, *sides)
+    assert merge_daily(base, *sides[::-1]) == result
+    assert merge_daily(base, result, result) == result
+    for side in sides:
+        rest = iter(result.splitlines(keepends=True))
+        assert all(line in rest for line in side.splitlines(keepends=True))
+    blocks = [block for own in (ours, theirs) for block in own] + shared
+    return result, Counter(base.splitlines(keepends=True) + [line.encode() for b in blocks for line in b])
+
+
+@SETTINGS
+@given(criss_cross(markup=False))
+def test_daily_blocks_both_sides_hold_come_once(case: CrissCross) -> None:
+    """Each line as often as in the two sides' multiset union (never their sum): the shared blocks
+    once, every own block whole."""
+    result, union = _criss_cross_merge(case)
+    assert Counter(result.splitlines(keepends=True)) == union
+    for own in case[2:4]:
+        assert all("".join(block).encode() in result for block in own)
+
+
+@SETTINGS
+@given(criss_cross(markup=True))
+def test_daily_blocks_both_sides_hold_come_once_among_blank_and_markup_lines(case: CrissCross) -> None:
+    """With blank and markup lines, which the rule that lines both blocks start with come once may
+    merge: never more than the union (the shared blocks never twice); none lost (a subsequence)."""
+    result, union = _criss_cross_merge(case)
+    assert Counter(result.splitlines(keepends=True)) <= union
+
+
+@SETTINGS
+@given(criss_cross(markup=False, reorder=True))
+def test_daily_blocks_both_sides_hold_in_different_orders(case: CrissCross) -> None:
+    """When the two sides hold the shared blocks in different orders, keeping each side a subsequence
+    needs some lines twice: never more than the sum of the sides, and the most shared lines both hold
+    in one order (at least the largest shared block) come once."""
+    result, union = _criss_cross_merge(case)
+    shared = case[1]
+    kept = Counter(result.splitlines(keepends=True))
+    assert kept <= union + Counter(line.encode() for block in shared for line in block)
+    assert kept.total() - union.total() <= sum(map(len, shared)) - max(map(len, shared))
+
+
 # --- index -------------------------------------------------------------------------------------------
 
 SLUGS = st.sampled_from(["a", "b", "c", "d", "e"])
