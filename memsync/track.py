@@ -230,7 +230,10 @@ def deliver(track: Track, worktree: Path, state: SyncState, now: float | None = 
     Whole files: replaced atomically when the live file still equals the last synced version; bytes an
     agent wrote in the instant between check and swap are kept and published next cycle; a store file
     deleted by a peer deletes the live file only when it equals the last synced version.
-    A file that meets a directory of the same name (live file, store directory, or the reverse) is left
+    A live whole file the store now has as a directory gives way (is deleted as above, then the directory
+    arrives) when it still equals the last synced version: a peer replaced it, and a version written here
+    meanwhile is in the store beside the directory (``layout.aside_name``). Any other file meeting a
+    directory of the same name (an edited live file, a live directory where the store has a file) is left
     alone on both sides and reported in ``clashes``. Store content that no track maps is not touched.
     Raises ``OSError`` from the file system.
     """
@@ -239,7 +242,8 @@ def deliver(track: Track, worktree: Path, state: SyncState, now: float | None = 
     for f in _files(track, worktree, state):
         clash = _clash(f)
         if clash is not None:
-            _report_clash(clash, out)
+            if not _give_way(f, clash, state, out):
+                _report_clash(clash, out)
         elif is_append_only(f.rel):
             _deliver_append(f, state, clock, grace_s, out)
         else:
@@ -373,6 +377,19 @@ def _clash(f: _File) -> Clash | None:
     if up == 0:
         return Clash(f.rel, f.live, here)
     return Clash(f.rel.rsplit("/", up)[0], f.live.parents[up - 1], here)
+
+
+def _give_way(f: _File, clash: Clash, state: SyncState, out: _Collect) -> bool:
+    """Delete the live whole file ``f`` that ``clash`` names when it still equals its last synced version
+    (a peer turned it into a directory: a deletion that syncs, DESIGN "Deletions"); True when it is gone."""
+    if clash.here != "file" or clash.path != f.rel or is_append_only(f.rel) or f.live.is_symlink():
+        return False
+    current = state.get(f.rel)
+    if (current is None or not current.synced_known or current.kept_present
+            or state.pending_delivery(f.rel) is not None or _read(f.live) != current.synced):
+        return False
+    _deliver_remove(f, state, current, out)
+    return not f.live.exists()
 
 
 _CLASHES_WARNED: set[Clash] = set()

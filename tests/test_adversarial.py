@@ -161,12 +161,12 @@ def sync(*peers: Peer) -> None:
 
 
 @pytest.mark.parametrize("file_at", ["alice", "bob"])
-def test_a_file_meeting_a_directory_keeps_both_converges_and_says_what_to_rename(
-        pair: tuple[Peer, Peer], file_at: str) -> None:
+def test_a_file_meeting_a_directory_keeps_both_and_converges(pair: tuple[Peer, Peer], file_at: str) -> None:
     """I1, I3, I4, "memsync never deletes memory to settle a conflict": one peer writes the curated entry
     ``notes.md`` while the other, offline, made ``notes.md/`` a directory. The stores settle it alike
-    (the directory keeps the name, the file moves to ``notes.conflict-file.md``), nothing is lost, the
-    live file is neither deleted nor overwritten, `status` names it, and renaming it settles the rest."""
+    (the directory keeps the name, the file moves to ``notes.conflict-file.md``), nothing is lost, and the
+    live files converge: the synced live file gives way to the directory, its text beside it. An edit
+    made to it meanwhile keeps it in place and `status` says what to rename."""
     alice, bob = pair
     with_file, with_dir = (alice, bob) if file_at == "alice" else (bob, alice)
     text = with_file.write_curated("notes", "the notes file\n")
@@ -179,23 +179,37 @@ def test_a_file_meeting_a_directory_keeps_both_converges_and_says_what_to_rename
         assert committed(peer, f"{ROLE_STORE}/notes.md/inner.md") == inner
         assert committed(peer, f"{ROLE_STORE}/notes.conflict-file.md") == text
         assert peer.read_live("notes.conflict-file.md") == text
-    assert with_dir.read_live("notes.md/inner.md") == inner
-    assert with_file.read_live("notes.md") == text  # neither deleted nor overwritten
-    [clash] = with_file.status()["stores"]["main"]["clashes"]
-    assert clash["file"] == str(with_file.role_dir / "notes.md") and clash["here"] == "file"
-    assert with_dir.status()["stores"]["main"]["clashes"] == []
     for peer in (alice, bob):
+        assert peer.read_live("notes.md/inner.md") == inner
+        assert peer.status()["stores"]["main"]["clashes"] == []
         assert peer.status()["stores"]["main"]["set_aside"] == [str(peer.role_dir / "notes.conflict-file.md")]
-    shown = with_file.cli("status").stdout
-    assert f"rename {with_file.role_dir / 'notes.md'}" in shown, shown
     lines = alice.append_entry("alice, after the clash"), bob.append_entry("bob, after the clash")
     sync(alice, bob, alice)
     assert all(line in peer.read_live(MEMORY_FILE) for line in lines for peer in (alice, bob))
-    (with_file.role_dir / "notes.md").rename(with_file.role_dir / "notes-mine.md")
-    sync(with_file, with_dir, with_file)
-    assert with_file.read_live("notes.md/inner.md") == inner
-    assert with_dir.read_live("notes-mine.md") == text
-    assert with_file.status()["stores"]["main"]["clashes"] == []
+    assert alice.store_git("ls-tree", "-r", "HEAD") == bob.store_git("ls-tree", "-r", "HEAD")
+    no_markers(alice, bob)
+
+
+def test_a_file_edited_while_a_peer_made_it_a_directory_keeps_the_edit_beside_it(
+        pair: tuple[Peer, Peer]) -> None:
+    """Bob turns the synced ``notes.md`` into a directory while alice edits the file: the edit is
+    published before the merge, so it lands beside the directory (``notes.conflict-file.md``) on both
+    peers, alice's live path becomes the directory, and nothing clashes. (An edit made in the instant
+    between publish and deliver is kept in place and reported instead: see tests/test_track.py.)"""
+    alice, bob = pair
+    alice.write_curated("notes", "the notes file\n")
+    sync(alice, bob)
+    inner = b"a file inside a directory named notes.md\n"
+    (bob.role_dir / "notes.md").unlink()
+    (bob.role_dir / "notes.md").mkdir()
+    (bob.role_dir / "notes.md" / "inner.md").write_bytes(inner)
+    sync(bob)
+    edited = alice.write_curated("notes", "edited before the directory arrived\n")
+    sync(alice, bob)
+    for peer in (alice, bob):
+        assert peer.read_live("notes.md/inner.md") == inner
+        assert peer.read_live("notes.conflict-file.md") == edited
+        assert peer.status()["stores"]["main"]["clashes"] == []
     assert alice.store_git("ls-tree", "-r", "HEAD") == bob.store_git("ls-tree", "-r", "HEAD")
     no_markers(alice, bob)
 

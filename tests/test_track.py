@@ -11,7 +11,6 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 import pytest
 
@@ -475,10 +474,35 @@ def test_commit_message_of_folder_tracks_names_each_role_and_memory_file() -> No
     )
 
 
-def test_a_live_file_meeting_a_store_directory_is_left_alone_and_reported(
+def test_a_live_file_meeting_a_store_directory_gives_way_when_unchanged(
         pair: tuple[Machine, Machine]) -> None:
-    """The store's merge put a peer's directory at ``notes.md`` (and this file aside): the live file is
-    neither deleted nor published into the directory, the rest syncs, and renaming it settles it."""
+    """The store's merge put a peer's directory at ``notes.md`` and this machine's version aside: the live
+    file, unchanged since it synced, gives way (its text is in the store beside the directory) and the
+    directory arrives; nothing is reported."""
+    a, _b = pair
+    mine = b"my notes\n"
+    (a.live / "notes.md").write_bytes(mine)
+    a.sync()
+    roles = a.store / "roles" / "qa"
+    (roles / "notes.md").unlink()
+    (roles / "notes.md").mkdir()
+    (roles / "notes.md" / "inner.md").write_bytes(b"a peer's file in a directory\n")
+    (roles / "notes.conflict-file.md").write_bytes(mine)
+    a.publish()
+    report = a.deliver()
+    assert report.clashes == ()
+    assert (a.live / "notes.md" / "inner.md").read_bytes() == b"a peer's file in a directory\n"
+    assert (a.live / "notes.conflict-file.md").read_bytes() == mine
+    a.publish()
+    assert a.deliver().changes == ()
+    assert sorted(p.relative_to(roles).as_posix() for p in roles.rglob("*") if p.is_file()) == [
+        "notes.conflict-file.md", "notes.md/inner.md"]
+
+
+def test_a_live_file_edited_while_it_meets_a_store_directory_is_left_alone_and_reported(
+        pair: tuple[Machine, Machine]) -> None:
+    """As above, but an agent edited the live file after it synced: it is neither deleted nor published
+    into the directory, the rest syncs, and renaming it settles it."""
     a, _b = pair
     mine = b"my notes\n"
     (a.live / "notes.md").write_bytes(mine)
@@ -489,22 +513,22 @@ def test_a_live_file_meeting_a_store_directory_is_left_alone_and_reported(
     (roles / "notes.md" / "inner.md").write_bytes(b"a peer's file in a directory\n")
     (roles / "notes.conflict-file.md").write_bytes(mine)
     append(roles / DAILY, b"- a peer's log line\n")
+    edited = b"edited while it clashes\n"
+    (a.live / "notes.md").write_bytes(edited)
     clash = Clash("roles/qa/notes.md", a.live / "notes.md", "file")
     for _cycle in range(2):
         a.publish()
         report = a.deliver()
         assert report.clashes == (clash,) and "rename" in clash.advice()
-        assert (a.live / "notes.md").read_bytes() == mine
+        assert (a.live / "notes.md").read_bytes() == edited
         assert (a.live / DAILY).read_bytes() == b"- a peer's log line\n"
         assert (a.live / "notes.conflict-file.md").read_bytes() == mine
-    (a.live / "notes.md").write_bytes(b"edited while it clashes\n")
-    a.publish()
     assert (roles / "notes.md" / "inner.md").read_bytes() == b"a peer's file in a directory\n"
     (a.live / "notes.md").rename(a.live / "notes-mine.md")
     a.publish()
     assert a.deliver().clashes == ()
     assert (a.live / "notes.md" / "inner.md").read_bytes() == b"a peer's file in a directory\n"
-    assert (roles / "notes-mine.md").read_bytes() == b"edited while it clashes\n"
+    assert (roles / "notes-mine.md").read_bytes() == edited
 
 
 def test_a_live_directory_meeting_a_store_file_is_left_alone_and_reported(
@@ -534,8 +558,9 @@ def test_a_live_directory_meeting_a_store_file_is_left_alone_and_reported(
 
 @pytest.mark.parametrize("to", ["directory", "file"])
 def test_an_agent_turning_a_file_into_a_directory_or_back(pair: tuple[Machine, Machine], to: str) -> None:
-    """The machine where it happens publishes the change in one cycle; a peer that still has the old form
-    keeps it (memsync does not delete it) and is told to rename it, then gets the new form."""
+    """The machine where it happens publishes the change in one cycle. A peer with the old file, unchanged,
+    gets the directory at once; a peer with the old directory keeps it (memsync deletes no directory of
+    files) and is told to rename it, then gets the file."""
     a, b = pair
     pair_of_paths = ("notes.md", "notes.md/inner.md")
     before, after = pair_of_paths if to == "directory" else pair_of_paths[::-1]
@@ -551,8 +576,11 @@ def test_an_agent_turning_a_file_into_a_directory_or_back(pair: tuple[Machine, M
     assert (a.store / "roles" / "qa" / after).read_bytes() == b"after\n"
     assert not (a.store / "roles" / "qa" / before).is_file()
     b.publish()
-    old_form: Literal["file", "directory"] = "directory" if to == "file" else "file"
-    assert b.deliver().clashes == (Clash("roles/qa/notes.md", b.live / "notes.md", old_form),)
+    if to == "directory":
+        assert b.deliver().clashes == ()
+        assert (b.live / after).read_bytes() == b"after\n"
+        return
+    assert b.deliver().clashes == (Clash("roles/qa/notes.md", b.live / "notes.md", "directory"),)
     assert (b.live / before).read_bytes() == b"before\n"
     (b.live / "notes.md").rename(b.live / "renamed")
     b.sync()
