@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS states (
     store_seen TEXT,                 -- append-only: size:mtime_ns:inode of the store copy last found
                                      -- wholly present in the live file (deliver skips it while unchanged)
     rewritten_since REAL,            -- append-only: when the live file was found shrunk (seconds, caller's
-                                     -- clock); deliver leaves it alone until an agent appends again
+                                     -- clock); deliver waits while an agent may still rewrite it
     PRIMARY KEY (path, slot)
 )""", """
 CREATE TABLE IF NOT EXISTS pending (

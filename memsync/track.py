@@ -55,6 +55,7 @@ from memsync.layout import Kind, is_append_only, is_ignored, kind_of
 from memsync.merge import merge_for_path
 from memsync.secrets import Finding, scan_text
 from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState, digest
+from memsync.writers import positional_writer
 
 log = logging.getLogger(__name__)
 
@@ -223,9 +224,10 @@ def deliver(track: Track, worktree: Path, state: SyncState, now: float | None = 
     Append-only files: the complete lines the store copy has and the live file lacks (multiset
     difference, store order) in one ``O_APPEND`` write, only when the live file holds exactly the
     accounted bytes (nothing unpublished, no unfinished line; otherwise it waits for the next publish).
-    A live file publish found shrunk (truncated in place) waits until an agent appends to it again or
-    for ``grace_s`` seconds by the clock ``now`` (seconds since the epoch, default ``time.time()``):
-    an agent rewriting it from its own file position would overwrite lines appended meanwhile.
+    A live file publish found shrunk (truncated in place) waits while a process holds it open for
+    writing without ``O_APPEND`` (``memsync.writers``; where the platform cannot tell, for ``grace_s``
+    seconds by the clock ``now``, seconds since the epoch, default ``time.time()``): an agent rewriting
+    it from its own file position would overwrite lines appended meanwhile.
     A missing live file is created with the store's complete lines (never over a file that appeared).
     Whole files: replaced atomically when the live file still equals the last synced version; bytes an
     agent wrote in the instant between check and swap are kept and published next cycle; a store file
@@ -736,9 +738,7 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
     prefix.update(memoryview(live)[current.offset:end])
     then = replace(current, offset=end, prefix_hash=prefix.hexdigest(), held=current.held + held,
                    partial_at=partial.partial_at, partial_hash=partial.partial_hash,
-                   partial_since=partial.partial_since,
-                   # An agent appended complete lines after the shrink: it is writing by appends again.
-                   rewritten_since=current.rewritten_since if end == current.offset else None)
+                   partial_since=partial.partial_since)
     _append_to_store(f, state, publish_lines, then, out)
     if skip is not None:
         state.drop_delivery(f.rel)
@@ -992,9 +992,12 @@ def _deliver_append(f: _File, state: SyncState, now: float, grace_s: float, out:
     if len(live) != current.offset or digest(live) != current.prefix_hash:
         out.waiting.append((f.rel, "the live file has lines not yet published"))
         return
-    if current.rewritten_since is not None and now - current.rewritten_since < grace_s:
-        out.waiting.append((f.rel, "truncated in place; delivery waits until an agent appends to it"))
-        return
+    if current.rewritten_since is not None:
+        writing = positional_writer(f.live)
+        if writing or (writing is None and now - current.rewritten_since < grace_s):
+            out.waiting.append((f.rel, "truncated in place; delivery waits while an agent may still be "
+                                       "writing it from its own file position"))
+            return
     have = Counter(_split(live))
     missing: list[bytes] = []
     for line in lines:

@@ -187,11 +187,11 @@ def test_rewritten_file_is_detected_and_nothing_is_lost(pair: tuple[Machine, Mac
     assert (b.live / DAILY).read_bytes() == b"one\ntwo\nthree\nTWO edited\nfour\nfive\n"
 
 
-def test_a_log_truncated_in_place_gets_nothing_until_an_agent_appends_or_the_grace_ends(
+def test_a_log_truncated_in_place_gets_nothing_while_an_agent_holds_it_open_to_rewrite(
         pair: tuple[Machine, Machine]) -> None:
-    """I2, I5: an agent that truncates a log may go on writing from its own file position (offset 0,
-    no O_APPEND); lines delivered in between would be overwritten into a torn line. So deliver waits
-    for the agent's next append, or for the grace period, and then brings back what the store has."""
+    """I2, I5: an agent that truncated a log may go on writing from its own file position (no O_APPEND);
+    lines delivered meanwhile would be overwritten into a torn line. So after a shrink deliver waits while
+    a process holds the file open for writing without O_APPEND, then brings back what the store has."""
     a, b = pair
     path = a.live / DAILY
     append(path, b"- one\n- two\n")
@@ -199,24 +199,31 @@ def test_a_log_truncated_in_place_gets_nothing_until_an_agent_appends_or_the_gra
     b.sync()
     append(b.live / DAILY, b"- from b\n")
     b.publish()
-    path.write_bytes(b"")
-    report = a.publish(now=1000.0)
-    assert any("rewritten" in warning for warning in report.warnings)
-    waiting = a.deliver(now=1001.0)
-    assert path.read_bytes() == b""
-    assert [reason for _, reason in waiting.waiting] == [
-        "truncated in place; delivery waits until an agent appends to it"]
     with path.open("r+b") as agent:
+        agent.truncate(0)
+        report = a.publish(now=1000.0)
+        assert any("rewritten" in warning for warning in report.warnings)
+        for when in (1001.0, 5000.0):
+            waiting = a.deliver(now=when)
+            assert path.read_bytes() == b""
+            assert [reason for _, reason in waiting.waiting] == [
+                "truncated in place; delivery waits while an agent may still be writing it from its own "
+                "file position"]
         agent.write(b"- summary\n")
-    a.publish(now=1002.0)
-    a.deliver(now=1003.0)
-    assert path.read_bytes() == b"- summary\n- one\n- two\n- from b\n"
-    path.write_bytes(b"- short\n")
-    a.publish(now=2000.0)
-    a.deliver(now=2299.0)
-    assert path.read_bytes() == b"- short\n"
-    a.deliver(now=2300.0)
-    assert path.read_bytes() == b"- short\n- one\n- two\n- from b\n- summary\n"
+        agent.flush()
+        a.publish(now=5001.0)
+        a.deliver(now=5002.0)
+        agent.write(b"- summary, part two\n")
+    a.publish(now=5003.0)
+    a.deliver(now=5004.0)
+    assert path.read_bytes() == b"- summary\n- summary, part two\n- one\n- two\n- from b\n"
+    with path.open("ab") as appender:  # an O_APPEND writer is no danger
+        path.write_bytes(b"- short\n")
+        a.publish(now=6000.0)
+        a.deliver(now=6001.0)
+        appender.write(b"- appended\n")
+    assert path.read_bytes() == (b"- short\n- one\n- two\n- from b\n- summary\n- summary, part two\n"
+                                 b"- appended\n")
 
 
 def test_secret_line_held_back_later_lines_published_removal_resumes(pair: tuple[Machine, Machine]) -> None:
