@@ -727,10 +727,11 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
         return
     if not incremental:
         return
-    live, partial = _finish_partial(f, current, live, now, grace_s, out)
+    live, partial, completed = _finish_partial(f, current, live, now, grace_s, out)
     end = max(len(_complete(live)), current.offset)
+    # Neither memsync's own delivery nor a line it completed from the store is published back.
     pieces = [(pos, line) for pos, line in _lines(live, current.offset, end)
-              if skip is None or not skip[0] <= pos < skip[1]]
+              if not any(r[0] <= pos < r[1] for r in (skip, completed) if r is not None)]
     flagged = _scan_lines([line for _, line in pieces], scan, _lines_before(live, current.offset))
     held = tuple(HeldLine(live.count(b"\n", 0, pieces[i][0]) + 1, detector)
                  for i, detector in sorted(flagged.items()))
@@ -756,7 +757,7 @@ def _publish_by_content(f: _File, state: SyncState, current: FileState | None, l
         # Record the doubt first: a crash from here on settles by content again, which is idempotent.
         state.put(replace(current, offset=None, prefix_hash=None))
     state.drop_delivery(f.rel)
-    live, partial = _finish_partial(f, current, live, now, grace_s, out)
+    live, partial, _completed = _finish_partial(f, current, live, now, grace_s, out)
     end = len(_complete(live))
     store = _read(f.store) or b""
     if store and not store.endswith(b"\n"):
@@ -803,32 +804,41 @@ def _present_in(live_lines: Sequence[tuple[int, bytes]], store_lines: Sequence[b
 
 
 def _finish_partial(f: _File, current: FileState | None, live: bytes, now: float, grace_s: float,
-                    out: _Collect) -> tuple[bytes, _Partial]:
+                    out: _Collect) -> tuple[bytes, _Partial, tuple[int, int] | None]:
     """Withhold an unfinished last line; past the grace period end it with a newline in the live file.
+    In a file truncated in place, a last line that begins a line of the store copy is what the
+    truncation cut: it is ended with the rest of that line instead, so no fragment becomes a line.
 
-    Returns the live bytes to publish from and the ``partial_*`` state fields to record.
+    Returns the live bytes to publish from, the ``partial_*`` state fields to record, and the byte range
+    of a line completed from the store (None for none), which the store has already.
     """
     end = len(_complete(live))
     partial = live[end:]
     if not partial:
-        return live, _Partial()
+        return live, _Partial(), None
     partial_hash = digest(partial)
     same = current is not None and current.partial_at == end and current.partial_hash == partial_hash
     since = now
     if same and current is not None and current.partial_since is not None:
         since = current.partial_since
     if now - since < grace_s:
-        return live, _Partial(end, partial_hash, since)
+        return live, _Partial(end, partial_hash, since), None
+    cut = current is not None and current.rewritten_since is not None
+    ending = next((line[len(partial):] for line in _split(_read(f.store) or b"")
+                   if cut and line.startswith(partial) and line.endswith(b"\n")), b"\n")
     with writer_lock(f.live):
         now_bytes = _read(f.live)
         # Only if nobody finished or extended the line meanwhile.
         if now_bytes is None or len(now_bytes) != len(live) or now_bytes[end:] != partial:
-            return live, _Partial(end, partial_hash, since)
-        append_once(f.live, b"\n")
+            return live, _Partial(end, partial_hash, since), None
+        append_once(f.live, ending)
     line_no = live.count(b"\n") + 1
-    out.warn(f"{f.live}: line {line_no} had no newline for {grace_s:g} s; memsync ended it "
-             "and published it as it is (a malformed line if it is incomplete)")
-    return live + b"\n", _Partial()
+    if ending == b"\n":
+        out.warn(f"{f.live}: line {line_no} had no newline for {grace_s:g} s; memsync ended it "
+                 "and published it as it is (a malformed line if it is incomplete)")
+        return live + ending, _Partial(), None
+    out.warn(f"{f.live}: line {line_no} was cut by a truncation; memsync completed it from the store")
+    return live + ending, _Partial(), (end, len(live) + len(ending))
 
 
 def _append_to_store(f: _File, state: SyncState, lines: Sequence[bytes], then: FileState,

@@ -592,3 +592,25 @@ def test_an_agent_turning_a_file_into_a_directory_or_back(pair: tuple[Machine, M
     (b.live / "notes.md").rename(b.live / "renamed")
     b.sync()
     assert (b.live / after).read_bytes() == b"after\n"
+
+
+def test_a_line_cut_by_a_truncation_is_completed_from_the_store_not_published_as_a_fragment(
+        pair: tuple[Machine, Machine]) -> None:
+    """A log truncated in the middle of a line and left so: past the grace period the fragment is
+    ended with the rest of the store's line (an append), never published as a line of its own."""
+    a, b = pair
+    path = a.live / DAILY
+    append(path, b"- [09:00] a line that gets cut\n- [09:01] the next line\n")
+    a.sync()
+    b.sync()
+    os.truncate(path, len(b"- [09:00] a line th"))
+    a.publish(now=1000.0)
+    a.deliver(now=1001.0)
+    assert path.read_bytes() == b"- [09:00] a line th"
+    report = a.publish(now=1400.0)
+    assert any("completed it from the store" in warning for warning in report.warnings)
+    a.deliver(now=1401.0)
+    assert path.read_bytes() == b"- [09:00] a line that gets cut\n- [09:01] the next line\n"
+    assert (a.store / "roles/qa" / DAILY).read_bytes() == path.read_bytes()
+    b.deliver()
+    assert (b.live / DAILY).read_bytes() == path.read_bytes()
