@@ -131,12 +131,13 @@ class _Writes:
     """The store (publish) or live (deliver) file writes of one pass, applied in groups (DESIGN I5, I7).
 
     A group's recorded intents are committed first (``SyncState.commit``), then its writes are made
-    together with one sync (``fsio.WriteBatch``), then each write's ``then`` records the outcome. A
-    sync state transaction and two fsyncs per file made the first sync of 10,000 files take ~50 s.
-    Crash safety is that of a single write: a kill before the commit loses the group's intents and its
-    writes alike (the state is a cache, settled again by content); after it, the committed intents
-    settle each write by content (``reconcile``). A staged file is not read again in the pass (each file
-    is visited once), so its write may wait for the group.
+    together with one sync (``fsio.WriteBatch``), then each write's ``then`` records the outcome,
+    committed at once. A sync state transaction and two fsyncs per file made the first sync of 10,000
+    files take ~50 s. Crash safety is that of a single write: a kill before the first commit loses the
+    group's intents and its writes alike (the state is a cache, settled again by content); after it, the
+    committed intents settle each write by content (``reconcile``), and a write made without an intent
+    (first sight of a file, see ``_write_whole``) is settled as a rerun of that first sight. A staged
+    file is not read again in the pass (each file is visited once), so its write may wait for the group.
     """
 
     def __init__(self, state: SyncState) -> None:
@@ -158,6 +159,7 @@ class _Writes:
         self._state.commit()
         for call, done in zip(then, self._batch.apply(), strict=True):
             call(done)
+        self._state.commit()
 
 
 @dataclass
