@@ -1030,6 +1030,8 @@ def _deliver_replace(f: _File, state: SyncState, current: FileState, store: byte
         out.warn(f"{f.live}: changed while memsync replaced it; the change is kept and published next cycle")
         then = replace(then, kept=replaced, kept_base=current.synced, kept_present=True)
     state.finish_delivery(f.rel, then)
+    if then.kept_present:
+        state.commit()  # the agent's bytes exist only in this record: durable now, not with the pass
     out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "replaced"))
 
 
@@ -1053,6 +1055,8 @@ def _deliver_remove(f: _File, state: SyncState, current: FileState, out: _Collec
             then = replace(then, kept=removed, kept_base=current.synced, kept_present=True)
         aside.unlink()
         state.finish_delivery(f.rel, then if then.kept_present else replace(then, synced=current.synced))
+        if then.kept_present:
+            state.commit()  # the agent's bytes exist only in this record: durable now, not with the pass
         return
     aside.unlink()
     state.finish_delivery(f.rel)

@@ -13,7 +13,7 @@ def test_first_sync_bench_quick_runs() -> None:
                             capture_output=True, text=True, timeout=180, check=False)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "## 50 new files, median of 1" in out
+    assert "## 50 new files, 1 run;" in out
     assert "| (a) first sync on A |" in out and "| (b) next sync on B |" in out
     targets = out.split("## targets", 1)[1]
     assert targets.count("PASS") + targets.count("FAIL") == 2
