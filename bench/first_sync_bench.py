@@ -147,7 +147,8 @@ def report(count: int, runs: Sequence[Run]) -> list[tuple[str, bool]]:
               f"{best_b:.2f} | {best_m / best_b:.1f} |")
         return best_m / best_b
 
-    print(f"\n## {count} new files, {len(runs)} run{'' if len(runs) == 1 else 's'}; load average {os.getloadavg()[0]:.1f} "
+    plural = "" if len(runs) == 1 else "s"
+    print(f"\n## {count} new files, {len(runs)} run{plural}; load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs")
     print("| | memsync s (median) | baseline s | ratio | memsync s (best) | baseline s | ratio |\n"
           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
