@@ -319,15 +319,17 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
     untracked: set[str] = set()
     size = 0
     root = store_cfg.path
+    git_dir = root / ".git"
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
+        in_git = here.is_relative_to(git_dir)  # once per directory: thousands of files share one
         for name in filenames:
             path = here / name
             try:
                 size += path.lstat().st_size
             except OSError:
                 continue
-            if here == root / ".git" or (root / ".git") in path.parents:
+            if in_git:
                 continue
             rel = path.relative_to(root).as_posix()
             if is_store_meta(rel):

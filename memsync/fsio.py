@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import functools
 import hashlib
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import filelock
 import platformdirs
@@ -13,8 +18,9 @@ import platformdirs
 TEMP_PREFIX = ".memsync-tmp-"
 
 
-def append_once(path: Path, data: bytes, *, create: bool = False) -> None:
-    """Append ``data`` to ``path`` with one ``write`` on an ``O_APPEND`` descriptor, then fsync.
+def append_once(path: Path, data: bytes, *, create: bool = False, fsync: bool = True) -> None:
+    """Append ``data`` to ``path`` with one ``write`` on an ``O_APPEND`` descriptor, then fsync (unless
+    ``fsync`` is False, for a caller that syncs many files at once: ``WriteBatch``).
 
     One write of a whole number of lines means concurrent appenders never interleave inside a line.
     ``create`` allows creating a missing file (mode 0o644 before umask). Raises ``OSError`` from the OS;
@@ -26,22 +32,25 @@ def append_once(path: Path, data: bytes, *, create: bool = False) -> None:
         written = os.write(fd, data)
         if written != len(data):
             raise OSError(28, f"short write to {path}: {written} of {len(data)} bytes")
-        os.fsync(fd)
+        if fsync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def temp_beside(path: Path, data: bytes, mode: int) -> Path:
-    """Write ``data`` to a new fsynced temp file (``mode`` bits) in ``path``'s directory, created if
-    missing, and return its path. Its name starts with ``TEMP_PREFIX``, which memsync never syncs.
-    Raises ``OSError``; on failure no temp file is left behind."""
+def temp_beside(path: Path, data: bytes, mode: int, *, fsync: bool = True) -> Path:
+    """Write ``data`` to a new temp file (``mode`` bits; fsynced unless ``fsync`` is False, for a caller
+    that syncs many at once) in ``path``'s directory, created if missing, and return its path. Its name
+    starts with ``TEMP_PREFIX``, which memsync never syncs. Raises ``OSError``; on failure no temp file is
+    left behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
-            os.fsync(out.fileno())
+            if fsync:
+                os.fsync(out.fileno())
         os.chmod(tmp, mode)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -58,17 +67,21 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _mode_of(path: Path) -> int:
+    """The permission bits of ``path``, 0o644 when it does not exist: what its replacement gets."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o644
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically: temp file in the same directory, fsync, ``os.replace``.
 
     Keeps the permission bits of an existing ``path``. Readers see the old or the new bytes, never a mix.
     Raises ``OSError`` from the OS; on failure the temp file is removed and ``path`` is unchanged.
     """
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    tmp = temp_beside(path, data, mode)
+    tmp = temp_beside(path, data, _mode_of(path))
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -77,13 +90,18 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
+def _created_mode() -> int:
+    """0o644 less the process umask (read by setting it, as only that can)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o644 & ~mask
+
+
 def create_exclusive(path: Path, data: bytes) -> bool:
     """Create ``path`` holding ``data`` whole (fsynced temp file + hard link), or return False when
     ``path`` already exists: a reader never sees it half written, and a file another process created
     first is never overwritten. Mode 0o644 less the umask. Raises ``OSError`` for other failures."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    tmp = temp_beside(path, data, 0o644 & ~mask)
+    tmp = temp_beside(path, data, _created_mode())
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -104,3 +122,112 @@ def writer_lock(path: Path) -> filelock.FileLock:
     lock_dir = platformdirs.user_state_path("memsync") / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     return filelock.FileLock(lock_dir / f"{digest}.lock")
+
+
+@functools.cache
+def libc() -> ctypes.CDLL:
+    """The C library, for the calls the ``os`` module lacks (``syncfs``, ``renameat2``)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _syncfs(directory: Path) -> None:
+    """Flush every written byte of the file system holding ``directory`` to disk (Linux ``syncfs(2)``;
+    callers check that the C library has it). Raises ``OSError`` when it fails."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        if libc().syncfs(fd) != 0:
+            code = ctypes.get_errno() or errno.EIO
+            raise OSError(code, os.strerror(code), str(directory))
+    finally:
+        os.close(fd)
+
+
+WriteOp = Literal["replace", "create", "append", "remove"]
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """One write of a WriteBatch: what to do to ``path``, with ``data``."""
+
+    op: WriteOp
+    path: Path
+    data: bytes
+
+
+class WriteBatch:
+    """Many file writes made durable together: one ``syncfs(2)`` per file system and one fsync per
+    directory, instead of two fsyncs per file (DESIGN I5, I7).
+
+    ``add`` records a write until ``apply``: "replace" is ``atomic_write``, "create" is
+    ``create_exclusive``, "append" is ``append_once`` (``create=True``), "remove" deletes. ``apply`` writes
+    every new version to a temp file beside its target and every append in place, makes all those bytes
+    durable at once, then renames or links each temp file into place and fsyncs each directory touched.
+    So each file keeps the guarantee of the single-file function: readers see it whole, old or new; after
+    a crash or a power loss it is old or new (an append: before, after, or cut inside, as with
+    ``append_once``); a created file never replaces one that appeared meanwhile. Where ``syncfs`` is
+    missing each temp file and append is fsynced instead. At most one write per path in a batch.
+    """
+
+    def __init__(self) -> None:
+        self._staged: list[_Staged] = []
+        self.size = 0  # bytes recorded, to bound the memory a batch holds
+
+    def __len__(self) -> int:
+        return len(self._staged)
+
+    def add(self, op: WriteOp, path: Path, data: bytes = b"") -> None:
+        """Record the write ``op`` of ``data`` (nothing for "remove") to ``path``, done by ``apply``."""
+        self._staged.append(_Staged(op, path, data))
+        self.size += len(data)
+
+    def apply(self) -> list[bool]:
+        """Do every recorded write, in order, durably; then the batch is empty.
+
+        Returns, per write, whether it was done: False only for a ``create`` whose path existed. Raises
+        ``OSError`` (e.g. disk full): writes before the failing one may be done, none after it; no temp
+        file is left behind.
+        """
+        staged, self._staged, self.size = self._staged, [], 0
+        syncfs = hasattr(libc(), "syncfs")
+        created_mode = _created_mode()
+        temps: dict[int, Path] = {}
+        try:
+            for i, s in enumerate(staged):
+                if s.op == "append":
+                    s.path.parent.mkdir(parents=True, exist_ok=True)
+                    append_once(s.path, s.data, create=True, fsync=not syncfs)
+                elif s.op != "remove":
+                    mode = created_mode if s.op == "create" else _mode_of(s.path)
+                    temps[i] = temp_beside(s.path, s.data, mode, fsync=not syncfs)
+            if syncfs:
+                devices: set[int] = set()
+                for directory in dict.fromkeys(s.path.parent for s in staged if s.op != "remove"):
+                    if (device := directory.stat().st_dev) not in devices:
+                        devices.add(device)
+                        _syncfs(directory)
+            done = [self._place(s, temps.pop(i, None)) for i, s in enumerate(staged)]
+        finally:
+            for tmp in temps.values():
+                tmp.unlink(missing_ok=True)
+        for directory in dict.fromkeys(s.path.parent for s in staged):
+            if directory.is_dir():  # a removed file's directory may be gone too
+                fsync_dir(directory)
+        return done
+
+    @staticmethod
+    def _place(staged: _Staged, tmp: Path | None) -> bool:
+        """Move ``staged``'s durable temp file into place (or remove); False when a create found a file."""
+        if staged.op == "remove":
+            staged.path.unlink(missing_ok=True)
+        elif staged.op == "replace":
+            assert tmp is not None
+            os.replace(tmp, staged.path)
+        elif staged.op == "create":
+            assert tmp is not None
+            try:
+                os.link(tmp, staged.path)
+            except FileExistsError:
+                return False
+            finally:
+                tmp.unlink(missing_ok=True)
+        return True

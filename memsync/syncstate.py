@@ -1,8 +1,9 @@
 """The sync state: per tracked file, what was last exchanged between the live file and the store.
 
 A crash-safe SQLite database at ``<meta_dir>/state.sqlite`` (WAL journal, ``synchronous=FULL``, one
-transaction per file update). It is a cache (DESIGN "Vocabulary", "sync state"): when it is missing,
-cleared or in doubt, memsync.track reconciles live files with the store by content.
+transaction per file update, or one per group of files inside ``SyncState.batch``). It is a cache (DESIGN
+"Vocabulary", "sync state"): when it is missing, cleared or in doubt, memsync.track reconciles live files
+with the store by content.
 
 Per store path (the key) one *current* :class:`FileState`, plus at most one :class:`PendingPublish` and one
 :class:`PendingDelivery`: the intent recorded before a write to the store or to a live file, so a process
@@ -18,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -177,15 +180,17 @@ def _state_values(state: FileState) -> tuple[object, ...]:
 class SyncState:
     """The sync state database of one store, at ``<meta_dir>/state.sqlite`` (created if missing).
 
-    Every method is one transaction: after a crash the database holds either the old or the new
-    record, never a mix. Not thread-safe; one cycle at a time uses it (the cycle holds the store lock).
-    Raises ``sqlite3.Error`` on a corrupt or unwritable database.
+    Every method is one transaction (inside ``batch``, one savepoint of the batch's transaction): after a
+    crash the database holds either the old or the new record, never a mix. Not thread-safe; one cycle
+    at a time uses it (the cycle holds the store lock). Raises ``sqlite3.Error`` on a corrupt or
+    unwritable database.
     """
 
     def __init__(self, meta_dir: Path) -> None:
         meta_dir.mkdir(parents=True, exist_ok=True)
         self.path = meta_dir / "state.sqlite"
         self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        self._batching = False
         self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: a committed transaction survives power loss too, not only a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
@@ -210,6 +215,42 @@ class SyncState:
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group the updates of many files into one transaction, committed by ``commit()`` and at the end
+        of the block (an exception rolls back to the last commit). Inside a batch, nested too, nothing is
+        durable until then: one commit (one fsync of the journal) per group of files instead of one per
+        update.
+
+        Safe because the state is a cache that memsync can rebuild by comparing live files with the store
+        (DESIGN "sync state"): losing the updates since the last commit to a crash only sends the files
+        they were about back to the settle-by-content paths of memsync.track. What must never be lost is
+        an intent whose write may have happened: the caller ``commit()``s before writing (``begin_publish``
+        and ``begin_delivery`` do it themselves unless told the write is staged), and records that a write
+        happened only after the write is durable. Raises ``sqlite3.Error``.
+        """
+        if self._batching:
+            yield
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        self._batching = True
+        try:
+            yield
+        except BaseException:
+            self._batching = False
+            if self._db.in_transaction:  # SQLite may have rolled back itself (e.g. disk full)
+                self._db.execute("ROLLBACK")
+            raise
+        self._batching = False
+        self._db.execute("COMMIT")
+
+    def commit(self) -> None:
+        """Inside ``batch``: make every update so far durable, then go on in a new transaction (call it
+        before writing a file that a recorded intent announces, DESIGN I7). Outside: nothing to do."""
+        if self._batching:
+            self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
 
     def get(self, path: str) -> FileState | None:
         """The current state of store path ``path``, or None when memsync has none."""
@@ -269,13 +310,16 @@ class SyncState:
             "SELECT before_hash, before_size, after_hash, after_size FROM pending "
             "WHERE path = ? AND slot = 'publish'", (path,)
         ).fetchone()
-        then = self._get(path, "publish")
+        then = None if row is None else self._get(path, "publish")
         if row is None or then is None:
             return None
         return PendingPublish(str(row[0]), int(row[1]), str(row[2]), int(row[3]), then)
 
-    def begin_publish(self, path: str, pending: PendingPublish) -> None:
-        """Record, before writing the store file, the write about to happen and the state it leads to."""
+    def begin_publish(self, path: str, pending: PendingPublish, *, durable: bool = True) -> None:
+        """Record, before writing the store file, the write about to happen and the state it leads to.
+
+        Inside ``batch`` this commits the batch, unless ``durable`` is False: the caller stages the write
+        and commits before doing it."""
         with self._transaction():
             self._put(pending.then, "publish")
             self._db.execute(
@@ -284,6 +328,8 @@ class SyncState:
                 "VALUES (?, 'publish', ?, ?, ?, ?)",
                 (path, pending.before_hash, pending.before_size, pending.after_hash, pending.after_size),
             )
+        if durable:
+            self.commit()
 
     def finish_publish(self, path: str) -> None:
         """The recorded publish happened: make its state current and drop the record (one transaction)."""
@@ -298,13 +344,16 @@ class SyncState:
         row = self._db.execute(
             "SELECT data, at_offset, remove FROM pending WHERE path = ? AND slot = 'delivery'", (path,)
         ).fetchone()
-        then = self._get(path, "delivery")
+        then = None if row is None else self._get(path, "delivery")
         if row is None or then is None:
             return None
         return PendingDelivery(bytes(row[0]), None if row[1] is None else int(row[1]), bool(row[2]), then)
 
-    def begin_delivery(self, path: str, pending: PendingDelivery) -> None:
-        """Record, before writing the live file, the exact bytes about to be written and the next state."""
+    def begin_delivery(self, path: str, pending: PendingDelivery, *, durable: bool = True) -> None:
+        """Record, before writing the live file, the exact bytes about to be written and the next state.
+
+        Inside ``batch`` this commits the batch, unless ``durable`` is False: the caller stages the write
+        and commits before doing it."""
         with self._transaction():
             self._put(pending.then, "delivery")
             self._db.execute(
@@ -312,6 +361,8 @@ class SyncState:
                 "VALUES (?, 'delivery', ?, ?, ?)",
                 (path, pending.data, pending.at_offset, int(pending.remove)),
             )
+        if durable:
+            self.commit()
 
     def finish_delivery(self, path: str, then: FileState | None = None) -> None:
         """The recorded delivery happened: make its state (or ``then``) current, drop the record."""
@@ -336,14 +387,22 @@ class SyncState:
 
 
 class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception) on an autocommit connection."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception) on an autocommit connection; a
+    savepoint inside a transaction already open (a batch), so a failed method leaves no half record."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        self._nested = False
 
     def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        self._nested = self._db.in_transaction
+        self._db.execute("SAVEPOINT method" if self._nested else "BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if not self._nested:
+            self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            return
+        if exc_type is not None:
+            self._db.execute("ROLLBACK TO method")
+        self._db.execute("RELEASE method")
