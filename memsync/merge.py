@@ -147,8 +147,8 @@ def _shared_lines(ours: list[bytes], theirs: list[bytes]) -> list[tuple[int, int
     theirs_at = {line: j for j, line in enumerate(theirs) if line in once}
     pairs = [(i, theirs_at[line]) for i, line in enumerate(ours) if line in once]
     # linked[k]: pairs k and k + 1 (next in ours, and then next in theirs too) are one stretch of equal
-    # lines on both sides; the stretches compared are disjoint, so this is O(n).
-    linked = [i2 - i1 == j2 - j1 > 0 and ours[i1:i2] == theirs[j1:j2]
+    # lines on both sides (usually next to each other); the stretches compared are disjoint: O(n).
+    linked = [i2 - i1 == j2 - j1 > 0 and (i2 - i1 == 1 or ours[i1 + 1:i2] == theirs[j1 + 1:j2])
               for (i1, j1), (i2, j2) in pairwise(pairs)]
     pairs = [pair for pair, to_next, to_last in zip(pairs, [*linked, False], [False, *linked], strict=True)
              if to_next or to_last]
