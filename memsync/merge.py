@@ -131,9 +131,14 @@ _TEXT = re.compile(rb"[^\s!-/:-@\[-`{-~]")
 
 
 def _shared_lines(ours: list[bytes], theirs: list[bytes]) -> list[tuple[int, int]]:
-    """The places ``(i, j)`` with ``ours[i] == theirs[j]`` of the text lines that occur once in each
-    side (so both sides got them from one earlier merge), as the longest chain increasing in both ``i``
-    and ``j`` (one longest chain, always the same for the same two lists): O(n log n) in lines."""
+    """The places ``(i, j)`` with ``ours[i] == theirs[j]`` of the lines both sides got from one earlier
+    merge, as the longest chain increasing in both ``i`` and ``j`` (one longest chain, always the same
+    for the same two lists): O(n log n) in lines.
+
+    Such a line is a text line that occurs once in each side and lies in a run: two or more such lines
+    with the same lines from one to the next on both sides (a block copied by a merge). A lone one is
+    a line each machine wrote on its own (invariant I1: both copies stay), so it is left out. A longest
+    chain of the runs' lines holds every run whole (a run's next line always fits in after it)."""
     ours_count, theirs_count = Counter(ours), Counter(theirs)
     once = {line for line in ours_count.keys() & theirs_count.keys()
             if ours_count[line] == theirs_count[line] == 1 and _TEXT.search(line)}
@@ -141,6 +146,12 @@ def _shared_lines(ours: list[bytes], theirs: list[bytes]) -> list[tuple[int, int
         return []  # the usual case, two different appends: no pass over the lines below
     theirs_at = {line: j for j, line in enumerate(theirs) if line in once}
     pairs = [(i, theirs_at[line]) for i, line in enumerate(ours) if line in once]
+    # linked[k]: pairs k and k + 1 (next in ours, and then next in theirs too) are one stretch of equal
+    # lines on both sides (usually next to each other); the stretches compared are disjoint: O(n).
+    linked = [i2 - i1 == j2 - j1 > 0 and (i2 - i1 == 1 or ours[i1 + 1:i2] == theirs[j1 + 1:j2])
+              for (i1, j1), (i2, j2) in pairwise(pairs)]
+    pairs = [pair for pair, to_next, to_last in zip(pairs, [*linked, False], [False, *linked], strict=True)
+             if to_next or to_last]
     if all(left[1] < right[1] for left, right in pairwise(pairs)):
         return pairs  # the usual case: both sides hold the shared lines in one order
     # Longest increasing subsequence of the j's (patience sorting): ends[k] is the pair that ends the
@@ -165,10 +176,11 @@ def _shared_lines(ours: list[bytes], theirs: list[bytes]) -> list[tuple[int, int
 
 
 def _merge_gap(ours: list[bytes], theirs: list[bytes], *, inner: bool = False) -> list[bytes]:
-    """Lines both sides inserted at one place (see :func:`merge_daily`): the text lines both hold once
-    each (blocks both got from earlier merges, wherever each side put them) come once, in the order of
-    both; between and around them :func:`_two_blocks` merges what each side has alone. Symmetric: the
-    shared lines are found with the two sides in byte order."""
+    """Lines both sides inserted at one place (see :func:`merge_daily`): the runs of text lines both
+    hold once each (blocks both got from earlier merges, wherever each side put them; see
+    :func:`_shared_lines`) come once, in the order of both; between and around them
+    :func:`_two_blocks` merges what each side has alone. Symmetric: the shared lines are found with
+    the two sides in byte order."""
     first, second = sorted((ours, theirs))
     start = _common_start(first, second)  # first: cheap, and the usual tail extends the other one
     out, first, second = first[:start], first[start:], second[start:]
@@ -187,12 +199,16 @@ def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
 
     When each side only inserted lines into ``base`` (appended, usually; an earlier merge may have put
     a peer's block before ours): base lines stay, and at each place where both sides inserted lines,
-    a text line (one with a letter, a digit or a non-ASCII byte) that each side inserted there exactly
-    once is a line both got from earlier merges, wherever each put it, and comes once (the most such
-    lines that both sides hold in one order). Before, between and after those lines, the lines both
-    start with come once (before a line both hold, also the lines both end with), then each side's
-    remaining lines as one block in its own order (repeated and blank lines kept), two blocks ordered
-    by their first ``[HH:MM]`` stamp when both have one and the stamps differ, else by bytes. So a tail
+    a run of text lines (lines with a letter, a digit or a non-ASCII byte) that each side inserted
+    there exactly once, two or more with the same lines from one to the next on both sides, is a block
+    both got from earlier merges, wherever each put it, and comes once (the most such lines that both
+    sides hold in one order). A lone such line is taken as written on each machine (invariant I1) and
+    kept twice; so is a third peer's block with one text line held at different places: a duplicate,
+    never a lost line (only two machines writing the same two or more lines in a row on their own
+    would keep them once). Before, between and after those lines, the lines both start with come once
+    (before a line both hold, also the lines both end with), then each side's remaining lines as one
+    block in its own order (repeated and blank lines kept), two blocks ordered by their first
+    ``[HH:MM]`` stamp when both have one and the stamps differ, else by bytes. So a tail
     equal to or a prefix of the other adds nothing, a block both hold from a third peer is kept once,
     and each side's version is kept as a subsequence of the result (later merges stay insert-only).
     With an empty base (both created the file) two different ``#`` title lines collapse to the smaller

@@ -134,6 +134,27 @@ def test_daily_section_both_merged_from_a_third_peer_comes_once() -> None:
     )
 
 
+def test_daily_same_line_written_on_two_machines_is_kept_twice() -> None:
+    """Found by the tester after the criss-cross change: alice and bob each log the same line after a
+    line of their own; the line was written twice, so both copies stay (invariant I1), in each
+    side's block. Only a run of two or more lines both hold counts as a block from an earlier merge."""
+    green = b"- [09:30] ran the test suite: all green\n"
+    alice, bob = b"- [09:00] alice: pulled main\n", b"- [09:10] bob: fixed flaky test\n"
+    assert merged("daily", DAY, DAY + alice + green, DAY + bob + green) == DAY + alice + green + bob + green
+    spaced = merged("daily", DAY, DAY + alice + b"\n" + green, DAY + bob + b"\n" + green)
+    assert spaced == DAY + alice + b"\n" + green + bob + b"\n" + green  # blank lines do not join it
+
+
+def test_daily_one_line_block_from_a_third_peer_at_different_places_is_kept_twice() -> None:
+    """A third peer's block of one text line, which ours merged after its own line and theirs before:
+    a lone line both hold looks like a line each machine wrote, so it comes twice (a duplicate, never a
+    lost line); with a second line the block counts as merged and comes once."""
+    c1, c2 = b"- [10:05] c read the logs\n", b"- [10:06] c found the bug\n"
+    a, b = b"- [10:00] a wrote the test\n", b"- [10:10] b asked for a property\n"
+    assert merged("daily", DAY, DAY + a + c1, DAY + c1 + b) == DAY + a + c1 + c1 + b
+    assert merged("daily", DAY, DAY + a + c1 + c2, DAY + c1 + c2 + b) == DAY + a + c1 + c2 + b
+
+
 def test_daily_blank_and_markup_lines_alone_do_not_join_two_blocks() -> None:
     ours = DAY + b"- [10:00] o1\n\n```\n- [10:01] o2\n"
     theirs = DAY + b"- [09:00] t1\n\n```\n- [09:01] t2\n"

@@ -202,18 +202,19 @@ CrissCross = tuple[bytes, list[list[str]], list[list[str]], list[list[str]], lis
 
 
 @st.composite
-def criss_cross(draw: st.DrawFn, markup: bool, reorder: bool = False) -> CrissCross:
+def criss_cross(draw: st.DrawFn, markup: bool, reorder: bool = False, shared_min: int = 2) -> CrissCross:
     """Both sides hold the same blocks ``shared[0..k-1]`` (a third peer's, or each other's, from
-    earlier merges), each with its own blocks around and between them: ours' tail is ``ours[0] +
-    shared[0] + ours[1] + ... + shared[k-1] + ours[k]``, theirs' likewise; any own block may be empty
-    (a shared block first, last, or next to another). Text lines all differ, except repeats within one
-    side's own block; ``markup`` adds blank and markup lines, which independent blocks share by chance;
-    ``reorder`` lets theirs hold the shared blocks in another order."""
+    earlier merges) of ``shared_min`` to 3 text lines, each with its own blocks around and between
+    them: ours' tail is ``ours[0] + shared[0] + ours[1] + ... + shared[k-1] + ours[k]``, theirs'
+    likewise; any own block may be empty (a shared block first, last, or next to another). Text lines
+    all differ, except repeats within one side's own block; ``markup`` adds blank and markup lines,
+    which independent blocks share by chance; ``reorder`` lets theirs hold the shared blocks in another
+    order."""
     serial = iter(range(10_000))
 
     def block(tag: str, *, shared: bool) -> list[str]:
         lines = [f"- [{draw(st.sampled_from(['14:21', '14:22', '14:30']))}] {tag} step {next(serial)}\n"
-                 for _ in range(draw(st.integers(1 if shared else 0, 3)))]
+                 for _ in range(draw(st.integers(shared_min if shared else 0, 3)))]
         if not shared and lines and draw(st.booleans()):
             lines.append(draw(st.sampled_from(lines)))  # a side repeats its own line
         if markup:
@@ -253,8 +254,8 @@ def _criss_cross_merge(case: CrissCross) -> tuple[bytes, Counter[bytes]]:
 @SETTINGS
 @given(criss_cross(markup=False))
 def test_daily_blocks_both_sides_hold_come_once(case: CrissCross) -> None:
-    """Each line as often as in the two sides' multiset union (never their sum): the shared blocks
-    once, every own block whole."""
+    """Each line as often as in the two sides' multiset union (never their sum): the shared blocks of
+    two or more text lines once, every own block whole."""
     result, union = _criss_cross_merge(case)
     assert Counter(result.splitlines(keepends=True)) == union
     for own in case[2:4]:
@@ -281,6 +282,65 @@ def test_daily_blocks_both_sides_hold_in_different_orders(case: CrissCross) -> N
     kept = Counter(result.splitlines(keepends=True))
     assert kept <= union + Counter(line.encode() for block in shared for line in block)
     assert kept.total() - union.total() <= sum(map(len, shared)) - max(map(len, shared))
+
+
+@SETTINGS
+@given(criss_cross(markup=True, reorder=True, shared_min=1))
+def test_daily_one_line_blocks_both_sides_hold_may_come_twice_never_lost(case: CrissCross) -> None:
+    """A shared block of one text line looks like a line each machine wrote on its own: it may come
+    twice (a duplicate), never more than the sum of the sides, and no line is lost (a subsequence)."""
+    result, union = _criss_cross_merge(case)
+    shared = Counter(line.encode() for block in case[1] for line in block)
+    assert Counter(result.splitlines(keepends=True)) <= union + shared
+
+
+SAME_LINE = st.sampled_from(["- [09:30] ran the test suite: all green\n", "- [10:00] pushed\n", "lunch\n"])
+
+
+@st.composite
+def independent_appends(draw: st.DrawFn) -> tuple[bytes, list[str], list[str]]:
+    """(base, ours' appended lines, theirs'): each machine writes its own lines (some repeated), blank
+    and markup lines, and now and then a line the other machine may write too (the same stamp and
+    text); such a line is never first and never next to another one (an own text line between), as
+    two or more lines in a row both hold are taken as a block merged from a third peer."""
+    serial = iter(range(10_000))
+
+    def side(tag: str) -> list[str]:
+        own = [f"- [{draw(st.sampled_from(['09:00', '09:30', '10:00']))}] {tag} note {next(serial)}\n"]
+        lines = list(own)
+        after_same = False
+        for how in draw(st.lists(st.sampled_from(["own", "repeat", "same", "markup"]), max_size=8)):
+            if how == "same" and not after_same:
+                lines.append(draw(SAME_LINE))
+                after_same = True
+            elif how == "markup":
+                lines.append(draw(MARKUP) + "\n")
+            elif how == "own":
+                own.append(f"- [10:30] {tag} note {next(serial)}\n")
+                lines.append(own[-1])
+                after_same = False
+            elif how == "repeat":
+                lines.append(draw(st.sampled_from(own)))
+                after_same = False
+        return lines
+
+    base = draw(st.sampled_from(["# 2026-11-30\n", "# 2026-11-30\n\n- [08:00] start\n"]))
+    return base.encode(), side("a"), side("b")
+
+
+@SETTINGS
+@given(independent_appends())
+def test_daily_lines_appended_on_two_machines_are_all_kept(case: tuple[bytes, list[str], list[str]]) -> None:
+    """Invariant I1: every line each machine appended on its own stays, a line both wrote as often as
+    both wrote it (the multiset sum); each side's tail whole and in its own order."""
+    base, ours_tail, theirs_tail = case
+    ours, theirs = (base + "".join(tail).encode() for tail in (ours_tail, theirs_tail))
+    result = merge_daily(base, ours, theirs)
+    assert merge_daily(base, theirs, ours) == result
+    assert merge_daily(base, result, result) == result
+    appended = Counter(line.encode() for line in ours_tail + theirs_tail)
+    assert Counter(result.splitlines(keepends=True)) == Counter(base.splitlines(keepends=True)) + appended
+    assert "".join(ours_tail).encode() in result and "".join(theirs_tail).encode() in result
 
 
 # --- index -------------------------------------------------------------------------------------------

@@ -81,7 +81,8 @@ def test_daily_merge_when_both_sides_moved_a_block_before_the_base_keeps_each_li
 def test_daily_merge_of_a_block_both_tails_hold_at_different_places_keeps_it_once() -> None:
     """Found by the 3-minute chaos run after the two fixes above (6-27 repeated lines): in the appended
     tail, a block both sides had merged from a third peer at different places (criss-cross merges) was
-    kept twice; merge_daily now keeps the text lines both tails hold once each only once."""
+    kept twice; merge_daily now keeps a run of two or more text lines both tails hold once each only
+    once (a lone such line is taken as written on both machines and kept twice)."""
     base = b"# 2026-11-30\n"
     a1, a2, a3 = b"- [14:21] a step 1\n", b"- [14:21] a step 2\n", b"- [14:22] a step 3\n"
     b1, b2, b3 = b"- [14:21] b step 1\n", b"- [14:21] b step 2\n", b"- [14:22] b step 3\n"
