@@ -15,6 +15,7 @@ imported where they are used).
 
 from __future__ import annotations
 
+import difflib
 import re
 from bisect import bisect_left
 from codecs import BOM_UTF8 as _BOM
@@ -93,6 +94,16 @@ def _insertions(base: list[bytes], side: list[bytes]) -> list[list[bytes]] | Non
         else:
             gaps[matched].append(line)
     return gaps if matched == len(base) else None
+
+
+def _base_in_both_orders(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> list[bytes]:
+    """The base lines each side holds in the base's order (difflib's matching blocks of base and side),
+    keeping those both sides match: a subsequence of both sides, the same whichever side is ours."""
+    matched: list[set[int]] = []
+    for side in (ours, theirs):
+        blocks = difflib.SequenceMatcher(None, base, side, autojunk=False).get_matching_blocks()
+        matched.append({i for block in blocks for i in range(block.a, block.a + block.size)})
+    return [line for i, line in enumerate(base) if i in matched[0] & matched[1]]
 
 
 def _common_start(ours: list[bytes], theirs: list[bytes]) -> int:
@@ -213,7 +224,9 @@ def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     and each side's version is kept as a subsequence of the result (later merges stay insert-only).
     With an empty base (both created the file) two different ``#`` title lines collapse to the smaller
     one, so the title appears once. Line ends become LF, a BOM is dropped, the output ends with a
-    newline. When a side removed or changed base lines, :func:`merge_entry` decides. Never raises on
+    newline. When both sides hold every base line but not in the base's order (git's virtual base of
+    a criss-cross merge), the base lines both hold in order serve as the base; when a side removed or
+    changed base lines, :func:`merge_entry` decides. Never raises on
     any bytes. Implements DESIGN "Merge drivers" (daily) and issue 3.
     """
     trivial = _one_sided(base, ours, theirs)
@@ -226,7 +239,13 @@ def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
         ours_lines[0] = theirs_lines[0] = min(ours_lines[0], theirs_lines[0])
     ours_gaps, theirs_gaps = _insertions(base_lines, ours_lines), _insertions(base_lines, theirs_lines)
     if ours_gaps is None or theirs_gaps is None:
-        return merge_entry(base, ours, theirs)
+        if not Counter(base_lines) <= Counter(ours_lines) & Counter(theirs_lines):
+            return merge_entry(base, ours, theirs)
+        # Every base line is still on both sides, in another order: git's virtual base of a criss-cross
+        # (two merge bases merged into one) ordered blocks as no side did. Lines are only inserted.
+        base_lines = _base_in_both_orders(base_lines, ours_lines, theirs_lines)
+        ours_gaps, theirs_gaps = _insertions(base_lines, ours_lines), _insertions(base_lines, theirs_lines)
+        assert ours_gaps is not None and theirs_gaps is not None  # a subsequence of both, by construction
     out: list[bytes] = []
     for place, (ours_gap, theirs_gap) in enumerate(zip(ours_gaps, theirs_gaps, strict=True)):
         out.extend(_merge_gap(ours_gap, theirs_gap, inner=place < len(base_lines)))

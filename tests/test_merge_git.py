@@ -189,3 +189,44 @@ def test_add_add_of_the_same_new_files(peers: tuple[Path, Path, Path]) -> None:
     assert (bob / "roles/dev/daily/2026-12-01.md").read_text(encoding="utf-8") == (
         "# Daily log — 2026-12-01\n\n- [08:00] b\n- [09:00] a\n"
     )
+
+
+def test_daily_log_merged_over_two_merge_bases_gets_no_note(tmp_path: Path) -> None:
+    """Three peers append to one daily log and pull from each other until a merge has two merge bases.
+    git merges the bases into a virtual base whose block order neither side has; the daily driver still
+    treats both sides as insertions (no both-kept note, no marker, every line kept), found by a tester."""
+    repos = {name: tmp_path / name for name in ("p0", "p1", "p2")}
+    for repo in repos.values():
+        git(tmp_path, "init", "-q", "-b", "main", str(repo))
+        install_merge_drivers(repo / ".git")
+    write(repos["p0"], DAILY, "# Daily log\n\n")
+    commit(repos["p0"], "root")
+    for name in ("p1", "p2"):
+        git(repos[name], "pull", "-q", str(repos["p0"]), "main")
+
+    def append(name: str, line: str) -> None:
+        write(repos[name], DAILY, line, append=True)
+        commit(repos[name], f"{name} append")
+
+    def pull(into: str, source: str) -> None:
+        git(repos[into], "pull", "-q", "--no-rebase", "--no-edit", str(repos[source]), "main")
+
+    lines = {"A": "- [13:30] p0 A\n", "B": "- [18:30] p2 B\n", "C": "- [09:00] p1 C\n",
+             "D": "- [15:00] p1 D\n", "E": "- [10:00] p2 E\n"}
+    append("p0", lines["A"])
+    append("p2", lines["B"])
+    append("p1", lines["C"])
+    pull("p0", "p1")
+    pull("p0", "p2")
+    append("p1", lines["D"])
+    pull("p2", "p1")
+    pull("p0", "p1")
+    append("p2", lines["E"])
+    git(repos["p0"], "fetch", "-q", str(repos["p2"]), "main")
+    assert len(git(repos["p0"], "merge-base", "--all", "HEAD", "FETCH_HEAD").split()) == 2
+    pull("p0", "p2")
+    merged = (repos["p0"] / DAILY).read_text(encoding="utf-8")
+    assert BOTH_KEPT_NOTE_PREFIX not in merged and "<<<<<<<" not in merged
+    assert merged.startswith("# Daily log\n\n- [09:00] p1 C\n")
+    assert all(merged.count(line) in (1, 2) for line in lines.values()), merged
+    assert git(repos["p0"], "ls-files", "-u") == ""

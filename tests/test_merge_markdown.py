@@ -346,3 +346,18 @@ def test_index_two_real_rewrites_from_one_version_lose_no_item(corpus: Path) -> 
             for key, text in items(side).items():
                 deleted_by_other = key in base_items and key not in other_items and text == base_items[key]
                 assert key in kept or deleted_by_other
+
+
+def test_daily_merge_over_a_virtual_base_in_another_order_is_insertions_not_a_note() -> None:
+    """git's virtual base of a criss-cross (two merge bases merged by the driver) holds the blocks in
+    an order neither side has; both sides still hold every base line, so the merge keeps every line,
+    at most twice, with no both-kept note, symmetric."""
+    head = b"# Daily log\n\n"
+    a, b, c, d, e = (b"- [13:30] p0 A\n", b"- [18:30] p2 B\n", b"- [09:00] p1 C\n", b"- [15:00] p1 D\n",
+                     b"- [10:00] p2 E\n")
+    virtual = merge_daily(head, head + c + d, head + b)
+    assert virtual == head + c + d + b
+    ours, theirs = head + c + a + b + d, head + c + d + b + e
+    merged = merge_daily(virtual, ours, theirs)
+    assert merged == head + c + a + b + d + b + e
+    assert merge_daily(virtual, theirs, ours) == merged

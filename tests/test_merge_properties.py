@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
@@ -443,3 +444,29 @@ def test_entry_symmetric_idempotent_marker_free(versions: tuple[bytes, bytes, by
         added = [line for line in side.splitlines() if line not in base_lines and not line.startswith(b"---")]
         body_added = [line for line in added if b":" not in line and not line.startswith(b"  ")]
         assert all(line in result.splitlines() for line in body_added)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["- [09:00] a", "- [10:00] b", "c", "", "| x |"]), min_size=1, max_size=6,
+                unique=True),
+       st.randoms(use_true_random=False),
+       st.lists(st.sampled_from(["- [11:00] o", "o2", ""]), max_size=3),
+       st.lists(st.sampled_from(["- [08:00] t", "t2", ""]), max_size=3))
+def test_daily_over_a_base_in_an_order_neither_side_has_keeps_every_line_without_a_note(
+        base_items: list[str], rng: random.Random, ours_new: list[str], theirs_new: list[str]) -> None:
+    """git's virtual base of a criss-cross may order the base lines as neither side does: each side holds
+    every base line (reordered) plus its own; the merge keeps every line of both sides, never writes the
+    both-kept note, and is symmetric."""
+    base_lines = [f"{item}\n".encode() for item in base_items]
+    sides = []
+    for new in (ours_new, theirs_new):
+        lines = base_lines + [f"{item}\n".encode() for item in new]
+        rng.shuffle(lines)
+        sides.append(b"".join(lines))
+    base = b"".join(base_lines)
+    ours, theirs = sides
+    merged = merge_daily(base, ours, theirs)
+    assert merged == merge_daily(base, theirs, ours)
+    assert BOTH_KEPT_NOTE_PREFIX.encode() not in merged
+    for side in (ours, theirs):
+        assert not Counter(side.splitlines(keepends=True)) - Counter(merged.splitlines(keepends=True))
