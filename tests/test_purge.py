@@ -287,8 +287,6 @@ def test_purge_while_both_daemons_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="F1: a purge on a machine that missed another purge force-pushes "
-                   "its own rewrite over it: the earlier record is lost and its text comes back")
 def test_a_purge_on_a_machine_that_missed_another_purge_keeps_it(tmp_path: Path) -> None:
     """Alice purges one text; bob, who has not resynced, purges another. Bob's purge first adopts the
     remote's purge (its record removes alice's lines from his live files and history) and only then
@@ -300,7 +298,8 @@ def test_a_purge_on_a_machine_that_missed_another_purge_keeps_it(tmp_path: Path)
     other = "token-9931-KILO-other"
     alice.append_entry(f"door code for the lab is {PIN}")
     bob.append_entry(f"the printer token is {other}")
-    keep = [alice.append_entry("alice plain"), bob.append_entry("bob plain"), carol.append_entry("carol plain")]
+    keep = [alice.append_entry("alice plain"), bob.append_entry("bob plain"),
+            carol.append_entry("carol plain")]
     for peer in (alice, bob, carol, alice, bob, carol):
         run(peer, "sync")
     assert run(alice, "purge", PIN, "--yes").count("force-pushed") == 1
@@ -334,8 +333,6 @@ def test_a_purge_on_a_machine_that_missed_another_purge_keeps_it(tmp_path: Path)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="F6: resync forgets the last synced version of whole files, so a "
-                   "local edit to a file a purge changed is kept as two versions")
 def test_resync_merges_a_local_edit_of_a_whole_file_a_purge_changed(tmp_path: Path) -> None:
     """Alice purges a line of a curated entry; bob had added a line to his copy before he resyncs. The
     last synced version of the file is kept, without the purged line, as the base of the three-way
