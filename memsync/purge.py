@@ -392,13 +392,12 @@ def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
 def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
     """Reset the sync state of ``store`` after a purge or `memsync resync` gave it another history.
 
-    What it holds of append-only files (offsets into live files a purge may have shortened) and every
-    pending write is forgotten, so the next cycle reconciles those by content (DESIGN "sync state"). Each
-    whole file keeps its last synced version (and bytes kept from a delivery), without the lines
-    ``needle`` matches (default: every line the purge records at the store's head list): the three-way
-    merge of a whole file edited here since then has the base the purged store copy was made from, so
-    the edit merges instead of being kept beside it as a second version. Raises ``MemsyncError`` when git
-    fails."""
+    Every pending write is forgotten and every append-only file's offset becomes unknown (the live file
+    may have lost lines), so the next cycle settles those by content (DESIGN "sync state"). Each whole
+    file keeps its last synced version (and bytes kept from a delivery) without the lines ``needle``
+    matches (default: every line the purge records at the store's head list): the three-way merge of a
+    whole file edited here since then has the base the purged store copy was made from, so the edit
+    merges instead of being kept beside it as a second version. Raises ``MemsyncError`` when git fails."""
     if needle is None:
         hashes = _recorded_hashes(_Git(store), ["HEAD"])
         needle = Needle(line_hashes=hashes) if hashes else None
@@ -408,10 +407,12 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
 
     with SyncState(store.meta_dir) as state:
         states = [state.get(path) for path in state.paths()]
-        # Not one transaction: interrupted in between, every file is reconciled by content, as before.
+        # Not one transaction: interrupted in between, every file is reconciled by content (a cleared
+        # state). Each file keeps a row, so publish does not take an append-only file as new in a track
+        # it knows (all of whose lines it would publish again).
         state.clear()
         for old in states:
-            if old is not None and (old.synced_known or old.kept_present):
+            if old is not None:
                 state.put(FileState(old.path, synced=clean(old.synced), synced_known=old.synced_known,
                                     kept=clean(old.kept), kept_base=clean(old.kept_base),
                                     kept_present=old.kept_present))
