@@ -169,9 +169,10 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
                                    "reachable; retry when they are (nothing was changed)")
         # Force-pushing this machine's rewrite over a rewritten remote would drop that rewrite's purge
         # record and bring its text back: adopt the remote first, and purge on top of its history.
-        adopted = [adopt_purge_records(store, name) for name in store_cfg.remotes if name in diverged]
+        adopted = []
         for name in store_cfg.remotes:
             if name in diverged:
+                adopted.append(adopt_purge_records(store, name))
                 store.resync(name)
         git = _Git(store)
         before = {name: git.rev(f"refs/remotes/{name}/{store_cfg.branch}") for name in store_cfg.remotes}
@@ -406,16 +407,19 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
         return data if data is None or needle is None else needle.drop_lines(data)[0]
 
     with SyncState(store.meta_dir) as state:
-        states = [state.get(path) for path in state.paths()]
-        # Not one transaction: interrupted in between, every file is reconciled by content (a cleared
-        # state). Each file keeps a row, so publish does not take an append-only file as new in a track
-        # it knows (all of whose lines it would publish again).
-        state.clear()
-        for old in states:
+        # Row by row, never cleared: each file keeps a row, so publish does not take an append-only file
+        # in a track it knows for a new one (and publish all its lines again). Interrupted, a file keeps
+        # its old row, which the next cycle settles as well: an old offset no longer matches a live file
+        # the purge shortened (by content), and an old base merges the purged lines out (both sides lost
+        # them).
+        for path in state.paths():
+            old = state.get(path)
             if old is not None:
-                state.put(FileState(old.path, synced=clean(old.synced), synced_known=old.synced_known,
+                state.put(FileState(path, synced=clean(old.synced), synced_known=old.synced_known,
                                     kept=clean(old.kept), kept_base=clean(old.kept_base),
                                     kept_present=old.kept_present))
+            state.drop_publish(path)
+            state.drop_delivery(path)
 
 
 def _remote_holds(git: _Git, head: str, needle: Needle) -> bool:
