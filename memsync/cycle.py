@@ -477,12 +477,13 @@ def _entry_events(worktree: Path, sha: str, entry_id: str) -> list[str]:
 
 def resync(path: Path, remote: str, store_name: str | None = None) -> str:
     """`memsync resync`: adopt ``remote``'s rewritten history in the store that has it (``store_name``
-    when several do), forget the sync state so live files are reconciled by content, and run a cycle.
+    when several do), reset the sync state (``purge.reset_sync_state``: live files are reconciled by
+    content, whole files over their last synced version without the purged lines), and run a cycle.
     When the remote carries purge records (another machine ran `memsync purge`), the lines they list
     are first removed from the live files and the local history (``purge.adopt_purge_records``), so
     the purged text does not come back. Returns a one-line summary. Raises ``MemsyncError`` (unknown
     remote, ambiguous store, unreachable)."""
-    from memsync.purge import adopt_purge_records  # purge imports this module (cycle_lock, open_store)
+    from memsync.purge import adopt_purge_records, reset_sync_state  # purge imports this module
 
     config = load_config(path)
     candidates = [s for s in config.stores.values()
@@ -498,8 +499,7 @@ def resync(path: Path, remote: str, store_name: str | None = None) -> str:
         store = open_store(config, store_cfg)
         purged = adopt_purge_records(store, remote)
         outcome = store.resync(remote)
-        with SyncState(store.meta_dir) as state:
-            state.clear()
+        reset_sync_state(store)
     report = run_cycle(config, store_cfg)
     removed = (f"; {purged.live_lines} line(s) purged there removed from {len(purged.live_files)} live "
                "file(s) here too" if purged.live_lines else "")

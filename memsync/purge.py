@@ -5,7 +5,10 @@ What it does, for each selected store, under the store's cycle lock:
 
 1. Exchange with every remote first (fetch, merge, push), so the rewritten history contains every peer's
    work and the one force push drops nothing. A remote that cannot be reached stops the purge before
-   anything changed: a remote left with the old history would merge the text back later.
+   anything changed: a remote left with the old history would merge the text back later. A remote whose
+   history was rewritten (most likely by another machine's purge) is adopted first, as `memsync resync`
+   does (:func:`adopt_purge_records`, then ``Store.resync``): this purge then rewrites that history, so
+   it keeps the other purge and its record instead of force-pushing it away.
 2. Remove every matching line from this machine's tracked live files (atomic replace, under the writer
    lock): a line holding TEXT, or (``--entry ID``) every memory-file line whose ``id`` is ID.
 3. Rewrite every ref of the store (``git fast-export --all`` -> drop the matching lines from every blob
@@ -14,10 +17,11 @@ What it does, for each selected store, under the store's cycle lock:
    commits get the same new commits, so their histories still join.
 4. Push the rewritten history to each remote that still has the old one: a force push with a lease on
    the head just fetched. It is the only force push memsync ever makes, and only when the user asks.
-   A remote already rewritten by another machine's purge is adopted instead (``Store.resync``), after
-   checking it no longer holds the text.
-5. Forget the sync state, so the next cycle reconciles the cleaned live files with the cleaned store by
-   content.
+   A remote that already has the rewritten history (the same purge made on another machine) is adopted
+   instead (``Store.resync``), after checking it no longer holds the text.
+5. Reset the sync state (:func:`reset_sync_state`), so the next cycle reconciles the cleaned live files
+   with the cleaned store: by content, and for whole files over their last synced version without the
+   purged lines.
 
 Between steps 3 and 4 the purge commits a *purge record*: one line appended to ``.memsync/purged.jsonl``
 in the store, holding the SHA-256 of every line it removed (live files, blobs and messages), never the
@@ -50,7 +54,7 @@ from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, writer_lock
 from memsync.layout import STORE_META_DIR, is_ignored
 from memsync.store import Store
-from memsync.syncstate import SyncState
+from memsync.syncstate import FileState, SyncState
 
 log = logging.getLogger(__name__)
 
@@ -163,12 +167,18 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
                 raise MemsyncError(f"cannot purge store {store_cfg.name!r}: remote {outcome.remote}: "
                                    f"{outcome.message}. Purge rewrites every remote, so all must be "
                                    "reachable; retry when they are (nothing was changed)")
+        # Force-pushing this machine's rewrite over a rewritten remote would drop that rewrite's purge
+        # record and bring its text back: adopt the remote first, and purge on top of its history.
+        adopted = []
+        for name in store_cfg.remotes:
+            if name in diverged:
+                adopted.append(adopt_purge_records(store, name))
+                store.resync(name)
         git = _Git(store)
         before = {name: git.rev(f"refs/remotes/{name}/{store_cfg.branch}") for name in store_cfg.remotes}
-        # A remote rewritten by another machine's purge carries its record: this purge removes those
-        # lines too, so adopting that remote brings none of them back (and neither do earlier records).
-        known = _recorded_hashes(git, ["HEAD", *(f"refs/remotes/{name}/{store_cfg.branch}"
-                                                 for name in sorted(diverged))])
+        # This purge removes the lines of every record the history holds too, so no machine's earlier
+        # purge is undone by this rewrite.
+        known = _recorded_hashes(git, ["HEAD"])
         needle = dataclasses.replace(needle, line_hashes=needle.line_hashes | known)
         live_lines, live_files, live_dropped = _clean_live(store_cfg.tracks, needle)
         changed, history_dropped = _rewrite_history(git, needle)
@@ -176,8 +186,11 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
             _add_record(store, (live_dropped | history_dropped) - known)
         remotes = [_publish_rewrite(store, git, name, before[name], needle, name in diverged)
                    for name in store_cfg.remotes]
-        with SyncState(store.meta_dir) as state:
-            state.clear()
+        reset_sync_state(store, needle)
+    for done in adopted:
+        live_lines += done.live_lines
+        live_files += [path for path in done.live_files if path not in live_files]
+        changed += done.objects_changed
     report = PurgeReport(store_cfg.name, live_lines, tuple(live_files), changed, tuple(remotes))
     log.info("store %s: purged %s: %d live lines, %d objects rewritten", store_cfg.name, needle.describe(),
              live_lines, changed)
@@ -375,6 +388,38 @@ def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
         log.info("store %s: honoured %s's purge records: %d live lines, %d objects rewritten",
                  store.cfg.name, remote, live_lines, changed)
     return PurgeReport(store.cfg.name, live_lines, tuple(live_files), changed, ())
+
+
+def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
+    """Reset the sync state of ``store`` after a purge or `memsync resync` gave it another history.
+
+    Every pending write is forgotten and every append-only file's offset becomes unknown (the live file
+    may have lost lines), so the next cycle settles those by content (DESIGN "sync state"). Each whole
+    file keeps its last synced version (and bytes kept from a delivery) without the lines ``needle``
+    matches (default: every line the purge records at the store's head list): the three-way merge of a
+    whole file edited here since then has the base the purged store copy was made from, so the edit
+    merges instead of being kept beside it as a second version. Raises ``MemsyncError`` when git fails."""
+    if needle is None:
+        hashes = _recorded_hashes(_Git(store), ["HEAD"])
+        needle = Needle(line_hashes=hashes) if hashes else None
+
+    def clean(data: bytes | None) -> bytes | None:
+        return data if data is None or needle is None else needle.drop_lines(data)[0]
+
+    with SyncState(store.meta_dir) as state:
+        # Row by row, never cleared: each file keeps a row, so publish does not take an append-only file
+        # in a track it knows for a new one (and publish all its lines again). Interrupted, a file keeps
+        # its old row, which the next cycle settles as well: an old offset no longer matches a live file
+        # the purge shortened (by content), and an old base merges the purged lines out (both sides lost
+        # them).
+        for path in state.paths():
+            old = state.get(path)
+            if old is not None:
+                state.put(FileState(path, synced=clean(old.synced), synced_known=old.synced_known,
+                                    kept=clean(old.kept), kept_base=clean(old.kept_base),
+                                    kept_present=old.kept_present))
+            state.drop_publish(path)
+            state.drop_delivery(path)
 
 
 def _remote_holds(git: _Git, head: str, needle: Needle) -> bool:

@@ -14,9 +14,19 @@ from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
 from memsync.merge import merge_for_path
-from memsync.purge import PURGE_RECORD, Needle, filter_stream, line_hash, record_line, recorded_hashes
+from memsync.purge import (
+    PURGE_RECORD,
+    Needle,
+    filter_stream,
+    line_hash,
+    record_line,
+    recorded_hashes,
+    reset_sync_state,
+)
+from memsync.syncstate import FileState, HeldLine, PendingDelivery, SyncState
 from tests.helpers import bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
+from tests.stores import new_store
 
 PIN = "4711-ALPHA-ZULU-pin"  # a credential no scanner knows: it reached the store and must be purged
 DAILY = f"daily/{DAY}.md"
@@ -284,3 +294,103 @@ def test_purge_while_both_daemons_run(tmp_path: Path) -> None:
     for peer in (alice, bob):
         assert objects_holding(peer.store, pin, reachable_only=False) == 0
     assert objects_holding(remote, pin, reachable_only=True) == 0
+
+
+@pytest.mark.slow
+def test_a_purge_on_a_machine_that_missed_another_purge_keeps_it(tmp_path: Path) -> None:
+    """Alice purges one text; bob, who has not resynced, purges another. Bob's purge first adopts the
+    remote's purge (its record removes alice's lines from his live files and history) and only then
+    rewrites and force-pushes: the remote holds neither text, both records are in the record file, and
+    carol's resync brings neither back; every other line written by anyone survives."""
+    remote = bare_remote(tmp_path / "remote.git")
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    carol = Peer.create(tmp_path, "carol", remote)
+    other = "token-9931-KILO-other"
+    alice.append_entry(f"door code for the lab is {PIN}")
+    bob.append_entry(f"the printer token is {other}")
+    keep = [alice.append_entry("alice plain"), bob.append_entry("bob plain"),
+            carol.append_entry("carol plain")]
+    for peer in (alice, bob, carol, alice, bob, carol):
+        run(peer, "sync")
+    assert run(alice, "purge", PIN, "--yes").count("force-pushed") == 1
+    keep.append(bob.append_entry("bob after alice's purge, not synced"))
+    keep.append(alice.append_entry("alice after her purge"))
+    run(alice, "sync")
+
+    said = run(bob, "purge", other, "--yes")
+    assert "force-pushed" in said
+    record = subprocess.run(["git", "show", f"main:{PURGE_RECORD}"], cwd=remote, capture_output=True,
+                            check=True).stdout
+    assert record.count(b"\n") == 2 and b'"host":"alice"' in record and b'"host":"bob"' in record
+    for text in (PIN, other):
+        assert objects_holding(remote, text.encode(), reachable_only=True) == 0, text
+        assert objects_holding(bob.store, text.encode(), reachable_only=False) == 0, text
+
+    said = run(carol, "resync", "origin")
+    assert "2 line(s) purged there removed from 1 live file(s)" in said
+    run(alice, "resync", "origin")
+    for peer in (bob, carol, alice, bob, carol):
+        run(peer, "sync")
+    for peer in (alice, bob, carol):
+        memory = peer.read_live(MEMORY_FILE)
+        assert PIN.encode() not in memory and other.encode() not in memory, peer.name
+        assert all(line in memory for line in keep), peer.name
+        assert peer.read_store(PURGE_RECORD) == record, peer.name
+    for text in (PIN, other):
+        assert objects_holding(remote, text.encode(), reachable_only=True) == 0, text
+    assert alice.store_git("rev-parse", "HEAD") == bob.store_git("rev-parse", "HEAD") == carol.store_git(
+        "rev-parse", "HEAD")
+
+
+@pytest.mark.slow
+def test_resync_merges_a_local_edit_of_a_whole_file_a_purge_changed(tmp_path: Path) -> None:
+    """Alice purges a line of two curated entries; bob had added a line to his copy of one before he
+    resyncs, alice (before her purge, not synced) to the other. The last synced version of each file is
+    kept, without the purged line, as the base of the three-way merge: both end with the purged entries
+    plus the added lines, and no both-kept note."""
+    remote = bare_remote(tmp_path / "remote.git")
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    alice.write_curated("harbor", f"line one\nthe key is {PIN}\nline three\n")
+    alice.write_curated("dock", f"dock one\nthe dock key is {PIN}\ndock three\n")
+    for peer in (alice, bob, alice, bob):
+        run(peer, "sync")
+    dock = alice.role_dir / "dock.md"
+    dock.write_bytes(dock.read_bytes() + b"alice added dock four\n")
+    run(alice, "purge", PIN, "--yes")
+    harbor = bob.role_dir / "harbor.md"
+    harbor.write_bytes(harbor.read_bytes() + b"bob added line four\n")
+    run(bob, "resync", "origin")
+    for peer in (alice, bob, alice):
+        run(peer, "sync")
+    for peer in (alice, bob):
+        assert peer.read_live("harbor.md").endswith(b"\n\nline one\nline three\nbob added line four\n"), \
+            peer.name
+        assert peer.read_live("dock.md").endswith(b"\n\ndock one\ndock three\nalice added dock four\n"), \
+            peer.name
+        assert b"[memsync]" not in peer.read_live("harbor.md") + peer.read_live("dock.md")
+
+
+def test_reset_sync_state_keeps_whole_file_bases_without_the_purged_lines(tmp_path: Path) -> None:
+    """After a purge or resync: a whole file keeps its last synced version (and kept bytes) minus the
+    purged lines; an append-only file keeps a row with its offset unknown; pending writes are dropped."""
+    store = new_store(tmp_path / "store", "alice")
+    with SyncState(store.meta_dir) as state:
+        state.put(FileState("roles/qa/harbor.md", synced=f"one\nkey {PIN}\nthree\n".encode(),
+                            synced_known=True, held=(HeldLine(2, "pin"),)))
+        state.put(FileState("roles/qa/gone.md", synced=None, synced_known=True, kept=f"{PIN}\nx\n".encode(),
+                            kept_base=b"x\n", kept_present=True))
+        state.put(FileState("memory/memory.jsonl", offset=120, prefix_hash="ab" * 32))
+        state.begin_delivery("memory/memory.jsonl", PendingDelivery(b"line\n", 120, False, FileState(
+            "memory/memory.jsonl", offset=125)))
+    reset_sync_state(store, Needle(text=PIN))
+    with SyncState(store.meta_dir) as state:
+        assert state.get("roles/qa/harbor.md") == FileState("roles/qa/harbor.md", synced=b"one\nthree\n",
+                                                           synced_known=True)
+        assert state.get("roles/qa/gone.md") == FileState("roles/qa/gone.md", synced=None, synced_known=True,
+                                                         kept=b"x\n", kept_base=b"x\n", kept_present=True)
+        assert state.get("memory/memory.jsonl") == FileState("memory/memory.jsonl")
+        assert state.pending_delivery("memory/memory.jsonl") is None
+    reset_sync_state(store)  # no purge record in the store: nothing is filtered
+    with SyncState(store.meta_dir) as state:
+        assert state.get("roles/qa/gone.md") == FileState("roles/qa/gone.md", synced=None, synced_known=True,
+                                                         kept=b"x\n", kept_base=b"x\n", kept_present=True)
