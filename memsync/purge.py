@@ -406,12 +406,12 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
     def clean(data: bytes | None) -> bytes | None:
         return data if data is None or needle is None else needle.drop_lines(data)[0]
 
-    with SyncState(store.meta_dir) as state:
+    with SyncState(store.meta_dir) as state, state.batch():
         # Row by row, never cleared: each file keeps a row, so publish does not take an append-only file
-        # in a track it knows for a new one (and publish all its lines again). Interrupted, a file keeps
-        # its old row, which the next cycle settles as well: an old offset no longer matches a live file
-        # the purge shortened (by content), and an old base merges the purged lines out (both sides lost
-        # them).
+        # in a track it knows for a new one (and publish all its lines again). One transaction; were it
+        # lost, each file's old row is settled by the next cycle as well: an old offset no longer matches
+        # a live file the purge shortened (by content), and an old base merges the purged lines out
+        # (both sides lost them).
         for path in state.paths():
             old = state.get(path)
             if old is not None:
