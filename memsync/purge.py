@@ -42,7 +42,7 @@ import logging
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -406,7 +406,14 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
     def clean(data: bytes | None) -> bytes | None:
         return data if data is None or needle is None else needle.drop_lines(data)[0]
 
-    with SyncState(store.meta_dir) as state, state.batch():
+    with SyncState(store.meta_dir) as state:
+        _reset_rows(state, clean)
+        state.scrub()
+
+
+def _reset_rows(state: SyncState, clean: Callable[[bytes | None], bytes | None]) -> None:
+    """Rewrite every row of ``state`` as ``reset_sync_state`` says, in one transaction."""
+    with state.batch():
         # Row by row, never cleared: each file keeps a row, so publish does not take an append-only file
         # in a track it knows for a new one (and publish all its lines again). One transaction; were it
         # lost, each file's old row is settled by the next cycle as well: an old offset no longer matches

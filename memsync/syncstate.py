@@ -194,6 +194,8 @@ class SyncState:
         self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: a committed transaction survives power loss too, not only a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
+        # Whole-file bases are memory text: what a purge removes must not linger in freed pages.
+        self._db.execute("PRAGMA secure_delete=ON")
         with self._transaction():
             for statement in _SCHEMA:
                 self._db.execute(statement)
@@ -212,6 +214,12 @@ class SyncState:
     def close(self) -> None:
         """Close the database connection."""
         self._db.close()
+
+    def scrub(self) -> None:
+        """Leave no copy of replaced or deleted records on disk (after a purge): freed pages are zeroed
+        (``secure_delete``) and the write-ahead log is checkpointed and truncated. Outside a batch only.
+        Raises ``sqlite3.Error``."""
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)

@@ -118,3 +118,18 @@ def test_a_database_from_before_a_column_gains_it_and_keeps_its_records(tmp_path
     with SyncState(tmp_path) as state:
         assert state.get("roles/qa/daily/2026-11-30.md") == FileState(
             "roles/qa/daily/2026-11-30.md", offset=0, rewritten_since=1000.5)
+
+
+def test_scrub_leaves_no_copy_of_a_replaced_record_on_disk(tmp_path: Path) -> None:
+    """After a purge rewrote a whole file's base, the old text is in no file of the database."""
+    secret = b"door code 4417-2290 for the lab"
+    with SyncState(tmp_path) as state:
+        state.put(FileState("roles/qa/notes.md", synced=b"line one\n" + secret + b"\n", synced_known=True))
+        for i in range(50):  # other rows, so the freed cell sits among live pages
+            state.put(FileState(f"roles/qa/n{i}.md", synced=b"x" * 200, synced_known=True))
+        state.put(FileState("roles/qa/notes.md", synced=b"line one\n", synced_known=True))
+        state.scrub()
+        assert state.get("roles/qa/notes.md") == FileState("roles/qa/notes.md", synced=b"line one\n",
+                                                           synced_known=True)
+    for path in tmp_path.iterdir():
+        assert secret not in path.read_bytes(), path
