@@ -481,13 +481,9 @@ def test_commit_message_of_folder_tracks_names_each_role_and_memory_file() -> No
     )
 
 
-def test_a_live_file_meeting_a_store_directory_gives_way_when_unchanged(
-        pair: tuple[Machine, Machine]) -> None:
-    """The store's merge put a peer's directory at ``notes.md`` and this machine's version aside: the live
-    file, unchanged since it synced, gives way (its text is in the store beside the directory) and the
-    directory arrives; nothing is reported."""
-    a, _b = pair
-    mine = b"my notes\n"
+def _a_peer_made_notes_a_directory(a: Machine, mine: bytes) -> Path:
+    """``notes.md`` (``mine``) synced from ``a``; then the store holds what a merge with a peer that made
+    ``notes.md/`` a directory leaves: the directory, and ``a``'s version aside. Returns the store role."""
     (a.live / "notes.md").write_bytes(mine)
     a.sync()
     roles = a.store / "roles" / "qa"
@@ -495,6 +491,17 @@ def test_a_live_file_meeting_a_store_directory_gives_way_when_unchanged(
     (roles / "notes.md").mkdir()
     (roles / "notes.md" / "inner.md").write_bytes(b"a peer's file in a directory\n")
     (roles / "notes.conflict-file.md").write_bytes(mine)
+    return roles
+
+
+def test_a_live_file_meeting_a_store_directory_gives_way_when_unchanged(
+        pair: tuple[Machine, Machine]) -> None:
+    """The store's merge put a peer's directory at ``notes.md`` and this machine's version aside: the live
+    file, unchanged since it synced, gives way (its text is in the store beside the directory) and the
+    directory arrives; nothing is reported."""
+    a, _b = pair
+    mine = b"my notes\n"
+    roles = _a_peer_made_notes_a_directory(a, mine)
     a.publish()
     report = a.deliver()
     assert report.clashes == ()
@@ -512,13 +519,7 @@ def test_a_live_file_edited_while_it_meets_a_store_directory_is_left_alone_and_r
     into the directory, the rest syncs, and renaming it settles it."""
     a, _b = pair
     mine = b"my notes\n"
-    (a.live / "notes.md").write_bytes(mine)
-    a.sync()
-    roles = a.store / "roles" / "qa"
-    (roles / "notes.md").unlink()
-    (roles / "notes.md").mkdir()
-    (roles / "notes.md" / "inner.md").write_bytes(b"a peer's file in a directory\n")
-    (roles / "notes.conflict-file.md").write_bytes(mine)
+    roles = _a_peer_made_notes_a_directory(a, mine)
     append(roles / DAILY, b"- a peer's log line\n")
     edited = b"edited while it clashes\n"
     (a.live / "notes.md").write_bytes(edited)
