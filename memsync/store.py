@@ -85,6 +85,10 @@ _GIT_ASIDE = re.compile(r"(.+)~[^/]+")
 _DRIVERS_INSTALLED: set[Path] = set()
 
 
+# In the meta dir while a merge runs: the HEAD it started from (see Store._merging).
+_MERGE_MARKER = "merge.json"
+
+
 @dataclasses.dataclass(frozen=True)
 class RemoteOutcome:
     """What one exchange with one remote did.
@@ -487,6 +491,10 @@ class Store:
             log.warning("store %s: an interrupted resync was rolled back; run `memsync resync` again",
                         self.cfg.name)
             return
+        merging = self.meta_dir / _MERGE_MARKER
+        if merging.exists():
+            self._undo_unfinished_merge(repo, json.loads(merging.read_text())["before"])
+            merging.unlink()
         self._abort_merges(repo)
         if (gd / "rebase-merge").exists() or (gd / "rebase-apply").exists():
             aborted = self._run(repo, "rebase", "--abort")
@@ -708,15 +716,43 @@ class Store:
                 return f"fast-forward to {remote} failed ({forwarded.reason}); will retry"
             return True
         message = self._message(f"memsync: merge {remote}")
-        result = self._run(repo, "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
-                           "-m", message, theirs)
-        if result.status == 0:
+        with self._merging(repo, head):
+            result = self._run(repo, "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
+                               "-m", message, theirs)
+            if result.status == 0:
+                return True
+            problem = self._settle_conflicts(repo, result)
+            if problem is not None:
+                return (f"merge with {remote} could not complete ({problem}); aborted, both sides kept; "
+                        "will retry")
+            self._git(repo, "commit", "-q", "--no-verify", "-m", message)
             return True
-        problem = self._settle_conflicts(repo, result)
-        if problem is not None:
-            return f"merge with {remote} could not complete ({problem}); aborted, both sides kept; will retry"
-        self._git(repo, "commit", "-q", "--no-verify", "-m", message)
-        return True
+
+    @contextmanager
+    def _merging(self, repo: git.Repo, before: str) -> Iterator[None]:
+        """Around a merge into ``before`` (a clean worktree: the cycle committed everything first): a merge
+        that git left written into worktree or index but never committed (failed, or killed while it
+        wrote thousands of files, before it recorded MERGE_HEAD) is undone, now or, after a kill, by the
+        next ``open``. Otherwise those files would be committed as local changes without the merge's
+        parent, and the next merge would merge the same content again over an older base (DESIGN I7)."""
+        marker = self.meta_dir / _MERGE_MARKER
+        atomic_write(marker, json.dumps({"before": before}).encode())
+        try:
+            yield
+        finally:
+            self._undo_unfinished_merge(repo, before)
+            marker.unlink(missing_ok=True)
+
+    def _undo_unfinished_merge(self, repo: git.Repo, before: str) -> None:
+        """Back to ``before`` when HEAD is still there but a merge changed worktree or index (see
+        ``_merging``); a merge that git stopped with MERGE_HEAD is aborted first."""
+        if self._rev(repo, "HEAD") != before:
+            return
+        self._abort_merges(repo)
+        if self._run(repo, "diff", "--quiet", "--no-ext-diff", "HEAD").status != 0:
+            self._git(repo, "reset", "-q", "--hard", before)
+            log.warning("store %s: undid a merge that was written but not committed; it runs again",
+                        self.cfg.name)
 
     def _settle_conflicts(self, repo: git.Repo, result: _Result) -> str | None:
         """After a failed merge: settle what memsync settles (``_settle_unmerged``); anything else aborts

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import Store
 from tests.helpers import REPO_ROOT, bare_remote, git, wait_for
 from tests.stores import append, new_store, read, reopen, worktree_clean, write
@@ -21,6 +22,7 @@ _CHILD = """
 import json, sys
 from pathlib import Path
 from memsync.config import Identity, StoreConfig
+from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import Store
 spec = json.loads(sys.argv[1])
 cfg = StoreConfig(name="personal", path=Path(spec["path"]), remotes={"origin": spec["remote"]})
@@ -96,3 +98,83 @@ def test_kill_during_resync_rolls_back_then_resync_completes(tmp_path: Path) -> 
     assert outcome.status == "ok"
     text = read(beta, "memory/m.jsonl")
     assert '"id":"a1"' in text and '"id":"b1"' in text
+
+
+def _both_edit_an_entry(tmp_path: Path) -> tuple[Store, Store]:
+    """alpha and beta each changed the same curated entry differently; beta has not merged alpha's yet."""
+    remote = bare_remote(tmp_path / "remote.git")
+    alpha = new_store(tmp_path / "alpha", "alpha", {"origin": remote})
+    beta = new_store(tmp_path / "beta", "beta", {"origin": remote})
+    write(alpha, ENTRY, "first\n")
+    alpha.commit_all("entry")
+    alpha.exchange()
+    beta.exchange()
+    write(alpha, ENTRY, "alpha's version\n")
+    alpha.commit_all("alpha edits")
+    alpha.exchange()
+    write(beta, ENTRY, "beta's version\n")
+    beta.commit_all("beta edits")
+    return alpha, beta
+
+
+ENTRY = "roles/qa/notes.md"
+
+
+def _merged_once(alpha: Store, beta: Store, mine: str) -> None:
+    """beta merges alpha's edit once: one both-kept note, a merge commit with both parents."""
+    assert beta.commit_all("nothing left over") is None
+    assert [o.status for o in beta.exchange()] == ["ok"]
+    merged = read(beta, ENTRY)
+    assert merged.count(BOTH_KEPT_NOTE_PREFIX) == 1, merged
+    assert merged.count("alpha's version") == 1 and merged.count("beta's version") == 1
+    parents = git(beta.worktree, "rev-list", "--parents", "-n", "1", "HEAD").split()[1:]
+    assert sorted(parents) == sorted([mine, alpha.head()])
+
+
+def _lock_the_branch_during_the_merge(beta: Store) -> subprocess.Popen[bytes]:
+    """Start beta's exchange in a child whose entry merge driver first sleeps; while it sleeps, lock the
+    branch's ref, so git writes the merge into worktree and index and then cannot move the branch."""
+    driver = git(beta.worktree, "config", "merge.memsync-entry.driver").strip()
+    git(beta.worktree, "config", "merge.memsync-entry.driver", f"sleep 1; {driver}")
+    child = _start(beta, "exchange")
+    wait_for(lambda: list(beta.worktree.glob(".merge_file_*")), what="the merge driver to run")
+    (beta.git_dir / "refs" / "heads" / "main.lock").write_text("")
+    return child
+
+
+def _unlock(beta: Store) -> Store:
+    """Remove the ref lock and the slow driver; reopen beta as a restarted memsync would."""
+    (beta.git_dir / "refs" / "heads" / "main.lock").unlink(missing_ok=True)
+    git(beta.worktree, "config", "--unset", "merge.memsync-entry.driver")
+    git(beta.worktree, "config", "core.filesRefLockTimeout", "100")
+    return reopen(beta)
+
+
+def test_a_merge_written_but_not_committed_is_undone_then_merges_once(tmp_path: Path) -> None:
+    """git writes the merge into worktree and index, then cannot move the branch (its ref is locked):
+    the half-done merge is undone, not committed later as a local change without the merge's parent;
+    the next exchange merges once (a kill in the middle of the writes: tests/chaos/test_kill_during_merge)."""
+    alpha, beta = _both_edit_an_entry(tmp_path)
+    mine = beta.head()
+    child = _lock_the_branch_during_the_merge(beta)
+    assert child.wait(timeout=60) == 0
+    assert beta.head() == mine and worktree_clean(beta) and read(beta, ENTRY) == "beta's version\n"
+    assert mine is not None
+    _merged_once(alpha, _unlock(beta), mine)
+
+
+def test_kill_after_a_merge_is_written_before_it_is_committed_then_open_undoes_it(tmp_path: Path) -> None:
+    """Killed there: git waits for the branch's ref lock with the merge written in worktree and index,
+    and memsync is killed. The next open rolls the merge back; it then merges once."""
+    alpha, beta = _both_edit_an_entry(tmp_path)
+    mine = beta.head()
+    git(beta.worktree, "config", "core.filesRefLockTimeout", "60000")
+    child = _lock_the_branch_during_the_merge(beta)
+    try:
+        wait_for(lambda: BOTH_KEPT_NOTE_PREFIX in read(beta, ENTRY), what="the merge written to the worktree")
+    finally:
+        _kill(child)
+    beta = _unlock(beta)
+    assert beta.head() == mine and worktree_clean(beta) and read(beta, ENTRY) == "beta's version\n"
+    assert mine is not None
+    _merged_once(alpha, beta, mine)
