@@ -57,7 +57,7 @@ from memsync.layout import Kind, is_append_only, is_ignored, kind_of
 from memsync.merge import merge_for_path
 from memsync.secrets import Finding, scan_text
 from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState, digest
-from memsync.writers import positional_writer
+from memsync.writers import positional_writers
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +194,9 @@ class _Collect:
     waiting: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     clashes: list[Clash] = field(default_factory=list)
+    # Files held open by positional writers (memsync.writers), looked up once per pass when first needed.
+    writers: Callable[[], frozenset[str] | None] = field(
+        default_factory=lambda: functools.cache(positional_writers))
 
     def warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -267,10 +270,10 @@ def deliver(track: Track, worktree: Path, state: SyncState, now: float | None = 
     Append-only files: the complete lines the store copy has and the live file lacks (multiset
     difference, store order) in one ``O_APPEND`` write, only when the live file holds exactly the
     accounted bytes (nothing unpublished, no unfinished line; otherwise it waits for the next publish).
-    A live file publish found shrunk (truncated in place) waits while a process holds it open for
-    writing without ``O_APPEND`` (``memsync.writers``; where the platform cannot tell, for ``grace_s``
-    seconds by the clock ``now``, seconds since the epoch, default ``time.time()``): an agent rewriting
-    it from its own file position would overwrite lines appended meanwhile.
+    Nothing is appended while a process holds the live file open for writing without ``O_APPEND``
+    (``memsync.writers``): it would overwrite the appended lines from its own file position. Where the
+    platform cannot tell, a file publish found shrunk (an agent rewriting it in place) waits ``grace_s``
+    seconds by the clock ``now`` (seconds since the epoch, default ``time.time()``).
     A missing live file is created with the store's complete lines (never over a file that appeared).
     Whole files: replaced atomically when the live file still equals the last synced version; bytes an
     agent wrote in the instant between check and swap are kept and published next cycle; a store file
@@ -1060,12 +1063,6 @@ def _deliver_append(f: _File, state: SyncState, now: float, grace_s: float, out:
     if len(live) != current.offset or digest(live) != current.prefix_hash:
         out.waiting.append((f.rel, "the live file has lines not yet published"))
         return
-    if current.rewritten_since is not None:
-        writing = positional_writer(f.live)
-        if writing or (writing is None and now - current.rewritten_since < grace_s):
-            out.waiting.append((f.rel, "truncated in place; delivery waits while an agent may still be "
-                                       "writing it from its own file position"))
-            return
     have = Counter(_split(live))
     missing: list[bytes] = []
     for line in lines:
@@ -1078,6 +1075,15 @@ def _deliver_append(f: _File, state: SyncState, now: float, grace_s: float, out:
     if not missing:
         if current.store_seen != seen:
             state.put(replace(current, store_seen=seen))
+        return
+    held = out.writers()
+    if held is not None and os.path.realpath(f.live) in held:
+        out.waiting.append((f.rel, "an agent holds it open to write at its own file position (not "
+                                   "appending); delivery waits until it closes the file"))
+        return
+    if held is None and current.rewritten_since is not None and now - current.rewritten_since < grace_s:
+        out.waiting.append((f.rel, "truncated in place; delivery waits while an agent may still be "
+                                   "writing it from its own file position"))
         return
     data = b"".join(missing)
     then = replace(current, offset=current.offset + len(data), prefix_hash=digest(live + data),

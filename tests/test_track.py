@@ -207,8 +207,8 @@ def test_a_log_truncated_in_place_gets_nothing_while_an_agent_holds_it_open_to_r
             waiting = a.deliver(now=when)
             assert path.read_bytes() == b""
             assert [reason for _, reason in waiting.waiting] == [
-                "truncated in place; delivery waits while an agent may still be writing it from its own "
-                "file position"]
+                "an agent holds it open to write at its own file position (not appending); delivery waits "
+                "until it closes the file"]
         agent.write(b"- summary\n")
         agent.flush()
         a.publish(now=5001.0)
@@ -615,3 +615,23 @@ def test_a_line_cut_by_a_truncation_is_completed_from_the_store_not_published_as
     assert (a.store / "roles/qa" / DAILY).read_bytes() == path.read_bytes()
     b.deliver()
     assert (b.live / DAILY).read_bytes() == path.read_bytes()
+
+
+def test_nothing_is_appended_to_a_log_an_agent_writes_at_its_own_position(
+        pair: tuple[Machine, Machine]) -> None:
+    """I2, I5: an agent that creates today's log with ``open(..., "w")`` and keeps writing through its
+    own file position would overwrite a delivered line; the peer's lines wait until it closes the file."""
+    a, b = pair
+    append(b.live / DAILY, b"- [09:00] bob first\n")
+    b.publish()
+    (a.live / DAILY).parent.mkdir(parents=True)
+    with (a.live / DAILY).open("wb") as agent:
+        agent.write(b"- [09:01] alice first\n")
+        agent.flush()
+        a.publish()
+        assert a.deliver().waiting and (a.live / DAILY).read_bytes() == b"- [09:01] alice first\n"
+        agent.write(b"- [09:02] alice second\n")
+    a.publish()
+    a.deliver()
+    assert (a.live / DAILY).read_bytes() == (b"- [09:01] alice first\n- [09:02] alice second\n"
+                                             b"- [09:00] bob first\n")
