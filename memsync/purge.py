@@ -48,7 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, Track, load_config
-from memsync.cycle import cycle_lock, open_store
+from memsync.cycle import cycle_lock, open_store, sweep_stale_temps
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, writer_lock
@@ -180,6 +180,8 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
         # purge is undone by this rewrite.
         known = _recorded_hashes(git, ["HEAD"])
         needle = dataclasses.replace(needle, line_hashes=needle.line_hashes | known)
+        # A killed write's temp files hold whole copies of memory text that no scan below would clean.
+        sweep_stale_temps(store_cfg)
         live_lines, live_files, live_dropped = _clean_live(store_cfg.tracks, needle)
         changed, history_dropped = _rewrite_history(git, needle)
         if changed:
