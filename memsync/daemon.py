@@ -427,7 +427,8 @@ def run_daemon(path: Path | None = None, once: bool = False) -> int:
     Holds the single-instance lock for that config (``MemsyncError`` naming the running daemon's PID if
     another holds it), watches every tracked path and local-path remote, and syncs on debounced events,
     on the pull timer and with capped exponential backoff after failures. Returns 0 after SIGTERM/SIGINT
-    (the running cycle is finished first); SIGHUP reloads the config. With ``once`` it runs one cycle per
+    (the running cycle is finished first); SIGHUP reloads the config (a store that gained tracks then runs
+    a full-reconcile cycle at once, publishing what they already hold). With ``once`` it runs one cycle per
     store and returns that exit code (0, 75 or 1, as `memsync sync`).
     """
     path = path or config_path()

@@ -10,7 +10,9 @@ What it does, for each selected store, under the store's cycle lock:
    does (:func:`adopt_purge_records`, then ``Store.resync``): this purge then rewrites that history, so
    it keeps the other purge and its record instead of force-pushing it away.
 2. Remove every matching line from this machine's tracked live files (atomic replace, under the writer
-   lock): a line holding TEXT, or (``--entry ID``) every memory-file line whose ``id`` is ID.
+   lock): a line holding TEXT, or (``--entry ID``) every memory-file line whose ``id`` is ID. Temp files
+   a killed memsync write left behind (whole copies of memory text) are deleted first
+   (``cycle.sweep_stale_temps``).
 3. Rewrite every ref of the store (``git fast-export --all`` -> drop the matching lines from every blob
    and message -> ``git fast-import --force``), then expire the reflogs and prune, so no object holding
    the text is left. The rewrite is deterministic: two machines purging the same text from the same

@@ -20,7 +20,8 @@ def committed(peer: Peer, rel: str) -> bytes:
     return result.stdout if result.returncode == 0 else b""
 
 
-def test_track_while_running_publishes_existing_files(tmp_path: Path, remote: Path, peers: list[Peer]) -> None:
+def test_track_while_running_publishes_existing_files(tmp_path: Path, remote: Path,
+                                                      peers: list[Peer]) -> None:
     """A folder written before it was tracked (MEMORY.md and an entry) reaches the store and a second
     peer right after `memsync track`, with no later change in it and no `memsync sync`. The pull timer
     is far off (its safety cycle would pick the folder up); the local-path remote is watched."""
