@@ -29,8 +29,8 @@ import filelock
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
-from memsync.fsio import atomic_write
-from memsync.layout import is_append_only, is_aside, is_store_meta
+from memsync.fsio import atomic_write, sweep_temps
+from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import RemoteOutcome, Store
 from memsync.syncstate import SyncState
@@ -177,6 +177,8 @@ def _disk_full(path: Path) -> bool:
 
 def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_reconcile: bool) -> CycleReport:
     store = _store_for(config, store_cfg, reopen=full_reconcile)
+    if full_reconcile:
+        sweep_stale_temps(store_cfg)
     with SyncState(store.meta_dir) as state:
         reports: list[PublishReport] = []
         reachable = [track for track in store_cfg.tracks if _reachable(track)]
@@ -197,6 +199,24 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
                        tuple(line for report in delivered for line in _delivered(report)), unpushed,
                        exchanged=exchange or not store_cfg.remotes,
                        clashes=tuple(clash for report in delivered for clash in report.clashes))
+
+
+def sweep_stale_temps(store_cfg: StoreConfig) -> int:
+    """Delete the memsync temp files a killed write left (``fsio.sweep_temps``: older than
+    ``fsio.STALE_TEMP_S``) in ``store_cfg``'s worktree and meta dir and in each tracked live directory (a
+    tracked file: its directory's own files), logging the count; returns it. Called under the cycle lock
+    on a full reconcile and by `memsync purge`: they hold memory text that nothing else ever removes."""
+    removed = (sweep_temps(store_cfg.path, skip_dirs=IGNORED_DIRS)
+               + sweep_temps(meta_dir(store_cfg), recursive=False))
+    for track in store_cfg.tracks:
+        if track.live.is_dir():
+            removed += sweep_temps(track.live, skip_dirs=IGNORED_DIRS)
+        else:
+            removed += sweep_temps(track.live.parent, recursive=False)
+    if removed:
+        log.info("store %s: removed %d memsync temp file(s) left by an interrupted write", store_cfg.name,
+                 removed)
+    return removed
 
 
 # Tracked paths found behind a dangling symlink, warned about once until they are reachable again.

@@ -135,6 +135,8 @@ class _StoreState:
     failing: bool = False
     reconciled: bool = False
     last_cycle: float = 0.0
+    # A reload added tracks (or the store): their folders may already hold memory to publish.
+    tracks_added: bool = False
 
 
 class Daemon:
@@ -267,7 +269,8 @@ class Daemon:
             local = state.debouncer.due(now)
             polled = pull and self._pull_matters(name, state, now)
             reasons = [why for why, hit in (("remote refs changed", remote), ("retry", retry),
-                                            ("local changes", local), ("pull timer", polled)) if hit]
+                                            ("local changes", local), ("pull timer", polled),
+                                            ("tracks added", state.tracks_added)) if hit]
             if not reasons:
                 continue
             # While a remote fails, only its backoff timer or a sign of life (its refs changed) retries the
@@ -302,12 +305,19 @@ class Daemon:
 
     def _reload(self, watcher: Watcher) -> None:
         self.reload_requested = False
+        before = {name: set(store.tracks) for name, store in self.config.stores.items()}
         try:
             self.config = load_config(self.path)
         except MemsyncError as exc:
             log.error("config not reloaded, keeping the previous one: %s", exc)
             return
         self._sync_states()
+        for name, store in self.config.stores.items():
+            if set(store.tracks) - before.get(name, set()):
+                # Nothing else would publish what a newly tracked folder already holds until a file in it
+                # changed: reconcile every track now (a new track's files may be in the store already).
+                self.states[name].tracks_added = True
+                self.states[name].reconciled = False
         watcher.set_targets(*self._targets())
         log.info("config reloaded: %d stores, %d watched directories",
                  len(self.config.stores), len(watcher.watched_dirs))
@@ -316,6 +326,7 @@ class Daemon:
         state = self.states[name]
         log.debug("store %s: cycle (%s)%s", name, reason, "" if exchange else ", local only: backing off")
         state.debouncer.take()
+        state.tracks_added = False
         state.last_cycle = time.monotonic()
         if exchange:
             state.remote_due = None
@@ -416,7 +427,8 @@ def run_daemon(path: Path | None = None, once: bool = False) -> int:
     Holds the single-instance lock for that config (``MemsyncError`` naming the running daemon's PID if
     another holds it), watches every tracked path and local-path remote, and syncs on debounced events,
     on the pull timer and with capped exponential backoff after failures. Returns 0 after SIGTERM/SIGINT
-    (the running cycle is finished first); SIGHUP reloads the config. With ``once`` it runs one cycle per
+    (the running cycle is finished first); SIGHUP reloads the config (a store that gained tracks then runs
+    a full-reconcile cycle at once, publishing what they already hold). With ``once`` it runs one cycle per
     store and returns that exit code (0, 75 or 1, as `memsync sync`).
     """
     path = path or config_path()

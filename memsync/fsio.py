@@ -8,6 +8,7 @@ import functools
 import hashlib
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -231,3 +232,41 @@ class WriteBatch:
             finally:
                 tmp.unlink(missing_ok=True)
         return True
+
+
+# A temp file this old is no write in progress: one is made, synced and renamed within a cycle's batch.
+STALE_TEMP_S = 60.0
+
+
+def sweep_temps(root: Path, min_age_s: float = STALE_TEMP_S, *, recursive: bool = True,
+                skip_dirs: tuple[str, ...] = ()) -> int:
+    """Delete memsync's temp files (names starting with ``TEMP_PREFIX``) under the directory ``root``
+    whose mtime is at least ``min_age_s`` seconds old, and return how many went.
+
+    A process killed in a write (``WriteBatch``, ``atomic_write``) leaves its temp files behind: memsync
+    never syncs them, but they hold memory text (DESIGN I5, I6). The age spares a write another memsync
+    process has in progress. Only regular files go; symlinks are neither followed nor removed, and
+    directories named in ``skip_dirs`` are not entered (``recursive`` False: ``root``'s own files only).
+    Unreadable directories and files that vanish meanwhile are skipped; never raises ``OSError``.
+    """
+    cutoff = time.time() - min_age_s
+    removed = 0
+    pending = [os.fspath(root)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if recursive and entry.name not in skip_dirs:
+                        pending.append(entry.path)
+                elif (entry.name.startswith(TEMP_PREFIX) and entry.is_file(follow_symlinks=False)
+                      and entry.stat(follow_symlinks=False).st_mtime <= cutoff):
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:
+                continue
+    return removed

@@ -10,7 +10,9 @@ What it does, for each selected store, under the store's cycle lock:
    does (:func:`adopt_purge_records`, then ``Store.resync``): this purge then rewrites that history, so
    it keeps the other purge and its record instead of force-pushing it away.
 2. Remove every matching line from this machine's tracked live files (atomic replace, under the writer
-   lock): a line holding TEXT, or (``--entry ID``) every memory-file line whose ``id`` is ID.
+   lock): a line holding TEXT, or (``--entry ID``) every memory-file line whose ``id`` is ID. Temp files
+   a killed memsync write left behind (whole copies of memory text) are deleted first
+   (``cycle.sweep_stale_temps``).
 3. Rewrite every ref of the store (``git fast-export --all`` -> drop the matching lines from every blob
    and message -> ``git fast-import --force``), then expire the reflogs and prune, so no object holding
    the text is left. The rewrite is deterministic: two machines purging the same text from the same
@@ -48,7 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, Track, load_config
-from memsync.cycle import cycle_lock, open_store
+from memsync.cycle import cycle_lock, open_store, sweep_stale_temps
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, writer_lock
@@ -180,6 +182,8 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
         # purge is undone by this rewrite.
         known = _recorded_hashes(git, ["HEAD"])
         needle = dataclasses.replace(needle, line_hashes=needle.line_hashes | known)
+        # A killed write's temp files hold whole copies of memory text that no scan below would clean.
+        sweep_stale_temps(store_cfg)
         live_lines, live_files, live_dropped = _clean_live(store_cfg.tracks, needle)
         changed, history_dropped = _rewrite_history(git, needle)
         if changed:
