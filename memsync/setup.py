@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from memsync.cycle import ensure_store
 from memsync.daemon import run_daemon, running_daemon_pid
 from memsync.detect import Location, detect
 from memsync.errors import MemsyncError
+from memsync.fsio import atomic_write
 
 DEFAULT_STORE = "personal"
 DEFAULT_REMOTE = "origin"
@@ -68,6 +70,24 @@ def _edit(path: Path, mutate: Callable[[dict[str, Any]], None]) -> tuple[Config,
         lines.append(f"note: {path} is rewritten with tomli-w, which keeps every key and value but not "
                      f"comments or formatting; the previous file is saved as {backup}")
     return edit_config(path, mutate), lines
+
+
+@contextmanager
+def _undone_on_failure(path: Path) -> Iterator[None]:
+    """Put the config at ``path`` back as it was (or absent) when the block raises ``MemsyncError``: a
+    store git could not create (a remote that does not exist, say) leaves no config naming it."""
+    try:
+        before: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        before = None
+    try:
+        yield
+    except MemsyncError:
+        if before is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, before)
+        raise
 
 
 def _reload_daemon(path: Path) -> str:
@@ -195,15 +215,16 @@ def init(remote: str | None = None, store: Path | None = None, branch: str | Non
         entries.extend({"path": _home_relative(loc.live)} for loc in found)
         entries.extend({"path": _home_relative(p)} for p in explicit)
 
-    if changed:
-        config, notes = _edit(path, mutate)
-        lines.extend(notes)
-        lines.append(f"config: {path} ({'created' if existing is None else 'updated'})")
-    else:
-        config = existing if existing is not None else load_config(path)
-        lines.append(f"config: {path} (unchanged)")
-    personal = config.stores[DEFAULT_STORE]
-    lines.append(_create_store(config, personal))
+    with _undone_on_failure(path):
+        if changed:
+            config, notes = _edit(path, mutate)
+            lines.extend(notes)
+            lines.append(f"config: {path} ({'created' if existing is None else 'updated'})")
+        else:
+            config = existing if existing is not None else load_config(path)
+            lines.append(f"config: {path} (unchanged)")
+        personal = config.stores[DEFAULT_STORE]
+        lines.append(_create_store(config, personal))
     for track in personal.tracks:
         lines.append(f"tracking {track.live} as {track.store_path}")
     if not personal.tracks:
@@ -232,8 +253,9 @@ def store_add(name: str, remote: str | None = None, path: Path | None = None,
             table["remotes"] = {DEFAULT_REMOTE: remote}
         raw.setdefault("stores", {})[name] = table
 
-    new, lines = _edit(cfg_path, mutate)
-    lines.append(_create_store(new, new.stores[name]))
+    with _undone_on_failure(cfg_path):
+        new, lines = _edit(cfg_path, mutate)
+        lines.append(_create_store(new, new.stores[name]))
     lines.append(f"nothing is tracked into {name} yet: `memsync track PATH --store {name}`")
     lines.append(_reload_daemon(cfg_path))
     return Report(tuple(lines), True)

@@ -126,3 +126,24 @@ def test_init_leaves_memory_alone_that_a_tracked_directory_already_covers(home: 
     assert f"tracking {home}/.agents/memory as roles" in report.lines
     assert any("overlaps the tracked" in line for line in report.lines)
     assert [t.store_path for t in load_config(config).stores["personal"].tracks] == ["roles", "memory"]
+
+
+def test_init_with_a_remote_that_does_not_exist_leaves_no_config(home: Path, tmp_path: Path) -> None:
+    """A failed `memsync init --remote` says why in one line and writes no config naming that remote, so
+    running it again with the right remote works (found in a newcomer's trial)."""
+    missing = tmp_path / "nowhere.git"
+    result = run_cli("init", "--remote", str(missing))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert not _config(home).exists()
+    remote = _bare(tmp_path / "remote.git")
+    again = run_cli("init", "--remote", str(remote))
+    assert again.returncode == 0, again.stderr
+    assert load_config(_config(home)).stores["personal"].remotes == {"origin": str(remote)}
+
+
+def test_store_add_with_a_remote_that_fails_keeps_the_config_as_it_was(home: Path, tmp_path: Path) -> None:
+    setup.init()
+    before = _config(home).read_bytes()
+    with pytest.raises(MemsyncError):
+        setup.store_add("team", remote=str(tmp_path / "nowhere.git"))
+    assert _config(home).read_bytes() == before
