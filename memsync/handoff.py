@@ -280,11 +280,15 @@ def _tracked() -> list[tuple[set[str], Path]]:
     return result
 
 
+def _is_role(folder: Path) -> bool:
+    """True for a role directory: it holds the index or daily logs."""
+    return (folder / markdown.INDEX_NAME).exists() or (folder / markdown.DAILY_DIR).is_dir()
+
+
 def _folder_members(folder: Path, store_path: str) -> list[tuple[set[str], Path]]:
     """The agents directly inside tracked ``folder`` with their names: subdirectories (roles) and
     ``*.jsonl`` files; none when ``folder`` is itself a role directory (its ``daily/`` is no role)."""
-    is_role = (folder / markdown.INDEX_NAME).exists() or (folder / markdown.DAILY_DIR).is_dir()
-    if is_role or not folder.is_dir():
+    if _is_role(folder) or not folder.is_dir():
         return []
     members = []
     for child in sorted(folder.iterdir()):
@@ -336,11 +340,14 @@ def resolve_agent(spec: str, *, create: bool = False) -> Agent:
                                "Give a memory file, a role directory or a tracked name")
         return Agent(agent_name(path, "jsonl"), path, "jsonl")
     if path.exists() or not create:
-        raise MemsyncError(f"handoff: no tracked agent or path {spec!r}. Give a tracked role or memory file "
-                           "name (`memsync status` lists them) or an existing path")
+        names = sorted(agent_name(live, "jsonl") if live.suffix == ".jsonl" else agent_name(live, "role")
+                       for _, live in _tracked() if live.suffix == ".jsonl" or _is_role(live))
+        known = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "") if names else "none"
+        raise MemsyncError(f"handoff: no tracked agent or path {spec!r} (tracked agents here: {known}). "
+                           "Give one of those names or an existing path")
     if "/" not in spec and path.suffix != ".jsonl":
-        raise MemsyncError(f"handoff: {spec!r} is not a tracked agent. To create a new role directory "
-                           f"here, give a path such as ./{spec}")
+        raise MemsyncError(f"handoff: {spec!r} is not a tracked agent. To create a new role that syncs, "
+                           f"give its path in a tracked folder, such as ~/.agents/memory/{spec}")
     fmt = "jsonl" if path.suffix == ".jsonl" else "role"
     return Agent(agent_name(path, fmt), path, fmt)
 

@@ -57,3 +57,18 @@ def test_a_tracked_role_directory_is_no_folder_of_roles(home: Path,
     assert main(["handoff", "python-dev", "x.jsonl", "--dry-run"]) == 0
     assert main(["handoff", "daily", "x.jsonl"]) == 1
     assert "no tracked agent or path 'daily'" in capsys.readouterr().err
+
+
+def test_an_unknown_name_is_answered_with_the_tracked_agents_and_a_syncing_path(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The error names what can be handed (newcomer trial: it pointed to `memsync status`, which lists no
+    agents), and a new role is suggested where it syncs, not in the current directory."""
+    _default_config(home)
+    write_role(home / ".agents" / "memory" / "python-dev")
+    write_memory(home / ".agent-memory" / "notes.jsonl")
+    assert main(["handoff", "nonexist", "python-dev"]) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == ("memsync: handoff: no tracked agent or path 'nonexist' (tracked agents here: notes, "
+                    "python-dev). Give one of those names or an existing path")
+    assert main(["handoff", "python-dev", "reviewer"]) == 1
+    assert "give its path in a tracked folder, such as ~/.agents/memory/reviewer" in capsys.readouterr().err
