@@ -27,22 +27,15 @@ import pytest
 
 import memsync.fsio
 import memsync.track
-from memsync.config import Track
 from memsync.fsio import TEMP_PREFIX, append_once, atomic_write
 from memsync.layout import is_append_only
-from memsync.secrets import scan_text
-from memsync.syncstate import SyncState
-from memsync.track import deliver, publish, reconcile
 from tests.helpers import REPO_ROOT
+from tests.test_track_chaos import worker as chaos_worker
 
 _WORKER = (sys.executable, "-m", "tests.test_track_batch", "worker")
 NOTES = 120
 LOGS = 120
 GROUP = 16  # files per group in the worker: many groups, so kills land inside and between them
-
-
-def _machines(root: Path) -> list[tuple[Track, SyncState]]:
-    return [(Track(root / name / "qa", "roles/qa"), SyncState(root / name / "meta")) for name in ("a", "b")]
 
 
 def _kill_self_at(count: int) -> None:
@@ -60,23 +53,12 @@ def _kill_self_at(count: int) -> None:
 
 
 def worker(root: Path, mode: str, kill_at: int = 0) -> None:
-    """Reconcile both machines, then publish and deliver in rounds: forever ("loop") or until two
-    rounds in a row change nothing ("settle"); with ``kill_at``, killed by ``_kill_self_at``."""
+    """``tests.test_track_chaos.worker`` (reconcile, then sync rounds: "loop" or "settle") with small
+    groups; with ``kill_at``, killed by ``_kill_self_at``."""
     memsync.track.BATCH_FILES = GROUP
     if kill_at:
         _kill_self_at(kill_at)
-    machines = _machines(root)
-    print("started", flush=True)
-    for track, state in machines:
-        reconcile(track, root / "store", state, scan_text)
-    quiet = 0
-    while mode == "loop" or quiet < 2:
-        busy = False
-        for track, state in machines:
-            published = publish(track, root / "store", state, scan_text)
-            delivered = deliver(track, root / "store", state)
-            busy = busy or bool(published.changes or delivered.changes or delivered.waiting)
-        quiet = 0 if busy else quiet + 1
+    chaos_worker(root, mode)
 
 
 def _log_name(day: int) -> str:
