@@ -874,9 +874,11 @@ def _finish_partial(f: _File, current: FileState | None, live: bytes, now: float
         since = current.partial_since
     if now - since < grace_s:
         return live, _Partial(end, partial_hash, since), None
-    cut = current is not None and current.rewritten_since is not None
-    ending = next((line[len(partial):] for line in _split(_read(f.store) or b"")
-                   if cut and line.startswith(partial) and line.endswith(b"\n")), b"\n")
+    ending = b"\n"
+    if current is not None and current.rewritten_since is not None:
+        # Only a file truncated in place can end in a cut line: only then is the store copy read.
+        ending = next((line[len(partial):] for line in _split(_read(f.store) or b"")
+                       if line.startswith(partial) and line.endswith(b"\n")), b"\n")
     with writer_lock(f.live):
         now_bytes = _read(f.live)
         # Only if nobody finished or extended the line meanwhile.
