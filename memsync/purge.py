@@ -44,7 +44,7 @@ import logging
 import os
 import re
 import subprocess
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -410,27 +410,21 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
     def clean(data: bytes | None) -> bytes | None:
         return data if data is None or needle is None else needle.drop_lines(data)[0]
 
+    # Row by row, never cleared: each file keeps a row, so publish does not take an append-only file in a
+    # track it knows for a new one (and publish all its lines again). One transaction; were it lost, each
+    # file's old row is settled by the next cycle as well: an old offset no longer matches a live file
+    # the purge shortened (by content), and an old base merges the purged lines out (both sides lost them).
     with SyncState(store.meta_dir) as state:
-        _reset_rows(state, clean)
+        with state.batch():
+            for path in state.paths():
+                old = state.get(path)
+                if old is not None:
+                    state.put(FileState(path, synced=clean(old.synced), synced_known=old.synced_known,
+                                        kept=clean(old.kept), kept_base=clean(old.kept_base),
+                                        kept_present=old.kept_present))
+                state.drop_publish(path)
+                state.drop_delivery(path)
         state.scrub()
-
-
-def _reset_rows(state: SyncState, clean: Callable[[bytes | None], bytes | None]) -> None:
-    """Rewrite every row of ``state`` as ``reset_sync_state`` says, in one transaction."""
-    with state.batch():
-        # Row by row, never cleared: each file keeps a row, so publish does not take an append-only file
-        # in a track it knows for a new one (and publish all its lines again). One transaction; were it
-        # lost, each file's old row is settled by the next cycle as well: an old offset no longer matches
-        # a live file the purge shortened (by content), and an old base merges the purged lines out
-        # (both sides lost them).
-        for path in state.paths():
-            old = state.get(path)
-            if old is not None:
-                state.put(FileState(path, synced=clean(old.synced), synced_known=old.synced_known,
-                                    kept=clean(old.kept), kept_base=clean(old.kept_base),
-                                    kept_present=old.kept_present))
-            state.drop_publish(path)
-            state.drop_delivery(path)
 
 
 def _remote_holds(git: _Git, head: str, needle: Needle) -> bool:
