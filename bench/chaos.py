@@ -22,8 +22,9 @@ from tests.chaos.harness import Chaos  # after sys.path: needs the repository ro
 
 def main() -> int:
     """Parse the options, run the chaos, print the figures; exit 1 when an invariant failed."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--minutes", type=float, default=3.0, help="How long the writers write (minutes).")
     parser.add_argument("--kills", type=int, default=20, help="At least this many daemon SIGKILLs in all.")
     parser.add_argument("--seed", type=int, default=1, help="Random seed of the run.")
@@ -42,11 +43,18 @@ def main() -> int:
             print(f"run directory: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
-    print(f"chaos run: {args.minutes:g} min of writing, {time.monotonic() - started:.0f} s in all, "
-          f"seed {args.seed}")
+    print(
+        f"chaos run: {args.minutes:g} min of writing, {time.monotonic() - started:.0f} s in all, "
+        f"seed {args.seed}"
+    )
     print(figures.render())
-    failed = (figures.problems or figures.lost or figures.torn_blobs or figures.markers
-              or not (figures.views_identical and figures.whole_files_identical and figures.daily_identical))
+    failed = (
+        figures.problems
+        or figures.lost
+        or figures.torn_blobs
+        or figures.markers
+        or not (figures.views_identical and figures.whole_files_identical and figures.daily_identical)
+    )
     return 1 if failed else 0
 
 

@@ -140,22 +140,31 @@ def bench_size(count: int, repeats: int, tmp: Path) -> list[Run]:
 
 def report(count: int, runs: Sequence[Run]) -> list[tuple[str, bool]]:
     """Print one size's figures; return the verdicts (label, passed) of its targets, on the best runs."""
+
     def figures(label: str, mine: Callable[[Run], float], base: Callable[[Run], float]) -> float:
         median_m, median_b = statistics.median(map(mine, runs)), statistics.median(map(base, runs))
         best_m, best_b = min(map(mine, runs)), min(map(base, runs))
-        print(f"| {label} | {median_m:.2f} | {median_b:.2f} | {median_m / median_b:.1f} | {best_m:.2f} | "
-              f"{best_b:.2f} | {best_m / best_b:.1f} |")
+        print(
+            f"| {label} | {median_m:.2f} | {median_b:.2f} | {median_m / median_b:.1f} | {best_m:.2f} | "
+            f"{best_b:.2f} | {best_m / best_b:.1f} |"
+        )
         return best_m / best_b
 
     plural = "" if len(runs) == 1 else "s"
-    print(f"\n## {count} new files, {len(runs)} run{plural}; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} CPUs")
-    print("| | memsync s (median) | baseline s | ratio | memsync s (best) | baseline s | ratio |\n"
-          "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        f"\n## {count} new files, {len(runs)} run{plural}; load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} CPUs"
+    )
+    print(
+        "| | memsync s (median) | baseline s | ratio | memsync s (best) | baseline s | ratio |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
     ratio_a = figures("(a) first sync on A", lambda r: r.memsync_a, lambda r: r.baseline_a)
     ratio_b = figures("(b) next sync on B", lambda r: r.memsync_b, lambda r: r.baseline_b)
-    verdicts = [(f"{count} files: (a) < {TARGET_RATIO:g} x baseline", ratio_a < TARGET_RATIO),
-                (f"{count} files: (b) < {TARGET_RATIO:g} x baseline", ratio_b < TARGET_RATIO)]
+    verdicts = [
+        (f"{count} files: (a) < {TARGET_RATIO:g} x baseline", ratio_a < TARGET_RATIO),
+        (f"{count} files: (b) < {TARGET_RATIO:g} x baseline", ratio_b < TARGET_RATIO),
+    ]
     if count == TARGET_FILES:
         best_a = min(run.memsync_a for run in runs)
         verdicts.append((f"{count} files: (a) < {TARGET_S:g} s", best_a < TARGET_S))

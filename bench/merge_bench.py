@@ -67,8 +67,9 @@ def make_files(folder: Path, lines: int) -> tuple[Path, Path, Path]:
 
 def measure(command: list[str], stdout: Path) -> tuple[float, int]:
     """(wall seconds, peak RSS bytes) of ``command`` run in a fresh child of a fresh helper process."""
-    done = subprocess.run([sys.executable, "-c", _MEASURE, str(stdout), *command],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(stdout), *command], capture_output=True, text=True, check=True
+    )
     code, took, rss = done.stdout.split()
     if code != "0":
         raise SystemExit(f"{command[:4]} exited {code}")
@@ -82,15 +83,24 @@ def run(lines: int, repeat: int, folder: Path) -> None:
     driver_runs, git_runs = [], []
     for _ in range(repeat):
         shutil.copyfile(ours, work)
-        command = [sys.executable, "-P", "-m", "memsync.driver", "jsonl", str(base), str(work), str(theirs),
-                   "memory/bench.jsonl"]
+        command = [
+            sys.executable,
+            "-P",
+            "-m",
+            "memsync.driver",
+            "jsonl",
+            str(base),
+            str(work),
+            str(theirs),
+            "memory/bench.jsonl",
+        ]
         driver_runs.append(measure(command, sink))
         merged = work.stat().st_size
         with work.open("rb") as result:
             result.seek(max(0, merged - 4 * 1024 * 1024))
             tail = result.read().splitlines()
         assert merged == size + theirs.stat().st_size - base.stat().st_size, "merge lost or added bytes"
-        assert len(set(tail[-2 * APPENDED:])) == 2 * APPENDED
+        assert len(set(tail[-2 * APPENDED :])) == 2 * APPENDED
         shutil.copyfile(ours, work)
         git_runs.append(measure(["git", "merge-file", "--union", str(work), str(base), str(theirs)], sink))
     driver_time = statistics.median(t for t, _ in driver_runs)
@@ -99,10 +109,14 @@ def run(lines: int, repeat: int, folder: Path) -> None:
     git_rss = max(r for _, r in git_runs)
     mib = 1024 * 1024
     print(f"{lines:>9,} lines, one input file {size / mib:7.1f} MiB, median of {repeat}:")
-    print(f"    memsync driver jsonl  {driver_time:7.3f} s   peak RSS {driver_rss / mib:7.1f} MiB"
-          f" = {driver_rss / size:4.2f}x one input file")
-    print(f"    git merge-file --union {git_time:6.3f} s   peak RSS {git_rss / mib:7.1f} MiB"
-          f" = {git_rss / size:4.2f}x one input file")
+    print(
+        f"    memsync driver jsonl  {driver_time:7.3f} s   peak RSS {driver_rss / mib:7.1f} MiB"
+        f" = {driver_rss / size:4.2f}x one input file"
+    )
+    print(
+        f"    git merge-file --union {git_time:6.3f} s   peak RSS {git_rss / mib:7.1f} MiB"
+        f" = {git_rss / size:4.2f}x one input file"
+    )
     print(f"    ratio driver/git: time {driver_time / git_time:4.2f}, memory {driver_rss / git_rss:4.2f}")
 
 
@@ -117,8 +131,17 @@ def startup(folder: Path, runs: int = 15) -> None:
         for _ in range(runs):
             ours.write_bytes(b"x\nz\n")
             start = time.perf_counter()
-            command = [sys.executable, "-P", "-m", "memsync.driver", kind, str(base), str(ours), str(theirs),
-                       "f"]
+            command = [
+                sys.executable,
+                "-P",
+                "-m",
+                "memsync.driver",
+                kind,
+                str(base),
+                str(ours),
+                str(theirs),
+                "f",
+            ]
             subprocess.run(command, check=True)
             times.append(time.perf_counter() - start)
         figures.append(f"{kind} {min(times) * 1000:.0f}/{statistics.median(times) * 1000:.0f} ms")
@@ -127,8 +150,10 @@ def startup(folder: Path, runs: int = 15) -> None:
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         started.append(time.perf_counter() - start)
-    print(f"driver start-up + tiny merge, min/median of {runs}: {', '.join(figures)}"
-          f" (bare interpreter: {min(started) * 1000:.0f}/{statistics.median(started) * 1000:.0f} ms)")
+    print(
+        f"driver start-up + tiny merge, min/median of {runs}: {', '.join(figures)}"
+        f" (bare interpreter: {min(started) * 1000:.0f}/{statistics.median(started) * 1000:.0f} ms)"
+    )
 
 
 def main() -> None:

@@ -165,8 +165,11 @@ class HeadProbe:
         if sha == self.last or sha is None or not waiting:
             return {}
         self.last = sha
-        blob = subprocess.run(["git", "-C", str(self.worktree), "cat-file", "blob", f"{sha}:{self.rel_path}"],
-                              capture_output=True, check=True).stdout
+        blob = subprocess.run(
+            ["git", "-C", str(self.worktree), "cat-file", "blob", f"{sha}:{self.rel_path}"],
+            capture_output=True,
+            check=True,
+        ).stdout
         return {line: now for line in waiting if line in blob}
 
 
@@ -196,8 +199,15 @@ class TailProbe:
         return {line: now for line in waiting if line in found}
 
 
-def measure(append: Callable[[bytes], None], committed: HeadProbe, arrived: TailProbe, lines: list[bytes],
-            spacing: Callable[[], float], *, quiet_after_arrival: float | None = None) -> Series:
+def measure(
+    append: Callable[[bytes], None],
+    committed: HeadProbe,
+    arrived: TailProbe,
+    lines: list[bytes],
+    spacing: Callable[[], float],
+    *,
+    quiet_after_arrival: float | None = None,
+) -> Series:
     """Append ``lines`` one by one and time (a) and (b) for each.
 
     The next line is appended ``spacing()`` seconds after the previous one, and not before the previous
@@ -214,8 +224,13 @@ def measure(append: Callable[[bytes], None], committed: HeadProbe, arrived: Tail
         previous = lines[index - 1] if index else None
         if previous is not None and quiet_after_arrival is not None and previous in pending.arrived:
             next_at = max(next_at, pending.arrived[previous] + quiet_after_arrival)
-        previous_done = previous is None or now - pending.sent[previous] > LINE_TIMEOUT_S or (
-            previous in pending.committed and (quiet_after_arrival is None or previous in pending.arrived))
+        previous_done = (
+            previous is None
+            or now - pending.sent[previous] > LINE_TIMEOUT_S
+            or (
+                previous in pending.committed and (quiet_after_arrival is None or previous in pending.arrived)
+            )
+        )
         if index < len(lines) and now >= next_at and previous_done:
             line = lines[index]
             pending.sent[line] = time.monotonic()
@@ -225,8 +240,11 @@ def measure(append: Callable[[bytes], None], committed: HeadProbe, arrived: Tail
         for probe, seen in ((committed, pending.committed), (arrived, pending.arrived)):
             waiting = [line for line in pending.sent if line not in seen]
             seen.update(probe.poll(waiting))
-        overdue = all(now - at > LINE_TIMEOUT_S for line, at in pending.sent.items()
-                      if line not in pending.committed or line not in pending.arrived)
+        overdue = all(
+            now - at > LINE_TIMEOUT_S
+            for line, at in pending.sent.items()
+            if line not in pending.committed or line not in pending.arrived
+        )
         if index == len(lines) and overdue:
             break
         time.sleep(POLL_S)
@@ -295,11 +313,19 @@ def spacing_for(settings: Settings, raw_s: float, rng: random.Random) -> Callabl
 # --- memsync -------------------------------------------------------------------------------------
 
 
-def make_peer(root: Path, name: str, remote: Path, settings: Settings,
-              extra_tracks: dict[str, str] | None = None) -> Peer:
+def make_peer(
+    root: Path, name: str, remote: Path, settings: Settings, extra_tracks: dict[str, str] | None = None
+) -> Peer:
     """A memsync peer under ``root/name`` with the run's timings (tests/peers.py lays it out)."""
-    return Peer.create(root, name, remote, debounce_s=settings.debounce_s, max_delay_s=settings.max_delay_s,
-                       pull_interval_s=settings.pull_interval_s, extra_tracks=extra_tracks or {})
+    return Peer.create(
+        root,
+        name,
+        remote,
+        debounce_s=settings.debounce_s,
+        max_delay_s=settings.max_delay_s,
+        pull_interval_s=settings.pull_interval_s,
+        extra_tracks=extra_tracks or {},
+    )
 
 
 @contextmanager
@@ -308,8 +334,12 @@ def daemons(*peers: Peer) -> Iterator[None]:
     offsets = [peer.start(wait_ready=False) for peer in peers]
     try:
         for peer, offset in zip(peers, offsets, strict=True):
-            wait_for(_started(peer, offset), timeout=START_TIMEOUT_S, interval=0.2,
-                     what=f"{peer.name}: daemon start")
+            wait_for(
+                _started(peer, offset),
+                timeout=START_TIMEOUT_S,
+                interval=0.2,
+                what=f"{peer.name}: daemon start",
+            )
             if peer.proc_dead():
                 raise SystemExit(f"{peer.name}: daemon died:\n{peer.log(offset)}")
         yield
@@ -331,8 +361,15 @@ def _started(peer: Peer, offset: int) -> Callable[[], bool]:
     return lambda: "start-up cycle done" in peer.log(offset) or peer.proc_dead()
 
 
-def run_memsync(root: Path, entries: int, lines: list[bytes], settings: Settings,
-                spacing: Callable[[], float], *, idle: bool = False) -> tuple[Series, IdleResult | None]:
+def run_memsync(
+    root: Path,
+    entries: int,
+    lines: list[bytes],
+    settings: Settings,
+    spacing: Callable[[], float],
+    *,
+    idle: bool = False,
+) -> tuple[Series, IdleResult | None]:
     """(a) and (b) for memsync: peers A and B, each a daemon with its own HOME and store, one bare remote.
     With ``idle`` (``--quick`` only, to save a daemon start), A also tracks the idle role directories and
     its idle cost is measured after the appends."""
@@ -345,8 +382,12 @@ def run_memsync(root: Path, entries: int, lines: list[bytes], settings: Settings
     b = make_peer(root, "bob", remote, settings)
     with daemons(a, b):
         size = a.memory_file.stat().st_size
-        wait_for(lambda: b.memory_file.stat().st_size >= size, timeout=START_TIMEOUT_S, interval=0.2,
-                 what="bob: the prefilled memory file delivered")
+        wait_for(
+            lambda: b.memory_file.stat().st_size >= size,
+            timeout=START_TIMEOUT_S,
+            interval=0.2,
+            what="bob: the prefilled memory file delivered",
+        )
         # Let the follow-up cycles of start-up finish: quiet daemons before timing.
         time.sleep(settings.settle_s)
         committed = HeadProbe(a.store / ".git", a.store, "memory/" + a.memory_file.name)
@@ -354,8 +395,14 @@ def run_memsync(root: Path, entries: int, lines: list[bytes], settings: Settings
         # After an arrival B runs one more cycle (its own delivery is a change of its live file): wait
         # for it to pass so the next append meets quiet peers.
         quiet = settings.debounce_s + (0.2 if settings.quick else 1.0)
-        series = measure(lambda line: append_once(a.memory_file, line), committed, arrived, lines, spacing,
-                         quiet_after_arrival=quiet)
+        series = measure(
+            lambda line: append_once(a.memory_file, line),
+            committed,
+            arrived,
+            lines,
+            spacing,
+            quiet_after_arrival=quiet,
+        )
         return series, measure_idle(a, settings) if idle else None
 
 
@@ -363,8 +410,10 @@ def run_memsync(root: Path, entries: int, lines: list[bytes], settings: Settings
 
 # Shell loops of the baseline; {file} and {pull} are filled in. -m keeps one watch for the whole run;
 # without -q inotifywait says "Watches established." on stderr when it is ready.
-_INOTIFY_LOOP = ("inotifywait -m -e modify {file} | while read -r _; do "
-                 "git add -A && git commit -q -m x && git push -q origin HEAD:main; done")
+_INOTIFY_LOOP = (
+    "inotifywait -m -e modify {file} | while read -r _; do "
+    "git add -A && git commit -q -m x && git push -q origin HEAD:main; done"
+)
 _WATCHDOG_LOOP = r"""
 import subprocess, sys, threading
 from watchdog.events import FileSystemEventHandler
@@ -399,8 +448,9 @@ def baseline_label(watcher: str) -> str:
 def process_group(args: list[str], cwd: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``args`` in its own process group (stdout+stderr to ``log``); kill that group afterwards."""
     with log.open("ab") as out:
-        proc = subprocess.Popen(args, cwd=cwd, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            args, cwd=cwd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     try:
         yield proc
     finally:
@@ -408,8 +458,9 @@ def process_group(args: list[str], cwd: Path, log: Path) -> Iterator[subprocess.
         proc.wait(30)
 
 
-def run_baseline(root: Path, entries: int, lines: list[bytes], settings: Settings,
-                 spacing: Callable[[], float]) -> Series:
+def run_baseline(
+    root: Path, entries: int, lines: list[bytes], settings: Settings, spacing: Callable[[], float]
+) -> Series:
     """(a) and (b) for the baseline: repository A with a watch-commit-push loop, clone B pulling."""
     remote = bare_remote(root / "remote.git")
     a_repo, b_repo = root / "a", root / "b"
@@ -430,12 +481,14 @@ def run_baseline(root: Path, entries: int, lines: list[bytes], settings: Setting
     pull = ["bash", "-c", _PULL_LOOP.format(pull=settings.pull_interval_s)]
     with process_group(watch_args, a_repo, watch_log), process_group(pull, b_repo, root / "pull.log"):
         # Both loops say "Watches established." on stderr once their watch is set.
-        wait_for(lambda: "Watches established." in watch_log.read_text(), timeout=30,
-                 what="baseline: watch loop ready")
+        wait_for(
+            lambda: "Watches established." in watch_log.read_text(),
+            timeout=30,
+            what="baseline: watch loop ready",
+        )
         committed = HeadProbe(a_repo / ".git", a_repo, "memory.jsonl")
         arrived = TailProbe(b_repo / "memory.jsonl")
         return measure(lambda line: append_once(live, line), committed, arrived, lines, spacing)
-
 
 
 # --- idle ----------------------------------------------------------------------------------------
@@ -463,11 +516,13 @@ def fill_role(role_dir: Path, n: int) -> None:
     (role_dir / "daily").mkdir(parents=True, exist_ok=True)
     (role_dir / "MEMORY.md").write_text(
         f"# Memory of role {n}\n\n- [Build](build.md) - how the build runs\n"
-        "- [Deploy](deploy.md) - how deploys run\n")
+        "- [Deploy](deploy.md) - how deploys run\n"
+    )
     for slug in ("build", "deploy"):
         (role_dir / f"{slug}.md").write_text(
             f"---\nname: {slug}\ndescription: {slug} notes of role {n}\ntype: project\n---\n\n"
-            f"The {slug} of role {n} runs from the Makefile.\n")
+            f"The {slug} of role {n} runs from the Makefile.\n"
+        )
     (role_dir / "daily" / "2026-11-30.md").write_text(f"# 2026-11-30\n\n- [09:00] role {n} started\n")
 
 
@@ -543,25 +598,35 @@ def report_size(result: SizeResult, settings: Settings) -> list[tuple[str, bool]
     mb = result.file_bytes / 1e6
     raw = result.raw.commit
     print(f"\n## memory file of {result.entries} entries ({mb:.1f} MB); {load()} at the end")
-    print(f"raw git, median of {len(result.raw.commits)} (before memsync and after the baseline): "
-          f"`git add && git commit` {raw * 1000:.0f} ms; "
-          f"commit + push + pull in a clone (local bare remote) {result.raw.chain * 1000:.0f} ms")
-    print(f"{'metric':<28}{'memsync med':>13}{'p95':>11}{'baseline med':>14}{'p95':>11}"
-          f"{'ratio m/b':>11}{'lost m/b':>10}")
-    rows = (("(a) append -> committed", result.memsync.committed, result.baseline.committed),
-            ("(b) append A -> live on B", result.memsync.arrived, result.baseline.arrived))
+    print(
+        f"raw git, median of {len(result.raw.commits)} (before memsync and after the baseline): "
+        f"`git add && git commit` {raw * 1000:.0f} ms; "
+        f"commit + push + pull in a clone (local bare remote) {result.raw.chain * 1000:.0f} ms"
+    )
+    print(
+        f"{'metric':<28}{'memsync med':>13}{'p95':>11}{'baseline med':>14}{'p95':>11}"
+        f"{'ratio m/b':>11}{'lost m/b':>10}"
+    )
+    rows = (
+        ("(a) append -> committed", result.memsync.committed, result.baseline.committed),
+        ("(b) append A -> live on B", result.memsync.arrived, result.baseline.arrived),
+    )
     for label, mine, theirs in rows:
         ratio = median(mine) / median(theirs)
         lost = f"{sum(map(math.isinf, mine))}/{sum(map(math.isinf, theirs))}"
-        print(f"{label:<28}{fmt_s(median(mine)):>13}{fmt_s(p95(mine)):>11}{fmt_s(median(theirs)):>14}"
-              f"{fmt_s(p95(theirs)):>11}{ratio:>11.2f}{lost:>10}")
+        print(
+            f"{label:<28}{fmt_s(median(mine)):>13}{fmt_s(p95(mine)):>11}{fmt_s(median(theirs)):>14}"
+            f"{fmt_s(p95(theirs)):>11}{ratio:>11.2f}{lost:>10}"
+        )
     limit_a = settings.debounce_s + 1.5 * raw + 0.050
     limit_b = settings.debounce_s + settings.pull_interval_s / 2 + 1.5 * raw + 0.500
     med_a, med_b = median(result.memsync.committed), median(result.memsync.arrived)
     checks = [
         (f"(a) median {fmt_s(med_a)} < debounce + 1.5 x raw + 50 ms = {limit_a:.3f} s", med_a < limit_a),
-        (f"(b) median {fmt_s(med_b)} < debounce + pull/2 + 1.5 x raw + 500 ms = {limit_b:.3f} s",
-         med_b < limit_b),
+        (
+            f"(b) median {fmt_s(med_b)} < debounce + pull/2 + 1.5 x raw + 500 ms = {limit_b:.3f} s",
+            med_b < limit_b,
+        ),
         (f"(b) median {fmt_s(med_b)} < 2 s (remote is a local path)", med_b < 2.0),
     ]
     tagged = [(f"{result.entries} entries: {text}", ok) for text, ok in checks]
@@ -576,11 +641,15 @@ def report_idle(idle: IdleResult) -> list[tuple[str, bool]]:
     children = 100 * idle.children_cpu_s / idle.window_s
     rss_mb, hwm_mb = idle.rss_bytes / 2**20, idle.hwm_bytes / 2**20
     print(f"\n## idle daemon, {idle.dirs} tracked role directories, {idle.window_s:.1f} s window; {load()}")
-    print(f"daemon CPU (utime+stime): {idle.cpu_s:.2f} s = {share:.3f} % of one core; "
-          f"git children (cutime+cstime): {idle.children_cpu_s:.2f} s = {children:.3f} %")
+    print(
+        f"daemon CPU (utime+stime): {idle.cpu_s:.2f} s = {share:.3f} % of one core; "
+        f"git children (cutime+cstime): {idle.children_cpu_s:.2f} s = {children:.3f} %"
+    )
     print(f"daemon RSS (VmRSS): {rss_mb:.1f} MiB; peak (VmHWM): {hwm_mb:.1f} MiB")
-    checks = [(f"idle CPU {share:.3f} % < 0.5 % of one core (daemon process)", share < 0.5),
-              (f"RSS {rss_mb:.1f} MiB < 80 MB", idle.rss_bytes < 80e6)]
+    checks = [
+        (f"idle CPU {share:.3f} % < 0.5 % of one core (daemon process)", share < 0.5),
+        (f"RSS {rss_mb:.1f} MiB < 80 MB", idle.rss_bytes < 80e6),
+    ]
     for text, ok in checks:
         print(f"  {verdict(ok)}  {text}")
     return checks
@@ -595,17 +664,27 @@ def run(settings: Settings, workdir: Path) -> list[tuple[str, bool]]:
     """The whole bench in ``workdir``: every size (memsync, then baseline), then idle; prints as it goes
     and returns every (target, passed)."""
     rng = random.Random(settings.seed)
-    print(f"# memsync sync bench, {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}"
-          f"{' (--quick: smoke run, figures not meaningful)' if settings.quick else ''}")
-    print(f"host {platform.node()}, {load()}, Linux {platform.release()}, "
-          f"Python {platform.python_version()}, git {git_version()}")
-    print(f"{settings.appends} appends per system and size, one ~{LINE_BYTES} B entry each; memsync daemons "
-          f"with debounce {settings.debounce_s} s, max delay {settings.max_delay_s} s, pull interval "
-          f"{settings.pull_interval_s} s; remote: a local bare repository")
-    print(f"baseline: {baseline_label(settings.watcher)}; peer B: `git pull --ff-only` every "
-          f"{settings.pull_interval_s} s")
-    print("ratio m/b = memsync median / baseline median (< 1: memsync faster); lost = lines never seen "
-          f"within {LINE_TIMEOUT_S:.0f} s")
+    print(
+        f"# memsync sync bench, {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}"
+        f"{' (--quick: smoke run, figures not meaningful)' if settings.quick else ''}"
+    )
+    print(
+        f"host {platform.node()}, {load()}, Linux {platform.release()}, "
+        f"Python {platform.python_version()}, git {git_version()}"
+    )
+    print(
+        f"{settings.appends} appends per system and size, one ~{LINE_BYTES} B entry each; memsync daemons "
+        f"with debounce {settings.debounce_s} s, max delay {settings.max_delay_s} s, pull interval "
+        f"{settings.pull_interval_s} s; remote: a local bare repository"
+    )
+    print(
+        f"baseline: {baseline_label(settings.watcher)}; peer B: `git pull --ff-only` every "
+        f"{settings.pull_interval_s} s"
+    )
+    print(
+        "ratio m/b = memsync median / baseline median (< 1: memsync faster); lost = lines never seen "
+        f"within {LINE_TIMEOUT_S:.0f} s"
+    )
     checks: list[tuple[str, bool]] = []
     idle: IdleResult | None = None
     for entries in settings.sizes:
@@ -615,15 +694,26 @@ def run(settings: Settings, workdir: Path) -> list[tuple[str, bool]]:
         raw = raw_times(folder / "raw-before", entries, settings.raw_commits)
         spacing = spacing_for(settings, raw.commit, rng)
         idle_here = settings.quick and entries == settings.sizes[-1]
-        mine, idle_result = run_memsync(folder / "memsync", entries,
-                                        [bench_line(n, "memsync") for n in range(settings.appends)], settings,
-                                        spacing, idle=idle_here)
+        mine, idle_result = run_memsync(
+            folder / "memsync",
+            entries,
+            [bench_line(n, "memsync") for n in range(settings.appends)],
+            settings,
+            spacing,
+            idle=idle_here,
+        )
         idle = idle_result or idle
-        theirs = run_baseline(folder / "baseline", entries,
-                              [bench_line(n, "baseline") for n in range(settings.appends)], settings, spacing)
+        theirs = run_baseline(
+            folder / "baseline",
+            entries,
+            [bench_line(n, "baseline") for n in range(settings.appends)],
+            settings,
+            spacing,
+        )
         raw += raw_times(folder / "raw-after", entries, settings.raw_commits)
-        result = SizeResult(entries, (folder / "raw-before" / "raw" / "memory.jsonl").stat().st_size, raw,
-                            mine, theirs)
+        result = SizeResult(
+            entries, (folder / "raw-before" / "raw" / "memory.jsonl").stat().st_size, raw, mine, theirs
+        )
         checks += report_size(result, settings)
         sys.stdout.flush()
     checks += report_idle(idle or run_idle(workdir / "idle", settings))
@@ -637,12 +727,20 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
     """Settings from the command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--appends", type=int, help="appends per system and size (default 50; quick 3)")
-    parser.add_argument("--sizes", help="comma-separated memory file sizes in entries "
-                                        "(default 1000,100000; quick 100)")
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke run: short timings, 0.5 s idle window, 5 idle role directories")
-    parser.add_argument("--watcher", choices=("auto", "inotifywait", "watchdog"), default="auto",
-                        help="baseline's watch loop (auto: inotifywait if installed)")
+    parser.add_argument(
+        "--sizes", help="comma-separated memory file sizes in entries (default 1000,100000; quick 100)"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: short timings, 0.5 s idle window, 5 idle role directories",
+    )
+    parser.add_argument(
+        "--watcher",
+        choices=("auto", "inotifywait", "watchdog"),
+        default="auto",
+        help="baseline's watch loop (auto: inotifywait if installed)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (printed)")
     args = parser.parse_args(argv)
     watcher = args.watcher
@@ -650,16 +748,41 @@ def parse_args(argv: Sequence[str] | None = None) -> Settings:
         watcher = "inotifywait" if shutil.which("inotifywait") else "watchdog"
     elif watcher == "inotifywait" and not shutil.which("inotifywait"):
         parser.error("inotifywait not found: apt-get install inotify-tools")
-    sizes = tuple(int(size) for size in args.sizes.split(",")) if args.sizes else (
-        (100,) if args.quick else (1000, 100_000))
+    sizes = (
+        tuple(int(size) for size in args.sizes.split(","))
+        if args.sizes
+        else ((100,) if args.quick else (1000, 100_000))
+    )
     if args.quick:
-        settings = Settings(appends=args.appends or 3, sizes=sizes, debounce_s=0.2, max_delay_s=1.0,
-                            pull_interval_s=1.0, idle_window_s=0.5, idle_dirs=5, settle_s=0.3,
-                            raw_commits=3, watcher=watcher, quick=True, keep=args.keep)
+        settings = Settings(
+            appends=args.appends or 3,
+            sizes=sizes,
+            debounce_s=0.2,
+            max_delay_s=1.0,
+            pull_interval_s=1.0,
+            idle_window_s=0.5,
+            idle_dirs=5,
+            settle_s=0.3,
+            raw_commits=3,
+            watcher=watcher,
+            quick=True,
+            keep=args.keep,
+        )
     else:
-        settings = Settings(appends=args.appends or 50, sizes=sizes, debounce_s=1.0, max_delay_s=10.0,
-                            pull_interval_s=10.0, idle_window_s=60.0, idle_dirs=50, settle_s=3.0,
-                            raw_commits=10, watcher=watcher, quick=False, keep=args.keep)
+        settings = Settings(
+            appends=args.appends or 50,
+            sizes=sizes,
+            debounce_s=1.0,
+            max_delay_s=10.0,
+            pull_interval_s=10.0,
+            idle_window_s=60.0,
+            idle_dirs=50,
+            settle_s=3.0,
+            raw_commits=10,
+            watcher=watcher,
+            quick=False,
+            keep=args.keep,
+        )
     return settings
 
 

@@ -102,8 +102,9 @@ def _find_tracked(path: Path, config: Config) -> _Tracked | None:
             prefix = track.store_path.strip("/")
             if target == root:
                 candidate = _Tracked(store_cfg, track, prefix, track.live)
-            elif target.is_relative_to(root) and not any(target.is_relative_to(owned.resolve())
-                                                         for owned in track.excludes):
+            elif target.is_relative_to(root) and not any(
+                target.is_relative_to(owned.resolve()) for owned in track.excludes
+            ):
                 label = target.relative_to(root).as_posix()
                 if is_ignored(label):
                     continue
@@ -128,10 +129,12 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
             if message:
                 store.commit_all(message)  # what was published is history before it is compacted
             current = _published_state(tracked, state)
-            accounted = _read(tracked.live)[:current.offset]
+            accounted = _read(tracked.live)[: current.offset]
             if digest(accounted) != current.prefix_hash:
-                raise MemsyncError(f"compact {tracked.live}: it was rewritten while memsync published it. "
-                                   "Retry when no agent is writing")
+                raise MemsyncError(
+                    f"compact {tracked.live}: it was rewritten while memsync published it. "
+                    "Retry when no agent is writing"
+                )
             expected = compacted(parse_memory(accounted), accounted, now)
             store_before = store_file.read_bytes() if store_file.is_file() else None
             store_after = None if store_before is None else _compacted_store(tracked, store_before, now)
@@ -144,14 +147,20 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
                     atomic_write(store_file, store_before)
                 raise
             state.put(_state_after(current, accounted, expected, _read(tracked.live)))
-        removed = 0 if store_before is None or store_after is None \
+        removed = (
+            0
+            if store_before is None or store_after is None
             else store_before.count(b"\n") - store_after.count(b"\n")
-        label = rel[len(tracked.track.store_path.strip("/")) + 1:]
-        commit = store.commit_all(f"{track_name(tracked.track)}: {label + ' ' if label else ''}"
-                                  f"compacted, -{removed} line{'' if removed == 1 else 's'}")
+        )
+        label = rel[len(tracked.track.store_path.strip("/")) + 1 :]
+        commit = store.commit_all(
+            f"{track_name(tracked.track)}: {label + ' ' if label else ''}"
+            f"compacted, -{removed} line{'' if removed == 1 else 's'}"
+        )
     log.info("compacted %s and its store copy %s:%s (-%d lines)", tracked.live, store_cfg.name, rel, removed)
-    return Compaction(tracked.live, report.lines_before, report.lines_after, store_cfg.name, rel, removed,
-                      commit)
+    return Compaction(
+        tracked.live, report.lines_before, report.lines_after, store_cfg.name, rel, removed, commit
+    )
 
 
 def _read(path: Path) -> bytes:
@@ -164,10 +173,16 @@ def _read(path: Path) -> bytes:
 def _published_state(tracked: _Tracked, state: SyncState) -> FileState:
     """The sync state of the freshly published file; MemsyncError when publish could not account for it."""
     current = state.get(tracked.rel)
-    if (current is None or current.offset is None or state.pending_publish(tracked.rel) is not None
-            or state.pending_delivery(tracked.rel) is not None):
-        raise MemsyncError(f"compact {tracked.live}: memsync could not publish it to store "
-                           f"{tracked.store_cfg.name!r} first. Run `memsync sync`, then compact again")
+    if (
+        current is None
+        or current.offset is None
+        or state.pending_publish(tracked.rel) is not None
+        or state.pending_delivery(tracked.rel) is not None
+    ):
+        raise MemsyncError(
+            f"compact {tracked.live}: memsync could not publish it to store "
+            f"{tracked.store_cfg.name!r} first. Run `memsync sync`, then compact again"
+        )
     return current
 
 
@@ -189,11 +204,29 @@ def _state_after(current: FileState, accounted: bytes, expected: bytes, live: by
     """
     if not live.startswith(expected):
         log.info("compacted file changed by an agent meanwhile: the next publish settles it by content")
-        return replace(current, offset=None, prefix_hash=None, partial_at=None, partial_hash=None,
-                       partial_since=None, store_seen=None)
+        return replace(
+            current,
+            offset=None,
+            prefix_hash=None,
+            partial_at=None,
+            partial_hash=None,
+            partial_since=None,
+            store_seen=None,
+        )
     old_lines = accounted.split(b"\n")
     new_numbers = {line: number for number, line in enumerate(expected.split(b"\n")[:-1], start=1)}
-    held = tuple(HeldLine(new_numbers[old_lines[h.line - 1]], h.detector) for h in current.held
-                 if h.line <= len(old_lines) and old_lines[h.line - 1] in new_numbers)
-    return replace(current, offset=len(expected), prefix_hash=digest(expected), partial_at=None,
-                   partial_hash=None, partial_since=None, store_seen=None, held=held)
+    held = tuple(
+        HeldLine(new_numbers[old_lines[h.line - 1]], h.detector)
+        for h in current.held
+        if h.line <= len(old_lines) and old_lines[h.line - 1] in new_numbers
+    )
+    return replace(
+        current,
+        offset=len(expected),
+        prefix_hash=digest(expected),
+        partial_at=None,
+        partial_hash=None,
+        partial_since=None,
+        store_seen=None,
+        held=held,
+    )

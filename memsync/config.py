@@ -49,7 +49,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_BRANCH = "main"
 _TOP_NUMBERS = {
-    "debounce_s": 1.0, "max_delay_s": 10.0, "pull_interval_s": 10.0, "partial_line_grace_s": 300.0,
+    "debounce_s": 1.0,
+    "max_delay_s": 10.0,
+    "pull_interval_s": 10.0,
+    "partial_line_grace_s": 300.0,
 }
 _TOP_KEYS = {"host", "author", "stores", *_TOP_NUMBERS}
 _STORE_KEYS = {"path", "branch", "remotes", "track"}
@@ -243,8 +246,9 @@ def _validate(raw: Mapping[str, Any], path: Path, *, warn_unknown: bool = True) 
     check = _Checker(path, warn_unknown)
     check.unknown(raw, _TOP_KEYS, "")
     host = check.string(raw["host"], "host") if "host" in raw else socket.gethostname()
-    numbers = {key: check.seconds(raw[key], key) if key in raw else default
-               for key, default in _TOP_NUMBERS.items()}
+    numbers = {
+        key: check.seconds(raw[key], key) if key in raw else default for key, default in _TOP_NUMBERS.items()
+    }
     author = check.table(raw.get("author", {}), "author")
     check.unknown(author, {"name", "email"}, "author.")
     author_name = check.string(author["name"], "author.name") if "name" in author else None
@@ -253,21 +257,36 @@ def _validate(raw: Mapping[str, Any], path: Path, *, warn_unknown: bool = True) 
         name: _store(check, check.name(name, f"stores.{name}"), check.table(table, f"stores.{name}"))
         for name, table in check.table(raw.get("stores", {}), "stores").items()
     }
-    return Config(path=path, host=host, author_name=author_name, author_email=author_email,
-                  stores=_with_excludes(stores), **numbers)
+    return Config(
+        path=path,
+        host=host,
+        author_name=author_name,
+        author_email=author_email,
+        stores=_with_excludes(stores),
+        **numbers,
+    )
 
 
 def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
     """Give each track the live paths inside it that another store tracks (a nested track wins)."""
     everything = [(name, track.live) for name, store in stores.items() for track in store.tracks]
     return {
-        name: replace(store, tracks=tuple(
-            replace(track, excludes=tuple(sorted(
-                live for other, live in everything
-                if other != name and live != track.live and live.is_relative_to(track.live)
-            )))
-            for track in store.tracks
-        ))
+        name: replace(
+            store,
+            tracks=tuple(
+                replace(
+                    track,
+                    excludes=tuple(
+                        sorted(
+                            live
+                            for other, live in everything
+                            if other != name and live != track.live and live.is_relative_to(track.live)
+                        )
+                    ),
+                )
+                for track in store.tracks
+            ),
+        )
         for name, store in stores.items()
     }
 
@@ -275,8 +294,9 @@ def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
 def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
     key = f"stores.{name}"
     check.unknown(table, _STORE_KEYS, f"{key}.")
-    store_dir = (_expand(check.string(table["path"], f"{key}.path")) if "path" in table
-                 else default_store_dir(name))
+    store_dir = (
+        _expand(check.string(table["path"], f"{key}.path")) if "path" in table else default_store_dir(name)
+    )
     branch = check.string(table.get("branch", DEFAULT_BRANCH), f"{key}.branch")
     if not _BRANCH.match(branch):
         raise check.fail(f"{key}.branch", f"is not a valid git branch name ({branch!r})")
@@ -296,8 +316,9 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
         if "path" not in entry:
             raise check.fail(f"{tkey}.path", "is required")
         live = _expand(check.string(entry["path"], f"{tkey}.path"))
-        store_path = (_store_path(check, entry["as"], f"{tkey}.as") if "as" in entry
-                      else default_store_path_for(live))
+        store_path = (
+            _store_path(check, entry["as"], f"{tkey}.as") if "as" in entry else default_store_path_for(live)
+        )
         for other, j in seen.items():
             mine, theirs = PurePosixPath(store_path), PurePosixPath(other)
             if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
@@ -326,8 +347,14 @@ def _expand(text: str) -> Path:
 
 def _git_config_value(key: str) -> str | None:
     try:
-        result = subprocess.run(["git", "config", "--get", key], capture_output=True, text=True,
-                                timeout=10, check=False, stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            ["git", "config", "--get", key],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     value = result.stdout.strip()
@@ -340,9 +367,15 @@ def _project_name(project: Path) -> str:
     try:
         # The ceiling keeps git from reading the config of a repository that merely encloses the project.
         env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(project.parent)}
-        result = subprocess.run(["git", "-C", str(project), "config", "--get", "remote.origin.url"],
-                                capture_output=True, text=True, timeout=10, check=False,
-                                stdin=subprocess.DEVNULL, env=env)
+        result = subprocess.run(
+            ["git", "-C", str(project), "config", "--get", "remote.origin.url"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
     except (OSError, subprocess.TimeoutExpired):
         result = None
     url = result.stdout.strip() if result is not None and result.returncode == 0 else ""

@@ -87,8 +87,10 @@ def cycle_lock(store_cfg: StoreConfig, wait_s: float = LOCK_WAIT_S) -> Iterator[
     """Hold the store's cycle lock (a file lock in its meta dir); waits up to ``wait_s`` seconds, saying
     so, for another cycle to finish. Raises ``MemsyncError`` if the store does not exist or the wait ends."""
     if not (store_cfg.path / ".git").is_dir():
-        raise MemsyncError(f"cannot sync store {store_cfg.name!r}: {store_cfg.path} is not a memsync store. "
-                           f"Run `memsync init`, or fix stores.{store_cfg.name}.path in the config")
+        raise MemsyncError(
+            f"cannot sync store {store_cfg.name!r}: {store_cfg.path} is not a memsync store. "
+            f"Run `memsync init`, or fix stores.{store_cfg.name}.path in the config"
+        )
     meta_dir(store_cfg).mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(meta_dir(store_cfg) / "cycle.lock")
     try:
@@ -98,8 +100,10 @@ def cycle_lock(store_cfg: StoreConfig, wait_s: float = LOCK_WAIT_S) -> Iterator[
         try:
             lock.acquire(timeout=wait_s)
         except filelock.Timeout:
-            raise MemsyncError(f"cannot sync store {store_cfg.name!r}: another memsync cycle held it for "
-                               f"{wait_s:.0f} s. Check `memsync status` and retry") from None
+            raise MemsyncError(
+                f"cannot sync store {store_cfg.name!r}: another memsync cycle held it for "
+                f"{wait_s:.0f} s. Check `memsync status` and retry"
+            ) from None
     try:
         yield
     finally:
@@ -118,8 +122,9 @@ def ensure_store(config: Config, store_cfg: StoreConfig) -> Store:
     return Store.init_or_clone(store_cfg, config.identity(), config.host)
 
 
-def run_cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool = True,
-              full_reconcile: bool = True) -> CycleReport:
+def run_cycle(
+    config: Config, store_cfg: StoreConfig, *, exchange: bool = True, full_reconcile: bool = True
+) -> CycleReport:
     """Run one sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5) and write its status.
 
     ``exchange`` False skips fetch/merge/push (the daemon's choice while a remote is backing off: local
@@ -145,8 +150,10 @@ def run_cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool = True,
             elif isinstance(exc, OSError):
                 hint = "Check the disk and the paths"
             else:
-                hint = (f"If it persists, delete {meta_dir(store_cfg) / 'state.sqlite'} (a cache: memsync "
-                        "rebuilds it by comparing live files with the store)")
+                hint = (
+                    f"If it persists, delete {meta_dir(store_cfg) / 'state.sqlite'} (a cache: memsync "
+                    "rebuilds it by comparing live files with the store)"
+                )
             raise MemsyncError(f"sync of store {store_cfg.name!r} failed: {exc}. {hint}") from exc
         _write_status(store_cfg, started, report)
         return report
@@ -190,15 +197,22 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
         commit = store.commit_all(message)
         outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
-        delivered = [deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s)
-                     for track in reachable]
+        delivered = [
+            deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s) for track in reachable
+        ]
     if commit is not None and int(_read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
         store.gc_auto()
     unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)
-    return CycleReport(store_cfg.name, commit, message if commit else None, outcomes,
-                       tuple(line for report in delivered for line in _delivered(report)), unpushed,
-                       exchanged=exchange or not store_cfg.remotes,
-                       clashes=tuple(clash for report in delivered for clash in report.clashes))
+    return CycleReport(
+        store_cfg.name,
+        commit,
+        message if commit else None,
+        outcomes,
+        tuple(line for report in delivered for line in _delivered(report)),
+        unpushed,
+        exchanged=exchange or not store_cfg.remotes,
+        clashes=tuple(clash for report in delivered for clash in report.clashes),
+    )
 
 
 def sweep_stale_temps(store_cfg: StoreConfig) -> int:
@@ -206,16 +220,18 @@ def sweep_stale_temps(store_cfg: StoreConfig) -> int:
     ``fsio.STALE_TEMP_S``) in ``store_cfg``'s worktree and meta dir and in each tracked live directory (a
     tracked file: its directory's own files), logging the count; returns it. Called under the cycle lock
     on a full reconcile and by `memsync purge`: they hold memory text that nothing else ever removes."""
-    removed = (sweep_temps(store_cfg.path, skip_dirs=IGNORED_DIRS)
-               + sweep_temps(meta_dir(store_cfg), recursive=False))
+    removed = sweep_temps(store_cfg.path, skip_dirs=IGNORED_DIRS) + sweep_temps(
+        meta_dir(store_cfg), recursive=False
+    )
     for track in store_cfg.tracks:
         if track.live.is_dir():
             removed += sweep_temps(track.live, skip_dirs=IGNORED_DIRS)
         else:
             removed += sweep_temps(track.live.parent, recursive=False)
     if removed:
-        log.info("store %s: removed %d memsync temp file(s) left by an interrupted write", store_cfg.name,
-                 removed)
+        log.info(
+            "store %s: removed %d memsync temp file(s) left by an interrupted write", store_cfg.name, removed
+        )
     return removed
 
 
@@ -233,8 +249,12 @@ def _reachable(track: Track) -> bool:
         return True
     if track.live not in _unreachable:
         _unreachable.add(track.live)
-        log.warning("%s: not synced while the symlink %s points to nothing (a drive not mounted?); its files "
-                    "stay in the store and on the peers", track.live, dangling)
+        log.warning(
+            "%s: not synced while the symlink %s points to nothing (a drive not mounted?); its files "
+            "stay in the store and on the peers",
+            track.live,
+            dangling,
+        )
     return False
 
 
@@ -245,13 +265,17 @@ def _forget_vanished_dir(track: Track, worktree: Path, state: SyncState) -> None
     Paths with a pending publish keep their record: reconcile must settle a store write cut short."""
     if track.live.exists() or track.live.is_symlink() or not (worktree / track.store_path).is_dir():
         return
-    forgotten = [path for path in state.paths(track.store_path.strip("/"))
-                 if state.pending_publish(path) is None]
+    forgotten = [
+        path for path in state.paths(track.store_path.strip("/")) if state.pending_publish(path) is None
+    ]
     for path in forgotten:
         state.forget(path)
     if forgotten:
-        log.warning("%s: the tracked directory is gone; its files stay in the store and on the peers and "
-                    "are restored here (`memsync untrack` it to stop syncing it)", track.live)
+        log.warning(
+            "%s: the tracked directory is gone; its files stay in the store and on the peers and "
+            "are restored here (`memsync untrack` it to stop syncing it)",
+            track.live,
+        )
 
 
 def _shorten(message: str) -> str:
@@ -264,11 +288,14 @@ def _shorten(message: str) -> str:
 
 
 def _delivered(report: DeliverReport) -> list[str]:
-    return [f"{report.name}: {c.label or c.path} {c.action}"
-            + (f" (+{c.lines} lines)" if c.lines else "") for c in report.changes]
+    return [
+        f"{report.name}: {c.label or c.path} {c.action}" + (f" (+{c.lines} lines)" if c.lines else "")
+        for c in report.changes
+    ]
 
 
 # --- status --------------------------------------------------------------------------------------
+
 
 def _now_iso(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
@@ -282,8 +309,9 @@ def _read_status(store_cfg: StoreConfig) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _write_status(store_cfg: StoreConfig, started: float, report: CycleReport | None,
-                  error: str | None = None) -> None:
+def _write_status(
+    store_cfg: StoreConfig, started: float, report: CycleReport | None, error: str | None = None
+) -> None:
     """Merge this cycle's facts into ``status.json`` (earlier per-remote successes are kept). Never
     creates the meta dir: a store that vanished gets no status file in its place."""
     if not meta_dir(store_cfg).is_dir():
@@ -291,12 +319,18 @@ def _write_status(store_cfg: StoreConfig, started: float, report: CycleReport | 
     try:
         _update_status(store_cfg, started, report, error)
     except (OSError, sqlite3.Error) as exc:  # e.g. disk full: the cycle's own outcome matters more
-        log.log(logging.DEBUG if error else logging.WARNING, "store %s: could not write %s: %s",
-                store_cfg.name, STATUS_FILE, exc)
+        log.log(
+            logging.DEBUG if error else logging.WARNING,
+            "store %s: could not write %s: %s",
+            store_cfg.name,
+            STATUS_FILE,
+            exc,
+        )
 
 
-def _update_status(store_cfg: StoreConfig, started: float, report: CycleReport | None,
-                   error: str | None) -> None:
+def _update_status(
+    store_cfg: StoreConfig, started: float, report: CycleReport | None, error: str | None
+) -> None:
     old = _read_status(store_cfg)
     old_remotes = old.get("remotes", {}) if isinstance(old.get("remotes"), dict) else {}
     remotes: dict[str, Any] = {}
@@ -306,13 +340,21 @@ def _update_status(store_cfg: StoreConfig, started: float, report: CycleReport |
         remotes[name] = entry
     cycles = int(old.get("cycles", 0)) + 1
     status: dict[str, Any] = {
-        "store": store_cfg.name, "path": str(store_cfg.path), "branch": store_cfg.branch,
-        "last_cycle": _now_iso(started), "last_cycle_error": error, "cycles": cycles,
-        "unpushed": old.get("unpushed", 0), "remotes": remotes, "clashes": old.get("clashes", []),
+        "store": store_cfg.name,
+        "path": str(store_cfg.path),
+        "branch": store_cfg.branch,
+        "last_cycle": _now_iso(started),
+        "last_cycle_error": error,
+        "cycles": cycles,
+        "unpushed": old.get("unpushed", 0),
+        "remotes": remotes,
+        "clashes": old.get("clashes", []),
     }
     if report is not None:
-        status["clashes"] = [{"file": str(clash.live), "store_path": clash.path, "here": clash.here,
-                              "advice": clash.advice()} for clash in report.clashes]
+        status["clashes"] = [
+            {"file": str(clash.live), "store_path": clash.path, "here": clash.here, "advice": clash.advice()}
+            for clash in report.clashes
+        ]
         for outcome in report.remotes:
             entry = remotes.setdefault(outcome.remote, {})
             entry["status"] = outcome.status
@@ -326,8 +368,10 @@ def _update_status(store_cfg: StoreConfig, started: float, report: CycleReport |
     else:  # an idle cycle: the store's files are as the last walk found them; only held lines may move
         status.update({key: old.get(key) for key in ("both_kept", "set_aside", "untracked", "size_bytes")})
         status["held_back_secrets"] = _held(store_cfg)
-    atomic_write(meta_dir(store_cfg) / STATUS_FILE,
-                 json.dumps(status, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    atomic_write(
+        meta_dir(store_cfg) / STATUS_FILE,
+        json.dumps(status, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8"),
+    )
 
 
 def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
@@ -361,9 +405,13 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
             if is_aside(rel):
                 set_aside.append(str(_live_path(store_cfg.tracks, rel) or rel))
         dirnames.sort()
-    return {"held_back_secrets": held, "both_kept": sorted(both_kept), "set_aside": sorted(set_aside),
-            "untracked": sorted(untracked),
-            "size_bytes": size}
+    return {
+        "held_back_secrets": held,
+        "both_kept": sorted(both_kept),
+        "set_aside": sorted(set_aside),
+        "untracked": sorted(untracked),
+        "size_bytes": size,
+    }
 
 
 def _held(store_cfg: StoreConfig) -> list[dict[str, Any]]:
@@ -371,8 +419,15 @@ def _held(store_cfg: StoreConfig) -> list[dict[str, Any]]:
     if not (meta_dir(store_cfg) / "state.sqlite").exists():
         return []
     with SyncState(meta_dir(store_cfg)) as state:
-        return [{"file": str(_live_path(store_cfg.tracks, rel) or rel), "store_path": rel,
-                 "line": line.line, "detector": line.detector} for rel, line in state.held()]
+        return [
+            {
+                "file": str(_live_path(store_cfg.tracks, rel) or rel),
+                "store_path": rel,
+                "line": line.line,
+                "detector": line.detector,
+            }
+            for rel, line in state.held()
+        ]
 
 
 def _has_both_kept(path: Path) -> bool:
@@ -389,7 +444,7 @@ def _live_path(tracks: tuple[Track, ...], rel: str) -> Path | None:
         if rel == prefix:
             return track.live
         if rel.startswith(prefix + "/"):
-            return track.live / rel[len(prefix) + 1:]
+            return track.live / rel[len(prefix) + 1 :]
     return None
 
 
@@ -419,23 +474,34 @@ def collect_status(path: Path) -> dict[str, Any]:
         remotes = status.get("remotes") if isinstance(status.get("remotes"), dict) else {}
         assert isinstance(remotes, dict)
         stores[name] = {
-            "path": str(store_cfg.path), "branch": store_cfg.branch,
-            "last_cycle": status.get("last_cycle"), "last_cycle_error": status.get("last_cycle_error"),
-            "remotes": {r: {"url": url, "status": remotes.get(r, {}).get("status"),
-                            "last_success": remotes.get(r, {}).get("last_success"),
-                            "last_error": remotes.get(r, {}).get("last_error")}
-                        for r, url in store_cfg.remotes.items()},
+            "path": str(store_cfg.path),
+            "branch": store_cfg.branch,
+            "last_cycle": status.get("last_cycle"),
+            "last_cycle_error": status.get("last_cycle_error"),
+            "remotes": {
+                r: {
+                    "url": url,
+                    "status": remotes.get(r, {}).get("status"),
+                    "last_success": remotes.get(r, {}).get("last_success"),
+                    "last_error": remotes.get(r, {}).get("last_error"),
+                }
+                for r, url in store_cfg.remotes.items()
+            },
             "unpushed": status.get("unpushed", 0),
             "clashes": status.get("clashes", []),
             "exists": (store_cfg.path / ".git").is_dir(),
         }
-        facts = _store_facts(store_cfg) if stores[name]["exists"] else {
-            "held_back_secrets": [], "both_kept": [], "set_aside": [], "untracked": [], "size_bytes": 0}
+        facts = (
+            _store_facts(store_cfg)
+            if stores[name]["exists"]
+            else {"held_back_secrets": [], "both_kept": [], "set_aside": [], "untracked": [], "size_bytes": 0}
+        )
         stores[name].update(facts)
     return {"config": str(path), "daemon": {"running": pid is not None, "pid": pid}, "stores": stores}
 
 
 # --- log and resync ------------------------------------------------------------------------------
+
 
 def _selectors(store_cfg: StoreConfig, target: str | None) -> list[str | None]:
     """What to ask a store's history for: a live path becomes its store path; anything else is kept."""
@@ -464,8 +530,10 @@ def history(path: Path, target: str | None = None, limit: int | None = None) -> 
             entry_id = selector if selector and not (store_cfg.path / selector).exists() else None
             for record in store.log(selector, limit):
                 subject = record.message.strip().splitlines()[0] if record.message.strip() else ""
-                lines.append(f"{record.date.isoformat(timespec='seconds')}  {record.host or '?':<12} "
-                             f"{record.sha[:10]}  [{store_cfg.name}] {subject}")
+                lines.append(
+                    f"{record.date.isoformat(timespec='seconds')}  {record.host or '?':<12} "
+                    f"{record.sha[:10]}  [{store_cfg.name}] {subject}"
+                )
                 lines.extend(f"    {name}" for name in record.files)
                 if entry_id is not None and record.files:
                     events = _entry_events(store_cfg.path, record.sha, entry_id)
@@ -477,7 +545,12 @@ def _entry_events(worktree: Path, sha: str, entry_id: str) -> list[str]:
     """What commit ``sha`` did to entry ``entry_id``, read from the JSON lines it added."""
     result = subprocess.run(
         ["git", "show", "--format=", "--no-ext-diff", "--no-color", "--unified=0", sha],
-        cwd=worktree, capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+        cwd=worktree,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     events: list[str] = []
     for raw in result.stdout.splitlines():
         if not raw.startswith(b"+") or raw.startswith(b"+++"):
@@ -506,14 +579,21 @@ def resync(path: Path, remote: str, store_name: str | None = None) -> str:
     from memsync.purge import adopt_purge_records, reset_sync_state  # purge imports this module
 
     config = load_config(path)
-    candidates = [s for s in config.stores.values()
-                  if remote in s.remotes and (store_name is None or s.name == store_name)]
+    candidates = [
+        s
+        for s in config.stores.values()
+        if remote in s.remotes and (store_name is None or s.name == store_name)
+    ]
     if not candidates:
-        raise MemsyncError(f"cannot resync: no store{' ' + repr(store_name) if store_name else ''} has a "
-                           f"remote named {remote!r}. Check `memsync status`")
+        raise MemsyncError(
+            f"cannot resync: no store{' ' + repr(store_name) if store_name else ''} has a "
+            f"remote named {remote!r}. Check `memsync status`"
+        )
     if len(candidates) > 1:
-        raise MemsyncError(f"cannot resync: stores {', '.join(s.name for s in candidates)} all have a remote "
-                           f"named {remote!r}. Name one with --store")
+        raise MemsyncError(
+            f"cannot resync: stores {', '.join(s.name for s in candidates)} all have a remote "
+            f"named {remote!r}. Name one with --store"
+        )
     store_cfg = candidates[0]
     with cycle_lock(store_cfg):
         store = open_store(config, store_cfg)
@@ -521,7 +601,13 @@ def resync(path: Path, remote: str, store_name: str | None = None) -> str:
         outcome = store.resync(remote)
         reset_sync_state(store)
     report = run_cycle(config, store_cfg)
-    removed = (f"; {purged.live_lines} line(s) purged there removed from {len(purged.live_files)} live "
-               "file(s) here too" if purged.live_lines else "")
-    return (f"store {store_cfg.name}: adopted {remote}'s history ({outcome.message}){removed}; "
-            f"{'everything pushed' if report.ok else 'not everything pushed yet'}")
+    removed = (
+        f"; {purged.live_lines} line(s) purged there removed from {len(purged.live_files)} live "
+        "file(s) here too"
+        if purged.live_lines
+        else ""
+    )
+    return (
+        f"store {store_cfg.name}: adopted {remote}'s history ({outcome.message}){removed}; "
+        f"{'everything pushed' if report.ok else 'not everything pushed yet'}"
+    )

@@ -201,8 +201,12 @@ class Daemon:
         watcher = Watcher(self.events.put)
         with watcher:
             watcher.set_targets(*self._targets())
-            log.info("watching %d directories for %d stores (config %s)",
-                     len(watcher.watched_dirs), len(self.config.stores), self.path)
+            log.info(
+                "watching %d directories for %d stores (config %s)",
+                len(watcher.watched_dirs),
+                len(self.config.stores),
+                self.path,
+            )
             sd_notify("READY=1")
             # Start-up cycle: reconcile and commit local work before any merge.
             for name in self.config.stores:
@@ -268,9 +272,17 @@ class Daemon:
                 continue
             local = state.debouncer.due(now)
             polled = pull and self._pull_matters(name, state, now)
-            reasons = [why for why, hit in (("remote refs changed", remote), ("retry", retry),
-                                            ("local changes", local), ("pull timer", polled),
-                                            ("tracks added", state.tracks_added)) if hit]
+            reasons = [
+                why
+                for why, hit in (
+                    ("remote refs changed", remote),
+                    ("retry", retry),
+                    ("local changes", local),
+                    ("pull timer", polled),
+                    ("tracks added", state.tracks_added),
+                )
+                if hit
+            ]
             if not reasons:
                 continue
             # While a remote fails, only its backoff timer or a sign of life (its refs changed) retries the
@@ -319,8 +331,11 @@ class Daemon:
                 self.states[name].tracks_added = True
                 self.states[name].reconciled = False
         watcher.set_targets(*self._targets())
-        log.info("config reloaded: %d stores, %d watched directories",
-                 len(self.config.stores), len(watcher.watched_dirs))
+        log.info(
+            "config reloaded: %d stores, %d watched directories",
+            len(self.config.stores),
+            len(watcher.watched_dirs),
+        )
 
     def _cycle(self, name: str, *, exchange: bool, reason: str) -> None:
         state = self.states[name]
@@ -376,8 +391,12 @@ class Daemon:
         for remote, error in errors.items():
             before = state.remote_errors.get(remote)
             if error and not before:
-                log.warning("store %s: remote %s failed, committing locally and retrying with backoff: %s",
-                            name, remote, error)
+                log.warning(
+                    "store %s: remote %s failed, committing locally and retrying with backoff: %s",
+                    name,
+                    remote,
+                    error,
+                )
             elif before and not error:
                 log.info("store %s: remote %s reachable again", name, remote)
             state.remote_errors[remote] = error
@@ -435,7 +454,6 @@ def run_daemon(path: Path | None = None, once: bool = False) -> int:
     daemon = Daemon(path)
     with instance_lock(path):
         return daemon.run(once=once)
-
 
 
 def run_all_from(path: Path) -> int:

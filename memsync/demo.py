@@ -26,10 +26,19 @@ ROLE = "demo-agent"
 WAIT_S = 25.0
 POLL_S = 0.05
 # Short timings so the demo takes seconds; the defaults (1 s debounce, 10 s pull) suit real use.
-DEMO_CONFIG = "debounce_s = 0.2\nmax_delay_s = 2.0\npull_interval_s = 2.0\nhost = \"{host}\"\n"
+DEMO_CONFIG = 'debounce_s = 0.2\nmax_delay_s = 2.0\npull_interval_s = 2.0\nhost = "{host}"\n'
 # Variables of the calling shell that would leak its identity or config into the simulated machines.
-_DROPPED_ENV = ("MEMSYNC_CONFIG", "NOTIFY_SOCKET", "GIT_DIR", "GIT_WORK_TREE", "GIT_AUTHOR_NAME",
-                "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_GLOBAL")
+_DROPPED_ENV = (
+    "MEMSYNC_CONFIG",
+    "NOTIFY_SOCKET",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_CONFIG_GLOBAL",
+)
 
 ENTRY = """---
 name: Deploy window
@@ -66,16 +75,23 @@ def _machine(root: Path, name: str) -> Machine:
     home = root / name
     home.mkdir(parents=True)
     gitconfig = home / ".gitconfig"
-    gitconfig.write_text(f"[user]\n\tname = {name.title()}\n\temail = {name}@example.invalid\n"
-                         "[init]\n\tdefaultBranch = main\n")
+    gitconfig.write_text(
+        f"[user]\n\tname = {name.title()}\n\temail = {name}@example.invalid\n[init]\n\tdefaultBranch = main\n"
+    )
     env = {key: value for key, value in os.environ.items() if key not in _DROPPED_ENV}
-    env.update({
-        "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local/share"),
-        "XDG_STATE_HOME": str(home / ".local/state"), "XDG_CACHE_HOME": str(home / ".cache"),
-        "GIT_CONFIG_GLOBAL": str(gitconfig), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_STATE_HOME": str(home / ".local/state"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "GIT_CONFIG_GLOBAL": str(gitconfig),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     config = home / ".config" / "memsync" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(DEMO_CONFIG.format(host=f"{name}-laptop"))
@@ -83,18 +99,32 @@ def _machine(root: Path, name: str) -> Machine:
 
 
 def _memsync(machine: Machine, *args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "memsync", *args], env=machine.env, capture_output=True,
-                          text=True, check=False, timeout=120, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-m", "memsync", *args],
+        env=machine.env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     if done.returncode != 0:
-        raise MemsyncError(f"memsync demo: `memsync {' '.join(args)}` failed on {machine.name}: "
-                           f"{done.stderr.strip()}. Run `memsync doctor`")
+        raise MemsyncError(
+            f"memsync demo: `memsync {' '.join(args)}` failed on {machine.name}: "
+            f"{done.stderr.strip()}. Run `memsync doctor`"
+        )
     return done.stdout
 
 
 def _start(machine: Machine) -> None:
     with machine.log_path.open("ab") as log:
-        machine.daemon = subprocess.Popen([sys.executable, "-m", "memsync", "daemon"], env=machine.env,
-                                          stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        machine.daemon = subprocess.Popen(
+            [sys.executable, "-m", "memsync", "daemon"],
+            env=machine.env,
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )
 
 
 def _stop(machines: list[Machine]) -> None:
@@ -116,13 +146,16 @@ def _wait(what: str, predicate: Callable[[], bool], machines: list[Machine]) -> 
     while not predicate():
         for machine in machines:
             if machine.daemon is not None and machine.daemon.poll() is not None:
-                raise MemsyncError(f"memsync demo: the daemon on {machine.name} exited "
-                                   f"({machine.daemon.returncode}) while waiting for {what}: "
-                                   f"{_tail(machine)}. Run `memsync doctor`")
+                raise MemsyncError(
+                    f"memsync demo: the daemon on {machine.name} exited "
+                    f"({machine.daemon.returncode}) while waiting for {what}: "
+                    f"{_tail(machine)}. Run `memsync doctor`"
+                )
         if time.monotonic() - start > WAIT_S:
             logs = "; ".join(f"{m.name}: {_tail(m)}" for m in machines)
-            raise MemsyncError(f"memsync demo: {what} did not happen within {WAIT_S:.0f} s ({logs}). "
-                               "Run `memsync doctor`")
+            raise MemsyncError(
+                f"memsync demo: {what} did not happen within {WAIT_S:.0f} s ({logs}). Run `memsync doctor`"
+            )
         time.sleep(POLL_S)
     return time.monotonic() - start
 
@@ -164,8 +197,11 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
     try:
         print_line(f"demo directory: {root}")
         remote = root / "remote.git"
-        subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(remote)],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "init", "--quiet", "--bare", "--initial-branch=main", str(remote)],
+            check=True,
+            capture_output=True,
+        )
         alice, bob = _machine(root, "alice"), _machine(root, "bob")
         machines = [alice, bob]
         today = datetime.now(UTC).strftime("%Y-%m-%d")
@@ -174,19 +210,23 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
         alice.role_dir.joinpath("daily").mkdir(parents=True)
         alice.role_dir.joinpath("deploy_window.md").write_text(ENTRY)
         alice.role_dir.joinpath("MEMORY.md").write_text(
-            f"# Memory index — {ROLE}\n\n- [Deploy window](deploy_window.md) — When deploys are allowed\n")
+            f"# Memory index — {ROLE}\n\n- [Deploy window](deploy_window.md) — When deploys are allowed\n"
+        )
         alice.role_dir.joinpath(daily).write_text(f"# Daily log — {today}\n\n")
         print_line(f"\n== alice: an agent's memory in {alice.role_dir}; `memsync init --remote {remote}`")
         print_line(_indent(_memsync(alice, "init", "--remote", str(remote))))
         _start(alice)
 
         bob.role_dir.mkdir(parents=True)
-        print_line("\n== bob: an empty role directory; `memsync init` clones the remote, alice's daemon "
-                   "pushes her memory")
+        print_line(
+            "\n== bob: an empty role directory; `memsync init` clones the remote, alice's daemon "
+            "pushes her memory"
+        )
         print_line(_indent(_memsync(bob, "init", "--remote", str(remote))))
         _start(bob)
-        took = _wait("alice's memory on bob",
-                     lambda: _read(bob.role_dir / "deploy_window.md") == ENTRY, machines)
+        took = _wait(
+            "alice's memory on bob", lambda: _read(bob.role_dir / "deploy_window.md") == ENTRY, machines
+        )
         names = sorted(p.name for p in bob.role_dir.iterdir())
         print_line(f"bob received alice's memory in {took:.1f} s: {names}")
 
@@ -196,13 +236,18 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
         took = _wait("the appended line on bob", lambda: line in _read(bob.role_dir / daily), machines)
         print_line(f"arrived on bob after {took:.1f} s")
 
-        lines = [(alice, "- [09:05] alice: CI is green again.\n"),
-                 (bob, "- [09:05] bob: flaky test quarantined.\n")]
+        lines = [
+            (alice, "- [09:05] alice: CI is green again.\n"),
+            (bob, "- [09:05] bob: flaky test quarantined.\n"),
+        ]
         print_line("\n== alice and bob append to the same daily log at the same moment")
         for machine, text in lines:
             _append(machine.role_dir / daily, text)
-        took = _wait("both appends on both machines", lambda: all(
-            text in _read(m.role_dir / daily) for m in machines for _, text in lines), machines)
+        took = _wait(
+            "both appends on both machines",
+            lambda: all(text in _read(m.role_dir / daily) for m in machines for _, text in lines),
+            machines,
+        )
         print_line(f"both machines hold both lines after {took:.1f} s; bob's {daily}:")
         print_line(_indent(_read(bob.role_dir / daily)))
 

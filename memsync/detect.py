@@ -64,9 +64,12 @@ def detect(home: Path | None = None) -> list[Location]:
     current = home / ".agents" / "memory"
     roles = {role_dir.name for role_dir in _subdirs(current)}
     found.append(Location(current, Found.ROLE_ROOT, None, True))
-    found.extend(Location(role_dir, Found.ROLE, role_dir.name, False,
-                          f"synced as roles/{role_dir.name}, within {current}")
-                 for role_dir in _subdirs(current))
+    found.extend(
+        Location(
+            role_dir, Found.ROLE, role_dir.name, False, f"synced as roles/{role_dir.name}, within {current}"
+        )
+        for role_dir in _subdirs(current)
+    )
 
     memory_dir = home / ".agent-memory"
     memory_files = sorted(p for p in memory_dir.glob("*.jsonl") if p.is_file()) if memory_dir.is_dir() else []
@@ -84,16 +87,25 @@ def detect(home: Path | None = None) -> list[Location]:
     elif claude.is_dir():
         legacy_roots.append(claude)
         found.extend(
-            Location(flat, Found.LEGACY_FLAT, flat.stem, False,
-                     f"{migrate} (it becomes {current / flat.stem}/project_briefing.md)")
-            for flat in sorted(claude.glob("*.md")) if flat.is_file()
+            Location(
+                flat,
+                Found.LEGACY_FLAT,
+                flat.stem,
+                False,
+                f"{migrate} (it becomes {current / flat.stem}/project_briefing.md)",
+            )
+            for flat in sorted(claude.glob("*.md"))
+            if flat.is_file()
         )
     legacy_roots.append(home / ".agents-legacy" / "memory")
     for root in legacy_roots:
         for role_dir in _subdirs(root):
             role = role_dir.name
-            note = (f"superseded by {current / role}; the skill ignores this legacy copy" if role in roles
-                    else f"legacy copy of role {role}: {migrate}")
+            note = (
+                f"superseded by {current / role}; the skill ignores this legacy copy"
+                if role in roles
+                else f"legacy copy of role {role}: {migrate}"
+            )
             roles.add(role)
             found.append(Location(role_dir, Found.LEGACY_ROLE, role, False, note))
     return found

@@ -45,12 +45,24 @@ class Check:
         return f"{self.level:<4} {self.what}: {self.detail}"
 
 
-def _git(*args: str, cwd: Path | None = None,
-         timeout: float = GIT_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0",
-           "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10")}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+def _git(
+    *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10"),
+    }
+    return subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def check_git() -> Check:
@@ -71,9 +83,12 @@ def check_identity(config: Config) -> Check:
     ``memsync@<host>`` fallback."""
     who = config.identity()
     if (who.name, who.email) == ("memsync", f"memsync@{config.host}"):
-        return Check("WARN", "identity",
-                     "no author name/e-mail: set [author] name and email in the config "
-                     "(or git config --global user.name/user.email) so peers see who wrote what")
+        return Check(
+            "WARN",
+            "identity",
+            "no author name/e-mail: set [author] name and email in the config "
+            "(or git config --global user.name/user.email) so peers see who wrote what",
+        )
     return Check("OK", "identity", f"{who.name} <{who.email}>, host {config.host}")
 
 
@@ -93,12 +108,16 @@ def check_store(store: StoreConfig) -> Iterator[Check]:
         yield Check("FAIL", what, f"git fsck failed: {' '.join(first)}. Back up {store.path} and re-clone it")
     else:
         yield Check("OK", what, f"{store.path}, branch {store.branch}, fsck clean")
-    registered = _git("config", "--local", "--get-regexp", r"^merge\.memsync-.*\.driver$",
-                      cwd=store.path).stdout
+    registered = _git(
+        "config", "--local", "--get-regexp", r"^merge\.memsync-.*\.driver$", cwd=store.path
+    ).stdout
     missing = [kind for kind in get_args(Kind) if f"merge.memsync-{kind}.driver" not in registered]
     if missing:
-        yield Check("WARN", f"{what} merge drivers",
-                    f"not registered: {', '.join(missing)}; the daemon registers them when it starts")
+        yield Check(
+            "WARN",
+            f"{what} merge drivers",
+            f"not registered: {', '.join(missing)}; the daemon registers them when it starts",
+        )
     else:
         yield Check("OK", f"{what} merge drivers", "all registered")
 
@@ -144,8 +163,12 @@ def check_inotify(config: Config) -> Check:
     limit = int(INOTIFY_LIMIT.read_text().split()[0])
     need = watches_needed(config)
     if need > limit:
-        return Check("WARN", "inotify", f"tracked paths need {need} watches, the limit is {limit}: "
-                     "memsync polls what it cannot watch. Raise fs.inotify.max_user_watches")
+        return Check(
+            "WARN",
+            "inotify",
+            f"tracked paths need {need} watches, the limit is {limit}: "
+            "memsync polls what it cannot watch. Raise fs.inotify.max_user_watches",
+        )
     return Check("OK", "inotify", f"{need} watches needed, limit {limit}")
 
 
@@ -174,9 +197,12 @@ def check_clock(store: StoreConfig, now: float | None = None) -> Check:
     dates = _git("log", "--format=%ct", "-n", "200", *refs, cwd=store.path).stdout.split()
     ahead = max((int(stamp) - now for stamp in dates), default=0.0)
     if ahead > CLOCK_SKEW_WARN_S:
-        return Check("WARN", f"clock vs {store.name}",
-                     f"a peer's commit is dated {ahead:.0f} s in the future: this clock or theirs is off. "
-                     "Enable NTP (timedatectl set-ntp true)")
+        return Check(
+            "WARN",
+            f"clock vs {store.name}",
+            f"a peer's commit is dated {ahead:.0f} s in the future: this clock or theirs is off. "
+            "Enable NTP (timedatectl set-ntp true)",
+        )
     return Check("OK", f"clock vs {store.name}", f"no peer commit in the future (newest {-ahead:.0f} s ago)")
 
 

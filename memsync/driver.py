@@ -114,7 +114,9 @@ def install_merge_drivers(git_dir: Path) -> None:
         for key, value in (("name", f"memsync {kind} merge"), ("driver", driver_command(kind))):
             subprocess.run(
                 ["git", "config", "--file", str(config), f"merge.memsync-{kind}.{key}", value],
-                check=True, capture_output=True, timeout=30,
+                check=True,
+                capture_output=True,
+                timeout=30,
             )
     attributes = git_dir / "info" / "attributes"
     attributes.parent.mkdir(parents=True, exist_ok=True)
@@ -122,10 +124,10 @@ def install_merge_drivers(git_dir: Path) -> None:
         lines = attributes.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         lines = []
-    if _ATTRIBUTES_BEGIN in lines and _ATTRIBUTES_END in lines[lines.index(_ATTRIBUTES_BEGIN):]:
+    if _ATTRIBUTES_BEGIN in lines and _ATTRIBUTES_END in lines[lines.index(_ATTRIBUTES_BEGIN) :]:
         begin = lines.index(_ATTRIBUTES_BEGIN)
         end = lines.index(_ATTRIBUTES_END, begin)
-        lines[begin:end + 1] = []
+        lines[begin : end + 1] = []
     text = "\n".join([*lines, _ATTRIBUTES_BEGIN, *_ATTRIBUTES, _ATTRIBUTES_END]) + "\n"
     if not attributes.exists() or attributes.read_text(encoding="utf-8") != text:
         attributes.write_text(text, encoding="utf-8")

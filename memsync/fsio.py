@@ -238,8 +238,9 @@ class WriteBatch:
 STALE_TEMP_S = 60.0
 
 
-def sweep_temps(root: Path, min_age_s: float = STALE_TEMP_S, *, recursive: bool = True,
-                skip_dirs: tuple[str, ...] = ()) -> int:
+def sweep_temps(
+    root: Path, min_age_s: float = STALE_TEMP_S, *, recursive: bool = True, skip_dirs: tuple[str, ...] = ()
+) -> int:
     """Delete memsync's temp files (names starting with ``TEMP_PREFIX``) under the directory ``root``
     whose mtime is at least ``min_age_s`` seconds old, and return how many went.
 
@@ -263,8 +264,11 @@ def sweep_temps(root: Path, min_age_s: float = STALE_TEMP_S, *, recursive: bool 
                 if entry.is_dir(follow_symlinks=False):
                     if recursive and entry.name not in skip_dirs:
                         pending.append(entry.path)
-                elif (entry.name.startswith(TEMP_PREFIX) and entry.is_file(follow_symlinks=False)
-                      and entry.stat(follow_symlinks=False).st_mtime <= cutoff):
+                elif (
+                    entry.name.startswith(TEMP_PREFIX)
+                    and entry.is_file(follow_symlinks=False)
+                    and entry.stat(follow_symlinks=False).st_mtime <= cutoff
+                ):
                     os.unlink(entry.path)
                     removed += 1
             except OSError:

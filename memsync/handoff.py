@@ -91,8 +91,13 @@ HANDOFF_TAG = "handoff:"
 LOG_TAG = "daily-log"
 # Ends the daily-log line a receiver gets; such receipts are not knowledge and are never handed on.
 RECEIPT_MARK = "(memsync handoff)"
-KIND_TO_TYPE = {"preference": "user", "lesson": "feedback", "avoid": "feedback", "fact": "project",
-                "source": "reference"}
+KIND_TO_TYPE = {
+    "preference": "user",
+    "lesson": "feedback",
+    "avoid": "feedback",
+    "fact": "project",
+    "source": "reference",
+}
 TYPE_TO_KIND = {"user": "preference", "feedback": "lesson", "project": "fact", "reference": "source"}
 # A curated entry was written on purpose, so it ranks above an agent's first guess but below the user's
 # word; a daily-log item is an episodic note.
@@ -113,7 +118,9 @@ _DATE_KEYS = ("updated", "modified", "created")
 _ENTRY_SOURCE = re.compile(
     r"^Source: handoff from (?P<giver>\S+), entry (?P<id>[0-9a-f]{12}) \(kind (?P<kind>\w+), "
     r"scope (?P<scope>.+?)(?:, source (?P<source>.+?))?(?:, confidence (?P<confidence>[0-9.eE+-]+))?, "
-    r"created (?P<created>\S+)\)[ \t]*\r?$", re.MULTILINE)
+    r"created (?P<created>\S+)\)[ \t]*\r?$",
+    re.MULTILINE,
+)
 # Provenance lines a handoff appended to a curated file, stripped when comparing two copies of an entry.
 _SOURCE_TAIL = re.compile(rb"(?:\s*\nSource: handoff from [^\n]*)+\s*\Z")
 # The daily log a memory-file entry was handed from: source role:<agent>/daily/<day>.md.
@@ -150,15 +157,20 @@ class Filters:
         if unknown:
             raise MemsyncError(f"handoff: --kind {unknown[0]!r} is not a kind. Use one of {', '.join(KINDS)}")
         if self.min_confidence is not None and not 0 <= self.min_confidence <= 1:
-            raise MemsyncError(f"handoff: --min-confidence {self.min_confidence} is outside [0, 1]. "
-                               "Give a number such as 0.8")
+            raise MemsyncError(
+                f"handoff: --min-confidence {self.min_confidence} is outside [0, 1]. "
+                "Give a number such as 0.8"
+            )
 
     def keeps(self, item: Item) -> bool:
         """Whether ``item`` passes every filter (a field the item's format lacks passes)."""
         if self.kinds and item.kind not in self.kinds:
             return False
-        if self.scopes and item.scope is not None and not any(
-                scope_matches(item.scope, scope) for scope in self.scopes):
+        if (
+            self.scopes
+            and item.scope is not None
+            and not any(scope_matches(item.scope, scope) for scope in self.scopes)
+        ):
             return False
         if self.tags and item.origin != "log" and not set(self.tags) & set(item.tags):
             return False
@@ -223,8 +235,10 @@ class HandoffReport:
         """``N handed, M already present, K skipped (why)``; prefixed ``dry run:`` for a dry run."""
         reasons = Counter(skip.reason for skip in self.skipped)
         why = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
-        text = (f"{len(self.handed)} handed, {len(self.present)} already present, "
-                f"{len(self.skipped)} skipped" + (f" ({why})" if why else ""))
+        text = (
+            f"{len(self.handed)} handed, {len(self.present)} already present, "
+            f"{len(self.skipped)} skipped" + (f" ({why})" if why else "")
+        )
         return f"dry run: {text}; nothing written" if self.dry_run else text
 
 
@@ -273,8 +287,12 @@ def _tracked() -> list[tuple[set[str], Path]]:
     for store in load_config().stores.values():
         for track in store.tracks:
             fmt: AgentFormat = "jsonl" if track.live.suffix == ".jsonl" else "role"
-            names = {track.live.name, agent_name(track.live, fmt), track.store_path,
-                     track.store_path.rsplit("/", 1)[-1]}
+            names = {
+                track.live.name,
+                agent_name(track.live, fmt),
+                track.store_path,
+                track.store_path.rsplit("/", 1)[-1],
+            }
             result.append((names, track.live))
             result.extend(_folder_members(track.live, track.store_path))
     return result
@@ -336,18 +354,27 @@ def resolve_agent(spec: str, *, create: bool = False) -> Agent:
         return Agent(agent_name(path, "role"), path, "role")
     if path.is_file():
         if not _is_memory_file(path):
-            raise MemsyncError(f"handoff: {path} is neither a memory file (*.jsonl) nor a role directory. "
-                               "Give a memory file, a role directory or a tracked name")
+            raise MemsyncError(
+                f"handoff: {path} is neither a memory file (*.jsonl) nor a role directory. "
+                "Give a memory file, a role directory or a tracked name"
+            )
         return Agent(agent_name(path, "jsonl"), path, "jsonl")
     if path.exists() or not create:
-        names = sorted(agent_name(live, "jsonl") if live.suffix == ".jsonl" else agent_name(live, "role")
-                       for _, live in _tracked() if live.suffix == ".jsonl" or _is_role(live))
+        names = sorted(
+            agent_name(live, "jsonl") if live.suffix == ".jsonl" else agent_name(live, "role")
+            for _, live in _tracked()
+            if live.suffix == ".jsonl" or _is_role(live)
+        )
         known = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "") if names else "none"
-        raise MemsyncError(f"handoff: no tracked agent or path {spec!r} (tracked agents here: {known}). "
-                           "Give one of those names or an existing path")
+        raise MemsyncError(
+            f"handoff: no tracked agent or path {spec!r} (tracked agents here: {known}). "
+            "Give one of those names or an existing path"
+        )
     if "/" not in spec and path.suffix != ".jsonl":
-        raise MemsyncError(f"handoff: {spec!r} is not a tracked agent. To create a new role that syncs, "
-                           f"give its path in a tracked folder, such as ~/.agents/memory/{spec}")
+        raise MemsyncError(
+            f"handoff: {spec!r} is not a tracked agent. To create a new role that syncs, "
+            f"give its path in a tracked folder, such as ~/.agents/memory/{spec}"
+        )
     fmt = "jsonl" if path.suffix == ".jsonl" else "role"
     return Agent(agent_name(path, fmt), path, fmt)
 
@@ -358,8 +385,9 @@ def parse_since(value: str) -> datetime:
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise MemsyncError(f"handoff: --since {value!r} is not a date. Give one such as 2026-11-01 "
-                           "or 2026-11-01T09:00:00Z") from None
+        raise MemsyncError(
+            f"handoff: --since {value!r} is not a date. Give one such as 2026-11-01 or 2026-11-01T09:00:00Z"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
@@ -400,8 +428,20 @@ def _curated_tags(entry: CuratedEntry) -> tuple[str, ...]:
 def _entry_items(path: Path, now: datetime) -> list[Item]:
     if not path.exists():
         return []
-    return [Item("entry", f"entry {e.id}", e.kind, e.text, e.created, tags=e.tags, scope=e.scope,
-                 confidence=e.confidence, entry=e) for e in read_memory(path).view(now)]
+    return [
+        Item(
+            "entry",
+            f"entry {e.id}",
+            e.kind,
+            e.text,
+            e.created,
+            tags=e.tags,
+            scope=e.scope,
+            confidence=e.confidence,
+            entry=e,
+        )
+        for e in read_memory(path).view(now)
+    ]
 
 
 def _handed_entry(curated: CuratedEntry, text: str) -> Entry | None:
@@ -411,10 +451,16 @@ def _handed_entry(curated: CuratedEntry, text: str) -> Entry | None:
     if not matches:
         return None
     fields = matches[-1].groupdict()  # the last Source line is the one the latest handoff wrote
-    obj = {"id": fields["id"], "kind": fields["kind"], "text": text, "scope": fields["scope"],
-           "tags": [HANDOFF_TAG + fields["giver"]], "source": fields["source"],
-           "confidence": None if fields["confidence"] is None else float(fields["confidence"]),
-           "created_at": fields["created"]}
+    obj = {
+        "id": fields["id"],
+        "kind": fields["kind"],
+        "text": text,
+        "scope": fields["scope"],
+        "tags": [HANDOFF_TAG + fields["giver"]],
+        "source": fields["source"],
+        "confidence": None if fields["confidence"] is None else float(fields["confidence"]),
+        "created_at": fields["created"],
+    }
     record, errors = record_from_obj(obj)
     return record if isinstance(record, Entry) and not errors else None
 
@@ -428,18 +474,48 @@ def _role_items(path: Path) -> list[Item]:
         text = " ".join((curated.description or curated.name or curated.slug).split())
         entry = _handed_entry(curated, text)
         if entry is not None:
-            items.append(Item("curated", curated.path.name, entry.kind, text, entry.created, tags=entry.tags,
-                              scope=entry.scope, confidence=entry.confidence, entry=entry, curated=curated))
+            items.append(
+                Item(
+                    "curated",
+                    curated.path.name,
+                    entry.kind,
+                    text,
+                    entry.created,
+                    tags=entry.tags,
+                    scope=entry.scope,
+                    confidence=entry.confidence,
+                    entry=entry,
+                    curated=curated,
+                )
+            )
             continue
-        items.append(Item("curated", curated.path.name, kind_for_type(curated.type, text), text,
-                          _curated_created(curated), tags=_curated_tags(curated), curated=curated))
+        items.append(
+            Item(
+                "curated",
+                curated.path.name,
+                kind_for_type(curated.type, text),
+                text,
+                _curated_created(curated),
+                tags=_curated_tags(curated),
+                curated=curated,
+            )
+        )
     for daily in role.daily_logs()[-RECENT_LOGS:]:
         for note in daily.items:
             if RECEIPT_MARK in note.text:
                 continue
             moment = datetime.fromisoformat(f"{daily.date}T{note.time}:00+00:00")
-            items.append(Item("log", f"daily/{daily.path.name} [{note.time}]", "lesson", note.text, moment,
-                              log_date=daily.date, log_time=note.time))
+            items.append(
+                Item(
+                    "log",
+                    f"daily/{daily.path.name} [{note.time}]",
+                    "lesson",
+                    note.text,
+                    moment,
+                    log_date=daily.date,
+                    log_time=note.time,
+                )
+            )
     return items
 
 
@@ -459,7 +535,7 @@ def _provenance_tags(tags: Sequence[str], from_name: str) -> tuple[str, ...]:
 
 def giver(item: Item, from_name: str) -> str:
     """Who first handed ``item`` over: the agent its ``handoff:`` tag names, else ``from_name``."""
-    tagged = [tag[len(HANDOFF_TAG):] for tag in item.tags if tag.startswith(HANDOFF_TAG)]
+    tagged = [tag[len(HANDOFF_TAG) :] for tag in item.tags if tag.startswith(HANDOFF_TAG)]
     return tagged[0] if tagged else from_name
 
 
@@ -470,14 +546,24 @@ def as_entry(item: Item, from_name: str) -> Entry:
     tags = _provenance_tags(item.tags, from_name)
     if item.curated is not None:
         is_user = item.curated.type == "user"
-        return Entry(id=derived_id(from_name, item.curated.slug), kind=item.kind, text=item.text,
-                     created_at=format_timestamp(item.created), tags=tags,
-                     source=USER_SOURCE if is_user else f"role:{from_name}/{item.curated.path.name}",
-                     confidence=1.0 if is_user else CURATED_CONFIDENCE)
-    return Entry(id=_log_id(from_name, item.log_date, item.log_time, item.text),
-                 kind=item.kind, text=item.text, created_at=format_timestamp(item.created),
-                 tags=(*tags, LOG_TAG), source=f"role:{from_name}/daily/{item.log_date}.md",
-                 confidence=LOG_CONFIDENCE)
+        return Entry(
+            id=derived_id(from_name, item.curated.slug),
+            kind=item.kind,
+            text=item.text,
+            created_at=format_timestamp(item.created),
+            tags=tags,
+            source=USER_SOURCE if is_user else f"role:{from_name}/{item.curated.path.name}",
+            confidence=1.0 if is_user else CURATED_CONFIDENCE,
+        )
+    return Entry(
+        id=_log_id(from_name, item.log_date, item.log_time, item.text),
+        kind=item.kind,
+        text=item.text,
+        created_at=format_timestamp(item.created),
+        tags=(*tags, LOG_TAG),
+        source=f"role:{from_name}/daily/{item.log_date}.md",
+        confidence=LOG_CONFIDENCE,
+    )
 
 
 def _payload(item: Item, from_name: str, whole_files: bool) -> str:
@@ -510,8 +596,9 @@ class _Plan:
         self.skipped: list[Skip] = []
 
 
-def _to_memory_file(target: Agent, items: Sequence[Item], from_name: str, plan: _Plan,
-                    dry_run: bool, now: datetime) -> list[Path]:
+def _to_memory_file(
+    target: Agent, items: Sequence[Item], from_name: str, plan: _Plan, dry_run: bool, now: datetime
+) -> list[Path]:
     """Append each item's entry to TO unless TO already has a record with its id (ids are kept)."""
     records = read_memory(target.path).records if target.path.exists() else ()
     deleted = {r.record.id for r in records if isinstance(r.record, Tombstone)}
@@ -609,8 +696,13 @@ def _curated_plan(item: Item, from_name: str) -> _Curated | None:
         curated = item.curated
         original = curated.path.read_bytes()
         alt = f"{curated.slug}__from_{slugify(from_name)}"
-        return _Curated(item, ((curated.slug, curated.title), (alt, curated.title)), item.text,
-                        data=_with_source(original, source), original=original)
+        return _Curated(
+            item,
+            ((curated.slug, curated.title), (alt, curated.title)),
+            item.text,
+            data=_with_source(original, source),
+            original=original,
+        )
     if item.entry is None:
         return None
     entry = item.entry
@@ -680,8 +772,9 @@ def _own_entry(entry: Entry, target: Agent, curated_ids: set[str]) -> bool:
     return any(entry.id == _log_id(target.name, daily.date, note.time, note.text) for note in daily.items)
 
 
-def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Plan,
-                 dry_run: bool, now: datetime) -> list[Path]:
+def _to_role_dir(
+    target: Agent, items: Sequence[Item], from_name: str, plan: _Plan, dry_run: bool, now: datetime
+) -> list[Path]:
     """Write each item as a curated entry of TO under the first free slug (or find it already there),
     then log one line in TO's daily log saying what was received."""
     taken: set[str] = set()
@@ -697,8 +790,14 @@ def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Pl
             continue
         curated = _curated_plan(item, from_name)
         if curated is None:
-            plan.skipped.append(Skip(item.label, "daily-log item", "a role directory receives curated "
-                                     "entries; its daily log stays its own", listed=False))
+            plan.skipped.append(
+                Skip(
+                    item.label,
+                    "daily-log item",
+                    "a role directory receives curated entries; its daily log stays its own",
+                    listed=False,
+                )
+            )
             continue
         choice = _choose_slug(curated, target.path, taken)
         if choice is None:
@@ -725,12 +824,15 @@ def _to_role_dir(target: Agent, items: Sequence[Item], from_name: str, plan: _Pl
     return written
 
 
-def _write_out(out: Path, items: Sequence[Item], from_name: str, plan: _Plan, dry_run: bool,
-               now: datetime) -> list[Path]:
+def _write_out(
+    out: Path, items: Sequence[Item], from_name: str, plan: _Plan, dry_run: bool, now: datetime
+) -> list[Path]:
     """Write a new standalone agent-memory/0.1 file holding the items' entries (refuses to replace one)."""
     if out.exists():
-        raise MemsyncError(f"handoff: --out {out} already exists. Give a new file name, or hand the memory "
-                           f"to it with `memsync handoff FROM {out}`")
+        raise MemsyncError(
+            f"handoff: --out {out} already exists. Give a new file name, or hand the memory "
+            f"to it with `memsync handoff FROM {out}`"
+        )
     lines = [canonical_json(Header(format=FORMAT, created_at=format_timestamp(now)).to_obj())]
     for item in items:
         lines.append(canonical_json(as_entry(item, from_name).to_obj()))
@@ -757,10 +859,16 @@ def _prompt(items: Sequence[Item], from_name: str, plan: _Plan, max_bytes: int) 
     return text
 
 
-def handoff(from_agent: str, to_agent: str | None, filters: Filters | None = None,
-            max_bytes: int = DEFAULT_MAX_BYTES, dry_run: bool = False,
-            fmt: Literal["write", "prompt"] = "write", out: Path | None = None,
-            now: datetime | None = None) -> HandoffReport:
+def handoff(
+    from_agent: str,
+    to_agent: str | None,
+    filters: Filters | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    dry_run: bool = False,
+    fmt: Literal["write", "prompt"] = "write",
+    out: Path | None = None,
+    now: datetime | None = None,
+) -> HandoffReport:
     """Hand FROM's live view (filtered, secrets skipped) to TO; see the module doc for every rule.
 
     ``from_agent``/``to_agent`` are tracked names or paths (:func:`resolve_agent`; a missing TO path is
@@ -774,12 +882,14 @@ def handoff(from_agent: str, to_agent: str | None, filters: Filters | None = Non
     target = resolve_agent(to_agent, create=True) if to_agent is not None else None
     if target is None and fmt == "write" and out is None:
         raise MemsyncError("handoff: no TO given. Name the receiving agent, or use --format prompt or --out")
-    return _handoff(source, target, filters or Filters(), max_bytes, dry_run, fmt, out,
-                    now or datetime.now(UTC))
+    return _handoff(
+        source, target, filters or Filters(), max_bytes, dry_run, fmt, out, now or datetime.now(UTC)
+    )
 
 
-def import_file(path: Path, to_agent: str, dry_run: bool = False,
-                now: datetime | None = None) -> HandoffReport:
+def import_file(
+    path: Path, to_agent: str, dry_run: bool = False, now: datetime | None = None
+) -> HandoffReport:
     """Receive a memory file (e.g. one written by ``handoff --out``) into TO, with handoff's dedupe rules:
     entry ids kept, entries TO already has counted as present, secrets skipped.
 
@@ -789,12 +899,28 @@ def import_file(path: Path, to_agent: str, dry_run: bool = False,
     if not path.is_file() or not _is_memory_file(path):
         raise MemsyncError(f"import: {path} is not a memory file. Give an agent-memory/0.1 file (*.jsonl)")
     source = Agent(agent_name(path, "jsonl"), path, "jsonl")
-    return _handoff(source, resolve_agent(to_agent, create=True), Filters(), DEFAULT_MAX_BYTES, dry_run,
-                    "write", None, now or datetime.now(UTC))
+    return _handoff(
+        source,
+        resolve_agent(to_agent, create=True),
+        Filters(),
+        DEFAULT_MAX_BYTES,
+        dry_run,
+        "write",
+        None,
+        now or datetime.now(UTC),
+    )
 
 
-def _handoff(source: Agent, target: Agent | None, filters: Filters, max_bytes: int, dry_run: bool,
-             fmt: Literal["write", "prompt"], out: Path | None, now: datetime) -> HandoffReport:
+def _handoff(
+    source: Agent,
+    target: Agent | None,
+    filters: Filters,
+    max_bytes: int,
+    dry_run: bool,
+    fmt: Literal["write", "prompt"],
+    out: Path | None,
+    now: datetime,
+) -> HandoffReport:
     if max_bytes < 1:
         raise MemsyncError(f"handoff: --max-bytes {max_bytes} must be at least 1. Give a size in bytes")
     if target is not None and Path(os.path.abspath(target.path)) == Path(os.path.abspath(source.path)):
@@ -814,9 +940,14 @@ def _handoff(source: Agent, target: Agent | None, filters: Filters, max_bytes: i
         writer = _to_memory_file if target.format == "jsonl" else _to_role_dir
         written = writer(target, items, source.name, plan, dry_run, now)
     report = HandoffReport(
-        source=source.name, target=str(out) if out is not None else (target.name if target else "prompt"),
-        handed=tuple(plan.handed), present=tuple(plan.present), skipped=tuple(plan.skipped),
-        dry_run=dry_run and fmt == "write", prompt=prompt, written=tuple(written),
+        source=source.name,
+        target=str(out) if out is not None else (target.name if target else "prompt"),
+        handed=tuple(plan.handed),
+        present=tuple(plan.present),
+        skipped=tuple(plan.skipped),
+        dry_run=dry_run and fmt == "write",
+        prompt=prompt,
+        written=tuple(written),
     )
     log.debug("handoff %s -> %s: %s", report.source, report.target, report.summary())
     return report

@@ -114,7 +114,7 @@ def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
     """Complete lines of ``data`` (an unterminated last line counts), BOM, CR ends and conflict-marker
     lines dropped."""
     if at_file_start and data.startswith(_BOM):
-        data = data[len(_BOM):]
+        data = data[len(_BOM) :]
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
@@ -172,12 +172,14 @@ def _merge_lines(
         headers = [line for line in ours + theirs if line.header]
         skip = {line.ident for side in (base, ours, theirs) for line in side if line.header}
         if headers:
-            chosen = min(headers, key=lambda line: (_text_field(line.record, "created_at", "\uffff"),
-                                                    line.ident))
+            chosen = min(
+                headers, key=lambda line: (_text_field(line.record, "created_at", "\uffff"), line.ident)
+            )
             out.append(variant(chosen.ident))
     ours_ids, theirs_ids = firsts[1].keys(), firsts[2].keys()
     out.extend(
-        variant(line.ident) for line in base
+        variant(line.ident)
+        for line in base
         if line.ident in ours_ids and line.ident in theirs_ids and line.ident not in skip
     )
     added: dict[bytes, _Line] = {}
@@ -186,8 +188,13 @@ def _merge_lines(
             added.setdefault(line.ident, line)
 
     def order(line: _Line) -> tuple[bool, bool, str, str, bytes]:
-        return (not line.header, line.record is None, _text_field(line.record, "created_at"),
-                _text_field(line.record, "id"), line.ident)
+        return (
+            not line.header,
+            line.record is None,
+            _text_field(line.record, "created_at"),
+            _text_field(line.record, "id"),
+            line.ident,
+        )
 
     out.extend(variant(line.ident) for line in sorted(added.values(), key=order))
     return out
@@ -272,6 +279,7 @@ def merge_jsonl_files(base: Path, ours: Path, theirs: Path, out: BinaryIO) -> No
     about the size of the tails, not of the files. Raises ``OSError`` on I/O errors.
     """
     with base.open("rb") as b, ours.open("rb") as o, theirs.open("rb") as t:
+
         def copy_prefix(size: int) -> None:
             out.flush()
             _copy_range(o.fileno(), out.fileno(), size)

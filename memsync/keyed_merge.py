@@ -43,7 +43,7 @@ def _union2(first: Sequence[_T], second: Sequence[_T]) -> list[_T]:
     for a, b, size in SequenceMatcher(None, low, high, autojunk=False).get_matching_blocks():
         out.extend(low[i:a])
         out.extend(high[j:b])
-        out.extend(low[a:a + size])
+        out.extend(low[a : a + size])
         i, j = a + size, b + size
     return out
 
@@ -67,7 +67,7 @@ def _diff3(base: Sequence[_T], ours: Sequence[_T], theirs: Sequence[_T]) -> list
         while i + run < len(base) and to_ours.get(i + run) == j + run and to_theirs.get(i + run) == k + run:
             run += 1
         if run:
-            out.extend(base[i:i + run])
+            out.extend(base[i : i + run])
             i, j, k = i + run, j + run, k + run
             continue
         anchor = next((x for x in range(i, len(base)) if x in to_ours and x in to_theirs), None)
@@ -141,7 +141,7 @@ def merge_keyed(base: Sequence[Block], ours: Sequence[Block], theirs: Sequence[B
         side = next(tokens for tokens in sides if ("k", key) in tokens)
         where = side.index(("k", key))
         before = [v for kind, v in side[:where] if kind == "k" and v in placed]
-        after = [v for kind, v in side[where + 1:] if kind == "k" and v in placed]
+        after = [v for kind, v in side[where + 1 :] if kind == "k" and v in placed]
         at = len(out)
         if before:
             at = next(n for n, (k, _) in enumerate(out) if k == before[-1]) + 1

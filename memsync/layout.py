@@ -17,8 +17,18 @@ DAILY_LOG = re.compile(r"(?:^|/)daily/[0-9]{4}-[0-9]{2}-[0-9]{2}\.md\Z")
 
 # Editor swap/backup/probe files, emacs locks, our own temp files, the locally generated snapshot.
 IGNORED_NAMES = (
-    "*.swp", "*.swo", "*.swx", "*.swpx", "*~", ".#*", "#*#", "*.tmp", "4913",
-    f"{TEMP_PREFIX}*", "snapshot.md", ".DS_Store",
+    "*.swp",
+    "*.swo",
+    "*.swx",
+    "*.swpx",
+    "*~",
+    ".#*",
+    "#*#",
+    "*.tmp",
+    "4913",
+    f"{TEMP_PREFIX}*",
+    "snapshot.md",
+    ".DS_Store",
 )
 IGNORED_DIRS = (".git",)
 # memsync's own files in a store (format version, purge records): no track maps them (config refuses a

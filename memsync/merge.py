@@ -30,8 +30,15 @@ from memsync.jsonl_merge import merge_jsonl, merge_jsonl_files
 from memsync.keyed_merge import Block, merge_keyed
 
 __all__ = [
-    "BOTH_KEPT_NOTE", "BOTH_KEPT_NOTE_PREFIX", "BOTH_KEPT_VERSION_PREFIX", "merge_daily", "merge_entry",
-    "merge_for_path", "merge_index", "merge_jsonl", "merge_jsonl_files",
+    "BOTH_KEPT_NOTE",
+    "BOTH_KEPT_NOTE_PREFIX",
+    "BOTH_KEPT_VERSION_PREFIX",
+    "merge_daily",
+    "merge_entry",
+    "merge_for_path",
+    "merge_index",
+    "merge_jsonl",
+    "merge_jsonl_files",
 ]
 
 # The first words of the note the entry driver writes above two kept versions; `memsync status` greps
@@ -54,7 +61,7 @@ def _decode(data: bytes) -> str:
 def _normalise_text(data: bytes) -> bytes:
     """A markdown file's bytes with a leading UTF-8 BOM dropped, CRLF turned into LF and a final newline."""
     if data.startswith(_BOM):
-        data = data[len(_BOM):]
+        data = data[len(_BOM) :]
     data = data.replace(b"\r\n", b"\n")
     if data and not data.endswith(b"\n"):
         data += b"\n"
@@ -125,16 +132,19 @@ def _two_blocks(ours: list[bytes], theirs: list[bytes], *, inner: bool) -> list[
     common = _common_start(ours, theirs)
     ours_rest, theirs_rest = ours[common:], theirs[common:]
     tail = 0
-    while (inner and tail < min(len(ours_rest), len(theirs_rest))
-           and ours_rest[-1 - tail] == theirs_rest[-1 - tail]):
+    while (
+        inner
+        and tail < min(len(ours_rest), len(theirs_rest))
+        and ours_rest[-1 - tail] == theirs_rest[-1 - tail]
+    ):
         tail += 1
-    blocks = [ours_rest[:len(ours_rest) - tail], theirs_rest[:len(theirs_rest) - tail]]
+    blocks = [ours_rest[: len(ours_rest) - tail], theirs_rest[: len(theirs_rest) - tail]]
     stamps = [_stamp(b"".join(block)) for block in blocks]
     if stamps[0] is not None and stamps[1] is not None and stamps[0] != stamps[1]:
         blocks = [block for _, block in sorted(zip(stamps, blocks, strict=True))]
     else:
         blocks.sort()
-    return ours[:common] + blocks[0] + blocks[1] + ours_rest[len(ours_rest) - tail:]
+    return ours[:common] + blocks[0] + blocks[1] + ours_rest[len(ours_rest) - tail :]
 
 
 # A line with a letter, a digit or a non-ASCII byte: text, not a blank line or bare markup (```, ---, |-|).
@@ -151,18 +161,26 @@ def _shared_lines(ours: list[bytes], theirs: list[bytes]) -> list[tuple[int, int
     a line each machine wrote on its own (invariant I1: both copies stay), so it is left out. A longest
     chain of the runs' lines holds every run whole (a run's next line always fits in after it)."""
     ours_count, theirs_count = Counter(ours), Counter(theirs)
-    once = {line for line in ours_count.keys() & theirs_count.keys()
-            if ours_count[line] == theirs_count[line] == 1 and _TEXT.search(line)}
+    once = {
+        line
+        for line in ours_count.keys() & theirs_count.keys()
+        if ours_count[line] == theirs_count[line] == 1 and _TEXT.search(line)
+    }
     if not once:
         return []  # the usual case, two different appends: no pass over the lines below
     theirs_at = {line: j for j, line in enumerate(theirs) if line in once}
     pairs = [(i, theirs_at[line]) for i, line in enumerate(ours) if line in once]
     # linked[k]: pairs k and k + 1 (next in ours, and then next in theirs too) are one stretch of equal
     # lines on both sides (usually next to each other); the stretches compared are disjoint: O(n).
-    linked = [i2 - i1 == j2 - j1 > 0 and (i2 - i1 == 1 or ours[i1 + 1:i2] == theirs[j1 + 1:j2])
-              for (i1, j1), (i2, j2) in pairwise(pairs)]
-    pairs = [pair for pair, to_next, to_last in zip(pairs, [*linked, False], [False, *linked], strict=True)
-             if to_next or to_last]
+    linked = [
+        i2 - i1 == j2 - j1 > 0 and (i2 - i1 == 1 or ours[i1 + 1 : i2] == theirs[j1 + 1 : j2])
+        for (i1, j1), (i2, j2) in pairwise(pairs)
+    ]
+    pairs = [
+        pair
+        for pair, to_next, to_last in zip(pairs, [*linked, False], [False, *linked], strict=True)
+        if to_next or to_last
+    ]
     if all(left[1] < right[1] for left, right in pairwise(pairs)):
         return pairs  # the usual case: both sides hold the shared lines in one order
     # Longest increasing subsequence of the j's (patience sorting): ends[k] is the pair that ends the
@@ -234,8 +252,13 @@ def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
         return trivial
     base, ours, theirs = _normalise_text(base), _normalise_text(ours), _normalise_text(theirs)
     base_lines, ours_lines, theirs_lines = (_LF_LINE.findall(data) for data in (base, ours, theirs))
-    if (not base_lines and ours_lines and theirs_lines and ours_lines[0].startswith(b"# ")
-            and theirs_lines[0].startswith(b"# ")):
+    if (
+        not base_lines
+        and ours_lines
+        and theirs_lines
+        and ours_lines[0].startswith(b"# ")
+        and theirs_lines[0].startswith(b"# ")
+    ):
         ours_lines[0] = theirs_lines[0] = min(ours_lines[0], theirs_lines[0])
     ours_gaps, theirs_gaps = _insertions(base_lines, ours_lines), _insertions(base_lines, theirs_lines)
     if ours_gaps is None or theirs_gaps is None:
@@ -249,7 +272,7 @@ def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     out: list[bytes] = []
     for place, (ours_gap, theirs_gap) in enumerate(zip(ours_gaps, theirs_gaps, strict=True)):
         out.extend(_merge_gap(ours_gap, theirs_gap, inner=place < len(base_lines)))
-        out.extend(base_lines[place:place + 1])
+        out.extend(base_lines[place : place + 1])
     return b"".join(out)
 
 
@@ -329,7 +352,9 @@ def _git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
         for first, second in ((paths[1], paths[2]), (paths[2], paths[1])):
             done = subprocess.run(
                 ["git", "merge-file", "-p", "-q", first, paths[0], second],
-                capture_output=True, check=False, timeout=60,
+                capture_output=True,
+                check=False,
+                timeout=60,
             )
             if done.returncode != 0:
                 return None
@@ -374,7 +399,10 @@ def merge_entry(base: bytes, ours: bytes, theirs: bytes) -> bytes:
 
 
 _DRIVERS: dict[str, Callable[[bytes, bytes, bytes], bytes]] = {
-    "jsonl": merge_jsonl, "daily": merge_daily, "index": merge_index, "entry": merge_entry,
+    "jsonl": merge_jsonl,
+    "daily": merge_daily,
+    "index": merge_index,
+    "entry": merge_entry,
 }
 
 

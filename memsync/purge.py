@@ -89,13 +89,18 @@ class Needle:
 
     def __post_init__(self) -> None:
         if (self.text is not None and self.entry_id is not None) or (
-                self.text is None and self.entry_id is None and not self.line_hashes):
-            raise MemsyncError("cannot purge: give either TEXT or --entry ID (not both, not neither). "
-                               "See `memsync purge --help`")
+            self.text is None and self.entry_id is None and not self.line_hashes
+        ):
+            raise MemsyncError(
+                "cannot purge: give either TEXT or --entry ID (not both, not neither). "
+                "See `memsync purge --help`"
+            )
         value = self.text if self.text is not None else self.entry_id
         if value is not None and ("\n" in value or len(value.strip()) < MIN_TEXT_CHARS):
-            raise MemsyncError(f"cannot purge {value!r}: it must be one line of at least {MIN_TEXT_CHARS} "
-                               "characters, or it would remove far more than meant. Give the exact text")
+            raise MemsyncError(
+                f"cannot purge {value!r}: it must be one line of at least {MIN_TEXT_CHARS} "
+                "characters, or it would remove far more than meant. Give the exact text"
+            )
 
     def matches(self, line: bytes) -> bool:
         """True when the raw ``line`` (with or without its line end) must go."""
@@ -152,8 +157,10 @@ def purge(path: Path, needle: Needle, store_name: str | None = None) -> list[Pur
     git failing), in which case nothing was force-pushed."""
     config = load_config(path)
     if store_name is not None and store_name not in config.stores:
-        raise MemsyncError(f"cannot purge: no store named {store_name!r} in {path}. "
-                           f"Stores: {', '.join(config.stores) or 'none'}")
+        raise MemsyncError(
+            f"cannot purge: no store named {store_name!r} in {path}. "
+            f"Stores: {', '.join(config.stores) or 'none'}"
+        )
     names = [store_name] if store_name is not None else list(config.stores)
     return [_purge_store(config, config.stores[name], needle) for name in names]
 
@@ -166,9 +173,11 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
             if outcome.status == "diverged":
                 diverged.add(outcome.remote)  # rewritten, most likely by another machine's purge
             elif outcome.status != "ok":
-                raise MemsyncError(f"cannot purge store {store_cfg.name!r}: remote {outcome.remote}: "
-                                   f"{outcome.message}. Purge rewrites every remote, so all must be "
-                                   "reachable; retry when they are (nothing was changed)")
+                raise MemsyncError(
+                    f"cannot purge store {store_cfg.name!r}: remote {outcome.remote}: "
+                    f"{outcome.message}. Purge rewrites every remote, so all must be "
+                    "reachable; retry when they are (nothing was changed)"
+                )
         # Force-pushing this machine's rewrite over a rewritten remote would drop that rewrite's purge
         # record and bring its text back: adopt the remote first, and purge on top of its history.
         adopted = []
@@ -188,20 +197,28 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
         changed, history_dropped = _rewrite_history(git, needle)
         if changed:
             _add_record(store, (live_dropped | history_dropped) - known)
-        remotes = [_publish_rewrite(store, git, name, before[name], needle, name in diverged)
-                   for name in store_cfg.remotes]
+        remotes = [
+            _publish_rewrite(store, git, name, before[name], needle, name in diverged)
+            for name in store_cfg.remotes
+        ]
         reset_sync_state(store, needle)
     for done in adopted:
         live_lines += done.live_lines
         live_files += [path for path in done.live_files if path not in live_files]
         changed += done.objects_changed
     report = PurgeReport(store_cfg.name, live_lines, tuple(live_files), changed, tuple(remotes))
-    log.info("store %s: purged %s: %d live lines, %d objects rewritten", store_cfg.name, needle.describe(),
-             live_lines, changed)
+    log.info(
+        "store %s: purged %s: %d live lines, %d objects rewritten",
+        store_cfg.name,
+        needle.describe(),
+        live_lines,
+        changed,
+    )
     return report
 
 
 # --- live files ----------------------------------------------------------------------------------
+
 
 def _live_files(track: Track) -> Iterator[Path]:
     """The regular files of a tracked path (a file, or a directory walked without following symlinks)."""
@@ -213,8 +230,11 @@ def _live_files(track: Track) -> Iterator[Path]:
         dirnames[:] = [d for d in dirnames if not is_ignored(d)]
         for name in filenames:
             path = here / name
-            if not is_ignored(path.relative_to(track.live).as_posix()) and path.is_file() \
-                    and not path.is_symlink():
+            if (
+                not is_ignored(path.relative_to(track.live).as_posix())
+                and path.is_file()
+                and not path.is_symlink()
+            ):
                 yield path
 
 
@@ -232,8 +252,9 @@ def _clean_live(tracks: tuple[Track, ...], needle: Needle) -> tuple[int, list[Pa
                     if dropped:
                         atomic_write(path, kept)
             except OSError as exc:
-                raise MemsyncError(f"cannot purge {path}: {exc.strerror or exc}. Fix its permissions and "
-                                   "run the purge again") from exc
+                raise MemsyncError(
+                    f"cannot purge {path}: {exc.strerror or exc}. Fix its permissions and run the purge again"
+                ) from exc
             if dropped:
                 removed += len(dropped)
                 files.append(path)
@@ -243,28 +264,47 @@ def _clean_live(tracks: tuple[Track, ...], needle: Needle) -> tuple[int, list[Pa
 
 # --- history -------------------------------------------------------------------------------------
 
+
 class _Git:
     """git in one store, pinned to it (never the caller's repository or config), with a timeout."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.env = {**os.environ, "GIT_DIR": str(store.git_dir), "GIT_WORK_TREE": str(store.worktree),
-                    "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_COUNT": "0",
-                    "GIT_INDEX_FILE": str(store.git_dir / "index")}
+        self.env = {
+            **os.environ,
+            "GIT_DIR": str(store.git_dir),
+            "GIT_WORK_TREE": str(store.worktree),
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_CONFIG_PARAMETERS": "",
+            "GIT_CONFIG_COUNT": "0",
+            "GIT_INDEX_FILE": str(store.git_dir / "index"),
+        }
 
-    def run(self, *args: str, stdin: bytes | None = None,
-            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self, *args: str, stdin: bytes | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run ``git ARGS``; raise ``MemsyncError`` naming the command when ``check`` and it fails."""
         try:
-            result = subprocess.run(["git", *args], cwd=self.store.worktree, env=self.env, input=stdin,
-                                    capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
+            result = subprocess.run(
+                ["git", *args],
+                cwd=self.store.worktree,
+                env=self.env,
+                input=stdin,
+                capture_output=True,
+                timeout=GIT_TIMEOUT_S,
+                check=False,
+            )
         except subprocess.TimeoutExpired as exc:
-            raise MemsyncError(f"cannot purge store {self.store.cfg.name!r}: `git {args[0]}` took more than "
-                               f"{GIT_TIMEOUT_S:.0f} s. Retry") from exc
+            raise MemsyncError(
+                f"cannot purge store {self.store.cfg.name!r}: `git {args[0]}` took more than "
+                f"{GIT_TIMEOUT_S:.0f} s. Retry"
+            ) from exc
         if check and result.returncode != 0:
             reason = result.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"]
-            raise MemsyncError(f"cannot purge store {self.store.cfg.name!r}: `git {args[0]}` failed: "
-                               f"{reason[-1]}. Check {self.store.worktree} with `memsync status`")
+            raise MemsyncError(
+                f"cannot purge store {self.store.cfg.name!r}: `git {args[0]}` failed: "
+                f"{reason[-1]}. Check {self.store.worktree} with `memsync status`"
+            )
         return result
 
     def rev(self, ref: str) -> str | None:
@@ -290,7 +330,7 @@ def filter_stream(stream: bytes, needle: Needle) -> tuple[bytes, int, frozenset[
         line = stream[pos:end]
         if line.startswith(b"data ") and not line.startswith(b"data <<"):
             size = int(line[5:])
-            payload = stream[end + 1:end + 1 + size]
+            payload = stream[end + 1 : end + 1 + size]
             kept, dropped = needle.drop_lines(payload)
             changed += bool(dropped)
             hashes.update(line_hash(gone) for gone in dropped)
@@ -305,8 +345,9 @@ def filter_stream(stream: bytes, needle: Needle) -> tuple[bytes, int, frozenset[
 def _rewrite_history(git: _Git, needle: Needle) -> tuple[int, frozenset[str]]:
     """Rewrite every ref without the matching lines; drop the old objects. Returns how many payloads
     changed and the :func:`line_hash` of every dropped line."""
-    exported = git.run("fast-export", "--all", "--signed-tags=strip", "--tag-of-filtered-object=rewrite",
-                       "--reencode=no").stdout
+    exported = git.run(
+        "fast-export", "--all", "--signed-tags=strip", "--tag-of-filtered-object=rewrite", "--reencode=no"
+    ).stdout
     filtered, changed, hashes = filter_stream(exported, needle)
     if not changed:
         return 0, hashes
@@ -321,13 +362,18 @@ def _rewrite_history(git: _Git, needle: Needle) -> tuple[int, frozenset[str]]:
 
 # --- purge records -------------------------------------------------------------------------------
 
+
 def record_line(hashes: Iterable[str], host: str, at: datetime) -> bytes:
     """One purge record (a JSON line starting with ``_RECORD_PREFIX``): the sorted line hashes, the
     host and UTC time of the purge, and an id derived from the hashes. Holds no purged text."""
     lines = sorted(set(hashes))
-    record = {"memsync_purge": 1, "created_at": at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-              "id": "purge-" + hashlib.sha256("".join(lines).encode()).hexdigest()[:16], "host": host,
-              "lines": lines}
+    record = {
+        "memsync_purge": 1,
+        "created_at": at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "id": "purge-" + hashlib.sha256("".join(lines).encode()).hexdigest()[:16],
+        "host": host,
+        "lines": lines,
+    }
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
@@ -389,8 +435,13 @@ def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
     live_lines, live_files, _ = _clean_live(store.cfg.tracks, needle)
     changed, _ = _rewrite_history(git, needle)
     if live_lines or changed:
-        log.info("store %s: honoured %s's purge records: %d live lines, %d objects rewritten",
-                 store.cfg.name, remote, live_lines, changed)
+        log.info(
+            "store %s: honoured %s's purge records: %d live lines, %d objects rewritten",
+            store.cfg.name,
+            remote,
+            live_lines,
+            changed,
+        )
     return PurgeReport(store.cfg.name, live_lines, tuple(live_files), changed, ())
 
 
@@ -419,9 +470,16 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
             for path in state.paths():
                 old = state.get(path)
                 if old is not None:
-                    state.put(FileState(path, synced=clean(old.synced), synced_known=old.synced_known,
-                                        kept=clean(old.kept), kept_base=clean(old.kept_base),
-                                        kept_present=old.kept_present))
+                    state.put(
+                        FileState(
+                            path,
+                            synced=clean(old.synced),
+                            synced_known=old.synced_known,
+                            kept=clean(old.kept),
+                            kept_base=clean(old.kept_base),
+                            kept_present=old.kept_present,
+                        )
+                    )
                 state.drop_publish(path)
                 state.drop_delivery(path)
         state.scrub()
@@ -436,15 +494,16 @@ def _remote_holds(git: _Git, head: str, needle: Needle) -> bool:
     while pos < len(batch):
         header_end = batch.index(b"\n", pos)
         _, kind, size = batch[pos:header_end].split()
-        data = batch[header_end + 1:header_end + 1 + int(size)]
+        data = batch[header_end + 1 : header_end + 1 + int(size)]
         pos = header_end + 1 + int(size) + 1
         if kind == b"blob" and any(needle.matches(line) for line in data.splitlines()):
             return True
     return False
 
 
-def _publish_rewrite(store: Store, git: _Git, remote: str, before: str | None, needle: Needle,
-                     diverged: bool) -> str:
+def _publish_rewrite(
+    store: Store, git: _Git, remote: str, before: str | None, needle: Needle, diverged: bool
+) -> str:
     """Bring ``remote`` to the rewritten history; return what was done, in one line.
 
     ``before`` is the remote head merged before the rewrite. If the remote still has exactly that head and
@@ -461,16 +520,24 @@ def _publish_rewrite(store: Store, git: _Git, remote: str, before: str | None, n
     known = git.run("cat-file", "-e", f"{head}^{{commit}}", check=False).returncode == 0
     if not known and head == before:
         # The one force push memsync makes, with a lease on the head this purge started from.
-        git.run("push", "--quiet", "--no-verify", f"--force-with-lease=refs/heads/{branch}:{head}", remote,
-                f"HEAD:refs/heads/{branch}")
+        git.run(
+            "push",
+            "--quiet",
+            "--no-verify",
+            f"--force-with-lease=refs/heads/{branch}:{head}",
+            remote,
+            f"HEAD:refs/heads/{branch}",
+        )
         store.resync(remote)  # trust the remote's new head (it is this store's own)
         return f"{remote}: force-pushed the rewritten history (the only force push memsync makes)"
     if not known:
         git.run("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}")
         if _remote_holds(git, head, needle):
-            raise MemsyncError(f"cannot purge store {store.cfg.name!r}: remote {remote} has a history this "
-                               f"machine never had and it still holds {needle.describe()}. Run `memsync "
-                               f"resync {remote}`, then purge again")
+            raise MemsyncError(
+                f"cannot purge store {store.cfg.name!r}: remote {remote} has a history this "
+                f"machine never had and it still holds {needle.describe()}. Run `memsync "
+                f"resync {remote}`, then purge again"
+            )
     adopted = diverged or not git.is_ancestor(head, local)
     # resync also refreshes the remote head memsync recorded, which the rewrite may have pruned.
     outcome = store.resync(remote)

@@ -73,19 +73,34 @@ _EXTRA_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     ("OpenAI-style API key", ("sk-",), re.compile(r"\bsk-(?:[a-z]+-)*[A-Za-z0-9_-]{32,}")),
     ("GitHub fine-grained token", ("github_pat_",), re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}")),
     ("GitHub Token", ("gh[pousr]_",), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}")),
-    ("GitLab Token", ("gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-",),
-     re.compile(r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_.-]{20,}")),
-    ("Slack Token", ("xox", "xapp-"),
-     re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
-    ("AWS Access Key", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-     re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b")),
+    (
+        "GitLab Token",
+        ("gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-",),
+        re.compile(r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_.-]{20,}"),
+    ),
+    (
+        "Slack Token",
+        ("xox", "xapp-"),
+        re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
+    ),
+    (
+        "AWS Access Key",
+        ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    ),
     ("Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
     ("Hugging Face token", ("hf_",), re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
-    ("JSON Web Token", ("eyJ",),
-     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    (
+        "JSON Web Token",
+        ("eyJ",),
+        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ),
     ("Private Key", ("-----BEGIN ",), _KEY_BLOCK_BEGIN),
-    ("Basic Auth Credentials", ("://",),
-     re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/]+")),
+    (
+        "Basic Auth Credentials",
+        ("://",),
+        re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/]+"),
+    ),
 )
 
 # In the case-folded text: what follows the keyword in detect-secrets' keyword plugins (Cloudant, IBM,
@@ -139,10 +154,16 @@ class _Detector:
     scan: Callable[[str], Iterator[str]]
 
 
-def _gated(scan: Callable[[str], Iterator[str]], gates: Iterable[str] = (),
-           folded_gates: Iterable[str] = ()) -> _Detector:
-    return _Detector((*((re.compile(gate), False) for gate in gates),
-                      *((re.compile(gate), True) for gate in folded_gates)), scan)
+def _gated(
+    scan: Callable[[str], Iterator[str]], gates: Iterable[str] = (), folded_gates: Iterable[str] = ()
+) -> _Detector:
+    return _Detector(
+        (
+            *((re.compile(gate), False) for gate in gates),
+            *((re.compile(gate), True) for gate in folded_gates),
+        ),
+        scan,
+    )
 
 
 def _plugin_scan(plugin: Any) -> Callable[[str], Iterator[str]]:
@@ -150,6 +171,7 @@ def _plugin_scan(plugin: Any) -> Callable[[str], Iterator[str]]:
         for value in plugin.analyze_string(line):
             if not _is_placeholder(value):
                 yield str(plugin.secret_type)
+
     return scan
 
 
@@ -159,6 +181,7 @@ def _pattern_scan(name: str, pattern: re.Pattern[str]) -> Callable[[str], Iterat
             value = match.groupdict().get("value") or match.group(0)
             if not _is_placeholder(value):
                 yield name
+
     return scan
 
 
@@ -193,18 +216,29 @@ def _detectors() -> tuple[_Detector, ...]:
     from detect_secrets.plugins.base import RegexBasedDetector
 
     classes: Iterable[type[Any]] = get_mapping_from_secret_type_to_class().values()
-    plugins = [cls() for cls in sorted(classes, key=lambda c: c.__name__)
-               if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _SKIPPED_PLUGINS]
+    plugins = [
+        cls()
+        for cls in sorted(classes, key=lambda c: c.__name__)
+        if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _SKIPPED_PLUGINS
+    ]
     return (
-        *(_gated(_plugin_scan(p), *_PLUGIN_GATES.get(type(p).__name__, ((_EVERY_LINE,), ())))
-          for p in plugins),
+        *(
+            _gated(_plugin_scan(p), *_PLUGIN_GATES.get(type(p).__name__, ((_EVERY_LINE,), ())))
+            for p in plugins
+        ),
         *(_gated(_pattern_scan(name, pattern), gates) for name, gates, pattern in _EXTRA_PATTERNS),
         # _ASSIGNMENT's keywords, each followed by the rest of a name, a quote and the assignment.
-        _gated(_assignment_scan, folded_gates=(
-            keyword + r"""[a-z0-9_-]*\\?["']?\s*[:=]"""
-            for keyword in ("pass", "pwd", "secret", "token", "key", "credential"))),
-        _gated(_password_sentence_scan, folded_gates=(r"pass(?:word|wd|phrase)\s+(?:is|was)\s",
-                                                      r"pwd\s+(?:is|was)\s")),
+        _gated(
+            _assignment_scan,
+            folded_gates=(
+                keyword + r"""[a-z0-9_-]*\\?["']?\s*[:=]"""
+                for keyword in ("pass", "pwd", "secret", "token", "key", "credential")
+            ),
+        ),
+        _gated(
+            _password_sentence_scan,
+            folded_gates=(r"pass(?:word|wd|phrase)\s+(?:is|was)\s", r"pwd\s+(?:is|was)\s"),
+        ),
         _gated(_auth_header_scan, ("Bearer", "Basic", "token")),
     )
 
@@ -293,8 +327,10 @@ def scan_text(text: str) -> list[Finding]:
         for gate in detector.gates:
             if gate not in gated:
                 pattern, in_folded = gate
-                gated[gate] = {bisect_right(starts, match.start()) - 1
-                               for match in pattern.finditer(folded if in_folded else text)}
+                gated[gate] = {
+                    bisect_right(starts, match.start()) - 1
+                    for match in pattern.finditer(folded if in_folded else text)
+                }
             candidates |= gated[gate]
         for index in candidates - key_body:
             findings.update(Finding(index + 1, name) for name in detector.scan(lines[index]))

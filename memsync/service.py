@@ -115,15 +115,17 @@ def unit_text(argv: Sequence[str], env: Mapping[str, str]) -> str:
 
 def launchd_plist(argv: Sequence[str], env: Mapping[str, str], log_path: Path) -> bytes:
     """The launchd agent (macOS) that keeps ``argv`` running with ``env``, logging to ``log_path``."""
-    return plistlib.dumps({
-        "Label": LAUNCHD_LABEL,
-        "ProgramArguments": list(argv),
-        "EnvironmentVariables": {**env, "PYTHONUNBUFFERED": "1"},
-        "RunAtLoad": True,
-        "KeepAlive": {"SuccessfulExit": False},
-        "StandardOutPath": str(log_path),
-        "StandardErrorPath": str(log_path),
-    })
+    return plistlib.dumps(
+        {
+            "Label": LAUNCHD_LABEL,
+            "ProgramArguments": list(argv),
+            "EnvironmentVariables": {**env, "PYTHONUNBUFFERED": "1"},
+            "RunAtLoad": True,
+            "KeepAlive": {"SuccessfulExit": False},
+            "StandardOutPath": str(log_path),
+            "StandardErrorPath": str(log_path),
+        }
+    )
 
 
 def unit_dir() -> Path:
@@ -139,8 +141,12 @@ def launchd_path() -> Path:
 
 def _systemctl(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["systemctl", "--user", *args], capture_output=True, text=True, check=False,
-        timeout=SYSTEMCTL_TIMEOUT_S, stdin=subprocess.DEVNULL,
+        ["systemctl", "--user", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=SYSTEMCTL_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -166,8 +172,10 @@ def user_systemd() -> str | None:
 
 def _fallback(reason: str) -> str:
     command = shlex.join(daemon_argv())
-    return (f"{reason}: the unit is written but not started. Run the daemon another way, e.g. "
-            f"`nohup {command} >>~/.memsync.log 2>&1 &`, or from your session's autostart.")
+    return (
+        f"{reason}: the unit is written but not started. Run the daemon another way, e.g. "
+        f"`nohup {command} >>~/.memsync.log 2>&1 &`, or from your session's autostart."
+    )
 
 
 def install() -> ServiceReport:
@@ -181,8 +189,10 @@ def install() -> ServiceReport:
     ``systemctl`` is reported in the lines, not raised.
     """
     if not config_path().exists():
-        raise MemsyncError(f"memsync service install: no config at {config_path()}. "
-                           "Run `memsync init` first, then install the service")
+        raise MemsyncError(
+            f"memsync service install: no config at {config_path()}. "
+            "Run `memsync init` first, then install the service"
+        )
     argv, env = daemon_argv(), service_env()
     if sys.platform == "darwin":
         path = launchd_path()
@@ -191,11 +201,24 @@ def install() -> ServiceReport:
         path.write_bytes(launchd_plist(argv, env, log))
         if shutil.which("launchctl") is None:
             return ServiceReport(path, False, (f"wrote {path}", _fallback("launchctl is not available")))
-        loaded = subprocess.run(["launchctl", "load", "-w", str(path)], capture_output=True, text=True,
-                                check=False, timeout=SYSTEMCTL_TIMEOUT_S)
+        loaded = subprocess.run(
+            ["launchctl", "load", "-w", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=SYSTEMCTL_TIMEOUT_S,
+        )
         ok = loaded.returncode == 0
-        return ServiceReport(path, ok, (f"wrote {path}", f"launchd agent loaded; logs in {log}" if ok else
-                                        f"launchctl load failed: {loaded.stderr.strip()}"))
+        return ServiceReport(
+            path,
+            ok,
+            (
+                f"wrote {path}",
+                f"launchd agent loaded; logs in {log}"
+                if ok
+                else f"launchctl load failed: {loaded.stderr.strip()}",
+            ),
+        )
     path = unit_dir() / UNIT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(unit_text(argv, env), encoding="utf-8")
@@ -220,8 +243,12 @@ def uninstall() -> ServiceReport:
     if sys.platform == "darwin":
         path = launchd_path()
         if path.exists() and shutil.which("launchctl"):
-            subprocess.run(["launchctl", "unload", "-w", str(path)], capture_output=True, check=False,
-                           timeout=SYSTEMCTL_TIMEOUT_S)
+            subprocess.run(
+                ["launchctl", "unload", "-w", str(path)],
+                capture_output=True,
+                check=False,
+                timeout=SYSTEMCTL_TIMEOUT_S,
+            )
     else:
         path = unit_dir() / UNIT_NAME
         if user_systemd() is None:
@@ -238,8 +265,9 @@ def status() -> ServiceReport:
     """Whether the service file exists and, where a manager is reachable, whether it is active."""
     path = launchd_path() if sys.platform == "darwin" else unit_dir() / UNIT_NAME
     if not path.exists():
-        return ServiceReport(path, False, (f"not installed ({path} does not exist); "
-                                           "run `memsync service install`",))
+        return ServiceReport(
+            path, False, (f"not installed ({path} does not exist); run `memsync service install`",)
+        )
     if sys.platform == "darwin":
         return ServiceReport(path, False, (f"installed: {path}",))
     reason = user_systemd()

@@ -67,8 +67,10 @@ def _edit(path: Path, mutate: Callable[[dict[str, Any]], None]) -> tuple[Config,
     if any(line.lstrip().startswith(b"#") or b" #" in line for line in before.splitlines()):
         backup = path.with_name(path.name + ".bak")
         backup.write_bytes(before)
-        lines.append(f"note: {path} is rewritten with tomli-w, which keeps every key and value but not "
-                     f"comments or formatting; the previous file is saved as {backup}")
+        lines.append(
+            f"note: {path} is rewritten with tomli-w, which keeps every key and value but not "
+            f"comments or formatting; the previous file is saved as {backup}"
+        )
     return edit_config(path, mutate), lines
 
 
@@ -104,8 +106,10 @@ def _reload_daemon(path: Path) -> str:
 def _store_table(raw: dict[str, Any], name: str) -> dict[str, Any]:
     stores = raw.setdefault("stores", {})
     if name not in stores:
-        raise MemsyncError(f"store {name!r} is not configured: it is not in the config. "
-                           f"Run `memsync store add {name}` or choose one of: {', '.join(stores) or 'none'}")
+        raise MemsyncError(
+            f"store {name!r} is not configured: it is not in the config. "
+            f"Run `memsync store add {name}` or choose one of: {', '.join(stores) or 'none'}"
+        )
     table: dict[str, Any] = stores[name]
     return table
 
@@ -132,9 +136,15 @@ def _overlapping(config: Config, live: Path, store: str = DEFAULT_STORE) -> Trac
 
 def _remote_has_branch(url: str, branch: str) -> bool:
     try:
-        done = subprocess.run(["git", "ls-remote", "--heads", url, branch], capture_output=True, text=True,
-                              check=False, timeout=REMOTE_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        done = subprocess.run(
+            ["git", "ls-remote", "--heads", url, branch],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=REMOTE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
     except subprocess.TimeoutExpired:
         return False  # the store's own fetch then reports the unreachable remote
     return done.returncode == 0 and bool(done.stdout.strip())
@@ -156,8 +166,9 @@ def _create_store(config: Config, store: StoreConfig) -> str:
     return f"store {store.name}: {store.path} created and pushed to {first[0]} ({first[1]}), which was empty"
 
 
-def _detected_tracks(locations: Sequence[Location],
-                     already: Config | None) -> tuple[list[Location], list[str]]:
+def _detected_tracks(
+    locations: Sequence[Location], already: Config | None
+) -> tuple[list[Location], list[str]]:
     chosen: list[Location] = []
     lines: list[str] = []
     for loc in locations:
@@ -170,8 +181,13 @@ def _detected_tracks(locations: Sequence[Location],
     return chosen, lines
 
 
-def init(remote: str | None = None, store: Path | None = None, branch: str | None = None,
-         tracks: Sequence[Path] = (), path: Path | None = None) -> Report:
+def init(
+    remote: str | None = None,
+    store: Path | None = None,
+    branch: str | None = None,
+    tracks: Sequence[Path] = (),
+    path: Path | None = None,
+) -> Report:
     """Write the config (``path``, default ``config_path()``) and create the default store ``personal``.
 
     ``remote``: URL of the store's ``origin`` (cloned if it has history, else a new store is pushed to
@@ -185,12 +201,16 @@ def init(remote: str | None = None, store: Path | None = None, branch: str | Non
     existing = load_config(path) if path.exists() else None
     current = existing.stores.get(DEFAULT_STORE) if existing else None
     if current is not None:
-        for key, want, have in (("origin", remote, current.remotes.get(DEFAULT_REMOTE)),
-                                ("path", store and _absolute(store), current.path),
-                                ("branch", branch, current.branch)):
+        for key, want, have in (
+            ("origin", remote, current.remotes.get(DEFAULT_REMOTE)),
+            ("path", store and _absolute(store), current.path),
+            ("branch", branch, current.branch),
+        ):
             if want is not None and have is not None and want != have:
-                raise MemsyncError(f"memsync init: store {DEFAULT_STORE} already has {key} {have}, "
-                                   f"not {want}. Change it with `memsync remote add|remove` or in the config")
+                raise MemsyncError(
+                    f"memsync init: store {DEFAULT_STORE} already has {key} {have}, "
+                    f"not {want}. Change it with `memsync remote add|remove` or in the config"
+                )
     found, lines = _detected_tracks(detect(), existing)
     explicit: list[Path] = []
     for given in map(_absolute, tracks):
@@ -234,8 +254,9 @@ def init(remote: str | None = None, store: Path | None = None, branch: str | Non
     return Report(tuple(lines), changed)
 
 
-def store_add(name: str, remote: str | None = None, path: Path | None = None,
-              config: Path | None = None) -> Report:
+def store_add(
+    name: str, remote: str | None = None, path: Path | None = None, config: Path | None = None
+) -> Report:
     """Add store ``name`` (e.g. a team store) with optional ``remote`` as its origin, and create it.
 
     Nothing is tracked into it until ``track --store NAME``: no memory reaches its remote unasked.
@@ -261,8 +282,9 @@ def store_add(name: str, remote: str | None = None, path: Path | None = None,
     return Report(tuple(lines), True)
 
 
-def track(live: Path, store: str = DEFAULT_STORE, as_path: str | None = None,
-          config: Path | None = None) -> Report:
+def track(
+    live: Path, store: str = DEFAULT_STORE, as_path: str | None = None, config: Path | None = None
+) -> Report:
     """Track ``live`` (a role directory or memory file) in ``store``, at ``as_path`` (default: DESIGN's
     default store path). If the store already holds content at that path (from peers), the next cycle
     merges it with the live content, losing nothing on either side, and the report says so. Tracking an
@@ -278,20 +300,34 @@ def track(live: Path, store: str = DEFAULT_STORE, as_path: str | None = None,
         where, store_path = existing
         if where.name == store and as_path in (None, store_path):
             return Report((f"{live} is already tracked in store {store} as {store_path}",), False)
-        raise MemsyncError(f"memsync track: {live} is already tracked in store {where.name} as {store_path}. "
-                           "Run `memsync untrack` first")
+        raise MemsyncError(
+            f"memsync track: {live} is already tracked in store {where.name} as {store_path}. "
+            "Run `memsync untrack` first"
+        )
     covering = _overlapping(before, live, store)
     if covering is not None and live.is_relative_to(covering.live):
         inside = f"{covering.store_path}/{live.relative_to(covering.live).as_posix()}"
         if as_path in (None, inside):
-            return Report((f"{live} is already synced in store {store} as {inside}, "
-                           f"as part of the tracked {covering.live}",), False)
+            return Report(
+                (
+                    f"{live} is already synced in store {store} as {inside}, "
+                    f"as part of the tracked {covering.live}",
+                ),
+                False,
+            )
     if covering is not None:
-        raise MemsyncError(f"memsync track: {live} overlaps the tracked {covering.live} in store {store}, so "
-                           f"its files would sync twice. Untrack {covering.live} first, or track it in "
-                           "another store")
-    elsewhere = [(name, track.live) for name, cfg in before.stores.items() if name != store
-                 for track in cfg.tracks if live.is_relative_to(track.live)]
+        raise MemsyncError(
+            f"memsync track: {live} overlaps the tracked {covering.live} in store {store}, so "
+            f"its files would sync twice. Untrack {covering.live} first, or track it in "
+            "another store"
+        )
+    elsewhere = [
+        (name, track.live)
+        for name, cfg in before.stores.items()
+        if name != store
+        for track in cfg.tracks
+        if live.is_relative_to(track.live)
+    ]
 
     def mutate(raw: dict[str, Any]) -> None:
         entry = {"path": _home_relative(live)}
@@ -303,12 +339,16 @@ def track(live: Path, store: str = DEFAULT_STORE, as_path: str | None = None,
     store_cfg = new.stores[store]
     store_path = next(t.store_path for t in store_cfg.tracks if t.live == live)
     lines.append(f"tracking {live} in store {store} as {store_path}")
-    lines.extend(f"{live} is taken out of the tracked {outer} (store {name}): it syncs with store "
-                 f"{store} only" for name, outer in elsewhere)
+    lines.extend(
+        f"{live} is taken out of the tracked {outer} (store {name}): it syncs with store {store} only"
+        for name, outer in elsewhere
+    )
     in_store = store_cfg.path / store_path
     if in_store.exists() and (in_store.is_file() or any(in_store.iterdir())):
-        lines.append(f"store {store} already holds {store_path} (from peers): the next sync merges it with "
-                     f"{live}; nothing on either side is lost")
+        lines.append(
+            f"store {store} already holds {store_path} (from peers): the next sync merges it with "
+            f"{live}; nothing on either side is lost"
+        )
     if not live.exists():
         lines.append(f"{live} does not exist yet: memsync picks it up when it is created")
     lines.append(_reload_daemon(cfg_path))
@@ -328,8 +368,9 @@ def untrack(live: Path, config: Path | None = None) -> Report:
 
     def mutate(raw: dict[str, Any]) -> None:
         table = _store_table(raw, store.name)
-        table["track"] = [entry for entry in table.get("track", [])
-                          if _absolute(Path(str(entry.get("path", "")))) != live]
+        table["track"] = [
+            entry for entry in table.get("track", []) if _absolute(Path(str(entry.get("path", "")))) != live
+        ]
 
     _, lines = _edit(cfg_path, mutate)
     lines.append(f"no longer tracking {live}; {store_path} stays in store {store.name}")
@@ -345,8 +386,10 @@ def remote_add(name: str, url: str, store: str = DEFAULT_STORE, config: Path | N
     def mutate(raw: dict[str, Any]) -> None:
         remotes = _store_table(raw, store).setdefault("remotes", {})
         if name in remotes:
-            raise MemsyncError(f"memsync remote add: store {store} already has remote {name} "
-                               f"({remotes[name]}). Run `memsync remote remove {name} --store {store}` first")
+            raise MemsyncError(
+                f"memsync remote add: store {store} already has remote {name} "
+                f"({remotes[name]}). Run `memsync remote remove {name} --store {store}` first"
+            )
         remotes[name] = url
 
     _, lines = _edit(cfg_path, mutate)
@@ -369,14 +412,24 @@ def _local_remote_warning(url: str) -> str | None:
     else:
         path = Path(url).expanduser()
     if not path.exists():
-        return (f"warning: {url} does not exist (added anyway): create it with `git init --bare {path}`, "
-                "or fix the URL with `memsync remote remove` and `memsync remote add`")
-    done = subprocess.run(["git", "ls-remote", "--heads", str(path)], capture_output=True, text=True,
-                          check=False, timeout=REMOTE_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        return (
+            f"warning: {url} does not exist (added anyway): create it with `git init --bare {path}`, "
+            "or fix the URL with `memsync remote remove` and `memsync remote add`"
+        )
+    done = subprocess.run(
+        ["git", "ls-remote", "--heads", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=REMOTE_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+    )
     if done.returncode != 0:
-        return (f"warning: {url} is not a git repository (added anyway): syncing fails until it is one. "
-                "Fix the URL with `memsync remote remove` and `memsync remote add`")
+        return (
+            f"warning: {url} is not a git repository (added anyway): syncing fails until it is one. "
+            "Fix the URL with `memsync remote remove` and `memsync remote add`"
+        )
     return None
 
 
@@ -388,8 +441,10 @@ def remote_remove(name: str, store: str = DEFAULT_STORE, config: Path | None = N
     def mutate(raw: dict[str, Any]) -> None:
         remotes = _store_table(raw, store).get("remotes", {})
         if name not in remotes:
-            raise MemsyncError(f"memsync remote remove: store {store} has no remote {name}. "
-                               f"Its remotes: {', '.join(remotes) or 'none'}")
+            raise MemsyncError(
+                f"memsync remote remove: store {store} has no remote {name}. "
+                f"Its remotes: {', '.join(remotes) or 'none'}"
+            )
         del remotes[name]
 
     _, lines = _edit(cfg_path, mutate)

@@ -68,15 +68,28 @@ ADD_PATHS_PER_CALL = 1000
 Status = Literal["ok", "offline", "rejected", "diverged", "conflict"]
 
 # Lock files a git process killed mid-operation leaves behind; refs/**.lock are found separately.
-_TOP_LOCKS = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock",
-              "FETCH_HEAD.lock", "MERGE_HEAD.lock", "shallow.lock")
-_RETRYABLE_PUSH = re.compile(r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
-                             r"incorrect old value|but expected")
+_TOP_LOCKS = (
+    "index.lock",
+    "HEAD.lock",
+    "ORIG_HEAD.lock",
+    "config.lock",
+    "packed-refs.lock",
+    "FETCH_HEAD.lock",
+    "MERGE_HEAD.lock",
+    "shallow.lock",
+)
+_RETRYABLE_PUSH = re.compile(
+    r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
+    r"incorrect old value|but expected"
+)
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
 _REMOTE_LOCK = re.compile(r"Unable to create '[^']+\.lock': File exists")
-_BOILERPLATE = ("Could not read from remote repository", "Please make sure you have the correct access",
-                "and the repository exists")
+_BOILERPLATE = (
+    "Could not read from remote repository",
+    "Please make sure you have the correct access",
+    "and the repository exists",
+)
 # The temp files git hands a merge driver, in the worktree root; a killed merge leaves them behind.
 _GIT_MERGE_TEMP = ".merge_file_*"
 # Where git's merge puts a file whose name a directory took on the other side: `<path>~<side>`.
@@ -156,8 +169,9 @@ def local_remote_path(url: str) -> Path | None:
 class Store:
     """A memsync store: see the module docstring. Create with ``Store.open`` or ``Store.init_or_clone``."""
 
-    def __init__(self, cfg: StoreConfig, host: str, identity: Identity, *,
-                 network_timeout_s: float = NETWORK_TIMEOUT_S) -> None:
+    def __init__(
+        self, cfg: StoreConfig, host: str, identity: Identity, *, network_timeout_s: float = NETWORK_TIMEOUT_S
+    ) -> None:
         """Bind to the store at ``cfg.path`` without checking or changing it. Enough for reading
         (``log``, ``files``, ``ahead_behind``, ``gc_auto``); use ``open``/``init_or_clone`` to write."""
         self.cfg = cfg
@@ -169,8 +183,15 @@ class Store:
     # ----------------------------------------------------------------------------------------- opening
 
     @classmethod
-    def open(cls, cfg: StoreConfig, host: str, identity: Identity, *,
-             network_timeout_s: float = NETWORK_TIMEOUT_S, lock_wait_s: float = 10.0) -> Store:
+    def open(
+        cls,
+        cfg: StoreConfig,
+        host: str,
+        identity: Identity,
+        *,
+        network_timeout_s: float = NETWORK_TIMEOUT_S,
+        lock_wait_s: float = 10.0,
+    ) -> Store:
         """Open the existing store at ``cfg.path`` and make it ready for memsync (issue 4 "Store", I7, I8).
 
         Refuses a store whose format version is newer than this memsync's; removes stale git lock files
@@ -182,19 +203,29 @@ class Store:
         """
         store = cls(cfg, host, identity, network_timeout_s=network_timeout_s)
         if not (cfg.path / ".git").is_dir():
-            raise MemsyncError(f"cannot open store {cfg.name!r}: {cfg.path} is not a memsync store. "
-                               f"Run `memsync init`, or fix stores.{cfg.name}.path in the config")
+            raise MemsyncError(
+                f"cannot open store {cfg.name!r}: {cfg.path} is not a memsync store. "
+                f"Run `memsync init`, or fix stores.{cfg.name}.path in the config"
+            )
         if not (store.meta_dir.is_dir() or (cfg.path / FORMAT_FILE).is_file()):
             # Someone else's repository: memsync would rewrite its config and commit everything in it.
-            raise MemsyncError(f"cannot open store {cfg.name!r}: {cfg.path} is a git repository memsync did "
-                               f"not create. Point stores.{cfg.name}.path at a memsync store or an empty "
-                               "directory")
+            raise MemsyncError(
+                f"cannot open store {cfg.name!r}: {cfg.path} is a git repository memsync did "
+                f"not create. Point stores.{cfg.name}.path at a memsync store or an empty "
+                "directory"
+            )
         store._prepare(lock_wait_s)
         return store
 
     @classmethod
-    def init_or_clone(cls, cfg: StoreConfig, identity: Identity, host: str | None = None, *,
-                      network_timeout_s: float = NETWORK_TIMEOUT_S) -> Store:
+    def init_or_clone(
+        cls,
+        cfg: StoreConfig,
+        identity: Identity,
+        host: str | None = None,
+        *,
+        network_timeout_s: float = NETWORK_TIMEOUT_S,
+    ) -> Store:
         """Create the store at ``cfg.path`` (or open it if it is already a store) and return it opened.
 
         With remotes: fetch the first one; if it has ``cfg.branch``, the store starts from its history;
@@ -208,18 +239,26 @@ class Store:
         if (path / ".git").is_dir():
             return cls.open(cfg, host, identity, network_timeout_s=network_timeout_s)
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
-            raise MemsyncError(f"cannot create store {cfg.name!r} at {path}: the directory exists and is not "
-                               "empty. Choose another store path or empty it")
+            raise MemsyncError(
+                f"cannot create store {cfg.name!r} at {path}: the directory exists and is not "
+                "empty. Choose another store path or empty it"
+            )
         created = not path.exists()
         path.mkdir(parents=True, exist_ok=True)
         store = cls(cfg, host, identity, network_timeout_s=network_timeout_s)
         try:
             status, _out, err = git.Git(str(path)).execute(
-                ["git", "init", "-q", f"--initial-branch={cfg.branch}", str(path)], env=store._env,
-                kill_after_timeout=LOCAL_TIMEOUT_S, with_extended_output=True, with_exceptions=False)
+                ["git", "init", "-q", f"--initial-branch={cfg.branch}", str(path)],
+                env=store._env,
+                kill_after_timeout=LOCAL_TIMEOUT_S,
+                with_extended_output=True,
+                with_exceptions=False,
+            )
             if status != 0:
-                raise MemsyncError(f"cannot create store {cfg.name!r} at {path}: git init failed: {err}. "
-                                   "Check that the directory is writable")
+                raise MemsyncError(
+                    f"cannot create store {cfg.name!r} at {path}: git init failed: {err}. "
+                    "Check that the directory is writable"
+                )
             store._prepare(lock_wait_s=0.0)
             with store._repo() as repo:
                 store._start_history(repo)
@@ -241,9 +280,11 @@ class Store:
         if first is not None:
             fetched = self._fetch(repo, first)
             if isinstance(fetched, _Result):
-                raise MemsyncError(f"cannot create store {self.cfg.name!r}: remote {first!r} "
-                                   f"({self.cfg.remotes[first]}) is unreachable: {fetched.reason}. "
-                                   "Check the URL and the network, then retry")
+                raise MemsyncError(
+                    f"cannot create store {self.cfg.name!r}: remote {first!r} "
+                    f"({self.cfg.remotes[first]}) is unreachable: {fetched.reason}. "
+                    "Check the URL and the network, then retry"
+                )
             head = fetched
         if head is not None:
             self._check_remote_format(repo, head, first or "")
@@ -260,8 +301,9 @@ class Store:
             refused = self._push(repo, first)
             if refused is not None:
                 reason = refused.reason if isinstance(refused, _Result) else refused
-                log.warning("store %s: could not push the new store to %s yet: %s",
-                            self.cfg.name, first, reason)
+                log.warning(
+                    "store %s: could not push the new store to %s yet: %s", self.cfg.name, first, reason
+                )
             else:
                 head = self._rev(repo, "HEAD")
                 assert head is not None
@@ -282,14 +324,18 @@ class Store:
             self._check_format()
         # Register on the first open in this process, and again whenever the registration is gone, so a
         # daemon that opens its store every cycle does not rewrite the git config every cycle.
-        registered = all(current.get(f"merge.memsync-{kind}.driver") == driver_command(kind)
-                         for kind in KINDS) and (self.git_dir / "info" / "attributes").exists()
+        registered = (
+            all(current.get(f"merge.memsync-{kind}.driver") == driver_command(kind) for kind in KINDS)
+            and (self.git_dir / "info" / "attributes").exists()
+        )
         if self.git_dir not in _DRIVERS_INSTALLED or not registered:
             try:
                 install_merge_drivers(self.git_dir)
             except (OSError, subprocess.SubprocessError) as exc:
-                raise MemsyncError(f"cannot open store {self.cfg.name!r}: registering the merge drivers "
-                                   f"failed ({exc}). Check that {self.git_dir} is writable") from exc
+                raise MemsyncError(
+                    f"cannot open store {self.cfg.name!r}: registering the merge drivers "
+                    f"failed ({exc}). Check that {self.git_dir} is writable"
+                ) from exc
             _DRIVERS_INSTALLED.add(self.git_dir)
         if not self._on_branch():
             with self._repo() as repo:  # after the drivers: returning may merge
@@ -305,7 +351,7 @@ class Store:
             "SSH_ASKPASS_REQUIRE": "never",
             "GCM_INTERACTIVE": "never",
             "GIT_SSH_COMMAND": f"{ssh} -o BatchMode=yes -o ConnectTimeout=10 "
-                               "-o ServerAliveInterval=15 -o ServerAliveCountMax=2",
+            "-o ServerAliveInterval=15 -o ServerAliveCountMax=2",
             "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
             "GIT_HTTP_LOW_SPEED_TIME": str(max(1, min(30, int(self.network_timeout_s)))),
             "GIT_EDITOR": "true",
@@ -320,8 +366,10 @@ class Store:
             "GIT_CONFIG_PARAMETERS": "",
             "GIT_CONFIG_COUNT": "0",
             # Environment identity outranks user.name/user.email: pin it so inherited values never win.
-            "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
-            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
+            "GIT_AUTHOR_NAME": name,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email,
         }
 
     def _configure(self, repo: git.Repo) -> dict[str, str]:
@@ -397,16 +445,22 @@ class Store:
         else:
             result = self._run(repo, "checkout", "-q", "-b", branch)
         if result.status != 0:
-            raise MemsyncError(f"cannot open store {self.cfg.name!r}: switching it to branch {branch!r} "
-                               f"failed: {result.reason}. Check {self.worktree} with git")
+            raise MemsyncError(
+                f"cannot open store {self.cfg.name!r}: switching it to branch {branch!r} "
+                f"failed: {result.reason}. Check {self.worktree} with git"
+            )
         if stray is None:
             return
         merged = self._integrate(repo, stray, f"the commits made off branch {branch}")
         if isinstance(merged, str):
             raise MemsyncError(f"store {self.cfg.name!r}: {merged}. Check {self.worktree} with git")
-        log.warning("store %s: HEAD was not on branch %s (the config names a new branch, or git was used "
-                    "in the store by hand); switched to it%s", self.cfg.name, branch,
-                    ", the commits made off it merged" if merged else "")
+        log.warning(
+            "store %s: HEAD was not on branch %s (the config names a new branch, or git was used "
+            "in the store by hand); switched to it%s",
+            self.cfg.name,
+            branch,
+            ", the commits made off it merged" if merged else "",
+        )
 
     def _check_format(self) -> None:
         path = self.worktree / FORMAT_FILE
@@ -415,8 +469,9 @@ class Store:
         except FileNotFoundError:
             return
         except (OSError, UnicodeDecodeError) as exc:
-            raise MemsyncError(f"cannot open store {self.cfg.name!r}: {path} is unreadable ({exc}). "
-                               "Restore it with git") from exc
+            raise MemsyncError(
+                f"cannot open store {self.cfg.name!r}: {path} is unreadable ({exc}). Restore it with git"
+            ) from exc
         self._refuse_format(text, f"store {self.cfg.name!r} at {self.worktree}")
 
     def _check_remote_format(self, repo: git.Repo, commit: str, remote: str) -> None:
@@ -427,11 +482,15 @@ class Store:
     @staticmethod
     def _refuse_format(text: str, what: str) -> None:
         if not text.isdigit():
-            raise MemsyncError(f"cannot use {what}: its format version {text!r} is not a number. "
-                               f"Restore {FORMAT_FILE} with git")
+            raise MemsyncError(
+                f"cannot use {what}: its format version {text!r} is not a number. "
+                f"Restore {FORMAT_FILE} with git"
+            )
         if int(text) > FORMAT_VERSION:
-            raise MemsyncError(f"cannot use {what}: it uses store format {text}, this memsync supports up to "
-                               f"{FORMAT_VERSION}. Upgrade memsync on this machine")
+            raise MemsyncError(
+                f"cannot use {what}: it uses store format {text}, this memsync supports up to "
+                f"{FORMAT_VERSION}. Upgrade memsync on this machine"
+            )
 
     # ---------------------------------------------------------------------------------------- recovery
 
@@ -456,8 +515,12 @@ class Store:
                 cmdline = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
             except OSError:
                 continue
-            if cwd == worktree or cwd.startswith(worktree + os.sep) or worktree in cmdline \
-                    or str(self.worktree) in cmdline:
+            if (
+                cwd == worktree
+                or cwd.startswith(worktree + os.sep)
+                or worktree in cmdline
+                or str(self.worktree) in cmdline
+            ):
                 return int(entry.name)
         return None
 
@@ -469,12 +532,17 @@ class Store:
             if pid is None:
                 for lock in locks:
                     lock.unlink(missing_ok=True)
-                    log.warning("store %s: removed stale %s (no git process is running in the store)",
-                                self.cfg.name, lock.relative_to(self.worktree))
+                    log.warning(
+                        "store %s: removed stale %s (no git process is running in the store)",
+                        self.cfg.name,
+                        lock.relative_to(self.worktree),
+                    )
                 return
             if time.monotonic() >= deadline:
-                raise MemsyncError(f"store {self.cfg.name!r} is busy: git process {pid} is working in "
-                                   f"{self.worktree} ({locks[0].name} held). Wait for it to finish and retry")
+                raise MemsyncError(
+                    f"store {self.cfg.name!r} is busy: git process {pid} is working in "
+                    f"{self.worktree} ({locks[0].name} held). Wait for it to finish and retry"
+                )
             time.sleep(0.1)
 
     def _recover_interrupted(self, repo: git.Repo) -> None:
@@ -488,8 +556,9 @@ class Store:
             self._abort_merges(repo)
             self._git(repo, "reset", "-q", "--hard", before)
             marker.unlink()
-            log.warning("store %s: an interrupted resync was rolled back; run `memsync resync` again",
-                        self.cfg.name)
+            log.warning(
+                "store %s: an interrupted resync was rolled back; run `memsync resync` again", self.cfg.name
+            )
             return
         merging = self.meta_dir / _MERGE_MARKER
         if merging.exists():
@@ -555,8 +624,15 @@ class Store:
         # One `git status` decides; the common idle case ends here. A .gitignore in the store (peer
         # content) must not hide memory from commits: what it hides is added by force, except what
         # memsync never stores (editor and temp files, snapshot.md; see info/exclude).
-        status = self._git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                           "--ignored=traditional", "--no-renames").out
+        status = self._git(
+            repo,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=traditional",
+            "--no-renames",
+        ).out
         changed = 0
         hidden = []
         for entry in status.split("\0"):
@@ -570,13 +646,15 @@ class Store:
         bulk = ["-c", "core.bigFileThreshold=1"] if changed + len(hidden) >= BULK_ADD_FILES else []
         self._git(repo, *bulk, "add", "-A", "--", ".")
         for start in range(0, len(hidden), ADD_PATHS_PER_CALL):
-            self._git(repo, *bulk, "add", "-f", "--", *hidden[start:start + ADD_PATHS_PER_CALL])
+            self._git(repo, *bulk, "add", "-f", "--", *hidden[start : start + ADD_PATHS_PER_CALL])
         committed = self._run(repo, "commit", "-q", "--no-verify", "-m", self._message(message))
         if committed.status != 0:
             if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status == 0:
                 return None  # nothing to commit
-            raise MemsyncError(f"store {self.cfg.name!r}: `git commit` failed: {committed.reason}. "
-                               f"Check {self.worktree} (run `memsync status`)")
+            raise MemsyncError(
+                f"store {self.cfg.name!r}: `git commit` failed: {committed.reason}. "
+                f"Check {self.worktree} (run `memsync status`)"
+            )
         sha = self._rev(repo, "HEAD")
         assert sha is not None
         return sha
@@ -615,16 +693,24 @@ class Store:
             self._commit_all(repo, "memsync: local changes")
             for name in names:
                 if name not in self.cfg.remotes:
-                    raise MemsyncError(f"cannot exchange with {name!r}: store {self.cfg.name!r} has no such "
-                                       "remote. Check the config")
+                    raise MemsyncError(
+                        f"cannot exchange with {name!r}: store {self.cfg.name!r} has no such "
+                        "remote. Check the config"
+                    )
                 try:
                     outcome = self._exchange_one(repo, name)
                 except MemsyncError as exc:
                     # A git step failed mid-merge: leave the store as it was before the merge.
                     self._abort_merges(repo)
                     outcome = RemoteOutcome(name, "conflict", str(exc))
-                log.log(logging.INFO if outcome.status == "ok" else logging.WARNING,
-                        "store %s: %s %s: %s", self.cfg.name, name, outcome.status, outcome.message)
+                log.log(
+                    logging.INFO if outcome.status == "ok" else logging.WARNING,
+                    "store %s: %s %s: %s",
+                    self.cfg.name,
+                    name,
+                    outcome.status,
+                    outcome.message,
+                )
                 outcomes.append(outcome)
         return outcomes
 
@@ -634,17 +720,24 @@ class Store:
         for _attempt in range(PUSH_ATTEMPTS):
             fetched = self._fetch(repo, remote)
             if isinstance(fetched, _Result):
-                return RemoteOutcome(remote, "offline", f"cannot reach {remote}: {fetched.reason}",
-                                     merged=merged)
+                return RemoteOutcome(
+                    remote, "offline", f"cannot reach {remote}: {fetched.reason}", merged=merged
+                )
             head = self._rev(repo, "HEAD")
             seen = self._state_seen(remote)
             if fetched is not None and fetched != seen:
                 if seen is not None and not self._is_ancestor(repo, seen, fetched):
-                    return RemoteOutcome(remote, "diverged", (
-                        f"the history of {remote} was rewritten (it no longer contains {seen[:10]}); memsync "
-                        f"stopped exchanging with it. Run `memsync resync {remote}` to adopt its history (if "
-                        f"another machine ran `memsync purge`, what it removed stays removed here too)"),
-                        merged=merged)
+                    return RemoteOutcome(
+                        remote,
+                        "diverged",
+                        (
+                            f"the history of {remote} was rewritten (it no longer contains {seen[:10]}); "
+                            f"memsync stopped exchanging with it. Run `memsync resync {remote}` to adopt its "
+                            "history (if another machine ran `memsync purge`, what it removed stays removed "
+                            "here too)"
+                        ),
+                        merged=merged,
+                    )
                 try:
                     self._check_remote_format(repo, fetched, remote)
                 except MemsyncError as exc:
@@ -663,24 +756,39 @@ class Store:
             if refused is None:
                 assert head is not None
                 self._state_set(remote, seen=head)
-                return RemoteOutcome(remote, "ok", "merged and pushed" if merged else "pushed",
-                                     pushed=True, merged=merged)
+                return RemoteOutcome(
+                    remote, "ok", "merged and pushed" if merged else "pushed", pushed=True, merged=merged
+                )
             if isinstance(refused, _Result):
-                return RemoteOutcome(remote, "offline", f"cannot reach {remote}: {refused.reason}",
-                                     merged=merged)
+                return RemoteOutcome(
+                    remote, "offline", f"cannot reach {remote}: {refused.reason}", merged=merged
+                )
             if not _RETRYABLE_PUSH.search(refused):
-                return RemoteOutcome(remote, "rejected", f"{remote} refused the push: {refused}",
-                                     merged=merged)
+                return RemoteOutcome(
+                    remote, "rejected", f"{remote} refused the push: {refused}", merged=merged
+                )
             log.info("store %s: push to %s rejected (%s); fetching again", self.cfg.name, remote, refused)
-        return RemoteOutcome(remote, "rejected", f"{remote} refused {PUSH_ATTEMPTS} pushes in a row (last: "
-                             f"{refused}); will retry", merged=merged)
+        return RemoteOutcome(
+            remote,
+            "rejected",
+            f"{remote} refused {PUSH_ATTEMPTS} pushes in a row (last: {refused}); will retry",
+            merged=merged,
+        )
 
     def _fetch(self, repo: git.Repo, remote: str) -> str | _Result | None:
         """Fetch ``remote``'s branch: its head sha, None when it has no such branch, a failed _Result."""
         branch = self.cfg.branch
         tracking = f"refs/remotes/{remote}/{branch}"
-        result = self._run(repo, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                           f"+refs/heads/{branch}:{tracking}", timeout=self.network_timeout_s)
+        result = self._run(
+            repo,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            remote,
+            f"+refs/heads/{branch}:{tracking}",
+            timeout=self.network_timeout_s,
+        )
         if result.status != 0:
             if _NO_REMOTE_BRANCH.search(result.err):
                 self._run(repo, "update-ref", "-d", tracking)
@@ -691,8 +799,15 @@ class Store:
     def _push(self, repo: git.Repo, remote: str) -> str | _Result | None:
         """Push the branch (never forced): None when done, else the rejection text or a failed _Result."""
         branch = self.cfg.branch
-        result = self._run(repo, "push", "--porcelain", "--no-verify", remote,
-                           f"refs/heads/{branch}:refs/heads/{branch}", timeout=self.network_timeout_s)
+        result = self._run(
+            repo,
+            "push",
+            "--porcelain",
+            "--no-verify",
+            remote,
+            f"refs/heads/{branch}:refs/heads/{branch}",
+            timeout=self.network_timeout_s,
+        )
         if result.status == 0:
             return None
         for line in result.out.splitlines():
@@ -717,14 +832,25 @@ class Store:
             return True
         message = self._message(f"memsync: merge {remote}")
         with self._merging(repo, head):
-            result = self._run(repo, "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
-                               "-m", message, theirs)
+            result = self._run(
+                repo,
+                "merge",
+                "-q",
+                "--no-edit",
+                "--no-verify",
+                "--allow-unrelated-histories",
+                "-m",
+                message,
+                theirs,
+            )
             if result.status == 0:
                 return True
             problem = self._settle_conflicts(repo, result)
             if problem is not None:
-                return (f"merge with {remote} could not complete ({problem}); aborted, both sides kept; "
-                        "will retry")
+                return (
+                    f"merge with {remote} could not complete ({problem}); aborted, both sides kept; "
+                    "will retry"
+                )
             self._git(repo, "commit", "-q", "--no-verify", "-m", message)
             return True
 
@@ -751,8 +877,9 @@ class Store:
         self._abort_merges(repo)
         if self._run(repo, "diff", "--quiet", "--no-ext-diff", "HEAD").status != 0:
             self._git(repo, "reset", "-q", "--hard", before)
-            log.warning("store %s: undid a merge that was written but not committed; it runs again",
-                        self.cfg.name)
+            log.warning(
+                "store %s: undid a merge that was written but not committed; it runs again", self.cfg.name
+            )
 
     def _settle_conflicts(self, repo: git.Repo, result: _Result) -> str | None:
         """After a failed merge: settle what memsync settles (``_settle_unmerged``); anything else aborts
@@ -774,8 +901,11 @@ class Store:
             return result.reason
         names = {name for name in self._git(repo, "ls-files", "-z").out.split("\0") if name}
         aside = self._moved_by_git(repo, unmerged, names, theirs)
-        others = sorted(path for path, stages in unmerged.items()
-                        if path not in aside and set(stages) not in ({1, 2}, {1, 3}))
+        others = sorted(
+            path
+            for path, stages in unmerged.items()
+            if path not in aside and set(stages) not in ({1, 2}, {1, 3})
+        )
         if others:
             more = f" and {len(others) - 1} more" if len(others) > 1 else ""
             return f"{others[0]}{more} could not be merged: a merge driver failed"
@@ -784,30 +914,43 @@ class Store:
                 continue
             self._git(repo, "checkout", "--ours" if 2 in stages else "--theirs", "--", path)
             self._git(repo, "add", "--", path)
-            log.info("store %s: %s was deleted on one side and changed on the other; kept the change",
-                     self.cfg.name, path)
+            log.info(
+                "store %s: %s was deleted on one side and changed on the other; kept the change",
+                self.cfg.name,
+                path,
+            )
         if aside:
             self._move_aside(repo, aside, unmerged, names - set(aside))
         return None
 
-    def _moved_by_git(self, repo: git.Repo, unmerged: dict[str, dict[int, tuple[str, str]]],
-                      names: set[str], theirs: str) -> dict[str, str]:
+    def _moved_by_git(
+        self, repo: git.Repo, unmerged: dict[str, dict[int, tuple[str, str]]], names: set[str], theirs: str
+    ) -> dict[str, str]:
         """The unmerged paths that are a file git moved out of a directory's way (``<path>~<side>``, a
         name neither side has), each mapped to the path the file had, which a directory among the index's
         ``names`` now holds."""
         moved = {}
         for path, stages in unmerged.items():
             had = _GIT_ASIDE.fullmatch(path)
-            if (had is None or set(stages) not in ({2}, {3}, {1, 2}, {1, 3})
-                    or not any(name.startswith(had[1] + "/") for name in names)):
+            if (
+                had is None
+                or set(stages) not in ({2}, {3}, {1, 2}, {1, 3})
+                or not any(name.startswith(had[1] + "/") for name in names)
+            ):
                 continue
-            if all(self._run(repo, "cat-file", "-e", f"{side}:{path}").status != 0
-                   for side in ("HEAD", theirs)):
+            if all(
+                self._run(repo, "cat-file", "-e", f"{side}:{path}").status != 0 for side in ("HEAD", theirs)
+            ):
                 moved[path] = had[1]
         return moved
 
-    def _move_aside(self, repo: git.Repo, moved: dict[str, str],
-                    unmerged: dict[str, dict[int, tuple[str, str]]], names: set[str]) -> None:
+    def _move_aside(
+        self,
+        repo: git.Repo,
+        moved: dict[str, str],
+        unmerged: dict[str, dict[int, tuple[str, str]]],
+        names: set[str],
+    ) -> None:
         """Put each file git moved out of a directory's way (``moved``: git's name -> the file's path) at
         ``layout.aside_name`` of its path, the first such name not among the merge result's ``names`` (nor
         a directory of them): nothing is lost, and whichever peer merges, the tree is the same (DESIGN I1,
@@ -825,8 +968,13 @@ class Store:
             (self.worktree / path).unlink(missing_ok=True)
             self._git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{sha},{name}")
             self._git(repo, "checkout-index", "-f", "--", name)
-            log.warning("store %s: %s is a file on one side and a directory on the other; the directory "
-                        "keeps the name, the file is now %s", self.cfg.name, had, name)
+            log.warning(
+                "store %s: %s is a file on one side and a directory on the other; the directory "
+                "keeps the name, the file is now %s",
+                self.cfg.name,
+                had,
+                name,
+            )
 
     def _abort_merge(self, repo: git.Repo) -> None:
         if self._run(repo, "merge", "--abort").status != 0:
@@ -849,8 +997,9 @@ class Store:
         the purge records of a rewritten remote this way before adopting it. Raises ``MemsyncError`` when
         the remote is unknown or cannot be reached."""
         if remote not in self.cfg.remotes:
-            raise MemsyncError(f"cannot fetch from {remote!r}: store {self.cfg.name!r} has no such remote. "
-                               "Check the config")
+            raise MemsyncError(
+                f"cannot fetch from {remote!r}: store {self.cfg.name!r} has no such remote. Check the config"
+            )
         self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
             fetched = self._fetch(repo, remote)
@@ -872,18 +1021,23 @@ class Store:
         no driver resolves (the branch is then back where it was).
         """
         if remote not in self.cfg.remotes:
-            raise MemsyncError(f"cannot resync with {remote!r}: store {self.cfg.name!r} has no such remote. "
-                               "Check the config")
+            raise MemsyncError(
+                f"cannot resync with {remote!r}: store {self.cfg.name!r} has no such remote. Check the config"
+            )
         self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
             self._commit_all(repo, "memsync: local changes")
             fetched = self._fetch(repo, remote)
             if isinstance(fetched, _Result):
-                raise MemsyncError(f"cannot resync with {remote!r}: {fetched.reason}. "
-                                   "Check the network and retry")
+                raise MemsyncError(
+                    f"cannot resync with {remote!r}: {fetched.reason}. Check the network and retry"
+                )
             local = self._rev(repo, "HEAD")
-            if fetched is not None and local is not None and not (
-                    self._is_ancestor(repo, local, fetched) or self._is_ancestor(repo, fetched, local)):
+            if (
+                fetched is not None
+                and local is not None
+                and not (self._is_ancestor(repo, local, fetched) or self._is_ancestor(repo, fetched, local))
+            ):
                 self._reapply(repo, remote, local, fetched)
             self._state_set(remote, seen=None)
             outcome = self._exchange_one(repo, remote)
@@ -904,12 +1058,20 @@ class Store:
             if problem is not None:
                 self._git(repo, "reset", "-q", "--hard", local)
                 marker.unlink()
-                raise MemsyncError(f"cannot resync with {remote!r}: re-applying local memory failed "
-                                   f"({problem}); the store is unchanged. Fix the file in {self.worktree}, "
-                                   "then retry")
+                raise MemsyncError(
+                    f"cannot resync with {remote!r}: re-applying local memory failed "
+                    f"({problem}); the store is unchanged. Fix the file in {self.worktree}, "
+                    "then retry"
+                )
         if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status != 0:
-            self._git(repo, "commit", "-q", "--no-verify", "-m", self._message(
-                f"memsync: resync with {remote}: local memory re-applied on its history"))
+            self._git(
+                repo,
+                "commit",
+                "-q",
+                "--no-verify",
+                "-m",
+                self._message(f"memsync: resync with {remote}: local memory re-applied on its history"),
+            )
         (self.git_dir / "SQUASH_MSG").unlink(missing_ok=True)
         marker.unlink()
 
@@ -971,8 +1133,11 @@ class Store:
 
     def _state_seen(self, remote: str) -> str | None:
         entry = self._state().get(remote)
-        if not isinstance(entry, dict) or entry.get("url") != self.cfg.remotes[remote] \
-                or entry.get("branch") != self.cfg.branch:
+        if (
+            not isinstance(entry, dict)
+            or entry.get("url") != self.cfg.remotes[remote]
+            or entry.get("branch") != self.cfg.branch
+        ):
             return None
         seen = entry.get("seen")
         return seen if isinstance(seen, str) else None
@@ -990,23 +1155,33 @@ class Store:
         try:
             repo = git.Repo(self.worktree)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise MemsyncError(f"cannot open store {self.cfg.name!r}: {self.worktree} is not a git "
-                               "repository. Run `memsync init`") from exc
+            raise MemsyncError(
+                f"cannot open store {self.cfg.name!r}: {self.worktree} is not a git "
+                "repository. Run `memsync init`"
+            ) from exc
         with repo:
             yield repo
 
     def _run(self, repo: git.Repo, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> _Result:
         status, out, err = repo.git.execute(
-            ["git", *args], with_extended_output=True, with_exceptions=False, kill_after_timeout=timeout,
-            env=self._env, stdout_as_string=True, strip_newline_in_stdout=False)
+            ["git", *args],
+            with_extended_output=True,
+            with_exceptions=False,
+            kill_after_timeout=timeout,
+            env=self._env,
+            stdout_as_string=True,
+            strip_newline_in_stdout=False,
+        )
         return _Result(int(status or 0), str(out), str(err))
 
     def _git(self, repo: git.Repo, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> _Result:
         result = self._run(repo, *args, timeout=timeout)
         if result.status != 0:
             command = args[2] if args[0] == "-c" else args[0]  # `git -c key=value add`: "add"
-            raise MemsyncError(f"store {self.cfg.name!r}: `git {command}` failed: {result.reason}. "
-                               f"Check {self.worktree} (run `memsync status`)")
+            raise MemsyncError(
+                f"store {self.cfg.name!r}: `git {command}` failed: {result.reason}. "
+                f"Check {self.worktree} (run `memsync status`)"
+            )
         return result
 
     def _rev(self, repo: git.Repo, ref: str) -> str | None:
@@ -1037,16 +1212,22 @@ def _log_record(chunk: str) -> LogRecord:
         else:
             kept.append(line)
     files = tuple(name.strip("\n") for name in names.split("\0") if name.strip("\n"))
-    return LogRecord(sha=sha.strip(), host=host, date=datetime.fromisoformat(date),
-                     message="\n".join(kept).strip(), files=files)
+    return LogRecord(
+        sha=sha.strip(),
+        host=host,
+        date=datetime.fromisoformat(date),
+        message="\n".join(kept).strip(),
+        files=files,
+    )
 
 
 @functools.lru_cache(maxsize=8)
 def _global_git_config(key: str) -> str | None:
     """A value of the user's own git config (global/system), read once per process."""
     try:
-        value = git.Git().execute(["git", "config", "--get", key], with_exceptions=False,
-                                  kill_after_timeout=10)
+        value = git.Git().execute(
+            ["git", "config", "--get", key], with_exceptions=False, kill_after_timeout=10
+        )
     except git.GitCommandError:
         return None
     return str(value).strip() or None

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-_SCHEMA = ("""
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS states (
     path TEXT NOT NULL,
     slot TEXT NOT NULL,              -- 'current', or where a pending write leads: 'publish', 'delivery'
@@ -45,7 +46,8 @@ CREATE TABLE IF NOT EXISTS states (
     rewritten_since REAL,            -- append-only: when the live file was found shrunk (seconds, caller's
                                      -- clock); deliver waits while an agent may still rewrite it
     PRIMARY KEY (path, slot)
-)""", """
+)""",
+    """
 CREATE TABLE IF NOT EXISTS pending (
     path TEXT NOT NULL,
     slot TEXT NOT NULL,              -- 'publish' or 'delivery'
@@ -57,7 +59,8 @@ CREATE TABLE IF NOT EXISTS pending (
     at_offset INTEGER,               -- delivery to an append-only file: the live size it expected
     remove INTEGER NOT NULL DEFAULT 0,  -- delivery to a whole file: 1 = the live file is being deleted
     PRIMARY KEY (path, slot)
-)""")
+)""",
+)
 
 _STATE_COLUMNS = (
     "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
@@ -143,8 +146,21 @@ class PendingDelivery:
 
 def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
     """A FileState from one ``states`` row (columns in ``_STATE_COLUMNS`` order)."""
-    (offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known,
-     kept, kept_base, kept_present, held, store_seen, rewritten_since) = row
+    (
+        offset,
+        prefix_hash,
+        partial_at,
+        partial_hash,
+        partial_since,
+        synced,
+        synced_known,
+        kept,
+        kept_base,
+        kept_present,
+        held,
+        store_seen,
+        rewritten_since,
+    ) = row
     assert offset is None or isinstance(offset, int)
     assert prefix_hash is None or isinstance(prefix_hash, str)
     assert partial_at is None or isinstance(partial_at, int)
@@ -157,9 +173,16 @@ def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
     assert store_seen is None or isinstance(store_seen, str)
     assert rewritten_since is None or isinstance(rewritten_since, float | int)
     return FileState(
-        path=path, offset=offset, prefix_hash=prefix_hash, partial_at=partial_at,
-        partial_hash=partial_hash, partial_since=None if partial_since is None else float(partial_since),
-        synced=synced, synced_known=bool(synced_known), kept=kept, kept_base=kept_base,
+        path=path,
+        offset=offset,
+        prefix_hash=prefix_hash,
+        partial_at=partial_at,
+        partial_hash=partial_hash,
+        partial_since=None if partial_since is None else float(partial_since),
+        synced=synced,
+        synced_known=bool(synced_known),
+        kept=kept,
+        kept_base=kept_base,
         kept_present=bool(kept_present),
         held=tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held)),
         store_seen=store_seen,
@@ -170,9 +193,18 @@ def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
 def _state_values(state: FileState) -> tuple[object, ...]:
     """The ``states`` column values of ``state`` in ``_STATE_COLUMNS`` order."""
     return (
-        state.offset, state.prefix_hash, state.partial_at, state.partial_hash, state.partial_since,
-        state.synced, int(state.synced_known), state.kept, state.kept_base, int(state.kept_present),
-        json.dumps([[h.line, h.detector] for h in state.held]), state.store_seen,
+        state.offset,
+        state.prefix_hash,
+        state.partial_at,
+        state.partial_hash,
+        state.partial_since,
+        state.synced,
+        int(state.synced_known),
+        state.kept,
+        state.kept_base,
+        int(state.kept_present),
+        json.dumps([[h.line, h.detector] for h in state.held]),
+        state.store_seen,
         state.rewritten_since,
     )
 
@@ -207,8 +239,9 @@ class SyncState:
     def __enter__(self) -> SyncState:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -309,14 +342,16 @@ class SyncState:
         ).fetchall()
         return [
             (str(path), HeldLine(int(line), str(detector)))
-            for path, held in rows for line, detector in json.loads(held)
+            for path, held in rows
+            for line, detector in json.loads(held)
         ]
 
     def pending_publish(self, path: str) -> PendingPublish | None:
         """The publish recorded for ``path`` and not yet settled, or None."""
         row = self._db.execute(
             "SELECT before_hash, before_size, after_hash, after_size FROM pending "
-            "WHERE path = ? AND slot = 'publish'", (path,)
+            "WHERE path = ? AND slot = 'publish'",
+            (path,),
         ).fetchone()
         then = None if row is None else self._get(path, "publish")
         if row is None or then is None:
@@ -406,8 +441,9 @@ class _Transaction:
         self._nested = self._db.in_transaction
         self._db.execute("SAVEPOINT method" if self._nested else "BEGIN IMMEDIATE")
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if not self._nested:
             self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
             return

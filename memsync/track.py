@@ -132,9 +132,11 @@ class Clash:
     def advice(self) -> str:
         """One line for the user: what meets what, and what to rename."""
         there = "directory" if self.here == "file" else "file"
-        return (f"{self.live} is a {self.here} here but a {there} in the store ({self.path}): nothing there "
-                f"syncs until you rename {self.live} or move it away (then the store's {there} arrives, and "
-                f"your {self.here} syncs under its new name)")
+        return (
+            f"{self.live} is a {self.here} here but a {there} in the store ({self.path}): nothing there "
+            f"syncs until you rename {self.live} or move it away (then the store's {there} arrives, and "
+            f"your {self.here} syncs under its new name)"
+        )
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,8 @@ class _Collect:
     clashes: list[Clash] = field(default_factory=list)
     # Files held open by positional writers (memsync.writers), looked up once per pass when first needed.
     writers: Callable[[], frozenset[str] | None] = field(
-        default_factory=lambda: functools.cache(positional_writers))
+        default_factory=lambda: functools.cache(positional_writers)
+    )
 
     def warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -228,8 +231,15 @@ def track_name(track: Track) -> str:
     return name.removesuffix(".jsonl")
 
 
-def publish(track: Track, worktree: Path, state: SyncState, scan: Scanner = scan_text,
-            now: float | None = None, *, grace_s: float = 300.0) -> PublishReport:
+def publish(
+    track: Track,
+    worktree: Path,
+    state: SyncState,
+    scan: Scanner = scan_text,
+    now: float | None = None,
+    *,
+    grace_s: float = 300.0,
+) -> PublishReport:
     """Publish the live files of ``track`` into the store worktree ``worktree`` (DESIGN step 2).
 
     Append-only files: the complete lines after the state's offset, in order, repeated lines included,
@@ -263,8 +273,9 @@ def reconcile(track: Track, worktree: Path, state: SyncState, scan: Scanner = sc
     return _run_publish(track, worktree, state, scan, time.time(), float("inf"), False)
 
 
-def deliver(track: Track, worktree: Path, state: SyncState, now: float | None = None, *,
-            grace_s: float = 300.0) -> DeliverReport:
+def deliver(
+    track: Track, worktree: Path, state: SyncState, now: float | None = None, *, grace_s: float = 300.0
+) -> DeliverReport:
     """Bring what the store worktree has into the live files of ``track`` (DESIGN step 5).
 
     Append-only files: the complete lines the store copy has and the live file lacks (multiset
@@ -299,8 +310,9 @@ def deliver(track: Track, worktree: Path, state: SyncState, now: float | None = 
                 _deliver_whole(f, state, out)
             out.writes.flush(when_full=True)
         out.writes.flush()
-    return DeliverReport(track_name(track), tuple(out.changes), tuple(out.waiting), tuple(out.warnings),
-                         tuple(out.clashes))
+    return DeliverReport(
+        track_name(track), tuple(out.changes), tuple(out.waiting), tuple(out.warnings), tuple(out.clashes)
+    )
 
 
 def describe_changes(reports: Iterable[PublishReport]) -> str:
@@ -356,6 +368,7 @@ def _describe(change: FileChange) -> str:
 
 # --- enumerating files ---------------------------------------------------------------------------
 
+
 def _is_file_track(track: Track, worktree: Path) -> bool:
     """A tracked file (True) or a tracked directory (False), from the live path, else the store copy."""
     if track.live.is_dir():
@@ -377,14 +390,19 @@ def _files(track: Track, worktree: Path, state: SyncState) -> list[_File]:
         return [_File(prefix, track.live, store_root, "")]
     labels = _walk(track.live, follow_inside=True) | _walk(store_root, follow_inside=False)
     # _walk skipped the ignored paths already; only those known to the state alone need the check.
-    labels |= {label for p in state.paths(prefix) if p != prefix
-               if (label := p[len(prefix) + 1:]) not in labels and not _is_ignored(label)}
+    labels |= {
+        label
+        for p in state.paths(prefix)
+        if p != prefix
+        if (label := p[len(prefix) + 1 :]) not in labels and not _is_ignored(label)
+    }
     # Thousands of files share a few directories: check each directory for symlinks once.
     through_symlink = functools.cache(functools.partial(_through_symlink, track.live))
     return [
         _File(f"{prefix}/{label}", track.live / label, store_root / label, label)
         for label in sorted(labels)
-        if ".." not in label.split("/") and not through_symlink(label.rpartition("/")[0])
+        if ".." not in label.split("/")
+        and not through_symlink(label.rpartition("/")[0])
         and not any((track.live / label).is_relative_to(owned) for owned in track.excludes)
     ]
 
@@ -436,8 +454,13 @@ def _give_way(f: _File, clash: Clash, state: SyncState, out: _Collect) -> bool:
     if clash.here != "file" or clash.path != f.rel or is_append_only(f.rel) or f.live.is_symlink():
         return False
     current = state.get(f.rel)
-    if (current is None or not current.synced_known or current.kept_present
-            or state.pending_delivery(f.rel) is not None or _read(f.live) != current.synced):
+    if (
+        current is None
+        or not current.synced_known
+        or current.kept_present
+        or state.pending_delivery(f.rel) is not None
+        or _read(f.live) != current.synced
+    ):
         return False
     _deliver_remove(f, state, current, out)
     return not f.live.exists()
@@ -514,8 +537,15 @@ def _walk(root: Path, *, follow_inside: bool) -> set[str]:
     return found
 
 
-def _run_publish(track: Track, worktree: Path, state: SyncState, scan: Scanner, now: float,
-                 grace_s: float, incremental: bool) -> PublishReport:
+def _run_publish(
+    track: Track,
+    worktree: Path,
+    state: SyncState,
+    scan: Scanner,
+    now: float,
+    grace_s: float,
+    incremental: bool,
+) -> PublishReport:
     out = _Collect(_Writes(state))
     known_track = bool(state.paths(track.store_path.strip("/")))
 
@@ -624,14 +654,14 @@ def _lines(data: bytes, start: int, end: int) -> list[tuple[int, bytes]]:
 
 def _complete(data: bytes) -> bytes:
     """``data`` up to and including its last newline."""
-    return data[:data.rfind(b"\n") + 1]
+    return data[: data.rfind(b"\n") + 1]
 
 
 def _find_block(live: bytes, block: bytes, start: int, end: int) -> int | None:
     """Where ``block`` (whole lines) sits in ``live[start:end]`` at a line boundary, or None."""
     pos = live.find(block, start, end)
     while pos != -1:
-        if pos == 0 or live[pos - 1:pos] == b"\n":
+        if pos == 0 or live[pos - 1 : pos] == b"\n":
             return pos
         pos = live.find(block, pos + 1, end)
     return None
@@ -681,6 +711,7 @@ def _jsonl_counts(lines: Iterable[bytes]) -> tuple[int, int]:
 
 # --- settling recorded writes (crash recovery, DESIGN I7) ----------------------------------------
 
+
 def _settle_publish(f: _File, state: SyncState) -> bool:
     """Settle a recorded publish of ``f``; False when the file must be settled by content."""
     pending = state.pending_publish(f.rel)
@@ -694,8 +725,10 @@ def _settle_publish(f: _File, state: SyncState) -> bool:
         if size == pending.before_size and _tail_mark(f.store, size) == pending.before_hash:
             state.drop_publish(f.rel)
             return True
-        if (max(pending.before_size, 0) < size < pending.after_size
-                and _tail_mark(f.store, pending.before_size) == pending.before_hash):
+        if (
+            max(pending.before_size, 0) < size < pending.after_size
+            and _tail_mark(f.store, pending.before_size) == pending.before_hash
+        ):
             # Killed inside the append: cut the store copy (memsync's own file) back to "before".
             os.truncate(f.store, max(pending.before_size, 0))
             state.drop_publish(f.rel)
@@ -746,8 +779,17 @@ def _settle_delivery_whole(f: _File, state: SyncState) -> None:
 
 # --- publish: append-only files ------------------------------------------------------------------
 
-def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace_s: float,
-                    incremental: bool, known_track: bool, out: _Collect) -> None:
+
+def _publish_append(
+    f: _File,
+    state: SyncState,
+    scan: Scanner,
+    now: float,
+    grace_s: float,
+    incremental: bool,
+    known_track: bool,
+    out: _Collect,
+) -> None:
     settled = _settle_publish(f, state)
     live = _read(f.live)
     if live is None:
@@ -758,13 +800,16 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
         # A file new in a track memsync already syncs (not one it delivered: that has a state): every
         # line in it was written here, so all of them are published, even lines the store has from peers.
         current = FileState(f.rel, offset=0, prefix_hash=digest(b""))
-    prefix = hashlib.sha256(memoryview(live)[:current.offset or 0] if current is not None else b"")
+    prefix = hashlib.sha256(memoryview(live)[: current.offset or 0] if current is not None else b"")
     shrunk = None if current is None else current.rewritten_since
     if not settled and current is not None and current.offset is not None:
         out.warn(f"{f.live}: the store copy changed under an unfinished publish; settling by content")
         current = None
-    elif current is not None and current.offset is not None and (
-            len(live) < current.offset or prefix.hexdigest() != current.prefix_hash):
+    elif (
+        current is not None
+        and current.offset is not None
+        and (len(live) < current.offset or prefix.hexdigest() != current.prefix_hash)
+    ):
         out.warn(f"{f.live}: rewritten, not appended to; publishing the lines the store lacks (nothing lost)")
         if len(live) < current.offset:
             # Truncated, perhaps by an agent about to write from its own file position (not O_APPEND):
@@ -783,23 +828,41 @@ def _publish_append(f: _File, state: SyncState, scan: Scanner, now: float, grace
     live, partial, completed = _finish_partial(f, current, live, now, grace_s, out)
     end = max(len(_complete(live)), current.offset)
     # Neither memsync's own delivery nor a line it completed from the store is published back.
-    pieces = [(pos, line) for pos, line in _lines(live, current.offset, end)
-              if not any(r[0] <= pos < r[1] for r in (skip, completed) if r is not None)]
+    pieces = [
+        (pos, line)
+        for pos, line in _lines(live, current.offset, end)
+        if not any(r[0] <= pos < r[1] for r in (skip, completed) if r is not None)
+    ]
     flagged = _scan_lines([line for _, line in pieces], scan, _lines_before(live, current.offset))
-    held = tuple(HeldLine(live.count(b"\n", 0, pieces[i][0]) + 1, detector)
-                 for i, detector in sorted(flagged.items()))
+    held = tuple(
+        HeldLine(live.count(b"\n", 0, pieces[i][0]) + 1, detector) for i, detector in sorted(flagged.items())
+    )
     publish_lines = [line for i, (_, line) in enumerate(pieces) if i not in flagged]
-    prefix.update(memoryview(live)[current.offset:end])
-    then = replace(current, offset=end, prefix_hash=prefix.hexdigest(), held=current.held + held,
-                   partial_at=partial.partial_at, partial_hash=partial.partial_hash,
-                   partial_since=partial.partial_since)
+    prefix.update(memoryview(live)[current.offset : end])
+    then = replace(
+        current,
+        offset=end,
+        prefix_hash=prefix.hexdigest(),
+        held=current.held + held,
+        partial_at=partial.partial_at,
+        partial_hash=partial.partial_hash,
+        partial_since=partial.partial_since,
+    )
     _append_to_store(f, state, publish_lines, then, out, drop_delivery=skip is not None)
     _report_held(f, held, out)
 
 
-def _publish_by_content(f: _File, state: SyncState, current: FileState | None, live: bytes,
-                        scan: Scanner, now: float, grace_s: float, out: _Collect,
-                        shrunk: float | None) -> None:
+def _publish_by_content(
+    f: _File,
+    state: SyncState,
+    current: FileState | None,
+    live: bytes,
+    scan: Scanner,
+    now: float,
+    grace_s: float,
+    out: _Collect,
+    shrunk: float | None,
+) -> None:
     """Union: append the live lines the store copy lacks (multiset difference, live order).
 
     ``shrunk`` (seconds) is recorded as the state's ``rewritten_since``.
@@ -817,12 +880,20 @@ def _publish_by_content(f: _File, state: SyncState, current: FileState | None, l
     present = _present_in(live_lines, _split(store))
     missing = [item for i, item in enumerate(live_lines) if i not in present]
     flagged = _scan_lines([line for _, line in missing], scan)
-    held = tuple(HeldLine(live.count(b"\n", 0, missing[i][0]) + 1, detector)
-                 for i, detector in sorted(flagged.items()))
+    held = tuple(
+        HeldLine(live.count(b"\n", 0, missing[i][0]) + 1, detector) for i, detector in sorted(flagged.items())
+    )
     publish_lines = [line for i, (_, line) in enumerate(missing) if i not in flagged]
-    then = FileState(f.rel, offset=end, prefix_hash=digest(live[:end]), held=held,
-                     partial_at=partial.partial_at, partial_hash=partial.partial_hash,
-                     partial_since=partial.partial_since, rewritten_since=shrunk)
+    then = FileState(
+        f.rel,
+        offset=end,
+        prefix_hash=digest(live[:end]),
+        held=held,
+        partial_at=partial.partial_at,
+        partial_hash=partial.partial_hash,
+        partial_since=partial.partial_since,
+        rewritten_since=shrunk,
+    )
     _append_to_store(f, state, publish_lines, then, out)
     _report_held(f, held, out)
 
@@ -854,8 +925,9 @@ def _present_in(live_lines: Sequence[tuple[int, bytes]], store_lines: Sequence[b
     return present
 
 
-def _finish_partial(f: _File, current: FileState | None, live: bytes, now: float, grace_s: float,
-                    out: _Collect) -> tuple[bytes, _Partial, tuple[int, int] | None]:
+def _finish_partial(
+    f: _File, current: FileState | None, live: bytes, now: float, grace_s: float, out: _Collect
+) -> tuple[bytes, _Partial, tuple[int, int] | None]:
     """Withhold an unfinished last line; past the grace period end it with a newline in the live file.
     In a file truncated in place, a last line that begins a line of the store copy is what the
     truncation cut: it is ended with the rest of that line instead, so no fragment becomes a line.
@@ -877,8 +949,14 @@ def _finish_partial(f: _File, current: FileState | None, live: bytes, now: float
     ending = b"\n"
     if current is not None and current.rewritten_since is not None:
         # Only a file truncated in place can end in a cut line: only then is the store copy read.
-        ending = next((line[len(partial):] for line in _split(_read(f.store) or b"")
-                       if line.startswith(partial) and line.endswith(b"\n")), b"\n")
+        ending = next(
+            (
+                line[len(partial) :]
+                for line in _split(_read(f.store) or b"")
+                if line.startswith(partial) and line.endswith(b"\n")
+            ),
+            b"\n",
+        )
     with writer_lock(f.live):
         now_bytes = _read(f.live)
         # Only if nobody finished or extended the line meanwhile.
@@ -887,15 +965,24 @@ def _finish_partial(f: _File, current: FileState | None, live: bytes, now: float
         append_once(f.live, ending)
     line_no = live.count(b"\n") + 1
     if ending == b"\n":
-        out.warn(f"{f.live}: line {line_no} had no newline for {grace_s:g} s; memsync ended it "
-                 "and published it as it is (a malformed line if it is incomplete)")
+        out.warn(
+            f"{f.live}: line {line_no} had no newline for {grace_s:g} s; memsync ended it "
+            "and published it as it is (a malformed line if it is incomplete)"
+        )
         return live + ending, _Partial(), None
     out.warn(f"{f.live}: line {line_no} was cut by a truncation; memsync completed it from the store")
     return live + ending, _Partial(), (end, len(live) + len(ending))
 
 
-def _append_to_store(f: _File, state: SyncState, lines: Sequence[bytes], then: FileState,
-                     out: _Collect, *, drop_delivery: bool = False) -> None:
+def _append_to_store(
+    f: _File,
+    state: SyncState,
+    lines: Sequence[bytes],
+    then: FileState,
+    out: _Collect,
+    *,
+    drop_delivery: bool = False,
+) -> None:
     """Append ``lines`` to the store copy in one write (staged), recording the intent first; then apply
     ``then`` and, with ``drop_delivery``, drop the recorded delivery whose bytes ``then`` accounts for."""
     if not lines:
@@ -911,8 +998,9 @@ def _append_to_store(f: _File, state: SyncState, lines: Sequence[bytes], then: F
         data = b"\n" + data  # never glue a line onto an unfinished store line
     before_mark = _ABSENT if size < 0 else digest(tail)
     after_mark = digest((tail + data)[-_TAIL:])
-    state.begin_publish(f.rel, PendingPublish(before_mark, size, after_mark, max(size, 0) + len(data), then),
-                        durable=False)
+    state.begin_publish(
+        f.rel, PendingPublish(before_mark, size, after_mark, max(size, 0) + len(data), then), durable=False
+    )
     seen_before = _stat_key(f.store)
 
     def appended(_: bool) -> None:
@@ -927,7 +1015,8 @@ def _append_to_store(f: _File, state: SyncState, lines: Sequence[bytes], then: F
     out.writes.add("append", f.store, data, appended)
     entries, tombstones = _jsonl_counts(lines) if kind_of(f.rel) == "jsonl" else (0, 0)
     out.changes.append(
-        FileChange(f.rel, f.label, kind_of(f.rel), "appended", len(lines), entries, tombstones))
+        FileChange(f.rel, f.label, kind_of(f.rel), "appended", len(lines), entries, tombstones)
+    )
 
 
 def _report_held(f: _File, held: Sequence[HeldLine], out: _Collect) -> None:
@@ -938,13 +1027,18 @@ def _report_held(f: _File, held: Sequence[HeldLine], out: _Collect) -> None:
 
 # --- publish: whole files ------------------------------------------------------------------------
 
+
 def _publish_whole(f: _File, state: SyncState, scan: Scanner, incremental: bool, out: _Collect) -> None:
     _settle_publish(f, state)  # a whole-file merge is idempotent, so "by content" needs nothing more
     _settle_delivery_whole(f, state)
     current = state.get(f.rel)
     live = _read(f.live)
-    if (current is not None and current.synced_known and not current.kept_present
-            and (not incremental or live == current.synced)):
+    if (
+        current is not None
+        and current.synced_known
+        and not current.kept_present
+        and (not incremental or live == current.synced)
+    ):
         return  # nothing to publish: the store copy need not be read
     store = _read(f.store)
     if current is not None and current.kept_present:
@@ -975,8 +1069,16 @@ def _publish_whole(f: _File, state: SyncState, scan: Scanner, incremental: bool,
     _write_whole(f, state, current, live, store, new, scan, out)
 
 
-def _write_whole(f: _File, state: SyncState, current: FileState | None, live: bytes,
-                 store: bytes | None, new: bytes, scan: Scanner, out: _Collect) -> None:
+def _write_whole(
+    f: _File,
+    state: SyncState,
+    current: FileState | None,
+    live: bytes,
+    store: bytes | None,
+    new: bytes,
+    scan: Scanner,
+    out: _Collect,
+) -> None:
     """Scan ``live``; put ``new`` into the store unless flagged; the last synced version becomes ``live``."""
     findings = scan(live.decode("utf-8", errors="replace"))
     if findings:
@@ -987,15 +1089,23 @@ def _write_whole(f: _File, state: SyncState, current: FileState | None, live: by
             _report_held(f, held, out)
         return
     # With no state yet, a rerun after a crash finds live == store (or merges again): no intent needed.
-    _store_write(f, state, store, new, FileState(f.rel, synced=live, synced_known=True), out,
-                 record=current is not None and current.synced_known)
+    _store_write(
+        f,
+        state,
+        store,
+        new,
+        FileState(f.rel, synced=live, synced_known=True),
+        out,
+        record=current is not None and current.synced_known,
+    )
     if new != store:
         action: Action = "added" if store is None else "changed"
         out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), action))
 
 
-def _publish_kept(f: _File, state: SyncState, current: FileState, store: bytes | None, scan: Scanner,
-                  out: _Collect) -> None:
+def _publish_kept(
+    f: _File, state: SyncState, current: FileState, store: bytes | None, scan: Scanner, out: _Collect
+) -> None:
     """Publish the bytes an agent wrote while deliver replaced the file (merged over their own base)."""
     kept = current.kept
     done = replace(current, kept=None, kept_base=None, kept_present=False, held=())
@@ -1017,8 +1127,16 @@ def _publish_kept(f: _File, state: SyncState, current: FileState, store: bytes |
         out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "changed"))
 
 
-def _store_write(f: _File, state: SyncState, before: bytes | None, after: bytes | None,
-                 then: FileState, out: _Collect, *, record: bool = True) -> None:
+def _store_write(
+    f: _File,
+    state: SyncState,
+    before: bytes | None,
+    after: bytes | None,
+    then: FileState,
+    out: _Collect,
+    *,
+    record: bool = True,
+) -> None:
     """Replace (``after`` bytes) or delete (None) the store copy, recording the intent first (``record``);
     the write is staged in ``out.writes`` and ``then`` becomes the state once it is done."""
     if after == before:
@@ -1026,9 +1144,17 @@ def _store_write(f: _File, state: SyncState, before: bytes | None, after: bytes 
             state.put(then)
         return
     if record:
-        state.begin_publish(f.rel, PendingPublish(
-            _digest(before), -1 if before is None else len(before), _digest(after),
-            -1 if after is None else len(after), then), durable=False)
+        state.begin_publish(
+            f.rel,
+            PendingPublish(
+                _digest(before),
+                -1 if before is None else len(before),
+                _digest(after),
+                -1 if after is None else len(after),
+                then,
+            ),
+            durable=False,
+        )
 
     def written(_: bool) -> None:
         if record:
@@ -1041,11 +1167,17 @@ def _store_write(f: _File, state: SyncState, before: bytes | None, after: bytes 
 
 # --- deliver: append-only files ------------------------------------------------------------------
 
+
 def _deliver_append(f: _File, state: SyncState, now: float, grace_s: float, out: _Collect) -> None:
     seen = _stat_key(f.store)
     current = state.get(f.rel)
-    if (seen is not None and current is not None and current.store_seen == seen
-            and _size(f.live) == current.offset and state.pending_delivery(f.rel) is None):
+    if (
+        seen is not None
+        and current is not None
+        and current.store_seen == seen
+        and _size(f.live) == current.offset
+        and state.pending_delivery(f.rel) is None
+    ):
         return  # the store copy has not changed since all of it was found in the live file
     live = _read(f.live)
     if _settle_delivery_append(f, state, live) is not None:
@@ -1080,17 +1212,34 @@ def _deliver_append(f: _File, state: SyncState, now: float, grace_s: float, out:
         return
     held = out.writers()
     if held is not None and os.path.realpath(f.live) in held:
-        out.waiting.append((f.rel, "an agent holds it open to write at its own file position (not "
-                                   "appending); delivery waits until it closes the file"))
+        out.waiting.append(
+            (
+                f.rel,
+                "an agent holds it open to write at its own file position (not "
+                "appending); delivery waits until it closes the file",
+            )
+        )
         return
     if held is None and current.rewritten_since is not None and now - current.rewritten_since < grace_s:
-        out.waiting.append((f.rel, "truncated in place; delivery waits while an agent may still be "
-                                   "writing it from its own file position"))
+        out.waiting.append(
+            (
+                f.rel,
+                "truncated in place; delivery waits while an agent may still be "
+                "writing it from its own file position",
+            )
+        )
         return
     data = b"".join(missing)
-    then = replace(current, offset=current.offset + len(data), prefix_hash=digest(live + data),
-                   partial_at=None, partial_hash=None, partial_since=None, store_seen=seen,
-                   rewritten_since=None)
+    then = replace(
+        current,
+        offset=current.offset + len(data),
+        prefix_hash=digest(live + data),
+        partial_at=None,
+        partial_hash=None,
+        partial_since=None,
+        store_seen=seen,
+        rewritten_since=None,
+    )
     state.begin_delivery(f.rel, PendingDelivery(data, current.offset, False, then))
     with writer_lock(f.live):
         try:
@@ -1103,7 +1252,7 @@ def _deliver_append(f: _File, state: SyncState, now: float, grace_s: float, out:
             return
         append_once(f.live, data)
     landed = _read(f.live) or b""
-    if landed[current.offset:current.offset + len(data)] == data:
+    if landed[current.offset : current.offset + len(data)] == data:
         state.finish_delivery(f.rel)
     # Otherwise an agent appended in the instant before our write: publish accounts for the record.
     out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "appended", len(missing)))
@@ -1128,6 +1277,7 @@ def _create_live(f: _File, state: SyncState, lines: Sequence[bytes], out: _Colle
 
 
 # --- deliver: whole files ------------------------------------------------------------------------
+
 
 def _deliver_whole(f: _File, state: SyncState, out: _Collect) -> None:
     _settle_delivery_whole(f, state)

@@ -48,8 +48,14 @@ Source = Literal["local", "remote"]
 # Directory-modified, open, access and attribute events say nothing a cycle needs; leaving them out keeps
 # a watched ancestor such as $HOME (for a tracked path not created yet) quiet.
 _EVENT_TYPES: list[type[FileSystemEvent]] = [
-    FileCreatedEvent, FileModifiedEvent, FileClosedEvent, FileMovedEvent, FileDeletedEvent,
-    DirCreatedEvent, DirMovedEvent, DirDeletedEvent,
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileClosedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
 ]
 _LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 POLL_INTERVAL_S = 1.0
@@ -77,13 +83,14 @@ class _Rules:
     pending_refs: tuple[Path, ...] = ()
 
     def classify(self, raw: str) -> Source | None:
-        """"local", "remote" or None (irrelevant) for the absolute path ``raw`` of an event."""
+        """ "local", "remote" or None (irrelevant) for the absolute path ``raw`` of an event."""
         path = Path(raw)
         if path in self.files:
             return "local"
         for root in self.dirs:
-            if path == root or (path.is_relative_to(root)
-                                and not is_ignored(path.relative_to(root).as_posix())):
+            if path == root or (
+                path.is_relative_to(root) and not is_ignored(path.relative_to(root).as_posix())
+            ):
                 return "local"
         if any(_on_the_way(path, target) for target in self.pending):
             return "local"
@@ -273,8 +280,14 @@ class Watcher:
                 else:
                     pending_refs.append(heads)
                     wanted.append(_nearest_existing(heads))
-            self._rules = _Rules(tuple(dirs), frozenset(files), tuple(pending), tuple(ref_dirs),
-                                 frozenset(packed), tuple(pending_refs))
+            self._rules = _Rules(
+                tuple(dirs),
+                frozenset(files),
+                tuple(pending),
+                tuple(ref_dirs),
+                frozenset(packed),
+                tuple(pending_refs),
+            )
             self._reschedule(dict.fromkeys(wanted))
 
     def _reschedule(self, wanted: dict[Path, None]) -> None:
@@ -327,7 +340,8 @@ class Watcher:
             log.warning(
                 "inotify refused a watch (%s): polling every %.0f s instead for what could not be watched. "
                 "Raise the limit (sysctl fs.inotify.max_user_watches / max_user_instances) for instant sync.",
-                exc.strerror or exc, POLL_INTERVAL_S,
+                exc.strerror or exc,
+                POLL_INTERVAL_S,
             )
 
 

@@ -18,8 +18,15 @@ HEADER = {"format": "agent-memory/0.1", "created_at": "2026-11-01T00:00:00Z"}
 
 def _entry(id: str, text: str, day: int, **fields: Any) -> dict[str, Any]:
     obj: dict[str, Any] = {
-        "id": id, "kind": "lesson", "text": text, "scope": "global", "tags": [],
-        "source": "session:2026-11-01-a", "confidence": 0.8, "expires_at": None, "supersedes": None,
+        "id": id,
+        "kind": "lesson",
+        "text": text,
+        "scope": "global",
+        "tags": [],
+        "source": "session:2026-11-01-a",
+        "confidence": 0.8,
+        "expires_at": None,
+        "supersedes": None,
         "created_at": f"2026-11-{day:02d}T09:00:00Z",
     }
     obj.update(fields)
@@ -44,8 +51,9 @@ DEAD = {
 SECRET_ID = "aaaaaaaaaa10"
 
 RECORDS: list[dict[str, Any]] = [
-    _entry("aaaaaaaaaa01", LIVE["aaaaaaaaaa01"], 2, scope="harbor.example", tags=["fetching"],
-           confidence=0.9),
+    _entry(
+        "aaaaaaaaaa01", LIVE["aaaaaaaaaa01"], 2, scope="harbor.example", tags=["fetching"], confidence=0.9
+    ),
     _entry("aaaaaaaaaa02", LIVE["aaaaaaaaaa02"], 3, kind="preference", source="user", confidence=1.0),
     _entry("aaaaaaaaaa03", LIVE["aaaaaaaaaa03"], 4, kind="avoid", scope="project:memsync", tags=["git"]),
     _entry("aaaaaaaaaa04", LIVE["aaaaaaaaaa04"], 5, kind="fact", scope="project:memsync", confidence=0.95),
@@ -70,15 +78,20 @@ def write_memory(path: Path, records: list[dict[str, Any]] | None = None) -> Pat
 # slug -> (description, type) of the curated entries of the role directory.
 CURATED = {
     "user_timezone": ("The user works in Europe/Berlin and reads mail at 8.", "user"),
-    "testing_strategy": ("Integration tests must hit a real database, never mocks — a mocked run hid "
-                         "a broken migration.", "feedback"),
+    "testing_strategy": (
+        "Integration tests must hit a real database, never mocks — a mocked run hid a broken migration.",
+        "feedback",
+    ),
     "release_freeze": ("Merge freeze starts on 2026-12-01 for the mobile release cut.", "project"),
     "bug_tracker": ("Pipeline bugs are tracked in the INGEST project in Linear.", "reference"),
     "ci_checks": ("CI runs ruff and mypy before the tests; keep both clean.", "feedback"),
 }
 # Log items of the 3 most recent daily logs (what a role's live view holds), and one of an older log.
-RECENT_LOG_TEXTS = ("User pushed back on adding a new flag.", "The nightly job failed on disk space.",
-                    "Reran the nightly job; green.")
+RECENT_LOG_TEXTS = (
+    "User pushed back on adding a new flag.",
+    "The nightly job failed on disk space.",
+    "Reran the nightly job; green.",
+)
 OLD_LOG_TEXT = "An old note from a log older than the latest three."
 # A curated entry whose body holds a secret: its description may go to a memory file, the file may not
 # be copied to a role directory.
@@ -104,7 +117,8 @@ def write_role(path: Path) -> Path:
     (path / "deploy_token.md").write_text(
         f"---\nname: Deploy token\ndescription: {SECRET_BODY_DESCRIPTION}\ntype: reference\n---\n\n"
         f"Token: {FAKE_TOKEN}\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (path / "MEMORY.md").write_text("".join(index), encoding="utf-8")
     daily = path / "daily"
     daily.mkdir()
@@ -113,7 +127,8 @@ def write_role(path: Path) -> Path:
     (daily / "2026-11-21.md").write_text("# 2026-11-21 — free-form\n\n## Findings\n\n| a | b |\n|---|---|\n")
     (daily / "2026-11-22.md").write_text(
         f"# Daily log — 2026-11-22\n\n- [07:00] {RECENT_LOG_TEXTS[1]}\n- [07:30] {RECENT_LOG_TEXTS[2]}\n"
-        "- [08:00] Received 2 entries from qa (memsync handoff): a, b\n")
+        "- [08:00] Received 2 entries from qa (memsync handoff): a, b\n"
+    )
     old = datetime(2026, 10, 1, tzinfo=UTC).timestamp()
     for file in path.rglob("*.md"):
         os.utime(file, (old, old))

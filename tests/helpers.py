@@ -32,8 +32,12 @@ def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float 
 def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     """Run real ``git`` in ``cwd`` and return its stdout; raise CalledProcessError with stderr on failure."""
     result = subprocess.run(
-        ["git", *args], cwd=cwd, env=None if env is None else {**os.environ, **env},
-        capture_output=True, text=True, check=False,
+        ["git", *args],
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if result.returncode != 0:
         raise subprocess.CalledProcessError(result.returncode, result.args, result.stdout, result.stderr)
@@ -47,11 +51,22 @@ def bare_remote(path: Path) -> Path:
     return path
 
 
-def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-            input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m memsync ARGS`` as a real subprocess and return the completed process (whatever
     its exit code)."""
     return subprocess.run(
-        [sys.executable, "-m", "memsync", *args], cwd=cwd, input=input, timeout=timeout,
-        env=None if env is None else {**os.environ, **env}, capture_output=True, text=True, check=False,
+        [sys.executable, "-m", "memsync", *args],
+        cwd=cwd,
+        input=input,
+        timeout=timeout,
+        env=None if env is None else {**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
     )

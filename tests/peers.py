@@ -45,9 +45,16 @@ HEADER = b'{"created_at":"2026-11-30T00:00:00Z","format":"agent-memory/0.1"}\n'
 
 def entry_line(text: str, kind: str = "lesson", **extra: Any) -> bytes:
     """One agent-memory/0.1 entry line (with its newline) with a fresh id and the current time."""
-    entry = {"id": secrets.token_hex(6), "kind": kind, "text": text, "scope": "global",
-             "source": "session:test", "confidence": 0.9,
-             "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), **extra}
+    entry = {
+        "id": secrets.token_hex(6),
+        "kind": kind,
+        "text": text,
+        "scope": "global",
+        "source": "session:test",
+        "confidence": 0.9,
+        "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        **extra,
+    }
     return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
@@ -72,9 +79,19 @@ class Peer:
         self.log_path = self.home / "daemon.log"
 
     @classmethod
-    def create(cls, root: Path, name: str, remote: Path, *, debounce_s: float = 0.2,
-               max_delay_s: float = 1.0, pull_interval_s: float = 2.0, extra_tracks: Mapping[str, str] = {},
-               init_store: bool = True, memory_header: bool = True) -> Peer:
+    def create(
+        cls,
+        root: Path,
+        name: str,
+        remote: Path,
+        *,
+        debounce_s: float = 0.2,
+        max_delay_s: float = 1.0,
+        pull_interval_s: float = 2.0,
+        extra_tracks: Mapping[str, str] = {},
+        init_store: bool = True,
+        memory_header: bool = True,
+    ) -> Peer:
         """Lay out a peer under ``root/name``: live role dir and memory file (with a header line), a
         config tracking both (plus ``extra_tracks``: live path -> store path), and, with ``init_store``,
         its store cloned from or initialised for ``remote``."""
@@ -92,8 +109,11 @@ class Peer:
         tracks = [{"path": str(role_dir), "as": ROLE_STORE}, {"path": str(memory_file), "as": MEMORY_STORE}]
         tracks += [{"path": live, "as": as_} for live, as_ in extra_tracks.items()]
         raw = {
-            "host": name, "debounce_s": debounce_s, "max_delay_s": max_delay_s,
-            "pull_interval_s": pull_interval_s, "author": {"name": name, "email": f"{name}@example.invalid"},
+            "host": name,
+            "debounce_s": debounce_s,
+            "max_delay_s": max_delay_s,
+            "pull_interval_s": pull_interval_s,
+            "author": {"name": name, "email": f"{name}@example.invalid"},
             "stores": {"main": {"path": str(store), "remotes": {"origin": str(remote)}, "track": tracks}},
         }
         config.parent.mkdir(parents=True, exist_ok=True)
@@ -111,16 +131,28 @@ class Peer:
 
     def run_python(self, code: str) -> str:
         """Run ``code`` in a Python subprocess with this peer's env; return stdout (raise on failure)."""
-        result = subprocess.run([sys.executable, "-c", code], env={**os.environ, **self.env},
-                                capture_output=True, text=True, timeout=60, check=False)
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, **self.env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         if result.returncode != 0:
             raise AssertionError(f"{self.name}: python failed: {result.stderr}")
         return result.stdout
 
     def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``python -m memsync ARGS`` with this peer's environment (never raises on exit code)."""
-        return subprocess.run([sys.executable, "-m", "memsync", *args], env={**os.environ, **self.env},
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "memsync", *args],
+            env={**os.environ, **self.env},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     # --- the daemon -------------------------------------------------------------------------------
 
@@ -132,15 +164,22 @@ class Peer:
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "memsync", "daemon", "-v", *args],
-                env={**os.environ, **self.env, **env}, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+                env={**os.environ, **self.env, **env},
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+            )
         if wait_ready:
             self.wait_ready(offset)
         return offset
 
     def wait_ready(self, offset: int = 0) -> None:
         """Wait until the daemon started at log ``offset`` finished its start-up cycle."""
-        wait_for(lambda: "start-up cycle done" in self.log(offset) or self.proc_dead(),
-                 timeout=30, what=f"{self.name}: daemon start")
+        wait_for(
+            lambda: "start-up cycle done" in self.log(offset) or self.proc_dead(),
+            timeout=30,
+            what=f"{self.name}: daemon start",
+        )
         assert not self.proc_dead(), f"{self.name}: daemon died:\n{self.log(offset)}"
 
     def proc_dead(self) -> bool:
@@ -190,8 +229,9 @@ class Peer:
         append_once(path, data, create=True)
         return data
 
-    def write_curated(self, slug: str, content: str, *, description: str = "test entry",
-                      type_: str = "project") -> bytes:
+    def write_curated(
+        self, slug: str, content: str, *, description: str = "test entry", type_: str = "project"
+    ) -> bytes:
         """Atomically write the curated entry ``<slug>.md`` (frontmatter + content); return its bytes."""
         data = (f"---\nname: {slug}\ndescription: {description}\ntype: {type_}\n---\n\n{content}").encode()
         atomic_write(self.role_dir / f"{slug}.md", data)

@@ -10,11 +10,16 @@ from memsync.store import Store
 from tests.helpers import git
 
 
-def store_config(path: Path, remotes: Mapping[str, str | Path] | None = None, name: str = "personal",
-                 branch: str = "main") -> StoreConfig:
+def store_config(
+    path: Path, remotes: Mapping[str, str | Path] | None = None, name: str = "personal", branch: str = "main"
+) -> StoreConfig:
     """A StoreConfig for a store at ``path`` with ``remotes`` (name -> URL or path)."""
-    return StoreConfig(name=name, path=path, branch=branch,
-                       remotes={key: str(value) for key, value in (remotes or {}).items()})
+    return StoreConfig(
+        name=name,
+        path=path,
+        branch=branch,
+        remotes={key: str(value) for key, value in (remotes or {}).items()},
+    )
 
 
 def identity(host: str) -> Identity:
@@ -22,8 +27,9 @@ def identity(host: str) -> Identity:
     return Identity(name=f"{host} user", email=f"{host}@example.invalid")
 
 
-def new_store(path: Path, host: str, remotes: Mapping[str, str | Path] | None = None,
-              **kwargs: float) -> Store:
+def new_store(
+    path: Path, host: str, remotes: Mapping[str, str | Path] | None = None, **kwargs: float
+) -> Store:
     """``Store.init_or_clone`` for a peer called ``host``."""
     return Store.init_or_clone(store_config(path, remotes), identity(host), host, **kwargs)
 

@@ -53,11 +53,16 @@ def test_a_renamed_role_directory_deletes_nothing_on_the_peers(pair: tuple[Peer,
         alice.write_curated("beta", "beta content\n")
         (alice.role_dir / "MEMORY.md").write_text("- [alpha](alpha.md) first\n- [beta](beta.md) second\n")
         alice.append_daily("- a log line\n")
-        wait_for(lambda: all(bob.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
-                 what="alice's role directory at bob")
+        wait_for(
+            lambda: all(bob.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
+            what="alice's role directory at bob",
+        )
         os.rename(alice.role_dir, alice.role_dir.with_name("qa-renamed"))
-        wait_for(lambda: all(alice.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
-                 timeout=4, what="the role directory restored at alice on the rename's event")
+        wait_for(
+            lambda: all(alice.read_live(rel) for rel in ("alpha.md", "beta.md", "MEMORY.md", DAILY)),
+            timeout=4,
+            what="the role directory restored at alice on the rename's event",
+        )
         later = alice.append_daily("- written into the restored directory\n")
         wait_for(lambda: later in bob.read_live(DAILY), what="a line written after the restore at bob")
         for rel in ("alpha.md", "beta.md", "MEMORY.md"):
@@ -68,10 +73,12 @@ def test_a_renamed_role_directory_deletes_nothing_on_the_peers(pair: tuple[Peer,
         no_markers(alice, bob)
 
 
-@pytest.mark.parametrize("where", [("--detach", "HEAD"), ("-b", "feature")],
-                         ids=["detached HEAD", "other branch"])
-def test_a_store_left_off_its_branch_by_hand_still_syncs(pair: tuple[Peer, Peer],
-                                                          where: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "where", [("--detach", "HEAD"), ("-b", "feature")], ids=["detached HEAD", "other branch"]
+)
+def test_a_store_left_off_its_branch_by_hand_still_syncs(
+    pair: tuple[Peer, Peer], where: tuple[str, ...]
+) -> None:
     """I1, I4: someone inspecting the store with git leaves it on a detached HEAD or another branch while
     the daemon runs. memsync returns to its branch, keeps what it committed meanwhile, and never takes
     its own stray commit for a rewritten remote (no "run memsync resync" advice, exchange continues)."""
@@ -97,12 +104,16 @@ def test_a_fifo_in_place_of_the_tracked_memory_file_does_not_hang_the_daemon(pai
     alice.memory_file.unlink()
     os.mkfifo(alice.memory_file)
     after = alice.write_curated("after-the-fifo", "written after the memory file became a pipe\n")
-    wait_for(lambda: committed(alice, f"{ROLE_STORE}/after-the-fifo.md") == after, timeout=4,
-             what="a curated entry committed while the memory file is a FIFO")
+    wait_for(
+        lambda: committed(alice, f"{ROLE_STORE}/after-the-fifo.md") == after,
+        timeout=4,
+        what="a curated entry committed while the memory file is a FIFO",
+    )
 
 
-def test_a_stale_lock_in_the_remote_is_named_not_reported_as_a_busy_remote(pair: tuple[Peer, Peer],
-                                                                          remote: Path) -> None:
+def test_a_stale_lock_in_the_remote_is_named_not_reported_as_a_busy_remote(
+    pair: tuple[Peer, Peer], remote: Path
+) -> None:
     """Clear messages: a git killed on the remote's machine leaves ``refs/heads/main.lock`` there and every
     push fails with "cannot lock ref". `status` must name that file (the user has to remove it), not say
     the remote "kept moving"; once it is gone the line arrives (I1)."""
@@ -111,8 +122,10 @@ def test_a_stale_lock_in_the_remote_is_named_not_reported_as_a_busy_remote(pair:
     with running(alice, bob):
         lock.write_bytes(b"")
         line = alice.append_entry("written while the remote's branch is locked")
-        error = wait_for(lambda: alice.status()["stores"]["main"]["remotes"]["origin"]["last_error"],
-                         what="the push failure in status")
+        error = wait_for(
+            lambda: alice.status()["stores"]["main"]["remotes"]["origin"]["last_error"],
+            what="the push failure in status",
+        )
         assert "main.lock" in error and "kept moving" not in error, error
         lock.unlink()
         wait_for(lambda: line in bob.read_live(MEMORY_FILE), what="the line at bob once the lock is gone")
@@ -191,7 +204,8 @@ def test_a_file_meeting_a_directory_keeps_both_and_converges(pair: tuple[Peer, P
 
 
 def test_a_file_edited_while_a_peer_made_it_a_directory_keeps_the_edit_beside_it(
-        pair: tuple[Peer, Peer]) -> None:
+    pair: tuple[Peer, Peer],
+) -> None:
     """Bob turns the synced ``notes.md`` into a directory while alice edits the file: the edit is
     published before the merge, so it lands beside the directory (``notes.conflict-file.md``) on both
     peers, alice's live path becomes the directory, and nothing clashes. (An edit made in the instant
@@ -214,8 +228,9 @@ def test_a_file_edited_while_a_peer_made_it_a_directory_keeps_the_edit_beside_it
     no_markers(alice, bob)
 
 
-def test_a_directory_meeting_a_file_already_in_the_store_is_kept_and_named(tmp_path: Path,
-                                                                           remote: Path) -> None:
+def test_a_directory_meeting_a_file_already_in_the_store_is_kept_and_named(
+    tmp_path: Path, remote: Path
+) -> None:
     """The reverse on one machine: bob starts syncing with a directory ``notes.md/`` in his role while
     the store he clones has alice's file ``notes.md``. Nothing of his is lost or published into the
     file's place, `status` tells him to rename the directory, the other files sync."""
@@ -284,13 +299,19 @@ def test_writes_behind_symlinked_tracked_paths_are_seen_at_once(tmp_path: Path, 
     try:
         with running(alice):
             entry = alice.write_curated("alpha", "written through the symlinked role directory\n")
-            wait_for(lambda: committed(alice, f"{ROLE_STORE}/alpha.md") == entry, timeout=4,
-                     what="a curated entry committed on its event")
+            wait_for(
+                lambda: committed(alice, f"{ROLE_STORE}/alpha.md") == entry,
+                timeout=4,
+                what="a curated entry committed on its event",
+            )
             line = entry_line("appended to the memory file's target")
             with (elsewhere / alice.memory_file.name).open("ab") as target:
                 target.write(line)
-            wait_for(lambda: line in committed(alice, MEMORY_STORE), timeout=4,
-                     what="an append to the symlink's target committed on its event")
+            wait_for(
+                lambda: line in committed(alice, MEMORY_STORE),
+                timeout=4,
+                what="an append to the symlink's target committed on its event",
+            )
     finally:
         if not alice.proc_dead():
             alice.kill()
@@ -301,9 +322,13 @@ def test_a_second_daemon_on_the_same_config_by_another_path_refuses(pair: tuple[
     alice, _bob = pair
     alice.start()
     other_name = alice.config.parent / ".." / alice.config.parent.name / alice.config.name
-    second = subprocess.Popen([sys.executable, "-m", "memsync", "daemon"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, **alice.env, "MEMSYNC_CONFIG": str(other_name)})
+    second = subprocess.Popen(
+        [sys.executable, "-m", "memsync", "daemon"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **alice.env, "MEMSYNC_CONFIG": str(other_name)},
+    )
     try:
         _out, err = second.communicate(timeout=5)
     except subprocess.TimeoutExpired:
@@ -314,7 +339,8 @@ def test_a_second_daemon_on_the_same_config_by_another_path_refuses(pair: tuple[
 
 
 def test_conflict_markers_pushed_by_another_tool_never_reach_a_live_memory_file(
-        pair: tuple[Peer, Peer], remote: Path, tmp_path: Path) -> None:
+    pair: tuple[Peer, Peer], remote: Path, tmp_path: Path
+) -> None:
     """I3: a tool other than memsync pushed a memory file holding a conflict it left unresolved. The
     entry inside reaches the live file; the marker lines never do."""
     alice, _bob = pair

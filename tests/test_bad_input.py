@@ -43,8 +43,14 @@ def outside_files(root: Path, peers: tuple[Peer, ...]) -> dict[str, tuple[int, i
     config, the remote or a daemon log: what memsync must never write."""
     allowed = [root / "remote.git", root / "tools"]
     for peer in peers:
-        allowed += [peer.store, peer.role_dir, peer.memory_file, peer.home / ".local" / "state",
-                    peer.config.parent, peer.log_path]
+        allowed += [
+            peer.store,
+            peer.role_dir,
+            peer.memory_file,
+            peer.home / ".local" / "state",
+            peer.config.parent,
+            peer.log_path,
+        ]
     found: dict[str, tuple[int, int]] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
@@ -81,28 +87,40 @@ def lines(data: bytes) -> Counter[bytes]:
 def store_blobs(peer: Peer, rel: str) -> list[bytes]:
     """Every committed version of store path ``rel`` in ``peer``'s store."""
     shas = peer.store_git("log", "--all", "--format=%H", "--", rel).split()
-    return [subprocess.run(["git", "show", f"{sha}:{rel}"], cwd=peer.store, capture_output=True,
-                           check=False).stdout for sha in shas]
+    return [
+        subprocess.run(
+            ["git", "show", f"{sha}:{rel}"], cwd=peer.store, capture_output=True, check=False
+        ).stdout
+        for sha in shas
+    ]
 
 
 # --- memory file content -------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "bad"), [
-    ("malformed JSON line", b'{"id": "broken", "kind": "lesson", "text": \n'),
-    ("JSON that is not an object", b'["a", "list", "not", "an", "entry"]\n'),
-    ("non-UTF-8 bytes", b'{"id":"latin1","text":"caf\xe9 \xff\xfe"}\n'),
-    ("a NUL byte", b'{"id":"nul","text":"before\x00after"}\n'),
-])
+
+@pytest.mark.parametrize(
+    ("name", "bad"),
+    [
+        ("malformed JSON line", b'{"id": "broken", "kind": "lesson", "text": \n'),
+        ("JSON that is not an object", b'["a", "list", "not", "an", "entry"]\n'),
+        ("non-UTF-8 bytes", b'{"id":"latin1","text":"caf\xe9 \xff\xfe"}\n'),
+        ("a NUL byte", b'{"id":"nul","text":"before\x00after"}\n'),
+    ],
+)
 def test_a_bad_memory_line_is_kept_verbatim_and_the_lines_around_it_sync(
-        pair: tuple[Peer, Peer], name: str, bad: bytes) -> None:
+    pair: tuple[Peer, Peer], name: str, bad: bytes
+) -> None:
     alice, bob = pair
     before = alice.append_entry(f"good line before the {name}")
     with alice.memory_file.open("ab") as out:
         out.write(bad)
     after = alice.append_entry(f"good line after the {name}")
     both_sync(alice, bob)
-    assert lines(bob.read_live(MEMORY_FILE)) == lines(alice.read_live(MEMORY_FILE)) == lines(
-        HEADER + before + bad + after)
+    assert (
+        lines(bob.read_live(MEMORY_FILE))
+        == lines(alice.read_live(MEMORY_FILE))
+        == lines(HEADER + before + bad + after)
+    )
     check = bob.cli("check", str(bob.memory_file))
     assert check.returncode == 1 and len(check.stdout.splitlines()) == 1
     assert check.stdout.startswith(f"{bob.memory_file}:")
@@ -114,7 +132,7 @@ def test_a_bad_memory_line_is_kept_verbatim_and_the_lines_around_it_sync(
 def test_a_10_mb_single_line_syncs_whole(pair: tuple[Peer, Peer]) -> None:
     alice, bob = pair
     # Prose-like text: a 10 MB run of base64 also syncs, but the secret scanner needs ~1 s per MB of it.
-    text = ("lorem ipsum dolor sit amet " * (10 * 1024 * 1024 // 27 + 1))[:10 * 1024 * 1024]
+    text = ("lorem ipsum dolor sit amet " * (10 * 1024 * 1024 // 27 + 1))[: 10 * 1024 * 1024]
     entry = json.dumps({"id": "big", "kind": "fact", "text": text, "created_at": "2026-11-30T00:00:00Z"})
     with alice.memory_file.open("ab") as out:
         out.write(entry.encode() + b"\n")
@@ -172,8 +190,10 @@ def test_a_duplicate_header(pair: tuple[Peer, Peer]) -> None:
 
 # --- tracked paths that change shape -------------------------------------------------------------
 
+
 def test_a_tracked_memory_file_deleted_while_tracked_is_restored_from_the_store(
-        pair: tuple[Peer, Peer]) -> None:
+    pair: tuple[Peer, Peer],
+) -> None:
     alice, bob = pair
     written = [alice.append_entry(f"entry {i}") for i in range(3)]
     both_sync(alice, bob)
@@ -236,7 +256,8 @@ def test_a_symlink_to_the_role_directory_itself_is_not_followed(pair: tuple[Peer
     assert bob.read_live("real_entry.md") == entry
     assert sorted(p.name for p in bob.role_dir.iterdir()) == ["real_entry.md"]
     assert [p for p in git(alice.store, "ls-files").split() if p.startswith(ROLE_STORE)] == [
-        f"{ROLE_STORE}/real_entry.md"]
+        f"{ROLE_STORE}/real_entry.md"
+    ]
 
 
 def test_a_symlink_loop_inside_a_role_directory(pair: tuple[Peer, Peer]) -> None:
@@ -248,7 +269,8 @@ def test_a_symlink_loop_inside_a_role_directory(pair: tuple[Peer, Peer]) -> None
     both_sync(alice, bob)
     assert bob.read_live("real_entry.md") == entry
     assert [p for p in git(alice.store, "ls-files").split() if p.startswith(ROLE_STORE)] == [
-        f"{ROLE_STORE}/real_entry.md"]
+        f"{ROLE_STORE}/real_entry.md"
+    ]
 
 
 @pytest.mark.slow
@@ -280,21 +302,38 @@ def world_root() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                    reason="needs root to drop to an unprivileged user with setpriv (as root, chmod 000 "
-                           "hides nothing, so the test would prove nothing)")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root to drop to an unprivileged user with setpriv (as root, chmod 000 "
+    "hides nothing, so the test would prove nothing)",
+)
 def test_permissions_removed_on_a_tracked_file(world_root: Path) -> None:
     remote = bare_remote(world_root / "remote.git")
     alice = Peer.create(world_root, "alice", remote)
     alice.append_entry("readable before")
     alice.write_curated("locked", "soon unreadable\n")
     subprocess.run(["chown", "-R", "nobody:nogroup", str(world_root)], check=True)
-    as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-                 sys.executable, "-m", "memsync", "sync"]
+    as_nobody = [
+        "setpriv",
+        "--reuid=nobody",
+        "--regid=nogroup",
+        "--clear-groups",
+        "--",
+        sys.executable,
+        "-m",
+        "memsync",
+        "sync",
+    ]
 
     def sync_as_nobody() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(as_nobody, env={**os.environ, **alice.env}, capture_output=True, text=True,
-                              timeout=120, check=False)
+        return subprocess.run(
+            as_nobody,
+            env={**os.environ, **alice.env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
 
     assert sync_as_nobody().returncode == 0
     later = alice.append_entry("appended before the chmod")
@@ -307,11 +346,13 @@ def test_permissions_removed_on_a_tracked_file(world_root: Path) -> None:
     for path in (alice.memory_file, alice.role_dir / "locked.md"):
         path.chmod(0o644)
     assert sync_as_nobody().returncode == 0
-    pushed = git(world_root, "-c", "safe.directory=*", "--git-dir", str(remote), "show",
-                 f"main:{MEMORY_STORE}").encode()
+    pushed = git(
+        world_root, "-c", "safe.directory=*", "--git-dir", str(remote), "show", f"main:{MEMORY_STORE}"
+    ).encode()
     assert later in pushed
-    assert git(world_root, "-c", "safe.directory=*", "--git-dir", str(remote), "show",
-               f"main:{ROLE_STORE}/open.md").endswith("this one stays readable\n")
+    assert git(
+        world_root, "-c", "safe.directory=*", "--git-dir", str(remote), "show", f"main:{ROLE_STORE}/open.md"
+    ).endswith("this one stays readable\n")
 
 
 @pytest.fixture
@@ -319,8 +360,12 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 3 MiB tmpfs (skips, visibly, where mounting is not allowed)."""
     mount = tmp_path / "tiny"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a size-limited tmpfs here: {done.stderr.strip()}")
     try:
@@ -329,8 +374,9 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def _fill_store_disk(tmp_path: Path, remote: Path, mount: Path) -> tuple[Peer, bytes, bytes,
-                                                                         subprocess.CompletedProcess[str]]:
+def _fill_store_disk(
+    tmp_path: Path, remote: Path, mount: Path
+) -> tuple[Peer, bytes, bytes, subprocess.CompletedProcess[str]]:
     """A peer whose store lives on the tiny tmpfs: one entry synced, then the disk filled and a big entry
     appended and synced. Returns (peer, first line, big line, the failed sync)."""
     alice = Peer.create(tmp_path, "alice", remote, init_store=False)
@@ -365,6 +411,7 @@ def test_disk_full_during_a_commit_says_so(tmp_path: Path, remote: Path, small_t
 
 # --- what a peer pushes --------------------------------------------------------------------------
 
+
 def peer_push(remote: Path, tmp_path: Path, change: str) -> None:
     """Act as a hostile or broken peer: clone the remote, run the shell ``change`` in it, commit, push."""
     work = tmp_path / "tools" / "hostile"
@@ -377,16 +424,21 @@ def peer_push(remote: Path, tmp_path: Path, change: str) -> None:
     git(work, "push", "-q", "origin", "HEAD:main")
 
 
-def test_a_peer_pushes_gitattributes_assigning_other_drivers(pair: tuple[Peer, Peer], remote: Path,
-                                                             tmp_path: Path) -> None:
+def test_a_peer_pushes_gitattributes_assigning_other_drivers(
+    pair: tuple[Peer, Peer], remote: Path, tmp_path: Path
+) -> None:
     alice, bob = pair
     alice.append_daily("- [09:00] base line\n")
     both_sync(alice, bob)
-    peer_push(remote, tmp_path, "printf '* merge=union\\n*.jsonl merge=binary\\n* text eol=crlf\\n"
-                                "* filter=evil\\n' > .gitattributes && "
-                                f"printf -- '- [09:05] hostile line\\n' >> {ROLE_STORE}/{DAILY} && "
-                                f"printf '{{\"id\":\"h1\",\"kind\":\"fact\",\"text\":\"from the peer\","
-                                f"\"created_at\":\"2026-11-30T00:00:00Z\"}}\\n' >> {MEMORY_STORE}")
+    peer_push(
+        remote,
+        tmp_path,
+        "printf '* merge=union\\n*.jsonl merge=binary\\n* text eol=crlf\\n"
+        "* filter=evil\\n' > .gitattributes && "
+        f"printf -- '- [09:05] hostile line\\n' >> {ROLE_STORE}/{DAILY} && "
+        f'printf \'{{"id":"h1","kind":"fact","text":"from the peer",'
+        f'"created_at":"2026-11-30T00:00:00Z"}}\\n\' >> {MEMORY_STORE}',
+    )
     ours = alice.append_entry("written here at the same time")
     alice.append_daily("- [09:06] alice line\n")
     sync(alice)
@@ -399,15 +451,20 @@ def test_a_peer_pushes_gitattributes_assigning_other_drivers(pair: tuple[Peer, P
     assert b"memsync-jsonl" in (alice.store / ".git" / "info" / "attributes").read_bytes()
 
 
-def test_a_peer_pushes_an_absolute_symlink_into_a_role_directory(pair: tuple[Peer, Peer], remote: Path,
-                                                                  tmp_path: Path) -> None:
+def test_a_peer_pushes_an_absolute_symlink_into_a_role_directory(
+    pair: tuple[Peer, Peer], remote: Path, tmp_path: Path
+) -> None:
     alice, _ = pair
     target = tmp_path / "tools" / "outside"
     target.mkdir(parents=True)
     (target / "victim.md").write_text("must stay untouched\n")
-    peer_push(remote, tmp_path, f"mkdir -p {ROLE_STORE} && ln -s {target} {ROLE_STORE}/escape && "
-                                f"ln -s {target}/victim.md {ROLE_STORE}/victim.md && "
-                                f"ln -s /etc/passwd {ROLE_STORE}/passwd.md")
+    peer_push(
+        remote,
+        tmp_path,
+        f"mkdir -p {ROLE_STORE} && ln -s {target} {ROLE_STORE}/escape && "
+        f"ln -s {target}/victim.md {ROLE_STORE}/victim.md && "
+        f"ln -s /etc/passwd {ROLE_STORE}/passwd.md",
+    )
     alice.write_curated("local", "written here\n")
     sync(alice)
     assert (target / "victim.md").read_text() == "must stay untouched\n"
@@ -426,18 +483,46 @@ def test_a_peer_pushes_a_path_with_dot_dot(pair: tuple[Peer, Peer], remote: Path
     alice, _ = pair
     work = tmp_path / "tools" / "crafted"
     git(tmp_path, "clone", "-q", str(remote), str(work))
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=work, input=b"escaped\n",
-                          capture_output=True, check=True).stdout.decode().strip()
-    inner = subprocess.run(["git", "mktree", "--missing"], cwd=work, capture_output=True, check=True,
-                           input=f"100644 blob {blob}\tescaped.md\n".encode()).stdout.decode().strip()
-    tree = subprocess.run(["git", "mktree", "--missing"], cwd=work, capture_output=True, check=False,
-                          input=f"040000 tree {inner}\t..\n".encode())
+    blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=work,
+            input=b"escaped\n",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    inner = (
+        subprocess.run(
+            ["git", "mktree", "--missing"],
+            cwd=work,
+            capture_output=True,
+            check=True,
+            input=f"100644 blob {blob}\tescaped.md\n".encode(),
+        )
+        .stdout.decode()
+        .strip()
+    )
+    tree = subprocess.run(
+        ["git", "mktree", "--missing"],
+        cwd=work,
+        capture_output=True,
+        check=False,
+        input=f"040000 tree {inner}\t..\n".encode(),
+    )
     if tree.returncode != 0:
         pytest.skip(f"this git refuses to build a tree with '..': {tree.stderr.decode().strip()}")
     head = git(work, "rev-parse", "HEAD").strip()
     commit = git(work, "commit-tree", tree.stdout.decode().strip(), "-p", head, "-m", "dot dot").strip()
-    pushed = subprocess.run(["git", "push", "-q", str(remote), f"{commit}:refs/heads/main"], cwd=work,
-                            capture_output=True, text=True, check=False)
+    pushed = subprocess.run(
+        ["git", "push", "-q", str(remote), f"{commit}:refs/heads/main"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if pushed.returncode != 0:
         pytest.skip(f"the remote refused the crafted tree: {pushed.stderr.strip()}")
     line = alice.append_entry("local work goes on")
@@ -471,6 +556,7 @@ def test_a_peer_whose_history_was_rewritten(pair: tuple[Peer, Peer], remote: Pat
 
 
 # --- the daemon keeps running ---------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_the_daemon_survives_the_file_level_bad_inputs(pair: tuple[Peer, Peer]) -> None:

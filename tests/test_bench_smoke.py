@@ -11,9 +11,19 @@ from tests.helpers import REPO_ROOT
 def test_sync_bench_quick_runs() -> None:
     """One append on a 20-entry file, baseline and idle included: the report prints every section."""
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "sync_bench.py"), "--quick", "--sizes", "20",
-         "--appends", "1"],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / "sync_bench.py"),
+            "--quick",
+            "--sizes",
+            "20",
+            "--appends",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout

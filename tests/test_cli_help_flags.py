@@ -31,8 +31,11 @@ def _option_row(help_text: str, option: str) -> str:
 def test_top_level_help_in_a_subprocess() -> None:
     result = run_cli("--help")
     assert result.returncode == 0, result.stderr
-    for option, text in [("--verbose", "More log output (-vv for debug). [default: 0]"),
-                         ("--quiet", "Only warnings and errors."), ("--help", "Show this message and exit.")]:
+    for option, text in [
+        ("--verbose", "More log output (-vv for debug). [default: 0]"),
+        ("--quiet", "Only warnings and errors."),
+        ("--help", "Show this message and exit."),
+    ]:
         row = _option_row(result.stdout, option)
         assert text in row and "<" not in row, row
     assert "<bool>" not in result.stdout and "<int>" not in result.stdout

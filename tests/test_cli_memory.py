@@ -55,8 +55,22 @@ def test_remember_show_forget_on_the_default_file(home: Path, cli: Cli) -> None:
     first_id = out.split()[1]
     assert out == f"remembered {first_id} in {path}\n"
     second_id = cli.ok(
-        "remember", "Docs live in the wiki.", "--kind", "source", "--scope", "project:acmp", "--tag", "docs",
-        "--tag", "wiki", "--source", "session:2026-11-30-a", "--confidence", "0.7", "--expires", "30d",
+        "remember",
+        "Docs live in the wiki.",
+        "--kind",
+        "source",
+        "--scope",
+        "project:acmp",
+        "--tag",
+        "docs",
+        "--tag",
+        "wiki",
+        "--source",
+        "session:2026-11-30-a",
+        "--confidence",
+        "0.7",
+        "--expires",
+        "30d",
     ).split()[1]
     # Both entries may share one created_at second; their order then falls to the (random) ids.
     shown = sorted(cli.ok("show").splitlines(), key=lambda line: line.split()[0] != first_id)
@@ -100,8 +114,10 @@ def test_check_lists_each_problem_and_exits_1(tmp_path: Path, cli: Cli) -> None:
     cli.ok("remember", "Fine.", "--file", str(path))
     assert cli("check", str(path)) == (0, "", "")
     with path.open("ab") as out:
-        out.write(b'{"id": "aaaaaaaaaaaa", "kind": "fact", "text": "t", "confidence": 3, '
-                  b'"created_at": "2026-11-30T00:00:00Z"}\nnot json\n{"id": "b", "text": "partial')
+        out.write(
+            b'{"id": "aaaaaaaaaaaa", "kind": "fact", "text": "t", "confidence": 3, '
+            b'"created_at": "2026-11-30T00:00:00Z"}\nnot json\n{"id": "b", "text": "partial'
+        )
     code, out, _ = cli("check", str(path))
     assert code == 1
     lines = out.splitlines()
@@ -118,8 +134,10 @@ def test_prompt_and_compact(tmp_path: Path, cli: Cli) -> None:
     ids = [
         cli.ok("remember", text, "--kind", kind, "--scope", scope, "--file", str(path)).split()[1]
         for text, kind, scope in [
-            ("Never force-push.", "avoid", "project:acmp"), ("Plain English.", "preference", "global"),
-            ("Other project fact.", "fact", "project:other"), ("Old fact.", "fact", "global"),
+            ("Never force-push.", "avoid", "project:acmp"),
+            ("Plain English.", "preference", "global"),
+            ("Other project fact.", "fact", "project:other"),
+            ("Old fact.", "fact", "global"),
         ]
     ]
     cli.ok("forget", ids[3], "--file", str(path))
@@ -140,8 +158,16 @@ def test_real_corpus_memory_files_through_check_show_prompt(corpus: Path) -> Non
     commands = [(cmd, str(path)) for path in paths for cmd in ("check", "show", "prompt")]
     # Real processes, run side by side to keep the suite fast.
     with ThreadPoolExecutor(len(commands)) as pool:
-        results = dict(zip(commands, pool.map(lambda c: run_cli(*c, "--scope", "project:acmp")
-                                              if c[0] == "prompt" else run_cli(*c), commands), strict=True))
+        results = dict(
+            zip(
+                commands,
+                pool.map(
+                    lambda c: run_cli(*c, "--scope", "project:acmp") if c[0] == "prompt" else run_cli(*c),
+                    commands,
+                ),
+                strict=True,
+            )
+        )
     for path in paths:
         check, show, prompt = (results[(cmd, str(path))] for cmd in ("check", "show", "prompt"))
         assert (check.returncode, check.stdout, check.stderr) == (0, "", ""), path

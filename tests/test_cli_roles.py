@@ -141,9 +141,10 @@ def test_migrate_dry_run_then_apply(tmp_path: Path) -> None:
     out = ok("migrate", str(tmp_path), "--apply")
     assert out.splitlines()[0] == "moved .claude/memory/scout -> .agents/memory/scout"
     assert (tmp_path / ".agents/memory/scout/MEMORY.md").read_text() == "# Memory index — scout\n"
-    assert "- [Project briefing](project_briefing.md) — Stack notes" in (
-        tmp_path / ".agents/memory/python-dev/MEMORY.md"
-    ).read_text()
+    assert (
+        "- [Project briefing](project_briefing.md) — Stack notes"
+        in (tmp_path / ".agents/memory/python-dev/MEMORY.md").read_text()
+    )
     assert ok("migrate", str(tmp_path)) == f"nothing to migrate under {tmp_path}\n"
 
 

@@ -33,8 +33,9 @@ def test_log_of_an_unknown_path_or_id_says_so_and_exits_1(synced: tuple[Path, st
     assert (result.returncode, result.stdout, result.stderr) == (1, "", _no_history("deadbeef") + "\n")
 
 
-def test_log_of_a_real_path_store_path_or_id_is_unchanged(synced: tuple[Path, str],
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_log_of_a_real_path_store_path_or_id_is_unchanged(
+    synced: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     live, entry_id = synced
     for target in (str(live), "memory/notes.jsonl", entry_id):
         assert main(["log", target]) == 0

@@ -12,8 +12,9 @@ from memsync.cli import main
 from tests.helpers import run_cli
 
 
-def test_status_with_the_store_missing_says_so_and_exits_1(home: Path, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_with_the_store_missing_says_so_and_exits_1(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     setup.init()
     assert main(["status"]) == 0
     store = home / ".local" / "share" / "memsync" / "stores" / "personal"
@@ -22,7 +23,8 @@ def test_status_with_the_store_missing_says_so_and_exits_1(home: Path, tmp_path:
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines()[1] == (
         f"store personal: missing, no git repository at {store}. Run `memsync init` to create it, "
-        "or fix stores.personal.path in the config")
+        "or fix stores.personal.path in the config"
+    )
     assert "last cycle" not in result.stdout and "bytes" not in result.stdout
     assert main(["status", "--json"]) == 1
     assert '"exists": false' in capsys.readouterr().out

@@ -64,8 +64,9 @@ def write_dead_and_live(peer: Peer, who: str) -> tuple[list[bytes], list[bytes]]
     return [old, gone], [kept, new, grave]
 
 
-def test_compaction_under_a_running_daemon_stays_through_later_cycles(tmp_path: Path,
-                                                                      peers: list[Peer]) -> None:
+def test_compaction_under_a_running_daemon_stays_through_later_cycles(
+    tmp_path: Path, peers: list[Peer]
+) -> None:
     alice = Peer.create(tmp_path, "alice", bare_remote(tmp_path / "remote.git"))
     peers.append(alice)
     with running(alice):
@@ -88,8 +89,9 @@ def test_compaction_under_a_running_daemon_stays_through_later_cycles(tmp_path: 
     assert "store main: -2 lines" in result.stdout
 
 
-def test_a_peer_loses_the_dead_lines_in_its_store_and_keeps_the_same_view(tmp_path: Path,
-                                                                           peers: list[Peer]) -> None:
+def test_a_peer_loses_the_dead_lines_in_its_store_and_keeps_the_same_view(
+    tmp_path: Path, peers: list[Peer]
+) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     alice = Peer.create(tmp_path, "alice", remote)
     bob = Peer.create(tmp_path, "bob", remote)
@@ -99,19 +101,31 @@ def test_a_peer_loses_the_dead_lines_in_its_store_and_keeps_the_same_view(tmp_pa
         dead_b, kept_b = write_dead_and_live(bob, "bob")
         everything = dead_a + kept_a + dead_b + kept_b
         for peer in (alice, bob):
-            wait_for(lambda peer=peer: all(line in peer.read_live(MEMORY_FILE) for line in everything),
-                     timeout=30, what=f"every line at {peer.name}")
+            wait_for(
+                lambda peer=peer: all(line in peer.read_live(MEMORY_FILE) for line in everything),
+                timeout=30,
+                what=f"every line at {peer.name}",
+            )
         result = alice.cli("compact", str(alice.memory_file))
         assert result.returncode == 0, result.stderr
         dead = dead_a + dead_b
-        wait_for(lambda: not any(line in bob.read_store(MEMORY_STORE) or line in head_blob(bob)
-                                 for line in dead), timeout=30, what="the dead lines gone from bob's store")
+        wait_for(
+            lambda: not any(line in bob.read_store(MEMORY_STORE) or line in head_blob(bob) for line in dead),
+            timeout=30,
+            what="the dead lines gone from bob's store",
+        )
         after = [alice.append_entry("alice: after the compaction."), bob.append_entry("bob: after it too.")]
         for peer in (alice, bob):
-            wait_for(lambda peer=peer: all(line in peer.read_live(MEMORY_FILE) for line in after),
-                     timeout=30, what=f"the new lines at {peer.name}")
-        wait_for(lambda: view(alice.read_live(MEMORY_FILE)) == view(bob.read_live(MEMORY_FILE)), timeout=30,
-                 what="equal views")
+            wait_for(
+                lambda peer=peer: all(line in peer.read_live(MEMORY_FILE) for line in after),
+                timeout=30,
+                what=f"the new lines at {peer.name}",
+            )
+        wait_for(
+            lambda: view(alice.read_live(MEMORY_FILE)) == view(bob.read_live(MEMORY_FILE)),
+            timeout=30,
+            what="equal views",
+        )
     live_a, live_b = alice.read_live(MEMORY_FILE), bob.read_live(MEMORY_FILE)
     assert not any(line in live_a for line in dead)
     for line in kept_a + kept_b + after:
@@ -163,7 +177,8 @@ def test_a_peer_line_in_the_store_not_yet_delivered_survives_the_compaction(tmp_
 
 
 def test_a_dead_entry_that_superseded_another_stays_so_a_peer_holding_the_target_drops_it(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """Found by the chaos run: X superseded by Y, Y by Z; a peer had X and not yet Y when its store lost
     Y to the compaction, so X came back into that peer's view."""
     remote = bare_remote(tmp_path / "remote.git")

@@ -67,7 +67,11 @@ def test_full_config_loads_with_expanded_paths(home: Path, tmp_path: Path) -> No
     config = load_config(_write(tmp_path / "config.toml", FULL))
     assert config.host == "laptop"
     assert (config.debounce_s, config.max_delay_s, config.pull_interval_s, config.partial_line_grace_s) == (
-        2.0, 20.5, 30.0, 60.0)
+        2.0,
+        20.5,
+        30.0,
+        60.0,
+    )
     assert (config.author_name, config.author_email) == ("Ada", "ada@example.org")
     assert list(config.stores) == ["personal", "team"]
     personal = config.stores["personal"]
@@ -80,14 +84,22 @@ def test_full_config_loads_with_expanded_paths(home: Path, tmp_path: Path) -> No
     )
     team = config.stores["team"]
     assert (team.path, team.branch, dict(team.remotes), team.tracks) == (
-        default_store_dir("team"), "main", {}, ())
+        default_store_dir("team"),
+        "main",
+        {},
+        (),
+    )
 
 
 def test_empty_config_is_valid_with_defaults(home: Path, tmp_path: Path) -> None:
     config = load_config(_write(tmp_path / "config.toml", ""))
     assert config == Config(path=tmp_path / "config.toml", host=socket.gethostname())
     assert (config.debounce_s, config.max_delay_s, config.pull_interval_s, config.partial_line_grace_s) == (
-        1.0, 10.0, 10.0, 300.0)
+        1.0,
+        10.0,
+        10.0,
+        300.0,
+    )
     assert dict(config.stores) == {}
 
 
@@ -105,30 +117,38 @@ def test_missing_file_says_run_init(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.toml")
 
 
-@pytest.mark.parametrize(("text", "key"), [
-    ("debounce_s = 'soon'\n", "debounce_s"),
-    ("max_delay_s = -1\n", "max_delay_s"),
-    ("pull_interval_s = true\n", "pull_interval_s"),
-    ("host = 3\n", "host"),
-    ("author = 'ada'\n", "author"),
-    ("[author]\nemail = ''\n", "author.email"),
-    ("stores = 1\n", "stores"),
-    ("[stores.'my store']\n", "stores.my store"),
-    ("[stores.p]\nbranch = 'a..b'\n", "stores.p.branch"),
-    ("[stores.p]\npath = 7\n", "stores.p.path"),
-    ("[stores.p.remotes]\norigin = 5\n", "stores.p.remotes.origin"),
-    ("[stores.p.remotes]\n'bad/name' = 'x'\n", "stores.p.remotes.bad/name"),
-    ("[stores.p]\ntrack = 'x'\n", "stores.p.track"),
-    ("[[stores.p.track]]\nas = 'roles/x'\n", "stores.p.track[0].path"),
-    ("[[stores.p.track]]\npath = '/x'\nas = '../up'\n", "stores.p.track[0].as"),
-    ("[[stores.p.track]]\npath = '/x'\nas = '/abs'\n", "stores.p.track[0].as"),
-    ("[[stores.p.track]]\npath = '/x'\nas = '.git/hooks'\n", "stores.p.track[0].as"),
-    ("[[stores.p.track]]\npath = '/a'\nas = 'roles'\n[[stores.p.track]]\npath = '/b'\nas = 'roles/b'\n",
-     "stores.p.track[1].as"),
-    ("[[stores.p.track]]\npath = '/a'\nas = 'x'\n[[stores.p.track]]\npath = '/a/b'\nas = 'y'\n",
-     "stores.p.track[1].path"),
-    ("[stores.p]\npath = '/s'\n[[stores.p.track]]\npath = '/s/inside'\n", "stores.p.track[0].path"),
-])
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("debounce_s = 'soon'\n", "debounce_s"),
+        ("max_delay_s = -1\n", "max_delay_s"),
+        ("pull_interval_s = true\n", "pull_interval_s"),
+        ("host = 3\n", "host"),
+        ("author = 'ada'\n", "author"),
+        ("[author]\nemail = ''\n", "author.email"),
+        ("stores = 1\n", "stores"),
+        ("[stores.'my store']\n", "stores.my store"),
+        ("[stores.p]\nbranch = 'a..b'\n", "stores.p.branch"),
+        ("[stores.p]\npath = 7\n", "stores.p.path"),
+        ("[stores.p.remotes]\norigin = 5\n", "stores.p.remotes.origin"),
+        ("[stores.p.remotes]\n'bad/name' = 'x'\n", "stores.p.remotes.bad/name"),
+        ("[stores.p]\ntrack = 'x'\n", "stores.p.track"),
+        ("[[stores.p.track]]\nas = 'roles/x'\n", "stores.p.track[0].path"),
+        ("[[stores.p.track]]\npath = '/x'\nas = '../up'\n", "stores.p.track[0].as"),
+        ("[[stores.p.track]]\npath = '/x'\nas = '/abs'\n", "stores.p.track[0].as"),
+        ("[[stores.p.track]]\npath = '/x'\nas = '.git/hooks'\n", "stores.p.track[0].as"),
+        (
+            "[[stores.p.track]]\npath = '/a'\nas = 'roles'\n"
+            "[[stores.p.track]]\npath = '/b'\nas = 'roles/b'\n",
+            "stores.p.track[1].as",
+        ),
+        (
+            "[[stores.p.track]]\npath = '/a'\nas = 'x'\n[[stores.p.track]]\npath = '/a/b'\nas = 'y'\n",
+            "stores.p.track[1].path",
+        ),
+        ("[stores.p]\npath = '/s'\n[[stores.p.track]]\npath = '/s/inside'\n", "stores.p.track[0].path"),
+    ],
+)
 def test_invalid_values_name_the_key_and_the_file(tmp_path: Path, text: str, key: str) -> None:
     path = _write(tmp_path / "config.toml", text)
     with pytest.raises(MemsyncError) as caught:
@@ -145,8 +165,9 @@ def test_bad_toml_names_the_file(tmp_path: Path) -> None:
         load_config(path)
 
 
-def test_unknown_keys_warn_and_are_kept_by_edit_config(home: Path, tmp_path: Path,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_unknown_keys_warn_and_are_kept_by_edit_config(
+    home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = _write(tmp_path / "config.toml", FULL + "colour = 'blue'\n")
     with caplog.at_level(logging.WARNING, logger="memsync.config"):
         load_config(path)
@@ -163,7 +184,9 @@ def test_unknown_keys_warn_and_are_kept_by_edit_config(home: Path, tmp_path: Pat
     assert raw["stores"]["team"]["colour"] == "blue"
     assert raw["stores"]["personal"]["path"] == "~/stores/personal"  # written as the user wrote it
     assert raw["stores"]["personal"]["track"][1] == {
-        "path": "~/notes/lessons.jsonl", "as": "memory/mine.jsonl"}
+        "path": "~/notes/lessons.jsonl",
+        "as": "memory/mine.jsonl",
+    }
     assert load_config(path) == config
 
 
@@ -216,18 +239,40 @@ def test_default_store_paths(home: Path, tmp_path: Path) -> None:
     assert default_store_path_for(cloned / ".agents" / "memory" / "qa") == "projects/shop/qa"
 
 
-_TOML_SCALARS = st.one_of(st.text(max_size=20), st.integers(-10**6, 10**6), st.booleans(),
-                          st.floats(allow_nan=False, allow_infinity=False))
+_TOML_SCALARS = st.one_of(
+    st.text(max_size=20),
+    st.integers(-(10**6), 10**6),
+    st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
 _KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12).filter(
-    lambda key: key not in {"host", "author", "stores", "path", "branch", "remotes", "track",
-                            "debounce_s", "max_delay_s", "pull_interval_s", "partial_line_grace_s"})
+    lambda key: (
+        key
+        not in {
+            "host",
+            "author",
+            "stores",
+            "path",
+            "branch",
+            "remotes",
+            "track",
+            "debounce_s",
+            "max_delay_s",
+            "pull_interval_s",
+            "partial_line_grace_s",
+        }
+    )
+)
 
 
 @settings(max_examples=40, deadline=None)
-@given(top=st.dictionaries(_KEYS, _TOML_SCALARS, max_size=4),
-       in_store=st.dictionaries(_KEYS, st.lists(st.text(max_size=10), max_size=3), max_size=3))
-def test_edit_config_round_trips_whatever_it_does_not_understand(top: dict[str, Any],
-                                                                 in_store: dict[str, Any]) -> None:
+@given(
+    top=st.dictionaries(_KEYS, _TOML_SCALARS, max_size=4),
+    in_store=st.dictionaries(_KEYS, st.lists(st.text(max_size=10), max_size=3), max_size=3),
+)
+def test_edit_config_round_trips_whatever_it_does_not_understand(
+    top: dict[str, Any], in_store: dict[str, Any]
+) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "config.toml"
         path.write_text(tomli_w.dumps({**top, "stores": {"p": {"path": "/s", **in_store}}}))

@@ -120,11 +120,19 @@ def test_status_reports_everything(tmp_path: Path, alice: Peer, remote: Path) ->
 
     assert alice.status()["stores"]["main"]["last_cycle"] is None
     alice.append_entry("a fine entry")
-    secret = alice.append_entry("deploy key AKIAIOSFODNN7EXAMPLE with aws_secret_access_key = "
-                                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    secret = alice.append_entry(
+        "deploy key AKIAIOSFODNN7EXAMPLE with aws_secret_access_key = "
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    )
     both = f"---\nname: x\n---\n{BOTH_KEPT_NOTE_PREFIX} at once; both versions are kept below.\n"
-    peer_push(tmp_path, remote, {"roles/other-role/x.md": b"from a role not tracked here\n",
-                                 f"{ROLE_STORE}/conflicted.md": both.encode()})
+    peer_push(
+        tmp_path,
+        remote,
+        {
+            "roles/other-role/x.md": b"from a role not tracked here\n",
+            f"{ROLE_STORE}/conflicted.md": both.encode(),
+        },
+    )
     alice.append_entry("unpushed").rstrip()
     assert alice.cli("sync").returncode == 0
     status = alice.status()
@@ -135,16 +143,24 @@ def test_status_reports_everything(tmp_path: Path, alice: Peer, remote: Path) ->
     origin = store["remotes"]["origin"]
     assert origin["url"] == str(remote) and origin["last_success"] and origin["last_error"] is None
     assert store["unpushed"] == 0
-    assert store["held_back_secrets"] and all(h["file"] == str(alice.memory_file)
-                                              for h in store["held_back_secrets"])
+    assert store["held_back_secrets"] and all(
+        h["file"] == str(alice.memory_file) for h in store["held_back_secrets"]
+    )
     assert {h["line"] for h in store["held_back_secrets"]} == {3}
     assert secret not in remote_file(remote, MEMORY_STORE)
     assert store["both_kept"] == [str(alice.role_dir / "conflicted.md")]
     assert store["untracked"] == ["roles/other-role/"]
     assert store["size_bytes"] > 1000
     text = alice.cli("status").stdout
-    for needle in ("daemon: not running", "store main", "remote origin", "commits waiting to be pushed: 0",
-                   "held back (secret)", "both versions kept", "not tracked here: roles/other-role/"):
+    for needle in (
+        "daemon: not running",
+        "store main",
+        "remote origin",
+        "commits waiting to be pushed: 0",
+        "held back (secret)",
+        "both versions kept",
+        "not tracked here: roles/other-role/",
+    ):
         assert needle in text, text
     remote.rename(remote.with_name("gone.git"))
     alice.append_entry("stuck locally")
@@ -211,14 +227,21 @@ def test_daemon_once_runs_one_cycle(alice: Peer, remote: Path) -> None:
 def test_missing_config_is_a_clear_error(tmp_path: Path) -> None:
     env = {**os.environ, "MEMSYNC_CONFIG": str(tmp_path / "none.toml")}
     for args in (["sync"], ["daemon"]):
-        result = subprocess.run([sys.executable, "-m", "memsync", *args], env=env, capture_output=True,
-                                text=True, timeout=60, check=False)
+        result = subprocess.run(
+            [sys.executable, "-m", "memsync", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert result.returncode == 1 and "memsync init" in result.stderr, result.stderr
 
 
 @pytest.mark.slow
-def test_a_failing_cycle_is_retried_with_backoff_and_never_kills_the_daemon(alice: Peer,
-                                                                           remote: Path) -> None:
+def test_a_failing_cycle_is_retried_with_backoff_and_never_kills_the_daemon(
+    alice: Peer, remote: Path
+) -> None:
     with running(alice):
         moved = alice.store.with_name("store-away")
         alice.store.rename(moved)

@@ -46,9 +46,16 @@ def test_doctor_on_a_fresh_setup(home: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     levels = _lines(result.stdout)
     assert levels == {
-        "git": "OK", "config": "OK", "identity": "OK", "store personal": "OK",
-        "store personal merge drivers": "OK", "remote personal/origin": "OK", "clock vs personal": "OK",
-        "inotify": "OK", "daemon": "WARN", "service": "WARN",
+        "git": "OK",
+        "config": "OK",
+        "identity": "OK",
+        "store personal": "OK",
+        "store personal merge drivers": "OK",
+        "remote personal/origin": "OK",
+        "clock vs personal": "OK",
+        "inotify": "OK",
+        "daemon": "WARN",
+        "service": "WARN",
     }
 
 

@@ -37,5 +37,7 @@ def test_doctor_prints_the_clean_line(home: Path, tmp_path: Path) -> None:
     result = run_cli("doctor")
     assert result.returncode == 1
     line = next(line for line in result.stdout.splitlines() if line.startswith("FAIL remote "))
-    assert line == (f"FAIL remote personal/origin: {tmp_path}/x/does-not-exist.git: no git repository there. "
-                    "Check the URL")
+    assert line == (
+        f"FAIL remote personal/origin: {tmp_path}/x/does-not-exist.git: no git repository there. "
+        "Check the URL"
+    )

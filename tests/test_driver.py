@@ -16,11 +16,24 @@ from memsync.layout import kind_of
 from tests.helpers import git, run_cli
 
 PATHS = [
-    "memory/dev.jsonl", "top.jsonl", "roles/dev/daily/2026-11-30.jsonl", "roles/dev/daily/2026-11-30.md",
-    "daily/2026-11-30.md", "projects/p/role/daily/2026-01-02.md", "roles/dev/daily/notes.md",
-    "roles/dev/daily/2026-1-30.md", "roles/dev/daily/2026-11-30.md.bak", "roles/dev/old/daily/2026-11-30.md",
-    "roles/dev/MEMORY.md", "MEMORY.md", "claude/memory/MEMORY.md", "roles/dev/memory.md", "roles/dev/note.md",
-    "roles/scout/.last-retrospective", "roles/dev/daily", "a b/ü🟥.md",
+    "memory/dev.jsonl",
+    "top.jsonl",
+    "roles/dev/daily/2026-11-30.jsonl",
+    "roles/dev/daily/2026-11-30.md",
+    "daily/2026-11-30.md",
+    "projects/p/role/daily/2026-01-02.md",
+    "roles/dev/daily/notes.md",
+    "roles/dev/daily/2026-1-30.md",
+    "roles/dev/daily/2026-11-30.md.bak",
+    "roles/dev/old/daily/2026-11-30.md",
+    "roles/dev/MEMORY.md",
+    "MEMORY.md",
+    "claude/memory/MEMORY.md",
+    "roles/dev/memory.md",
+    "roles/dev/note.md",
+    "roles/scout/.last-retrospective",
+    "roles/dev/daily",
+    "a b/ü🟥.md",
     ".memsync/purged.jsonl",  # memsync.purge.PURGE_RECORD: purge records merge as JSON Lines (union)
 ]
 
@@ -45,8 +58,11 @@ def test_peer_gitattributes_cannot_change_drivers_or_content(tmp_path: Path) -> 
     # text unset wins, and eol only acts on text files
     out = git(repo, "check-attr", "merge", "text", "eol", "ident", "filter", "--", "roles/dev/note.md")
     assert out.splitlines() == [
-        "roles/dev/note.md: merge: memsync-entry", "roles/dev/note.md: text: unset",
-        "roles/dev/note.md: eol: crlf", "roles/dev/note.md: ident: unset", "roles/dev/note.md: filter: unset",
+        "roles/dev/note.md: merge: memsync-entry",
+        "roles/dev/note.md: text: unset",
+        "roles/dev/note.md: eol: crlf",
+        "roles/dev/note.md: ident: unset",
+        "roles/dev/note.md: filter: unset",
     ]
 
 
@@ -74,8 +90,14 @@ def versions(tmp_path: Path, base: bytes, ours: bytes, theirs: bytes) -> tuple[P
 
 
 def run_driver(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-P", "-m", "memsync.driver", *args], cwd=cwd,
-                          capture_output=True, text=True, check=False, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "memsync.driver", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
 
 
 def test_driver_writes_the_merge_into_ours(tmp_path: Path) -> None:
@@ -90,8 +112,10 @@ def test_driver_writes_the_merge_into_ours(tmp_path: Path) -> None:
 
 def test_driver_failure_leaves_ours_and_says_why(tmp_path: Path) -> None:
     base, ours, theirs = versions(tmp_path, b"h\n", b"h\na\n", b"h\nb\n")
-    for args in (["bogus", str(base), str(ours), str(theirs), "p.md"],
-                 ["jsonl", str(tmp_path / "missing"), str(ours), str(theirs), "m.jsonl"]):
+    for args in (
+        ["bogus", str(base), str(ours), str(theirs), "p.md"],
+        ["jsonl", str(tmp_path / "missing"), str(ours), str(theirs), "m.jsonl"],
+    ):
         done = run_driver(*args, cwd=tmp_path)
         assert done.returncode == 1
         assert done.stderr.startswith("memsync merge-driver: merging ") and "Traceback" not in done.stderr
@@ -131,7 +155,7 @@ def test_peer_content_in_the_worktree_is_never_imported(tmp_path: Path) -> None:
 
 
 def test_hidden_cli_command_runs_the_same_driver(tmp_path: Path) -> None:
-    base, ours, theirs = versions(tmp_path, b"H\n", b"H\n{\"id\":\"a\"}\n", b"H\n{\"id\":\"b\"}\n")
+    base, ours, theirs = versions(tmp_path, b"H\n", b'H\n{"id":"a"}\n', b'H\n{"id":"b"}\n')
     done = run_cli("merge-driver", "jsonl", str(base), str(ours), str(theirs), "m.jsonl", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert ours.read_bytes() == b'H\n{"id":"a"}\n{"id":"b"}\n'
@@ -144,8 +168,12 @@ def test_temp_files_are_ones_memsync_ignores() -> None:
 
 def test_entry_point_is_light(tmp_path: Path) -> None:
     probe = "import sys, memsync.driver; print([m for m in ('typer', 'git', 'click') if m in sys.modules])"
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True).stdout.strip() == "[]"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "[]"
+    )
     base, ours, theirs = versions(tmp_path, b"x\n", b"x\n", b"x\ny\n")
     timings = []
     for _ in range(3):

@@ -48,7 +48,8 @@ def every_store_path(peer: Peer) -> set[str]:
 
 # 1 ---------------------------------------------------------------------------------------------------
 def test_1_vim_save_is_one_change_and_no_editor_file_enters_the_store(
-        tmp_path: Path, remote: Path, peers: list[Peer]) -> None:
+    tmp_path: Path, remote: Path, peers: list[Peer]
+) -> None:
     if shutil.which("vim") is None:
         pytest.skip("vim is not installed")
     alice = make_peer(tmp_path, remote, peers)
@@ -59,10 +60,30 @@ def test_1_vim_save_is_one_change_and_no_editor_file_enters_the_store(
         wait_for(lambda: b"v1" in remote_file(remote, rel), timeout=15)
         before = len(commits_touching(alice, rel))
         # Real vim (swap file .x.md.swp, then a write of x.md).
-        subprocess.run(["vim", "-u", "NONE", "-i", "NONE", "-N", "-X", "--not-a-term", "-c",
-                        "set backup writebackup backupcopy=auto", "-c", "%s/v1/v2/", "-c", "wq", str(target)],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=True, timeout=30)
+        subprocess.run(
+            [
+                "vim",
+                "-u",
+                "NONE",
+                "-i",
+                "NONE",
+                "-N",
+                "-X",
+                "--not-a-term",
+                "-c",
+                "set backup writebackup backupcopy=auto",
+                "-c",
+                "%s/v1/v2/",
+                "-c",
+                "wq",
+                str(target),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+            timeout=30,
+        )
         wait_for(lambda: b"v2" in remote_file(remote, rel), timeout=15)
         # vim's classic save with 'backupcopy=no': probe file 4913, rename to the backup x.md~, write anew.
         role = alice.role_dir
@@ -91,8 +112,10 @@ def test_2_two_atomic_replaces_are_two_changes(tmp_path: Path, remote: Path, pee
             temp = alice.role_dir / f".notes.{version}.partial"
             temp.write_text(f"{version} version\n")
             os.replace(temp, target)
-            wait_for(lambda version=version: remote_file(remote, rel) == f"{version} version\n".encode(),
-                     timeout=15)
+            wait_for(
+                lambda version=version: remote_file(remote, rel) == f"{version} version\n".encode(),
+                timeout=15,
+            )
         # the tracked memory file too: replaced wholesale twice, then appended to (watch survived)
         for i in range(2):
             data = alice.memory_file.read_bytes() + alice.append_entry(f"via replace {i}")
@@ -105,8 +128,9 @@ def test_2_two_atomic_replaces_are_two_changes(tmp_path: Path, remote: Path, pee
 
 
 # 3 ---------------------------------------------------------------------------------------------------
-def test_3_git_writes_in_the_store_never_reset_the_timer(tmp_path: Path, remote: Path,
-                                                         peers: list[Peer]) -> None:
+def test_3_git_writes_in_the_store_never_reset_the_timer(
+    tmp_path: Path, remote: Path, peers: list[Peer]
+) -> None:
     alice = make_peer(tmp_path, remote, peers, debounce_s=1.0, max_delay_s=10.0, pull_interval_s=600.0)
     with running(alice):
         offset = alice.log_path.stat().st_size
@@ -133,8 +157,9 @@ def test_3_git_writes_in_the_store_never_reset_the_timer(tmp_path: Path, remote:
 
 
 # 4 ---------------------------------------------------------------------------------------------------
-def test_4_appends_during_a_slow_push_are_published_promptly(tmp_path: Path, remote: Path,
-                                                             peers: list[Peer]) -> None:
+def test_4_appends_during_a_slow_push_are_published_promptly(
+    tmp_path: Path, remote: Path, peers: list[Peer]
+) -> None:
     hook = remote / "hooks" / "pre-receive"
     alice = make_peer(tmp_path, remote, peers, pull_interval_s=600.0)
     hook.write_text("#!/bin/sh\nsleep 1.5\n")
@@ -154,8 +179,9 @@ def test_4_appends_during_a_slow_push_are_published_promptly(tmp_path: Path, rem
 
 
 # 5 ---------------------------------------------------------------------------------------------------
-def test_5_a_steady_stream_still_commits_every_max_delay(tmp_path: Path, remote: Path,
-                                                         peers: list[Peer]) -> None:
+def test_5_a_steady_stream_still_commits_every_max_delay(
+    tmp_path: Path, remote: Path, peers: list[Peer]
+) -> None:
     """Scaled down from 30 s / max_delay 5 s to 10 s / max_delay 3 s to keep the suite short."""
     max_delay = 3.0
     alice = make_peer(tmp_path, remote, peers, debounce_s=1.0, max_delay_s=max_delay, pull_interval_s=600.0)
@@ -193,8 +219,9 @@ def test_6_stale_index_lock_at_start_and_mid_run(tmp_path: Path, remote: Path, p
 
 
 # 7 ---------------------------------------------------------------------------------------------------
-def test_7_timer_events_and_cli_sync_at_once_are_serialised(tmp_path: Path, remote: Path,
-                                                           peers: list[Peer]) -> None:
+def test_7_timer_events_and_cli_sync_at_once_are_serialised(
+    tmp_path: Path, remote: Path, peers: list[Peer]
+) -> None:
     alice = make_peer(tmp_path, remote, peers, debounce_s=0.1, max_delay_s=0.3, pull_interval_s=0.3)
     with running(alice):
         written = []
@@ -231,14 +258,20 @@ def test_8_local_work_is_committed_before_the_merge(tmp_path: Path, remote: Path
         wait_for(lambda: ours in bob.read_live(MEMORY_FILE), timeout=15)
     for peer in (alice, bob):
         assert ours in peer.read_live(MEMORY_FILE) and theirs in peer.read_live(MEMORY_FILE)
-    added = alice.store_git("log", "--format=%H %P", "--reverse", "-Salice's line while her daemon",
-                            "--", MEMORY_STORE).split("\n")[0].split()
+    added = (
+        alice.store_git(
+            "log", "--format=%H %P", "--reverse", "-Salice's line while her daemon", "--", MEMORY_STORE
+        )
+        .split("\n")[0]
+        .split()
+    )
     assert added[1:] == [before], "alice's line was not committed on top of her own history first"
 
 
 # 9 ---------------------------------------------------------------------------------------------------
-def test_9_offline_remote_backs_off_quietly_and_pushes_once_when_back(tmp_path: Path, remote: Path,
-                                                                       peers: list[Peer]) -> None:
+def test_9_offline_remote_backs_off_quietly_and_pushes_once_when_back(
+    tmp_path: Path, remote: Path, peers: list[Peer]
+) -> None:
     link = tmp_path / "remote-link.git"
     link.symlink_to(remote)
     git(remote, "config", "core.logAllRefUpdates", "always")
@@ -253,8 +286,11 @@ def test_9_offline_remote_backs_off_quietly_and_pushes_once_when_back(tmp_path: 
             if i % 25 == 24:
                 wait_for(lambda: all(line in alice.read_store(MEMORY_STORE) for line in written), timeout=15)
         wait_for(lambda: alice.commits() >= commits + 2, timeout=15)
-        wait_for(lambda: len(re.findall(r"cycle \(retry", alice.log())) >= 3, timeout=20,
-                 what="several backoff periods")
+        wait_for(
+            lambda: len(re.findall(r"cycle \(retry", alice.log())) >= 3,
+            timeout=20,
+            what="several backoff periods",
+        )
         link.symlink_to(remote)
         wait_for(lambda: all(line in remote_file(remote, MEMORY_STORE) for line in written), timeout=20)
         wait_for(lambda: "reachable again" in alice.log(), timeout=10)
@@ -278,8 +314,9 @@ class _AuthRequired(http.server.BaseHTTPRequestHandler):
         return
 
 
-def test_10_remote_wanting_credentials_fails_fast_without_a_terminal(tmp_path: Path, remote: Path,
-                                                                      peers: list[Peer]) -> None:
+def test_10_remote_wanting_credentials_fails_fast_without_a_terminal(
+    tmp_path: Path, remote: Path, peers: list[Peer]
+) -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AuthRequired)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -291,10 +328,15 @@ def test_10_remote_wanting_credentials_fails_fast_without_a_terminal(tmp_path: P
         alice.append_entry("needs pushing")
         started = time.monotonic()
         result = subprocess.run(
-            [*_python_memsync(), "sync"], env={k: v for k, v in {**os.environ, **alice.env}.items()
-                                               if k != "GIT_TERMINAL_PROMPT"},
-            capture_output=True, text=True, timeout=60, start_new_session=True, stdin=subprocess.DEVNULL,
-            check=False)
+            [*_python_memsync(), "sync"],
+            env={k: v for k, v in {**os.environ, **alice.env}.items() if k != "GIT_TERMINAL_PROMPT"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         took = time.monotonic() - started
         assert result.returncode == 75, result.stderr
         assert took < 15, f"took {took:.1f} s"
@@ -305,8 +347,13 @@ def test_10_remote_wanting_credentials_fails_fast_without_a_terminal(tmp_path: P
             line = alice.append_entry("daemon stays up")
             wait_for(lambda: line in remote_file(remote, MEMORY_STORE), timeout=15)
             assert not alice.proc_dead()
-        text = subprocess.run([*_python_memsync(), "status"], env={**os.environ, **alice.env},
-                              capture_output=True, text=True, check=False).stdout
+        text = subprocess.run(
+            [*_python_memsync(), "status"],
+            env={**os.environ, **alice.env},
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
         assert "remote web" in text and "last error" in text
     finally:
         server.shutdown()
@@ -322,8 +369,10 @@ def _python_memsync() -> list[str]:
 def test_11_gpgsign_in_user_config_without_gpg(tmp_path: Path, remote: Path, peers: list[Peer]) -> None:
     alice = make_peer(tmp_path, remote, peers)
     gitconfig = alice.home / ".gitconfig"
-    gitconfig.write_text(gitconfig.read_text() + "[commit]\n\tgpgsign = true\n[tag]\n\tgpgsign = true\n"
-                         "[gpg]\n\tprogram = /nonexistent/gpg\n")
+    gitconfig.write_text(
+        gitconfig.read_text() + "[commit]\n\tgpgsign = true\n[tag]\n\tgpgsign = true\n"
+        "[gpg]\n\tprogram = /nonexistent/gpg\n"
+    )
     with running(alice):
         line = alice.append_entry("signed? no: memsync sets its own commit config")
         wait_for(lambda: line in remote_file(remote, MEMORY_STORE), timeout=15)
@@ -331,12 +380,16 @@ def test_11_gpgsign_in_user_config_without_gpg(tmp_path: Path, remote: Path, pee
 
 
 # 12 --------------------------------------------------------------------------------------------------
-def test_12_daemon_with_too_few_inotify_watches_polls_and_warns(tmp_path: Path, remote: Path,
-                                                                peers: list[Peer]) -> None:
+def test_12_daemon_with_too_few_inotify_watches_polls_and_warns(
+    tmp_path: Path, remote: Path, peers: list[Peer]
+) -> None:
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare(1) to lower the inotify limit in a private user namespace")
-    probe = subprocess.run(["unshare", "-Ur", "sh", "-c", "echo 2 > /proc/sys/user/max_inotify_watches"],
-                           capture_output=True, check=False)
+    probe = subprocess.run(
+        ["unshare", "-Ur", "sh", "-c", "echo 2 > /proc/sys/user/max_inotify_watches"],
+        capture_output=True,
+        check=False,
+    )
     if probe.returncode != 0:
         pytest.skip(f"cannot lower the inotify watch limit in a user namespace: {probe.stderr.decode()}")
     alice = make_peer(tmp_path, remote, peers, pull_interval_s=600.0)
@@ -345,9 +398,24 @@ def test_12_daemon_with_too_few_inotify_watches_polls_and_warns(tmp_path: Path, 
 
     log = alice.log_path.open("ab")
     alice.proc = subprocess.Popen(
-        ["unshare", "-Ur", "sh", "-c", 'echo 2 > /proc/sys/user/max_inotify_watches && exec "$@"', "sh",
-         sys.executable, "-m", "memsync", "daemon", "-v"], env={**os.environ, **alice.env},
-        stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        [
+            "unshare",
+            "-Ur",
+            "sh",
+            "-c",
+            'echo 2 > /proc/sys/user/max_inotify_watches && exec "$@"',
+            "sh",
+            sys.executable,
+            "-m",
+            "memsync",
+            "daemon",
+            "-v",
+        ],
+        env={**os.environ, **alice.env},
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+    )
     log.close()
     alice.wait_ready()
     try:

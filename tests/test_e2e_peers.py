@@ -75,8 +75,13 @@ def test_both_append_at_once_both_see_the_union(pair: tuple[Peer, Peer]) -> None
             thread.join()
         daily = f"daily/{DAY}.md"
         for peer in (alice, bob):
-            wait_for(lambda peer=peer: all(line in peer.read_live(MEMORY_FILE) + peer.read_live(daily)
-                                           for line in written), timeout=30, what=f"union at {peer.name}")
+            wait_for(
+                lambda peer=peer: all(
+                    line in peer.read_live(MEMORY_FILE) + peer.read_live(daily) for line in written
+                ),
+                timeout=30,
+                what=f"union at {peer.name}",
+            )
     for rel in (MEMORY_FILE, daily):
         assert lines_of(alice.read_live(rel)) == lines_of(bob.read_live(rel))
         assert all(count == 1 for line, count in lines_of(alice.read_live(rel)).items() if line.strip())
@@ -91,9 +96,15 @@ def test_both_edit_the_same_curated_entry_and_converge(pair: tuple[Peer, Peer]) 
     alice.write_curated("shared", body.replace("line 1\n", "line 1 edited by alice\n"))
     bob.write_curated("shared", body.replace("line 7\n", "line 7 edited by bob\n"))
     with running(alice, bob):
-        wait_for(lambda: alice.read_live("shared.md") == bob.read_live("shared.md")
-                 and b"alice" in alice.read_live("shared.md") and b"bob" in alice.read_live("shared.md"),
-                 timeout=30, what="the same merged entry on both")
+        wait_for(
+            lambda: (
+                alice.read_live("shared.md") == bob.read_live("shared.md")
+                and b"alice" in alice.read_live("shared.md")
+                and b"bob" in alice.read_live("shared.md")
+            ),
+            timeout=30,
+            what="the same merged entry on both",
+        )
     merged = alice.read_live("shared.md")
     assert b"line 1 edited by alice\n" in merged and b"line 7 edited by bob\n" in merged
     assert b"<<<<<<<" not in merged
@@ -113,12 +124,19 @@ def test_offline_peer_converges_when_back(tmp_path: Path, remote: Path, peers: l
             written.append(bob.append_entry(f"bob while away {i}"))
         wait_for(lambda: "remote origin failed" in bob.log(), timeout=15, what="bob notices the outage")
         wait_for(lambda: all(line in alice.read_store(MEMORY_STORE) for line in written[::2]), timeout=15)
-        wait_for(lambda: bob.commits() >= 2 and all(line in bob.read_store(MEMORY_STORE)
-                                                    for line in written[1::2]), timeout=15)
+        wait_for(
+            lambda: (
+                bob.commits() >= 2 and all(line in bob.read_store(MEMORY_STORE) for line in written[1::2])
+            ),
+            timeout=15,
+        )
         link.symlink_to(remote)
         for peer in (alice, bob):
-            wait_for(lambda peer=peer: all(line in peer.read_live(MEMORY_FILE) for line in written),
-                     timeout=30, what=f"convergence at {peer.name}")
+            wait_for(
+                lambda peer=peer: all(line in peer.read_live(MEMORY_FILE) for line in written),
+                timeout=30,
+                what=f"convergence at {peer.name}",
+            )
         assert "reachable again" in bob.log() or "works again" in bob.log()
     assert lines_of(alice.read_live(MEMORY_FILE)) == lines_of(bob.read_live(MEMORY_FILE))
 
@@ -126,8 +144,17 @@ def test_offline_peer_converges_when_back(tmp_path: Path, remote: Path, peers: l
 def test_daily_log_with_repeated_and_blank_lines_arrives_byte_identical(pair: tuple[Peer, Peer]) -> None:
     alice, bob = pair
     daily = f"daily/{DAY}.md"
-    chunks = [f"# {DAY} — qa\n\n", "- [09:00] ok\n", "- [09:00] ok\n\n\n", "```\ncode\n\n```\n",
-              "- [09:00] ok\n", "\n", "| a | b |\n|---|---|\n| 1 | 2 |\n", "- ünïcødé → 🟥\n", "\n"]
+    chunks = [
+        f"# {DAY} — qa\n\n",
+        "- [09:00] ok\n",
+        "- [09:00] ok\n\n\n",
+        "```\ncode\n\n```\n",
+        "- [09:00] ok\n",
+        "\n",
+        "| a | b |\n|---|---|\n| 1 | 2 |\n",
+        "- ünïcødé → 🟥\n",
+        "\n",
+    ]
     with running(alice, bob):
         for i, chunk in enumerate(chunks):
             alice.append_daily(chunk)
@@ -139,8 +166,12 @@ def test_daily_log_with_repeated_and_blank_lines_arrives_byte_identical(pair: tu
 def all_blobs(peer: Peer, rel: str) -> list[bytes]:
     """Every version of store path ``rel`` in the peer's store history."""
     shas = peer.store_git("log", "--all", "--format=%H", "--", rel).split()
-    return [subprocess.run(["git", "show", f"{sha}:{rel}"], cwd=peer.store, capture_output=True,
-                           check=False).stdout for sha in shas]
+    return [
+        subprocess.run(
+            ["git", "show", f"{sha}:{rel}"], cwd=peer.store, capture_output=True, check=False
+        ).stdout
+        for sha in shas
+    ]
 
 
 def test_a_partial_line_is_never_committed(pair: tuple[Peer, Peer]) -> None:
@@ -178,16 +209,22 @@ def test_kill_9_during_cycles_loses_and_duplicates_nothing(pair: tuple[Peer, Pee
                 written.append(alice.append_entry(f"round {round_} entry {i}"))
                 written.append(alice.append_daily(f"- round {round_} line {i}\n"))
             marker = alice.log_path.stat().st_size
-            wait_for(lambda marker=marker: "cycle (local changes" in alice.log(marker), timeout=15,
-                     interval=0.002)
+            wait_for(
+                lambda marker=marker: "cycle (local changes" in alice.log(marker), timeout=15, interval=0.002
+            )
             time.sleep(rng.uniform(0.0, 0.15))  # somewhere inside the cycle: the point of the test
             alice.kill()
             assert "Traceback" not in alice.log(offset)
         with alice.running():
             daily = f"daily/{DAY}.md"
             for peer in (alice, bob):
-                wait_for(lambda peer=peer: all(line in peer.read_live(MEMORY_FILE) + peer.read_live(daily)
-                                               for line in written), timeout=30, what=f"all at {peer.name}")
+                wait_for(
+                    lambda peer=peer: all(
+                        line in peer.read_live(MEMORY_FILE) + peer.read_live(daily) for line in written
+                    ),
+                    timeout=30,
+                    what=f"all at {peer.name}",
+                )
     for peer in (alice, bob):
         for rel in (MEMORY_FILE, f"daily/{DAY}.md"):
             counts = lines_of(peer.read_live(rel))
@@ -207,15 +244,20 @@ def test_a_second_daemon_refuses_naming_the_first(pair: tuple[Peer, Peer]) -> No
     assert alice.status()["daemon"]["running"] is False
 
 
-def test_corpus_on_a_arrives_whole_on_b(tmp_path: Path, remote: Path, peers: list[Peer],
-                                        corpus: Path) -> None:
+def test_corpus_on_a_arrives_whole_on_b(
+    tmp_path: Path, remote: Path, peers: list[Peer], corpus: Path
+) -> None:
     extra = {
-        "alice": {str(tmp_path / "alice" / ".claude" / "memory"): "claude/memory",
-                  str(tmp_path / "alice" / "acmp.jsonl"): "memory/acmp.jsonl",
-                  str(tmp_path / "alice" / "qa-engineer.jsonl"): "memory/qa-engineer.jsonl"},
-        "bob": {str(tmp_path / "bob" / ".claude" / "memory"): "claude/memory",
-                str(tmp_path / "bob" / "acmp.jsonl"): "memory/acmp.jsonl",
-                str(tmp_path / "bob" / "qa-engineer.jsonl"): "memory/qa-engineer.jsonl"},
+        "alice": {
+            str(tmp_path / "alice" / ".claude" / "memory"): "claude/memory",
+            str(tmp_path / "alice" / "acmp.jsonl"): "memory/acmp.jsonl",
+            str(tmp_path / "alice" / "qa-engineer.jsonl"): "memory/qa-engineer.jsonl",
+        },
+        "bob": {
+            str(tmp_path / "bob" / ".claude" / "memory"): "claude/memory",
+            str(tmp_path / "bob" / "acmp.jsonl"): "memory/acmp.jsonl",
+            str(tmp_path / "bob" / "qa-engineer.jsonl"): "memory/qa-engineer.jsonl",
+        },
     }
     (tmp_path / "alice").mkdir()
     shutil.copytree(corpus / "skill" / "acmp-claude", tmp_path / "alice" / ".claude" / "memory")
@@ -231,14 +273,24 @@ def test_corpus_on_a_arrives_whole_on_b(tmp_path: Path, remote: Path, peers: lis
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
     with running(alice, bob):
-        pairs = [(alice.role_dir, bob.role_dir),
-                 (tmp_path / "alice" / ".claude" / "memory", tmp_path / "bob" / ".claude" / "memory")]
+        pairs = [
+            (alice.role_dir, bob.role_dir),
+            (tmp_path / "alice" / ".claude" / "memory", tmp_path / "bob" / ".claude" / "memory"),
+        ]
         for src, dst in pairs:
-            wait_for(lambda src=src, dst=dst: dst.is_dir() and tree(dst) == tree(src), timeout=60,
-                     what=f"{dst} complete")
+            wait_for(
+                lambda src=src, dst=dst: dst.is_dir() and tree(dst) == tree(src),
+                timeout=60,
+                what=f"{dst} complete",
+            )
         for name in ("acmp.jsonl", "qa-engineer.jsonl"):
-            wait_for(lambda name=name: (tmp_path / "bob" / name).exists() and
-                     (tmp_path / "bob" / name).read_bytes() == (corpus / "jsonl" / name).read_bytes(),
-                     timeout=60, what=name)
+            wait_for(
+                lambda name=name: (
+                    (tmp_path / "bob" / name).exists()
+                    and (tmp_path / "bob" / name).read_bytes() == (corpus / "jsonl" / name).read_bytes()
+                ),
+                timeout=60,
+                what=name,
+            )
     assert tree(bob.role_dir) == tree(corpus / "skill" / "scout")
     assert alice.status()["stores"]["main"]["held_back_secrets"] == []

@@ -9,8 +9,13 @@ from tests.helpers import REPO_ROOT
 
 
 def test_first_sync_bench_quick_runs() -> None:
-    result = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "first_sync_bench.py"), "--quick"],
-                            capture_output=True, text=True, timeout=180, check=False)
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "first_sync_bench.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "## 50 new files, 1 run;" in out

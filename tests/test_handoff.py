@@ -64,9 +64,15 @@ def go(src: Path, dst: Path | None, **kwargs: object) -> HandoffReport:
 
 # --- the mapping tables -------------------------------------------------------------------------------
 
+
 def test_kind_and_type_tables_map_both_ways() -> None:
-    assert KIND_TO_TYPE == {"preference": "user", "lesson": "feedback", "avoid": "feedback",
-                            "fact": "project", "source": "reference"}
+    assert KIND_TO_TYPE == {
+        "preference": "user",
+        "lesson": "feedback",
+        "avoid": "feedback",
+        "fact": "project",
+        "source": "reference",
+    }
     for curated_type, kind in TYPE_TO_KIND.items():
         assert type_for_kind(kind) == curated_type
     assert kind_for_type("feedback", "Never mock the database.") == "avoid"
@@ -85,6 +91,7 @@ def test_derived_id_is_stable_twelve_hex_and_depends_on_agent_and_slug() -> None
 
 # --- JSONL -> JSONL -----------------------------------------------------------------------------------
 
+
 def test_jsonl_to_jsonl_keeps_ids_source_confidence_and_adds_provenance(memory: Path, tmp_path: Path) -> None:
     target = tmp_path / "receiver.jsonl"
     report = go(memory, target)
@@ -96,12 +103,18 @@ def test_jsonl_to_jsonl_keeps_ids_source_confidence_and_adds_provenance(memory: 
         before = original[entry_id]
         assert entry.tags == (*before.tags, "handoff:giver")
         assert (entry.source, entry.confidence, entry.scope, entry.kind, entry.created_at) == (
-            before.source, before.confidence, before.scope, before.kind, before.created_at)
+            before.source,
+            before.confidence,
+            before.scope,
+            before.kind,
+            before.created_at,
+        )
     assert received["aaaaaaaaaa02"].source == "user"
 
 
-def test_dead_entries_are_never_handed_and_secrets_are_skipped_and_reported(memory: Path,
-                                                                            tmp_path: Path) -> None:
+def test_dead_entries_are_never_handed_and_secrets_are_skipped_and_reported(
+    memory: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "receiver.jsonl"
     report = go(memory, target)
     data = target.read_text(encoding="utf-8")
@@ -114,8 +127,9 @@ def test_dead_entries_are_never_handed_and_secrets_are_skipped_and_reported(memo
     assert "1 skipped (1 possible secret)" in report.summary()
 
 
-def test_second_handoff_adds_nothing_and_leaves_the_receiver_byte_identical(memory: Path,
-                                                                             tmp_path: Path) -> None:
+def test_second_handoff_adds_nothing_and_leaves_the_receiver_byte_identical(
+    memory: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "receiver.jsonl"
     go(memory, target)
     first = target.read_bytes()
@@ -143,8 +157,9 @@ def test_a_chain_keeps_the_first_giver_as_provenance(memory: Path, tmp_path: Pat
     assert set(view(last)) == set(LIVE)
 
 
-def test_a_handoff_appends_to_an_existing_receiver_without_touching_its_lines(memory: Path,
-                                                                              tmp_path: Path) -> None:
+def test_a_handoff_appends_to_an_existing_receiver_without_touching_its_lines(
+    memory: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "receiver.jsonl"
     own = MemoryFile(target)
     own.remember("The receiver's own lesson.", "lesson", now=NOW)
@@ -155,6 +170,7 @@ def test_a_handoff_appends_to_an_existing_receiver_without_touching_its_lines(me
 
 
 # --- JSONL -> role directory --------------------------------------------------------------------------
+
 
 def test_jsonl_to_role_writes_curated_entries_index_and_one_log_line(memory: Path, tmp_path: Path) -> None:
     target = tmp_path / "agents" / "reviewer"
@@ -169,8 +185,7 @@ def test_jsonl_to_role_writes_curated_entries_index_and_one_log_line(memory: Pat
         assert curated.type == KIND_TO_TYPE[original[entry_id].kind]
         assert set(curated.fields) == {"name", "description", "type"}  # the skill's exact frontmatter
         source = [line for line in curated.body.splitlines() if line.startswith("Source:")]
-        assert source == [f"Source: handoff from giver, entry {entry_id} ("
-                          + source[0].split(" (", 1)[1]]
+        assert source == [f"Source: handoff from giver, entry {entry_id} (" + source[0].split(" (", 1)[1]]
         assert f"kind {original[entry_id].kind}" in source[0]
     assert "source user" in entries[LIVE["aaaaaaaaaa02"]].body
     linked = {item.target for item in role.index_items()}
@@ -205,6 +220,7 @@ def test_a_slug_holding_other_content_keeps_the_receivers_entry(memory: Path, tm
 
 
 # --- role directory -> JSONL --------------------------------------------------------------------------
+
 
 def test_role_to_jsonl_maps_types_derives_ids_and_takes_only_recent_logs(role: Path, tmp_path: Path) -> None:
     target = tmp_path / "receiver.jsonl"
@@ -245,6 +261,7 @@ def test_role_to_jsonl_twice_adds_nothing(role: Path, tmp_path: Path) -> None:
 
 # --- role directory -> role directory -----------------------------------------------------------------
 
+
 def test_role_to_role_copies_entries_verbatim_with_a_source_line(role: Path, tmp_path: Path) -> None:
     target = tmp_path / "agents" / "reviewer"
     report = go(role, target)
@@ -265,8 +282,9 @@ def test_role_to_role_copies_entries_verbatim_with_a_source_line(role: Path, tmp
     assert not (target / "daily" / "2026-11-22.md").exists()  # the giver's logs stay the giver's
 
 
-def test_role_to_role_conflicting_slug_is_kept_under_from_name_and_twice_is_once(role: Path,
-                                                                                  tmp_path: Path) -> None:
+def test_role_to_role_conflicting_slug_is_kept_under_from_name_and_twice_is_once(
+    role: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "reviewer"
     target.mkdir()
     RoleDir(target).write_entry("Release freeze", "project", "The receiver's own freeze date.", "Body.")
@@ -293,17 +311,26 @@ def test_the_same_entry_already_in_the_receiver_counts_as_present(role: Path, tm
 
 # --- filters ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("filters", "expected"), [
-    (Filters(kinds=("fact",)), {"aaaaaaaaaa04", "aaaaaaaaaa07"}),
-    (Filters(kinds=("preference", "avoid")), {"aaaaaaaaaa02", "aaaaaaaaaa03"}),
-    (Filters(scopes=("project:memsync",)), {"aaaaaaaaaa02", "aaaaaaaaaa03", "aaaaaaaaaa04", "aaaaaaaaaa05",
-                                            "aaaaaaaaaa07"}),
-    (Filters(scopes=("harbor.example",)), {"aaaaaaaaaa01", "aaaaaaaaaa02", "aaaaaaaaaa05", "aaaaaaaaaa07"}),
-    (Filters(tags=("git", "fetching")), {"aaaaaaaaaa01", "aaaaaaaaaa03"}),
-    (Filters(since=datetime(2026, 11, 5, tzinfo=UTC)), {"aaaaaaaaaa04", "aaaaaaaaaa05", "aaaaaaaaaa07"}),
-    (Filters(min_confidence=0.9), {"aaaaaaaaaa01", "aaaaaaaaaa02", "aaaaaaaaaa04"}),
-    (Filters(kinds=("fact",), min_confidence=0.9), {"aaaaaaaaaa04"}),
-])
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        (Filters(kinds=("fact",)), {"aaaaaaaaaa04", "aaaaaaaaaa07"}),
+        (Filters(kinds=("preference", "avoid")), {"aaaaaaaaaa02", "aaaaaaaaaa03"}),
+        (
+            Filters(scopes=("project:memsync",)),
+            {"aaaaaaaaaa02", "aaaaaaaaaa03", "aaaaaaaaaa04", "aaaaaaaaaa05", "aaaaaaaaaa07"},
+        ),
+        (
+            Filters(scopes=("harbor.example",)),
+            {"aaaaaaaaaa01", "aaaaaaaaaa02", "aaaaaaaaaa05", "aaaaaaaaaa07"},
+        ),
+        (Filters(tags=("git", "fetching")), {"aaaaaaaaaa01", "aaaaaaaaaa03"}),
+        (Filters(since=datetime(2026, 11, 5, tzinfo=UTC)), {"aaaaaaaaaa04", "aaaaaaaaaa05", "aaaaaaaaaa07"}),
+        (Filters(min_confidence=0.9), {"aaaaaaaaaa01", "aaaaaaaaaa02", "aaaaaaaaaa04"}),
+        (Filters(kinds=("fact",), min_confidence=0.9), {"aaaaaaaaaa04"}),
+    ],
+)
 def test_filters_on_memory_files(memory: Path, tmp_path: Path, filters: Filters, expected: set[str]) -> None:
     target = tmp_path / "receiver.jsonl"
     go(memory, target, filters=filters)
@@ -312,9 +339,11 @@ def test_filters_on_memory_files(memory: Path, tmp_path: Path, filters: Filters,
 
 def test_filters_on_role_directories_map_or_keep_everything(role: Path, tmp_path: Path) -> None:
     def texts(filters: Filters) -> set[str]:
-        return {line.split(" (user)")[0][2:] for line in
-                (go(role, None, filters=filters, fmt="prompt").prompt or "").splitlines()
-                if line.startswith("- ")}
+        return {
+            line.split(" (user)")[0][2:]
+            for line in (go(role, None, filters=filters, fmt="prompt").prompt or "").splitlines()
+            if line.startswith("- ")
+        }
 
     curated = {d for d, _ in CURATED.values()} | {SECRET_BODY_DESCRIPTION}
     everything = curated | set(RECENT_LOG_TEXTS)
@@ -329,8 +358,10 @@ def test_filters_on_role_directories_map_or_keep_everything(role: Path, tmp_path
     assert texts(Filters(tags=("ci",))) == {CURATED["ci_checks"][0], *RECENT_LOG_TEXTS}
     # `updated` frontmatter, log dates, else the file's mtime (2026-10-01 in the fixture).
     assert texts(Filters(since=datetime(2026, 11, 21, tzinfo=UTC))) == set(RECENT_LOG_TEXTS[1:])
-    assert texts(Filters(since=datetime(2026, 11, 15, tzinfo=UTC))) == {CURATED["ci_checks"][0],
-                                                                        *RECENT_LOG_TEXTS}
+    assert texts(Filters(since=datetime(2026, 11, 15, tzinfo=UTC))) == {
+        CURATED["ci_checks"][0],
+        *RECENT_LOG_TEXTS,
+    }
 
 
 def test_bad_filters_are_refused_with_one_line() -> None:
@@ -345,6 +376,7 @@ def test_bad_filters_are_refused_with_one_line() -> None:
 
 
 # --- --format prompt, --out, import -------------------------------------------------------------------
+
 
 def test_prompt_is_cut_at_whole_entries_and_writes_nothing(memory: Path, tmp_path: Path) -> None:
     target = tmp_path / "receiver.jsonl"
@@ -377,7 +409,8 @@ def test_out_writes_a_standalone_memory_file_and_import_receives_it(memory: Path
     role_target, file_target = tmp_path / "reviewer", tmp_path / "receiver.jsonl"
     go(memory, file_target)
     assert import_file(out, str(file_target), now=NOW).present and not (
-        import_file(out, str(file_target), now=NOW).handed)
+        import_file(out, str(file_target), now=NOW).handed
+    )
     received = import_file(out, str(role_target), now=NOW)
     assert len(received.handed) == len(LIVE)
     assert all("Source: handoff from giver," in e.body for e in RoleDir(role_target).entries())
@@ -391,9 +424,11 @@ def test_import_refuses_what_is_not_a_memory_file(role: Path) -> None:
 
 # --- dry run ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", ["jsonl", "role"])
-def test_dry_run_reports_the_same_and_writes_nothing(memory: Path, role: Path, tmp_path: Path,
-                                                     kind: str) -> None:
+def test_dry_run_reports_the_same_and_writes_nothing(
+    memory: Path, role: Path, tmp_path: Path, kind: str
+) -> None:
     source = memory if kind == "jsonl" else role
     for target in (tmp_path / "new.jsonl", tmp_path / "new-role"):
         dry = go(source, target, dry_run=True)
@@ -408,8 +443,10 @@ def test_dry_run_reports_the_same_and_writes_nothing(memory: Path, role: Path, t
 
 # --- agents -------------------------------------------------------------------------------------------
 
-def test_agents_resolve_by_tracked_name_or_path(memory: Path, role: Path, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_agents_resolve_by_tracked_name_or_path(
+    memory: Path, role: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
         "[stores.personal]\n"
@@ -428,15 +465,25 @@ def test_agents_resolve_by_tracked_name_or_path(memory: Path, role: Path, tmp_pa
     assert resolve_agent("~/.claude/memory", create=True).name == "claude"
 
 
-@pytest.mark.parametrize(("source", "target", "message"), [
-    ("missing-agent", "x.jsonl", "no tracked agent or path 'missing-agent'"),
-    ("{memory}", "reviewer", "'reviewer' is not a tracked agent"),
-    ("{memory}", "{memory}", "FROM and TO are the same agent"),
-    ("{role}/MEMORY.md", "x.jsonl", "neither a memory file"),
-    ("{memory}", None, "no TO given"),
-])
-def test_bad_agents_are_refused(memory: Path, role: Path, source: str, target: str | None,
-                                message: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("source", "target", "message"),
+    [
+        ("missing-agent", "x.jsonl", "no tracked agent or path 'missing-agent'"),
+        ("{memory}", "reviewer", "'reviewer' is not a tracked agent"),
+        ("{memory}", "{memory}", "FROM and TO are the same agent"),
+        ("{role}/MEMORY.md", "x.jsonl", "neither a memory file"),
+        ("{memory}", None, "no TO given"),
+    ],
+)
+def test_bad_agents_are_refused(
+    memory: Path,
+    role: Path,
+    source: str,
+    target: str | None,
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
     monkeypatch.chdir(tmp_path)
     values = {"memory": memory, "role": role}
     with pytest.raises(MemsyncError, match=message):
@@ -456,6 +503,7 @@ def test_written_files_are_valid_for_the_other_tools(memory: Path, role: Path, t
 
 # --- there and back -----------------------------------------------------------------------------------
 
+
 def test_a_memory_file_handed_to_a_role_and_back_is_the_same_entries(memory: Path, tmp_path: Path) -> None:
     role, back = tmp_path / "reviewer", tmp_path / "back.jsonl"
     go(memory, role)
@@ -465,7 +513,13 @@ def test_a_memory_file_handed_to_a_role_and_back_is_the_same_entries(memory: Pat
     for entry_id, entry in returned.items():
         before = original[entry_id]
         assert (entry.text, entry.kind, entry.scope, entry.source, entry.confidence, entry.created_at) == (
-            before.text, before.kind, before.scope, before.source, before.confidence, before.created_at)
+            before.text,
+            before.kind,
+            before.scope,
+            before.source,
+            before.confidence,
+            before.created_at,
+        )
         assert entry.tags == ("handoff:giver",)
     before = memory.read_bytes()
     report = go(role, memory)
@@ -493,20 +547,28 @@ def test_a_role_handed_to_a_role_and_back_adds_nothing(role: Path, tmp_path: Pat
 
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=80).filter(str.strip)
-_ENTRIES = st.lists(st.fixed_dictionaries({
-    "text": _TEXT,
-    "kind": st.sampled_from(["preference", "lesson", "fact", "source", "avoid"]),
-    "scope": st.sampled_from(["global", "project:memsync", "github.com", "project:two words"]),
-    "source": st.sampled_from(["user", "session:2026-11-01-a", "https://example.org/a,b", None]),
-    "confidence": st.one_of(st.none(), st.floats(0, 1)),
-}), min_size=1, max_size=4)
+_ENTRIES = st.lists(
+    st.fixed_dictionaries(
+        {
+            "text": _TEXT,
+            "kind": st.sampled_from(["preference", "lesson", "fact", "source", "avoid"]),
+            "scope": st.sampled_from(["global", "project:memsync", "github.com", "project:two words"]),
+            "source": st.sampled_from(["user", "session:2026-11-01-a", "https://example.org/a,b", None]),
+            "confidence": st.one_of(st.none(), st.floats(0, 1)),
+        }
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
 @settings(max_examples=15, deadline=None)
 @given(_ENTRIES)
 def test_any_entries_go_to_a_role_and_back_as_themselves(entries: list[dict[str, object]]) -> None:
-    records = [{"id": f"{n:012x}", "created_at": f"2026-11-0{n + 1}T09:00:00Z", "tags": ["t"], **fields}
-               for n, fields in enumerate(entries)]
+    records = [
+        {"id": f"{n:012x}", "created_at": f"2026-11-0{n + 1}T09:00:00Z", "tags": ["t"], **fields}
+        for n, fields in enumerate(entries)
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         memory = write_memory(Path(tmp) / "giver.jsonl", records)
         role, back = Path(tmp) / "reviewer", Path(tmp) / "back.jsonl"
@@ -521,6 +583,11 @@ def test_any_entries_go_to_a_role_and_back_as_themselves(entries: list[dict[str,
             entry = returned[str(record["id"])]
             assert entry.text == " ".join(str(record["text"]).split())
             assert (entry.kind, entry.scope, entry.source, entry.confidence, entry.created_at) == (
-                record["kind"], record["scope"], record["source"], record["confidence"], record["created_at"])
+                record["kind"],
+                record["scope"],
+                record["source"],
+                record["confidence"],
+                record["created_at"],
+            )
         before = memory.read_bytes()
         assert not go(role, memory).handed and memory.read_bytes() == before

@@ -17,8 +17,9 @@ from tests.helpers import run_cli
 KINDS = ("--kind", "fact", "--kind", "avoid", "--kind", "preference")
 
 
-def test_handoff_writes_prints_the_summary_and_lists_secrets(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_handoff_writes_prints_the_summary_and_lists_secrets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     memory = write_memory(tmp_path / "giver.jsonl")
     target = tmp_path / "agents" / "reviewer"
     result = run_cli("handoff", str(memory), str(target), *KINDS)
@@ -66,20 +67,27 @@ def test_bad_input_in_a_subprocess_exits_1_with_one_line(tmp_path: Path) -> None
     assert not (tmp_path / "x.jsonl").exists()
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("handoff", "no-such-agent", "x.jsonl"), "no tracked agent or path 'no-such-agent'"),
-    (("handoff", "{memory}", "x.jsonl", "--kind", "tip"), "--kind 'tip' is not a kind"),
-    (("handoff", "{memory}", "x.jsonl", "--since", "yesterday"), "--since 'yesterday' is not a date"),
-    (("handoff", "{memory}", "x.jsonl", "--min-confidence", "2"), "outside [0, 1]"),
-    (("handoff", "{memory}", "x.jsonl", "--format", "prompt", "--max-bytes", "0"), "at least 1"),
-    (("handoff", "{memory}"), "no TO given"),
-    (("handoff", "{memory}", "{memory}"), "FROM and TO are the same agent"),
-    (("handoff", "{memory}", "--out", "{memory}"), "already exists"),
-    (("import", "{role}", "--to", "x.jsonl"), "is not a memory file"),
-])
-def test_bad_input_exits_1_with_one_line(tmp_path: Path, args: tuple[str, ...], message: str,
-                                         capsys: pytest.CaptureFixture[str],
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("handoff", "no-such-agent", "x.jsonl"), "no tracked agent or path 'no-such-agent'"),
+        (("handoff", "{memory}", "x.jsonl", "--kind", "tip"), "--kind 'tip' is not a kind"),
+        (("handoff", "{memory}", "x.jsonl", "--since", "yesterday"), "--since 'yesterday' is not a date"),
+        (("handoff", "{memory}", "x.jsonl", "--min-confidence", "2"), "outside [0, 1]"),
+        (("handoff", "{memory}", "x.jsonl", "--format", "prompt", "--max-bytes", "0"), "at least 1"),
+        (("handoff", "{memory}"), "no TO given"),
+        (("handoff", "{memory}", "{memory}"), "FROM and TO are the same agent"),
+        (("handoff", "{memory}", "--out", "{memory}"), "already exists"),
+        (("import", "{role}", "--to", "x.jsonl"), "is not a memory file"),
+    ],
+)
+def test_bad_input_exits_1_with_one_line(
+    tmp_path: Path,
+    args: tuple[str, ...],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.chdir(tmp_path)
     values = {"memory": write_memory(tmp_path / "giver.jsonl"), "role": write_role(tmp_path / "scout")}
     before = tree(tmp_path)

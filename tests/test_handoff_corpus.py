@@ -39,8 +39,9 @@ def descriptions(role: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("relative", ROLE_DIRS)
-def test_role_directory_to_memory_file_and_back_keeps_every_text(corpus: Path, tmp_path: Path,
-                                                                 relative: str) -> None:
+def test_role_directory_to_memory_file_and_back_keeps_every_text(
+    corpus: Path, tmp_path: Path, relative: str
+) -> None:
     given = copy(corpus, relative, tmp_path)
     role = RoleDir(given)
     as_file = tmp_path / "as-file.jsonl"
@@ -50,8 +51,9 @@ def test_role_directory_to_memory_file_and_back_keeps_every_text(corpus: Path, t
     for skip in there.skipped:
         assert skip.reason == "possible secret" and scan_text((given / skip.item).read_text())
     texts = {e.text for e in read_memory(as_file).view(NOW)}
-    expected = {one_line(e.description or e.name or e.slug)
-                for e in role.entries() if e.path.name not in flagged}
+    expected = {
+        one_line(e.description or e.name or e.slug) for e in role.entries() if e.path.name not in flagged
+    }
     assert expected <= texts
     logs = [note.text for daily in role.daily_logs()[-3:] for note in daily.items]
     assert set(logs) <= texts
@@ -73,8 +75,9 @@ def test_role_directory_to_memory_file_and_back_keeps_every_text(corpus: Path, t
 
 
 @pytest.mark.parametrize("relative", MEMORY_FILES)
-def test_memory_file_to_role_directory_and_back_keeps_every_text(corpus: Path, tmp_path: Path,
-                                                                 relative: str) -> None:
+def test_memory_file_to_role_directory_and_back_keeps_every_text(
+    corpus: Path, tmp_path: Path, relative: str
+) -> None:
     given = copy(corpus, relative, tmp_path)
     live = read_memory(given).view(NOW)
     as_role = tmp_path / "as-role"
@@ -96,7 +99,13 @@ def test_memory_file_to_role_directory_and_back_keeps_every_text(corpus: Path, t
     for entry in live:
         again = returned[entry.id]
         assert (again.text, again.kind, again.scope, again.source, again.confidence, again.created_at) == (
-            one_line(entry.text), entry.kind, entry.scope, entry.source, entry.confidence, entry.created_at)
+            one_line(entry.text),
+            entry.kind,
+            entry.scope,
+            entry.source,
+            entry.confidence,
+            entry.created_at,
+        )
     before = given.read_bytes()
     assert not handoff(str(as_role), str(given), now=NOW).handed
     assert given.read_bytes() == before
@@ -116,5 +125,6 @@ def test_role_to_role_copies_real_entries_byte_for_byte(corpus: Path, tmp_path: 
     assert b"\r" in original
     source_line = f"\n\nSource: handoff from acmp-claude ({odd})\n".encode()
     assert (receiver / odd).read_bytes() == original.rstrip(b"\n") + source_line
-    assert (receiver / "project_briefing.md").read_bytes() == (given.parent / "scout" /
-                                                               "project_briefing.md").read_bytes()
+    assert (receiver / "project_briefing.md").read_bytes() == (
+        given.parent / "scout" / "project_briefing.md"
+    ).read_bytes()

@@ -42,8 +42,12 @@ def daemons(*peers: Peer) -> Iterator[None]:
 def test_a_handoff_on_one_peer_reaches_the_receivers_live_dir_on_the_other(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     alice, bob = make_peer(tmp_path, "alice", remote), make_peer(tmp_path, "bob", remote)
-    alice.write_curated("retry_budget", "Retries stop after three attempts.\n",
-                        description="The client retries three times, then fails loudly.", type_="feedback")
+    alice.write_curated(
+        "retry_budget",
+        "Retries stop after three attempts.\n",
+        description="The client retries three times, then fails loudly.",
+        type_="feedback",
+    )
     with daemons(alice, bob):
         result = alice.cli("handoff", "qa", RECEIVER)
         assert result.returncode == 0, result.stderr
@@ -51,15 +55,32 @@ def test_a_handoff_on_one_peer_reaches_the_receivers_live_dir_on_the_other(tmp_p
         handed = (alice.home / ".agents" / "memory" / RECEIVER / "retry_budget.md").read_bytes()
         assert handed.endswith(b"Source: handoff from qa (retry_budget.md)\n")
         on_bob = bob.home / ".agents" / "memory" / RECEIVER
-        wait_for(lambda: (on_bob / "retry_budget.md").is_file()
-                 and (on_bob / "retry_budget.md").read_bytes() == handed,
-                 timeout=60, what="the handed entry on bob")
-        wait_for(lambda: b"(retry_budget.md)" in (on_bob / "MEMORY.md").read_bytes()
-                 if (on_bob / "MEMORY.md").is_file() else False, timeout=60, what="the index line on bob")
-        logs = wait_for(lambda: list((on_bob / "daily").glob("*.md")) if (on_bob / "daily").is_dir() else [],
-                        timeout=60, what="the receipt in bob's daily log")
-        wait_for(lambda: b"Received 1 entry from qa (memsync handoff): retry_budget" in logs[0].read_bytes(),
-                 timeout=60, what="the receipt line on bob")
+        wait_for(
+            lambda: (
+                (on_bob / "retry_budget.md").is_file() and (on_bob / "retry_budget.md").read_bytes() == handed
+            ),
+            timeout=60,
+            what="the handed entry on bob",
+        )
+        wait_for(
+            lambda: (
+                b"(retry_budget.md)" in (on_bob / "MEMORY.md").read_bytes()
+                if (on_bob / "MEMORY.md").is_file()
+                else False
+            ),
+            timeout=60,
+            what="the index line on bob",
+        )
+        logs = wait_for(
+            lambda: list((on_bob / "daily").glob("*.md")) if (on_bob / "daily").is_dir() else [],
+            timeout=60,
+            what="the receipt in bob's daily log",
+        )
+        wait_for(
+            lambda: b"Received 1 entry from qa (memsync handoff): retry_budget" in logs[0].read_bytes(),
+            timeout=60,
+            what="the receipt line on bob",
+        )
         history = bob.cli("log", str(on_bob / "retry_budget.md"))
         assert history.returncode == 0, history.stderr
         assert "alice" in history.stdout, history.stdout

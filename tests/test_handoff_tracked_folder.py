@@ -39,19 +39,22 @@ def test_role_and_memory_file_names_inside_tracked_folders(home: Path) -> None:
     assert "python-dev" in {t.removeprefix("handoff:") for e in MemoryFile(memory).view() for t in e.tags}
 
 
-def test_a_name_two_folders_hold_is_ambiguous_and_lists_both(home: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_name_two_folders_hold_is_ambiguous_and_lists_both(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _default_config(home)
     role = write_role(home / ".agents" / "memory" / "notes")
     memory = write_memory(home / ".agent-memory" / "notes.jsonl")
     assert main(["handoff", "notes", "x.jsonl"]) == 1
     [line] = capsys.readouterr().err.strip().splitlines()
-    assert line == (f"memsync: handoff: 'notes' names several tracked paths ({memory}, {role}). "
-                    "Give the path")
+    assert line == (
+        f"memsync: handoff: 'notes' names several tracked paths ({memory}, {role}). Give the path"
+    )
 
 
-def test_a_tracked_role_directory_is_no_folder_of_roles(home: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_tracked_role_directory_is_no_folder_of_roles(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _default_config(home, ("~/.agents/memory/python-dev",))
     write_role(home / ".agents" / "memory" / "python-dev")
     assert main(["handoff", "python-dev", "x.jsonl", "--dry-run"]) == 0
@@ -60,7 +63,8 @@ def test_a_tracked_role_directory_is_no_folder_of_roles(home: Path,
 
 
 def test_an_unknown_name_is_answered_with_the_tracked_agents_and_a_syncing_path(
-        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The error names what can be handed (newcomer trial: it pointed to `memsync status`, which lists no
     agents), and a new role is suggested where it syncs, not in the current directory."""
     _default_config(home)
@@ -68,7 +72,9 @@ def test_an_unknown_name_is_answered_with_the_tracked_agents_and_a_syncing_path(
     write_memory(home / ".agent-memory" / "notes.jsonl")
     assert main(["handoff", "nonexist", "python-dev"]) == 1
     [line] = capsys.readouterr().err.strip().splitlines()
-    assert line == ("memsync: handoff: no tracked agent or path 'nonexist' (tracked agents here: notes, "
-                    "python-dev). Give one of those names or an existing path")
+    assert line == (
+        "memsync: handoff: no tracked agent or path 'nonexist' (tracked agents here: notes, "
+        "python-dev). Give one of those names or an existing path"
+    )
     assert main(["handoff", "python-dev", "reviewer"]) == 1
     assert "give its path in a tracked folder, such as ~/.agents/memory/reviewer" in capsys.readouterr().err

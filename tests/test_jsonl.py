@@ -38,8 +38,15 @@ def entry(id: str, minute: int = 0, **fields: Any) -> dict[str, Any]:
     """A valid entry object created ``minute`` minutes after 2026-11-01T00:00Z."""
     created = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(minutes=minute)
     obj: dict[str, Any] = {
-        "id": id, "kind": "fact", "text": f"text of {id}", "scope": "global", "tags": [],
-        "source": "session:s1", "confidence": 0.8, "expires_at": None, "supersedes": None,
+        "id": id,
+        "kind": "fact",
+        "text": f"text of {id}",
+        "scope": "global",
+        "tags": [],
+        "source": "session:s1",
+        "confidence": 0.8,
+        "expires_at": None,
+        "supersedes": None,
         "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     obj.update(fields)
@@ -98,9 +105,19 @@ def test_malformed_lines_are_reported_with_line_and_field_and_skipped() -> None:
     parsed = parse_memory(data)
     found = {(p.line, p.field) for p in parsed.problems}
     assert found == {
-        (3, "kind"), (4, "confidence"), (5, "confidence"), (6, "created_at"), (7, "created_at"),
-        (8, "expires_at"), (9, "id"), (10, "tags"), (11, "text"), (12, "deleted"),
-        (13, None), (14, None), (15, None),
+        (3, "kind"),
+        (4, "confidence"),
+        (5, "confidence"),
+        (6, "created_at"),
+        (7, "created_at"),
+        (8, "expires_at"),
+        (9, "id"),
+        (10, "tags"),
+        (11, "text"),
+        (12, "deleted"),
+        (13, None),
+        (14, None),
+        (15, None),
     }
     messages = {p.line: p.message for p in parsed.problems}
     assert "UTF-8" in messages[14] and "JSON" in messages[13] and "object" in messages[15]
@@ -201,9 +218,14 @@ def test_duplicate_ids_with_different_content_pick_one_winner_and_check_reports(
 times = st.integers(min_value=0, max_value=6)
 ids = st.sampled_from(["a", "b", "c", "d", "e"])
 entry_objs = st.builds(
-    lambda i, t, sup, src, exp, text: entry(i, t, supersedes=sup, source=src, text=text,
-                                            expires_at="2026-11-01T00:03:00Z" if exp else None),
-    ids, times, st.none() | ids, st.sampled_from(["user", "session:x"]), st.booleans(),
+    lambda i, t, sup, src, exp, text: entry(
+        i, t, supersedes=sup, source=src, text=text, expires_at="2026-11-01T00:03:00Z" if exp else None
+    ),
+    ids,
+    times,
+    st.none() | ids,
+    st.sampled_from(["user", "session:x"]),
+    st.booleans(),
     st.sampled_from(["x", "y"]),
 )
 records_strategy = st.lists(entry_objs | st.builds(tomb, ids, times), min_size=1, max_size=12)
@@ -231,16 +253,29 @@ def test_view_is_the_same_for_every_permutation_of_the_lines(
 def test_remember_creates_the_file_with_a_header_and_appends_canonical_lines(tmp_path: Path) -> None:
     memory = MemoryFile(tmp_path / "sub" / "m.jsonl")
     first = memory.remember("Prefers tabs.", "preference", tags=["style"], now=NOW)
-    second = memory.remember("Docs at x.", "source", scope="example.org", source="session:1",
-                             confidence=0.7, now=NOW + timedelta(seconds=1))
+    second = memory.remember(
+        "Docs at x.",
+        "source",
+        scope="example.org",
+        source="session:1",
+        confidence=0.7,
+        now=NOW + timedelta(seconds=1),
+    )
     lines = memory.path.read_bytes().split(b"\n")
     assert lines[-1] == b""
     assert json.loads(lines[0]) == {"format": FORMAT, "created_at": "2026-11-30T12:00:00Z"}
     assert lines[1] == canonical_json(first.to_obj()) and lines[2] == canonical_json(second.to_obj())
     assert re.fullmatch(r"[0-9a-f]{12}", first.id) and first.id != second.id
     assert first.to_obj() == {
-        "id": first.id, "kind": "preference", "text": "Prefers tabs.", "scope": "global", "tags": ["style"],
-        "source": "user", "confidence": 1.0, "expires_at": None, "supersedes": None,
+        "id": first.id,
+        "kind": "preference",
+        "text": "Prefers tabs.",
+        "scope": "global",
+        "tags": ["style"],
+        "source": "user",
+        "confidence": 1.0,
+        "expires_at": None,
+        "supersedes": None,
         "created_at": "2026-11-30T12:00:00Z",
     }
     assert [e.id for e in memory.view(NOW + timedelta(seconds=2))] == [first.id, second.id]
@@ -265,8 +300,13 @@ def test_forget_and_supersede(tmp_path: Path) -> None:
     inferred = memory.remember("Lint first.", "lesson", source="session:a", confidence=0.6, now=NOW)
     with pytest.raises(MemsyncError, match="cannot replace"):
         memory.supersede(user.id, "Use spaces.", source="session:b", confidence=0.5)
-    newer = memory.supersede(inferred.id, "Lint and type-check first.", source="session:b", confidence=0.7,
-                             now=NOW + timedelta(seconds=1))
+    newer = memory.supersede(
+        inferred.id,
+        "Lint and type-check first.",
+        source="session:b",
+        confidence=0.7,
+        now=NOW + timedelta(seconds=1),
+    )
     assert (newer.kind, newer.supersedes) == ("lesson", inferred.id)
     tombstone = memory.forget(user.id, now=NOW + timedelta(seconds=2))
     assert tombstone.to_obj() == {"id": user.id, "deleted": True, "created_at": "2026-11-30T12:00:02Z"}
@@ -296,11 +336,20 @@ def test_parse_expiry_accepts_durations_and_utc_timestamps() -> None:
 def test_compact_keeps_exactly_the_live_view_plus_tombstones(tmp_path: Path) -> None:
     path = tmp_path / "m.jsonl"
     keep = entry("keep", 1, extension="kept verbatim")
-    data = file_bytes(
-        entry("old", 0), entry("new", 2, supersedes="old"), keep, entry("gone", 3), tomb("gone", 4),
-        entry("dup", 5, text="v1"), entry("dup", 6, text="v2"), keep,
-        entry("exp", 7, expires_at="2026-11-02T00:00:00Z"),
-    ) + b"{malformed kept\n"
+    data = (
+        file_bytes(
+            entry("old", 0),
+            entry("new", 2, supersedes="old"),
+            keep,
+            entry("gone", 3),
+            tomb("gone", 4),
+            entry("dup", 5, text="v1"),
+            entry("dup", 6, text="v2"),
+            keep,
+            entry("exp", 7, expires_at="2026-11-02T00:00:00Z"),
+        )
+        + b"{malformed kept\n"
+    )
     path.write_bytes(data)
     before = read_memory(path)
     report = MemoryFile(path).compact(now=NOW)
@@ -310,7 +359,10 @@ def test_compact_keeps_exactly_the_live_view_plus_tombstones(tmp_path: Path) -> 
     kept_lines = after_bytes.split(b"\n")
     assert kept_lines[0] == json.dumps(HEADER).encode()
     assert [json.loads(line) for line in kept_lines[1:-2]] == [
-        entry("new", 2, supersedes="old"), keep, tomb("gone", 4), entry("dup", 6, text="v2"),
+        entry("new", 2, supersedes="old"),
+        keep,
+        tomb("gone", 4),
+        entry("dup", 6, text="v2"),
     ]
     assert kept_lines[-2:] == [b"{malformed kept", b""]
     assert (report.lines_before, report.lines_after) == (11, 6)
@@ -365,8 +417,9 @@ def test_prompt_groups_by_kind_filters_by_scope_and_puts_user_entries_first() ->
 
 
 def test_prompt_is_cut_at_whole_entries_to_max_bytes() -> None:
-    entries = _entries(*(entry(f"e{i}", i, text=f"Entry number {i} — ünïcode.", confidence=0.5 + i / 100)
-                         for i in range(30)))
+    entries = _entries(
+        *(entry(f"e{i}", i, text=f"Entry number {i} — ünïcode.", confidence=0.5 + i / 100) for i in range(30))
+    )
     full = render_prompt(entries, max_bytes=100_000)
     for cap in (60, 120, 333, 700):
         text = render_prompt(entries, max_bytes=cap)

@@ -45,8 +45,12 @@ LOCK_HOLDER = textwrap.dedent("""
 
 def _spawn(script: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", script, *args], cwd=REPO_ROOT, env=dict(os.environ),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-c", script, *args],
+        cwd=REPO_ROOT,
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

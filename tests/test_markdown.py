@@ -76,7 +76,10 @@ def test_slugify_is_a_safe_fixed_point(name: str) -> None:
 def test_frontmatter_plain_fields() -> None:
     front = parse_frontmatter(head("name: User Timezone\ndescription: CET, works late\ntype: user\n"))
     assert (front.name, front.description, front.type, front.type_source) == (
-        "User Timezone", "CET, works late", "user", "type",
+        "User Timezone",
+        "CET, works late",
+        "user",
+        "type",
     )
     assert front.problems == ()
 
@@ -104,7 +107,7 @@ def test_frontmatter_multiline_plain_description_is_folded_by_yaml() -> None:
 
 def test_frontmatter_type_nested_under_metadata_with_trailing_space() -> None:
     text = head(
-        "name: p16b\ndescription: \"cut off \\u2014 PR\"\nmetadata: \n  node_type: memory\n"
+        'name: p16b\ndescription: "cut off \\u2014 PR"\nmetadata: \n  node_type: memory\n'
         "  type: project\n  originSessionId: 2031363d-7960-40fd-b178-0a9f137f06d0\n  modified: 2026-08-10\n"
     )
     front = parse_frontmatter(text)
@@ -186,7 +189,8 @@ def test_read_daily_log_understands_timed_and_free_form_lines(tmp_path: Path) ->
     assert daily.title == "2026-08-09 — scout"
     assert daily.date == "2026-08-09"
     assert [(i.line, i.time, i.text) for i in daily.items] == [
-        (3, "21:45", "Ran the audit"), (9, "22:10", "second"),
+        (3, "21:45", "Ran the audit"),
+        (9, "22:10", "second"),
     ]
     assert daily.problems == ()
 
@@ -312,7 +316,10 @@ def test_write_entry_values_yaml_would_misread_round_trip(tmp_path: Path) -> Non
     path = memory.write_entry("[Odd] name: yes", "feedback", description, "why: because")
     entry = read_entry(path)
     assert (entry.name, entry.description, entry.type, entry.problems) == (
-        "[Odd] name: yes", description, "feedback", (),
+        "[Odd] name: yes",
+        description,
+        "feedback",
+        (),
     )
     assert path.name == "odd_name_yes.md"
     assert list(entry.fields) == ["name", "description", "type"]
@@ -350,7 +357,7 @@ def test_rename_moves_the_file_keeps_everything_else_and_relinks_in_place(tmp_pa
     memory = role(tmp_path)
     old = memory.path / "a-green-control.md"
     old.write_text(
-        "---\nname: a-green-control\ndescription: \"keep \\\"me\\\"\"\nmetadata: \n  type: feedback\n"
+        '---\nname: a-green-control\ndescription: "keep \\"me\\""\nmetadata: \n  type: feedback\n'
         "  originSessionId: 42\n---\n\nBody with [[links]].\n"
     )
     memory.index_path.write_text(
@@ -360,7 +367,7 @@ def test_rename_moves_the_file_keeps_everything_else_and_relinks_in_place(tmp_pa
     assert new == memory.path / "green_controls_can_be_blind.md"
     assert not old.exists()
     assert new.read_text() == (
-        "---\nname: Green controls can be blind\ndescription: \"keep \\\"me\\\"\"\n"
+        '---\nname: Green controls can be blind\ndescription: "keep \\"me\\""\n'
         "metadata: \n  type: feedback\n"
         "  originSessionId: 42\n---\n\nBody with [[links]].\n"
     )
@@ -447,7 +454,7 @@ def test_claude_code_folder_is_a_role_directory(tmp_path: Path) -> None:
         "# Memory Index\n\n- [Simple English](user-prefers-simple-english.md) — x\n"
     )
     (folder / "user-prefers-simple-english.md").write_text(
-        "---\nname: user-prefers-simple-english\ndescription: \"Short words\"\n"
+        '---\nname: user-prefers-simple-english\ndescription: "Short words"\n'
         "metadata: \n  type: user\n---\n\nB\n"
     )
     (folder / "unindexed-plan.md").write_text(
@@ -456,7 +463,8 @@ def test_claude_code_folder_is_a_role_directory(tmp_path: Path) -> None:
     )
     memory = RoleDir(folder)
     assert [(e.slug, e.type) for e in memory.entries()] == [
-        ("unindexed-plan", "project"), ("user-prefers-simple-english", "user"),
+        ("unindexed-plan", "project"),
+        ("user-prefers-simple-english", "user"),
     ]
     assert memory.daily_logs() == []
     assert check_role_dir(folder) == []

@@ -46,19 +46,20 @@ def test_apply_moves_directories_and_converts_the_flat_file(tmp_path: Path) -> N
     legacy_project(tmp_path)
     migrate(tmp_path, apply=True)
     assert tree(tmp_path) == {
-        ".agents/memory/python-dev/MEMORY.md":
-            b"# Memory index \xe2\x80\x94 python-dev\n\n"
-            b"- [Project briefing](project_briefing.md) \xe2\x80\x94 Stack: Python 3.12, uv\n",
-        ".agents/memory/python-dev/project_briefing.md":
-            b"---\nname: Project briefing\ndescription: \"Stack: Python 3.12, uv\"\ntype: project\n---\n\n"
-            b"# Stack: Python 3.12, uv\n\nUse pytest.\n",
+        ".agents/memory/python-dev/MEMORY.md": b"# Memory index \xe2\x80\x94 python-dev\n\n"
+        b"- [Project briefing](project_briefing.md) \xe2\x80\x94 Stack: Python 3.12, uv\n",
+        ".agents/memory/python-dev/project_briefing.md": b"---\nname: Project briefing\n"
+        b'description: "Stack: Python 3.12, uv"\ntype: project\n---\n\n'
+        b"# Stack: Python 3.12, uv\n\nUse pytest.\n",
         ".agents/memory/qa-engineer/x.md": b"x\n",
         ".agents/memory/scout/MEMORY.md": "# Memory index — scout\n".encode(),
         ".agents/memory/scout/daily/2026-07-22.md": "# Daily log — 2026-07-22\n".encode(),
     }
     briefing = read_entry(tmp_path / ".agents/memory/python-dev/project_briefing.md")
     assert (briefing.name, briefing.description, briefing.type) == (
-        "Project briefing", "Stack: Python 3.12, uv", "project",
+        "Project briefing",
+        "Stack: Python 3.12, uv",
+        "project",
     )
     assert check_role_dir(tmp_path / ".agents/memory/python-dev") == []
     assert migrate(tmp_path) == []

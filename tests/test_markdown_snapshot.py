@@ -39,13 +39,22 @@ def test_snapshot_holds_index_entries_and_three_latest_logs_in_order(tmp_path: P
     assert text == result.text
     assert text.startswith("# Memory snapshot — python-dev\n")
     order = [
-        "## Index (MEMORY.md)", "- [Zulu last](zulu_last.md) — indexed second",
-        "## Entries not listed in MEMORY.md", "- [Loose one](unindexed.md) — not in the index",
-        "## Curated entries", "### Zulu last (zulu_last.md)", "type: project · indexed second",
+        "## Index (MEMORY.md)",
+        "- [Zulu last](zulu_last.md) — indexed second",
+        "## Entries not listed in MEMORY.md",
+        "- [Loose one](unindexed.md) — not in the index",
+        "## Curated entries",
+        "### Zulu last (zulu_last.md)",
+        "type: project · indexed second",
         "Zulu body.\nsecond line\n",
-        "### Alpha (alpha.md)", "Alpha body.", "### Loose one (unindexed.md)",
-        "## Recent daily logs", "### daily/2026-11-29.md", "- [10:00] on 2026-11-29",
-        "### daily/2026-11-28.md", "### daily/2026-11-27.md",
+        "### Alpha (alpha.md)",
+        "Alpha body.",
+        "### Loose one (unindexed.md)",
+        "## Recent daily logs",
+        "### daily/2026-11-29.md",
+        "- [10:00] on 2026-11-29",
+        "### daily/2026-11-28.md",
+        "### daily/2026-11-27.md",
     ]
     positions = [text.index(part) for part in order]
     assert positions == sorted(positions)

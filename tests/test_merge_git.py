@@ -25,14 +25,21 @@ INITIAL = {
     DAILY: "# Daily log — 2026-11-30\n\n- [08:00] start\n",
     INDEX: "# Memory index — dev\n\n- [Timezone](timezone.md) — the user's timezone\n",
     ENTRY: "---\nname: Timezone\ndescription: the user's timezone\ntype: user\n---\n\n"
-           "First line.\n\nMiddle.\n\nLast line.\n",
+    "First line.\n\nMiddle.\n\nLast line.\n",
     CLASH: "Use the old tool.\n",
 }
 
 
 def entry_line(id_: str, stamp: str) -> str:
-    return json.dumps({"id": id_, "kind": "fact", "text": f"fact {id_} é🟥", "created_at": stamp},
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return (
+        json.dumps(
+            {"id": id_, "kind": "fact", "text": f"fact {id_} é🟥", "created_at": stamp},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
 
 
 def write(repo: Path, rel: str, text: str, append: bool = False) -> None:
@@ -105,7 +112,8 @@ def check_merged(repo: Path) -> None:
         INITIAL[INDEX] + "- [Alice](alice.md) — from alice\n- [Bob](bob.md) — from bob\n"
     )
     assert (repo / ENTRY).read_text(encoding="utf-8") == (
-        INITIAL[ENTRY].replace("First line.", "First line, by alice.")
+        INITIAL[ENTRY]
+        .replace("First line.", "First line, by alice.")
         .replace("Last line.", "Last line, by bob.")
     )
     clash = (repo / CLASH).read_text(encoding="utf-8")
@@ -211,8 +219,13 @@ def test_daily_log_merged_over_two_merge_bases_gets_no_note(tmp_path: Path) -> N
     def pull(into: str, source: str) -> None:
         git(repos[into], "pull", "-q", "--no-rebase", "--no-edit", str(repos[source]), "main")
 
-    lines = {"A": "- [13:30] p0 A\n", "B": "- [18:30] p2 B\n", "C": "- [09:00] p1 C\n",
-             "D": "- [15:00] p1 D\n", "E": "- [10:00] p2 E\n"}
+    lines = {
+        "A": "- [13:30] p0 A\n",
+        "B": "- [18:30] p2 B\n",
+        "C": "- [09:00] p1 C\n",
+        "D": "- [15:00] p1 D\n",
+        "E": "- [10:00] p2 E\n",
+    }
     append("p0", lines["A"])
     append("p2", lines["B"])
     append("p1", lines["C"])

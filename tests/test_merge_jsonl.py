@@ -19,8 +19,12 @@ def rec(id_: str, created_at: str, text: str = "", **fields: Any) -> bytes:
 
 
 def tomb(id_: str, created_at: str) -> bytes:
-    return json.dumps({"created_at": created_at, "deleted": True, "id": id_}, sort_keys=True,
-                      separators=(",", ":")).encode() + b"\n"
+    return (
+        json.dumps(
+            {"created_at": created_at, "deleted": True, "id": id_}, sort_keys=True, separators=(",", ":")
+        ).encode()
+        + b"\n"
+    )
 
 
 A = rec("a1", "2026-11-10T10:00:00Z")

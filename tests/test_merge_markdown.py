@@ -43,7 +43,10 @@ def test_parse_index_items_with_continuation_lines_headings_and_preamble() -> No
     blocks = parse_index(text)
     assert render(blocks) == text
     assert [block.key for block in blocks if block.key is not None] == [
-        "a.md", "⚠ plain item, see [[wikilink]]", "sub/b.md", "numbered",
+        "a.md",
+        "⚠ plain item, see [[wikilink]]",
+        "sub/b.md",
+        "numbered",
     ]
     assert IndexBlock("a.md", "- [A](a.md) — first\n  continues here\n    - nested bullet\n") in blocks
     assert IndexBlock(None, "- not an item\n") in blocks
@@ -51,7 +54,7 @@ def test_parse_index_items_with_continuation_lines_headings_and_preamble() -> No
 
 def test_item_key_normalises_text_items() -> None:
     assert item_key("-   Some   text\n  over two lines\n") == "Some text over two lines"
-    assert item_key("- [X](<x.md> \"title\") — d\n") == "x.md"
+    assert item_key('- [X](<x.md> "title") — d\n') == "x.md"
 
 
 def test_parse_index_round_trips_every_corpus_index(corpus: Path) -> None:
@@ -129,7 +132,9 @@ def test_daily_section_both_merged_from_a_third_peer_comes_once() -> None:
     ours = DAY + b"\n## Dev, 10:00\n- [10:00] a wrote the test\n" + scout + b"- [10:20] a fixed it\n"
     theirs = DAY + scout + b"\n## Review, 10:10\n- [10:10] b asked for a property\n"
     assert merged("daily", DAY, ours, theirs) == (
-        DAY + b"\n## Dev, 10:00\n- [10:00] a wrote the test\n" + scout
+        DAY
+        + b"\n## Dev, 10:00\n- [10:00] a wrote the test\n"
+        + scout
         + b"\n## Review, 10:10\n- [10:10] b asked for a property\n- [10:20] a fixed it\n"
     )
 
@@ -158,7 +163,7 @@ def test_daily_one_line_block_from_a_third_peer_at_different_places_is_kept_twic
 def test_daily_blank_and_markup_lines_alone_do_not_join_two_blocks() -> None:
     ours = DAY + b"- [10:00] o1\n\n```\n- [10:01] o2\n"
     theirs = DAY + b"- [09:00] t1\n\n```\n- [09:01] t2\n"
-    assert merged("daily", DAY, ours, theirs) == DAY + theirs[len(DAY):] + ours[len(DAY):]
+    assert merged("daily", DAY, ours, theirs) == DAY + theirs[len(DAY) :] + ours[len(DAY) :]
 
 
 def test_daily_rewritten_base_falls_back_to_the_entry_rules() -> None:
@@ -296,7 +301,8 @@ def test_entry_conflicting_bodies_keep_both_under_one_note() -> None:
     theirs = ENTRY.replace(b"Line one.", b"Theirs rewrote it.")
     expected = (
         b"---\nname: Timezone\ndescription: the user's timezone\ntype: user\n---\n"
-        + BOTH_KEPT_NOTE.encode() + b"\n\n"
+        + BOTH_KEPT_NOTE.encode()
+        + b"\n\n"
         b"[memsync] version 1 of 2\n\nOurs rewrote it.\n\nLine two.\n"
         b"[memsync] version 2 of 2\n\nTheirs rewrote it.\n\nLine two.\n"
     )
@@ -321,9 +327,13 @@ def test_entry_keeps_bytes_as_they_are() -> None:
 
 @pytest.mark.parametrize(
     ("path", "kind"),
-    [("memory/x.jsonl", "jsonl"), ("roles/dev/daily/2026-11-30.md", "daily"),
-     ("roles/dev/MEMORY.md", "index"), ("roles/dev/note.md", "entry"),
-     ("roles/dev/.last-retrospective", "entry")],
+    [
+        ("memory/x.jsonl", "jsonl"),
+        ("roles/dev/daily/2026-11-30.md", "daily"),
+        ("roles/dev/MEMORY.md", "index"),
+        ("roles/dev/note.md", "entry"),
+        ("roles/dev/.last-retrospective", "entry"),
+    ],
 )
 def test_merge_for_path_dispatches_on_the_layout(path: str, kind: str) -> None:
     base, ours, theirs = b"x\n", b"x\ny\n", b"x\nz\n"
@@ -353,8 +363,13 @@ def test_daily_merge_over_a_virtual_base_in_another_order_is_insertions_not_a_no
     an order neither side has; both sides still hold every base line, so the merge keeps every line,
     at most twice, with no both-kept note, symmetric."""
     head = b"# Daily log\n\n"
-    a, b, c, d, e = (b"- [13:30] p0 A\n", b"- [18:30] p2 B\n", b"- [09:00] p1 C\n", b"- [15:00] p1 D\n",
-                     b"- [10:00] p2 E\n")
+    a, b, c, d, e = (
+        b"- [13:30] p0 A\n",
+        b"- [18:30] p2 B\n",
+        b"- [09:00] p1 C\n",
+        b"- [15:00] p1 D\n",
+        b"- [10:00] p2 E\n",
+    )
     virtual = merge_daily(head, head + c + d, head + b)
     assert virtual == head + c + d + b
     ours, theirs = head + c + a + b + d, head + c + d + b + e

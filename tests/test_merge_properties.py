@@ -22,7 +22,7 @@ MARKERS = (b"<<<<<<<", b">>>>>>>")
 
 # --- jsonl -------------------------------------------------------------------------------------------
 
-TEXT = st.text(alphabet=st.sampled_from("ab é→🟥 \"\\\t"), max_size=6)
+TEXT = st.text(alphabet=st.sampled_from('ab é→🟥 "\\\t'), max_size=6)
 STAMP = st.sampled_from(["2026-11-10T10:00:00Z", "2026-11-10T09:00:00Z", "2026-11-11T00:00:00Z"])
 IDS = st.sampled_from(["m1", "m2", "m3", "m4"])
 
@@ -38,10 +38,15 @@ ENTRY_LINE = st.builds(
         {"id": id_, "kind": "fact", "text": text, "created_at": stamp, **({"x-extra": 1} if extra else {})},
         spaced,
     ),
-    IDS, STAMP, TEXT, st.booleans(), st.booleans(),
+    IDS,
+    STAMP,
+    TEXT,
+    st.booleans(),
+    st.booleans(),
 )
-TOMBSTONE_LINE = st.builds(lambda id_, stamp: _dump({"id": id_, "deleted": True, "created_at": stamp}, False),
-                           IDS, STAMP)
+TOMBSTONE_LINE = st.builds(
+    lambda id_, stamp: _dump({"id": id_, "deleted": True, "created_at": stamp}, False), IDS, STAMP
+)
 HEADER_LINE = st.builds(lambda at: _dump({"format": "agent-memory/0.1", "created_at": at}, False), STAMP)
 MALFORMED_LINE = st.sampled_from([b"garbage", b'{"id": ', "ünïcode ✓".encode(), b"\xff\xfe", b"", b"[1, 2]"])
 LINE = st.one_of(ENTRY_LINE, ENTRY_LINE, TOMBSTONE_LINE, MALFORMED_LINE)
@@ -128,13 +133,29 @@ def test_jsonl_stable(versions: tuple[bytes, bytes, bytes]) -> None:
         assert merge_jsonl(base, result, result) == result
 
 
-PREFIX_LINE = st.sampled_from([b'{"id":"a"}', b"<<<<<<< HEAD", b"=======", b"x <<<<<<<", b"|||||||", b"a=b",
-                               b'{"t":"\r"}', b">>>>>>>>", b"", b"<<<<<<"])
+PREFIX_LINE = st.sampled_from(
+    [
+        b'{"id":"a"}',
+        b"<<<<<<< HEAD",
+        b"=======",
+        b"x <<<<<<<",
+        b"|||||||",
+        b"a=b",
+        b'{"t":"\r"}',
+        b">>>>>>>>",
+        b"",
+        b"<<<<<<",
+    ]
+)
 
 
 @SETTINGS
-@given(st.lists(PREFIX_LINE, max_size=12),
-       st.lists(st.lists(PREFIX_LINE, max_size=3), min_size=3, max_size=3), st.integers(1, 40), st.booleans())
+@given(
+    st.lists(PREFIX_LINE, max_size=12),
+    st.lists(st.lists(PREFIX_LINE, max_size=3), min_size=3, max_size=3),
+    st.integers(1, 40),
+    st.booleans(),
+)
 def test_streamed_prefix_is_common_line_aligned_and_clean(
     shared: list[bytes], tails: list[list[bytes]], chunk_size: int, crlf: bool
 ) -> None:
@@ -214,8 +235,10 @@ def criss_cross(draw: st.DrawFn, markup: bool, reorder: bool = False, shared_min
     serial = iter(range(10_000))
 
     def block(tag: str, *, shared: bool) -> list[str]:
-        lines = [f"- [{draw(st.sampled_from(['14:21', '14:22', '14:30']))}] {tag} step {next(serial)}\n"
-                 for _ in range(draw(st.integers(shared_min if shared else 0, 3)))]
+        lines = [
+            f"- [{draw(st.sampled_from(['14:21', '14:22', '14:30']))}] {tag} step {next(serial)}\n"
+            for _ in range(draw(st.integers(shared_min if shared else 0, 3)))
+        ]
         if not shared and lines and draw(st.booleans()):
             lines.append(draw(st.sampled_from(lines)))  # a side repeats its own line
         if markup:
@@ -405,9 +428,13 @@ def test_index_symmetric_idempotent_lossless(versions: tuple[bytes, bytes, bytes
 # --- entry -------------------------------------------------------------------------------------------
 
 BODY_LINE = st.sampled_from(["alpha", "beta", "gamma", "δέλτα", "", "- item", "epsilon 🟥"])
-HEAD = st.sampled_from(["", "---\nname: x\ndescription: d\ntype: user\n---\n",
-                        "---\nname: x\ndescription: other\ntype: feedback\nmetadata: \n  node_type: memory\n"
-                        "---\n"])
+HEAD = st.sampled_from(
+    [
+        "",
+        "---\nname: x\ndescription: d\ntype: user\n---\n",
+        "---\nname: x\ndescription: other\ntype: feedback\nmetadata: \n  node_type: memory\n---\n",
+    ]
+)
 
 
 @st.composite
@@ -447,13 +474,17 @@ def test_entry_symmetric_idempotent_marker_free(versions: tuple[bytes, bytes, by
 
 
 @SETTINGS
-@given(st.lists(st.sampled_from(["- [09:00] a", "- [10:00] b", "c", "", "| x |"]), min_size=1, max_size=6,
-                unique=True),
-       st.randoms(use_true_random=False),
-       st.lists(st.sampled_from(["- [11:00] o", "o2", ""]), max_size=3),
-       st.lists(st.sampled_from(["- [08:00] t", "t2", ""]), max_size=3))
+@given(
+    st.lists(
+        st.sampled_from(["- [09:00] a", "- [10:00] b", "c", "", "| x |"]), min_size=1, max_size=6, unique=True
+    ),
+    st.randoms(use_true_random=False),
+    st.lists(st.sampled_from(["- [11:00] o", "o2", ""]), max_size=3),
+    st.lists(st.sampled_from(["- [08:00] t", "t2", ""]), max_size=3),
+)
 def test_daily_over_a_base_in_an_order_neither_side_has_keeps_every_line_without_a_note(
-        base_items: list[str], rng: random.Random, ours_new: list[str], theirs_new: list[str]) -> None:
+    base_items: list[str], rng: random.Random, ours_new: list[str], theirs_new: list[str]
+) -> None:
     """git's virtual base of a criss-cross may order the base lines as neither side does: each side holds
     every base line (reordered) plus its own; the merge keeps every line of both sides, never writes the
     both-kept note, and is symmetric."""

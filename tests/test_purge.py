@@ -35,8 +35,9 @@ DAILY = f"daily/{DAY}.md"
 def objects_holding(repo: Path, text: bytes, *, reachable_only: bool) -> int:
     """How many objects of ``repo`` contain ``text`` (every object, or those reachable from a ref)."""
     if reachable_only:
-        listing = subprocess.run(["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True,
-                                 text=True, check=True).stdout.split()
+        listing = subprocess.run(
+            ["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.split()
         request = "".join(f"{word}\n" for word in listing if len(word) == 40).encode()
         args = ["git", "cat-file", "--batch"]
     else:
@@ -46,7 +47,7 @@ def objects_holding(repo: Path, text: bytes, *, reachable_only: bool) -> int:
     while pos < len(out):
         header_end = out.index(b"\n", pos)
         size = int(out[pos:header_end].split()[2])
-        count += text in out[header_end + 1:header_end + 1 + size]
+        count += text in out[header_end + 1 : header_end + 1 + size]
         pos = header_end + 1 + size + 1
     return count
 
@@ -115,12 +116,14 @@ def test_purge_an_entry_by_id_and_refuse_what_is_not_one(tmp_path: Path) -> None
     entry_id = wrong.split(b'"id":"')[1].split(b'"')[0].decode()
     right = alice.append_entry("the staging host is stage-db-01")
     with alice.memory_file.open("ab") as out:
-        out.write(wrong + b'{"created_at":"2026-11-30T10:00:00Z","deleted":true,"id":"%s"}\n'
-                  % entry_id.encode())
+        out.write(
+            wrong + b'{"created_at":"2026-11-30T10:00:00Z","deleted":true,"id":"%s"}\n' % entry_id.encode()
+        )
     run(alice, "sync")
     assert run(alice, "purge", "--entry", entry_id, "--yes").count("force-pushed") == 1
-    shown = subprocess.run(["git", "show", f"main:{MEMORY_STORE}"], cwd=remote, capture_output=True,
-                           check=True).stdout
+    shown = subprocess.run(
+        ["git", "show", f"main:{MEMORY_STORE}"], cwd=remote, capture_output=True, check=True
+    ).stdout
     assert entry_id.encode() not in shown and right in shown
     assert objects_holding(remote, entry_id.encode(), reachable_only=True) == 0
     assert "was not found" in run(alice, "purge", "--entry", entry_id, "--yes")
@@ -136,18 +139,27 @@ def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
         return b"data %d\n" % len(payload) + payload
 
     head = b"commit refs/heads/main\nmark :2\ncommitter a <a@b> 0 +0000\n"
-    stream = (b"blob\nmark :1\n" + data(b"keep me\nsecret-XYZ1 here\n") + b"\n" + head
-              + data(b"msg\nnote secret-XYZ1\n") + b"M 100644 :1 f.md\n\n")
+    stream = (
+        b"blob\nmark :1\n"
+        + data(b"keep me\nsecret-XYZ1 here\n")
+        + b"\n"
+        + head
+        + data(b"msg\nnote secret-XYZ1\n")
+        + b"M 100644 :1 f.md\n\n"
+    )
     out, changed, hashes = filter_stream(stream, Needle(text="secret-XYZ1"))
     assert changed == 2
-    assert out == (b"blob\nmark :1\n" + data(b"keep me\n") + b"\n" + head + data(b"msg\n")
-                   + b"M 100644 :1 f.md\n\n")
+    assert out == (
+        b"blob\nmark :1\n" + data(b"keep me\n") + b"\n" + head + data(b"msg\n") + b"M 100644 :1 f.md\n\n"
+    )
     assert hashes == {line_hash(b"secret-XYZ1 here"), line_hash(b"note secret-XYZ1")}
     # What a purge record lists is purged by hash alone, whatever the line end; the record itself never.
     record = record_line(hashes, "alice", datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
     by_hash = Needle(line_hashes=recorded_hashes(record))
     assert by_hash.drop_lines(b"keep me\r\nsecret-XYZ1 here\r\nnote secret-XYZ1") == (
-        b"keep me\r\n", [b"secret-XYZ1 here\r\n", b"note secret-XYZ1"])
+        b"keep me\r\n",
+        [b"secret-XYZ1 here\r\n", b"note secret-XYZ1"],
+    )
     assert filter_stream(stream, by_hash)[0] == out
     assert not Needle(text="2026-11-30T10").matches(record)
     with pytest.raises(MemsyncError):
@@ -157,7 +169,8 @@ def test_filter_stream_drops_matching_lines_from_every_payload() -> None:
 
 
 _LINE = st.lists(st.sampled_from([b"a", b"b", b" ", b"secret-XYZ1", b"{", b"2026", b"\r"]), max_size=6).map(
-    b"".join)
+    b"".join
+)
 _PAYLOAD = st.lists(_LINE, max_size=6).map(lambda lines: b"\n".join(lines))
 
 
@@ -166,8 +179,9 @@ _PAYLOAD = st.lists(_LINE, max_size=6).map(lambda lines: b"\n".join(lines))
 def test_filtering_by_the_recorded_hashes_equals_filtering_by_the_text(payloads: list[bytes]) -> None:
     """What resync relies on: the hashes a purge by text records remove, from the same history, exactly
     what the text removed, so the rewritten commits of both machines are the same commits."""
-    stream = b"".join(b"blob\nmark :%d\ndata %d\n%b\n" % (mark, len(data), data)
-                      for mark, data in enumerate(payloads))
+    stream = b"".join(
+        b"blob\nmark :%d\ndata %d\n%b\n" % (mark, len(data), data) for mark, data in enumerate(payloads)
+    )
     by_text = filter_stream(stream, Needle(text="secret-XYZ1"))
     if not by_text[2]:
         assert by_text == (stream, 0, frozenset())
@@ -192,13 +206,18 @@ def test_a_peer_that_only_runs_resync_does_not_bring_the_text_back(tmp_path: Pat
     run(alice, "sync")
     run(bob, "sync")
     pin = PIN.encode()
-    purged_lines = [line for rel in (MEMORY_FILE, DAILY, "lab_access.md")
-                    for line in bob.read_live(rel).splitlines() if pin in line]
+    purged_lines = [
+        line
+        for rel in (MEMORY_FILE, DAILY, "lab_access.md")
+        for line in bob.read_live(rel).splitlines()
+        if pin in line
+    ]
     assert len(purged_lines) == 3
 
     run(alice, "purge", PIN, "--yes")
-    record = subprocess.run(["git", "show", f"main:{PURGE_RECORD}"], cwd=remote, capture_output=True,
-                            check=True).stdout
+    record = subprocess.run(
+        ["git", "show", f"main:{PURGE_RECORD}"], cwd=remote, capture_output=True, check=True
+    ).stdout
     assert pin not in record and record.count(b"\n") == 1
     assert {line_hash(line) for line in purged_lines} <= recorded_hashes(record)
     assert not any(path.startswith(".memsync") for path in alice.status()["stores"]["main"]["untracked"])
@@ -248,14 +267,16 @@ def test_purge_records_from_both_peers_are_all_kept_and_honoured(tmp_path: Path)
     said = run(carol, "resync", "origin")
     assert "2 line(s) purged there removed from 1 live file(s)" in said
     # Carol's history, rewritten by hash, is the remote's commit for commit: nothing was re-applied.
-    remote_head = subprocess.run(["git", "rev-parse", "main"], cwd=remote, capture_output=True, text=True,
-                                 check=True).stdout.strip()
+    remote_head = subprocess.run(
+        ["git", "rev-parse", "main"], cwd=remote, capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert carol.store_git("rev-parse", "HEAD").strip() == remote_head
     assert objects_holding(carol.store, PIN.encode(), reachable_only=False) == 0
     run(alice, "sync")
     for peer in (alice, bob, carol):
         assert PIN.encode() not in peer.read_live(MEMORY_FILE) and other.encode() not in peer.read_live(
-            MEMORY_FILE), peer.name
+            MEMORY_FILE
+        ), peer.name
     for text in (PIN, other):
         assert objects_holding(remote, text.encode(), reachable_only=True) == 0
 
@@ -308,8 +329,11 @@ def test_a_purge_on_a_machine_that_missed_another_purge_keeps_it(tmp_path: Path)
     other = "token-9931-KILO-other"
     alice.append_entry(f"door code for the lab is {PIN}")
     bob.append_entry(f"the printer token is {other}")
-    keep = [alice.append_entry("alice plain"), bob.append_entry("bob plain"),
-            carol.append_entry("carol plain")]
+    keep = [
+        alice.append_entry("alice plain"),
+        bob.append_entry("bob plain"),
+        carol.append_entry("carol plain"),
+    ]
     for peer in (alice, bob, carol, alice, bob, carol):
         run(peer, "sync")
     assert run(alice, "purge", PIN, "--yes").count("force-pushed") == 1
@@ -319,8 +343,9 @@ def test_a_purge_on_a_machine_that_missed_another_purge_keeps_it(tmp_path: Path)
 
     said = run(bob, "purge", other, "--yes")
     assert "force-pushed" in said
-    record = subprocess.run(["git", "show", f"main:{PURGE_RECORD}"], cwd=remote, capture_output=True,
-                            check=True).stdout
+    record = subprocess.run(
+        ["git", "show", f"main:{PURGE_RECORD}"], cwd=remote, capture_output=True, check=True
+    ).stdout
     assert record.count(b"\n") == 2 and b'"host":"alice"' in record and b'"host":"bob"' in record
     for text in (PIN, other):
         assert objects_holding(remote, text.encode(), reachable_only=True) == 0, text
@@ -338,8 +363,11 @@ def test_a_purge_on_a_machine_that_missed_another_purge_keeps_it(tmp_path: Path)
         assert peer.read_store(PURGE_RECORD) == record, peer.name
     for text in (PIN, other):
         assert objects_holding(remote, text.encode(), reachable_only=True) == 0, text
-    assert alice.store_git("rev-parse", "HEAD") == bob.store_git("rev-parse", "HEAD") == carol.store_git(
-        "rev-parse", "HEAD")
+    assert (
+        alice.store_git("rev-parse", "HEAD")
+        == bob.store_git("rev-parse", "HEAD")
+        == carol.store_git("rev-parse", "HEAD")
+    )
 
 
 @pytest.mark.slow
@@ -363,10 +391,12 @@ def test_resync_merges_a_local_edit_of_a_whole_file_a_purge_changed(tmp_path: Pa
     for peer in (alice, bob, alice):
         run(peer, "sync")
     for peer in (alice, bob):
-        assert peer.read_live("harbor.md").endswith(b"\n\nline one\nline three\nbob added line four\n"), \
+        assert peer.read_live("harbor.md").endswith(b"\n\nline one\nline three\nbob added line four\n"), (
             peer.name
-        assert peer.read_live("dock.md").endswith(b"\n\ndock one\ndock three\nalice added dock four\n"), \
+        )
+        assert peer.read_live("dock.md").endswith(b"\n\ndock one\ndock three\nalice added dock four\n"), (
             peer.name
+        )
         assert b"[memsync]" not in peer.read_live("harbor.md") + peer.read_live("dock.md")
 
 
@@ -375,22 +405,51 @@ def test_reset_sync_state_keeps_whole_file_bases_without_the_purged_lines(tmp_pa
     purged lines; an append-only file keeps a row with its offset unknown; pending writes are dropped."""
     store = new_store(tmp_path / "store", "alice")
     with SyncState(store.meta_dir) as state:
-        state.put(FileState("roles/qa/harbor.md", synced=f"one\nkey {PIN}\nthree\n".encode(),
-                            synced_known=True, held=(HeldLine(2, "pin"),)))
-        state.put(FileState("roles/qa/gone.md", synced=None, synced_known=True, kept=f"{PIN}\nx\n".encode(),
-                            kept_base=b"x\n", kept_present=True))
+        state.put(
+            FileState(
+                "roles/qa/harbor.md",
+                synced=f"one\nkey {PIN}\nthree\n".encode(),
+                synced_known=True,
+                held=(HeldLine(2, "pin"),),
+            )
+        )
+        state.put(
+            FileState(
+                "roles/qa/gone.md",
+                synced=None,
+                synced_known=True,
+                kept=f"{PIN}\nx\n".encode(),
+                kept_base=b"x\n",
+                kept_present=True,
+            )
+        )
         state.put(FileState("memory/memory.jsonl", offset=120, prefix_hash="ab" * 32))
-        state.begin_delivery("memory/memory.jsonl", PendingDelivery(b"line\n", 120, False, FileState(
-            "memory/memory.jsonl", offset=125)))
+        state.begin_delivery(
+            "memory/memory.jsonl",
+            PendingDelivery(b"line\n", 120, False, FileState("memory/memory.jsonl", offset=125)),
+        )
     reset_sync_state(store, Needle(text=PIN))
     with SyncState(store.meta_dir) as state:
-        assert state.get("roles/qa/harbor.md") == FileState("roles/qa/harbor.md", synced=b"one\nthree\n",
-                                                           synced_known=True)
-        assert state.get("roles/qa/gone.md") == FileState("roles/qa/gone.md", synced=None, synced_known=True,
-                                                         kept=b"x\n", kept_base=b"x\n", kept_present=True)
+        assert state.get("roles/qa/harbor.md") == FileState(
+            "roles/qa/harbor.md", synced=b"one\nthree\n", synced_known=True
+        )
+        assert state.get("roles/qa/gone.md") == FileState(
+            "roles/qa/gone.md",
+            synced=None,
+            synced_known=True,
+            kept=b"x\n",
+            kept_base=b"x\n",
+            kept_present=True,
+        )
         assert state.get("memory/memory.jsonl") == FileState("memory/memory.jsonl")
         assert state.pending_delivery("memory/memory.jsonl") is None
     reset_sync_state(store)  # no purge record in the store: nothing is filtered
     with SyncState(store.meta_dir) as state:
-        assert state.get("roles/qa/gone.md") == FileState("roles/qa/gone.md", synced=None, synced_known=True,
-                                                         kept=b"x\n", kept_base=b"x\n", kept_present=True)
+        assert state.get("roles/qa/gone.md") == FileState(
+            "roles/qa/gone.md",
+            synced=None,
+            synced_known=True,
+            kept=b"x\n",
+            kept_base=b"x\n",
+            kept_present=True,
+        )

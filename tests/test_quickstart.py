@@ -22,9 +22,14 @@ def _fresh_venv(tmp_path: Path) -> Path:
     the running interpreter (a .pth line), so only the build of memsync itself may need the index."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    purelib = Path(subprocess.run(
-        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     (purelib / "memsync-test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     source = tmp_path / "src"
     source.mkdir()
@@ -32,12 +37,28 @@ def _fresh_venv(tmp_path: Path) -> Path:
         shutil.copy(REPO_ROOT / name, source / name)
     shutil.copytree(REPO_ROOT / "memsync", source / "memsync", ignore=shutil.ignore_patterns("__pycache__"))
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
-         "--no-deps", "--disable-pip-version-check", str(source)],
-        capture_output=True, text=True, timeout=120, check=False)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     if done.returncode != 0:
-        pytest.skip(f"pip could not build memsync here (no package index for its build backend?): "
-                    f"{done.stderr.strip().splitlines()[-1:]}")
+        pytest.skip(
+            f"pip could not build memsync here (no package index for its build backend?): "
+            f"{done.stderr.strip().splitlines()[-1:]}"
+        )
     return venv
 
 
@@ -52,11 +73,15 @@ def test_pip_install_then_memsync_up_syncs_a_new_memory_line(tmp_path: Path) -> 
     log_path = tmp_path / "up.log"
 
     with log_path.open("wb") as log:
-        up = subprocess.Popen([str(venv / "bin" / "memsync"), "up"], env=env, stdout=log, stderr=log,
-                              stdin=subprocess.DEVNULL)
+        up = subprocess.Popen(
+            [str(venv / "bin" / "memsync"), "up"], env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL
+        )
     try:
-        wait_for(lambda: "watching" in log_path.read_text() or up.poll() is not None, timeout=30,
-                 what="memsync up to start watching")
+        wait_for(
+            lambda: "watching" in log_path.read_text() or up.poll() is not None,
+            timeout=30,
+            what="memsync up to start watching",
+        )
         assert up.poll() is None, log_path.read_text()
         output = log_path.read_text()
         assert f"tracking {role.parent} as roles" in output
@@ -68,8 +93,14 @@ def test_pip_install_then_memsync_up_syncs_a_new_memory_line(tmp_path: Path) -> 
         daily.write_text(f"# Daily log — {today}\n\n- [10:00] The user prefers tabs.\n")
 
         def logged() -> bool:
-            result = subprocess.run([str(venv / "bin" / "memsync"), "log"], env=env, capture_output=True,
-                                    text=True, timeout=30, check=False)
+            result = subprocess.run(
+                [str(venv / "bin" / "memsync"), "log"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
             return f"daily/{today}.md" in result.stdout
 
         wait_for(logged, timeout=30, interval=0.3, what="memsync log to show the new daily log")

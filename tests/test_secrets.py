@@ -105,8 +105,10 @@ def test_whole_corpus_has_no_findings(corpus: Path) -> None:
 
 
 def test_scanning_is_fast_enough_for_every_published_line() -> None:
-    line = ("ACMP design rule: a breadcrumb sits 12px above content — owned on .breadcrumb; see "
-            "https://github.com/org/repo/issues/153#issuecomment-123456789 (PR #155, `7991f93`).")
+    line = (
+        "ACMP design rule: a breadcrumb sits 12px above content — owned on .breadcrumb; see "
+        "https://github.com/org/repo/issues/153#issuecomment-123456789 (PR #155, `7991f93`)."
+    )
     start = time.perf_counter()
     scan_text("\n".join([line] * 5000))
     per_line = (time.perf_counter() - start) / 5000
@@ -125,9 +127,15 @@ def test_remembering_a_secret_is_refused_and_nothing_is_written(tmp_path: Path) 
     with pytest.raises(MemsyncError, match="secret"):
         memory.remember("Two lines:\nthe admin password: Tr0ub4dor&3", "fact")
     with pytest.raises(MemsyncError, match="secret"):
-        memory.append(Entry(id="aaaaaaaaaaaa", kind="fact", text="Harmless.",
-                            created_at="2026-11-30T00:00:00Z",
-                            extra={"api_key": "9f8e7d6c5b4a39281706f5e4d3c2b1a0"}))
+        memory.append(
+            Entry(
+                id="aaaaaaaaaaaa",
+                kind="fact",
+                text="Harmless.",
+                created_at="2026-11-30T00:00:00Z",
+                extra={"api_key": "9f8e7d6c5b4a39281706f5e4d3c2b1a0"},
+            )
+        )
     assert memory.path.read_bytes() == before
 
 
@@ -138,6 +146,9 @@ def test_every_detect_secrets_plugin_has_gates() -> None:
 
     from memsync.secrets import _PLUGIN_GATES, _SKIPPED_PLUGINS
 
-    plugins = {cls.__name__ for cls in get_mapping_from_secret_type_to_class().values()
-               if issubclass(cls, RegexBasedDetector)}
+    plugins = {
+        cls.__name__
+        for cls in get_mapping_from_secret_type_to_class().values()
+        if issubclass(cls, RegexBasedDetector)
+    }
     assert plugins - _SKIPPED_PLUGINS == set(_PLUGIN_GATES)

@@ -22,8 +22,10 @@ from tests.peers import DAY, MEMORY_FILE, Peer, entry_line
 pytestmark = pytest.mark.slow
 
 # Made-up credentials in real shapes (none is live): kind -> the text a careless agent writes.
-PEM_BODY = ("MIIEowIBAAKCAQEAx4Jd8mQpZ2vR7nL0sT5uW9yB3cF6hK1oN4qS8tV2xA5zC7eG\n"
-            "pL3mR9vT1wY6bN8cF2hJ5kQ0sU4xA7zD9eG1iK3mO5qS7uW9yB2dF4hJ6lN8pR0t\n")
+PEM_BODY = (
+    "MIIEowIBAAKCAQEAx4Jd8mQpZ2vR7nL0sT5uW9yB3cF6hK1oN4qS8tV2xA5zC7eG\n"
+    "pL3mR9vT1wY6bN8cF2hJ5kQ0sU4xA7zD9eG1iK3mO5qS7uW9yB2dF4hJ6lN8pR0t\n"
+)
 SECRETS = {
     "aws": "the deploy user key id is AKIAQ3EGRTYXPL7NMB2D",
     "github": "CI pushes with ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
@@ -32,17 +34,27 @@ SECRETS = {
     "slack": "alerts post via xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
     "openai": "eval runs with sk-proj-Ab3dEf5hIj7lMn9pQr1tUv3xYz5bCd7fGh9jKl1nOp3rSt5vWx",
     "jwt": "session cookie eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
-           "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "password": 'the staging db password = "Tr0ub4dor&3x"',
     "url": "replica at postgres://admin:s3cr3tpw9@db.internal.example.com:5432/app",
     "entropy": "api_key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
     "pem": "-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY + "-----END RSA PRIVATE KEY-----",
 }
 # What must never appear in any blob: each secret's value (and each line of the key block).
-NEEDLES = ["AKIAQ3EGRTYXPL7NMB2D", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "github_pat_11ABCDEFG",
-           "glpat-xYz12AbC34dEf56GhI78jK", "xoxb-123456789012", "sk-proj-Ab3dEf5hIj7lMn9", "eyJhbGciOiJIUzI1",
-           "Tr0ub4dor&3x", "s3cr3tpw9", "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "BEGIN RSA PRIVATE KEY",
-           *PEM_BODY.split()]
+NEEDLES = [
+    "AKIAQ3EGRTYXPL7NMB2D",
+    "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
+    "github_pat_11ABCDEFG",
+    "glpat-xYz12AbC34dEf56GhI78jK",
+    "xoxb-123456789012",
+    "sk-proj-Ab3dEf5hIj7lMn9",
+    "eyJhbGciOiJIUzI1",
+    "Tr0ub4dor&3x",
+    "s3cr3tpw9",
+    "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+    "BEGIN RSA PRIVATE KEY",
+    *PEM_BODY.split(),
+]
 IN_MEMORY = ("aws", "github", "slack", "jwt", "entropy", "pem")
 IN_DAILY = ("github_pat", "openai", "url", "pem")
 IN_CURATED = ("gitlab", "password", "pem")
@@ -50,17 +62,23 @@ IN_CURATED = ("gitlab", "password", "pem")
 
 def remote_blobs(repo: Path) -> list[bytes]:
     """Every blob reachable from any ref of ``repo`` (bare or not)."""
-    listing = subprocess.run(["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True,
-                             text=True, check=True).stdout.split()
+    listing = subprocess.run(
+        ["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.split()
     shas = [word for word in listing if len(word) == 40]
-    out = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, capture_output=True, check=True,
-                         input="".join(f"{sha}\n" for sha in shas).encode()).stdout
+    out = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+        input="".join(f"{sha}\n" for sha in shas).encode(),
+    ).stdout
     blobs, pos = [], 0
     while pos < len(out):
         header_end = out.index(b"\n", pos)
         _, kind, size = out[pos:header_end].split()
         if kind == b"blob":
-            blobs.append(out[header_end + 1:header_end + 1 + int(size)])
+            blobs.append(out[header_end + 1 : header_end + 1 + int(size)])
         pos = header_end + 1 + int(size) + 1
     return blobs
 
@@ -133,8 +151,11 @@ def test_secrets_of_eleven_kinds_are_held_back_and_everything_else_syncs(tmp_pat
     for n in held_memory:
         memory[n - 1] = entry_line(f"credential for {held_memory[n]} lives in the vault, not here")
     atomic_write(alice.memory_file, b"".join(memory))
-    redacted = b"".join(line for line in text.splitlines(keepends=True)
-                        if not any(needle.encode() in line for needle in NEEDLES))
+    redacted = b"".join(
+        line
+        for line in text.splitlines(keepends=True)
+        if not any(needle.encode() in line for needle in NEEDLES)
+    )
     vault_note = b"- [09:59] secrets moved to the vault\n"
     atomic_write(daily, redacted.replace(b"- [10:00] done", vault_note + b"- [10:00] done"))
     for kind in IN_CURATED:

@@ -57,8 +57,12 @@ def test_install_writes_verified_unit_and_explains_without_user_systemd(home: Pa
     runtime.mkdir(mode=0o700)
     # --user needs a runtime dir to build a manager; a private one makes the check work in containers.
     verify = subprocess.run(
-        ["systemd-analyze", "verify", "--user", str(unit)], capture_output=True, text=True, check=False,
-        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)}, timeout=60,
+        ["systemd-analyze", "verify", "--user", str(unit)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
+        timeout=60,
     )
     assert verify.returncode == 0, verify.stderr
     # systemd-analyze reports unknown or malformed settings as warnings with exit 0: require none.

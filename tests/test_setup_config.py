@@ -19,7 +19,10 @@ def test_example_loads_without_warnings(caplog: pytest.LogCaptureFixture) -> Non
     assert caplog.records == []  # no unknown key
     assert list(config.stores) == ["personal", "team"]
     assert [t.store_path for t in config.stores["personal"].tracks] == [
-        "roles/python-dev", "memory/lessons.jsonl", "claude/memory"]
+        "roles/python-dev",
+        "memory/lessons.jsonl",
+        "claude/memory",
+    ]
     assert config.stores["team"].tracks[0].store_path == "projects/shop/qa-engineer"
 
 

@@ -17,15 +17,18 @@ def test_missing_path_warns_in_the_output_and_is_added(home: Path, tmp_path: Pat
     missing = tmp_path / "path" / "that" / "does" / "not" / "exist.git"
     result = run_cli("remote", "add", "backup", str(missing))
     assert result.returncode == 0, result.stderr
-    warning = (f"warning: {missing} does not exist (added anyway): create it with "
-               f"`git init --bare {missing}`, or fix the URL with `memsync remote remove` and "
-               "`memsync remote add`")
+    warning = (
+        f"warning: {missing} does not exist (added anyway): create it with "
+        f"`git init --bare {missing}`, or fix the URL with `memsync remote remove` and "
+        "`memsync remote add`"
+    )
     assert warning in result.stdout.splitlines()
     assert load_config().stores["personal"].remotes == {"backup": str(missing)}
 
 
-def test_directory_without_repository_warns(home: Path, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_directory_without_repository_warns(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     setup.init()
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -34,10 +37,12 @@ def test_directory_without_repository_warns(home: Path, tmp_path: Path,
     assert load_config().stores["personal"].remotes == {"backup": f"file://{plain}"}
 
 
-@pytest.mark.parametrize("url", ["{bare}", "git@example.invalid:team/memory.git",
-                                 "https://example.invalid/team/memory.git"])
-def test_repository_or_network_url_adds_without_warning(home: Path, tmp_path: Path, url: str,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "url", ["{bare}", "git@example.invalid:team/memory.git", "https://example.invalid/team/memory.git"]
+)
+def test_repository_or_network_url_adds_without_warning(
+    home: Path, tmp_path: Path, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     setup.init()
     git(tmp_path, "init", "--bare", "-q", "remote.git")
     url = url.format(bare=tmp_path / "remote.git")

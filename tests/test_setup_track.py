@@ -60,7 +60,9 @@ def test_track_and_untrack_keep_unrelated_keys_and_back_up_comments(home: Path) 
     assert raw["host"] == "work-laptop" and raw["debounce_s"] == 2.5 and raw["my_own_key"] == "kept"
     assert raw["author"] == {"name": "Ada", "email": "ada@example.org"}
     assert [t["path"] for t in raw["stores"]["personal"]["track"]] == [
-        "~/.agents/memory/scout", "~/.agent-memory/lessons.jsonl"]
+        "~/.agents/memory/scout",
+        "~/.agent-memory/lessons.jsonl",
+    ]
 
     untracked = setup.untrack(home / ".agents" / "memory" / "scout")
 
@@ -153,8 +155,9 @@ def test_track_makes_a_running_daemon_reload_and_sync_the_new_path(home: Path, t
     setup.init()
     log_path = tmp_path / "daemon.log"
     with log_path.open("wb") as log:
-        daemon = subprocess.Popen([sys.executable, "-m", "memsync", "daemon"], stdout=log, stderr=log,
-                                  stdin=subprocess.DEVNULL)
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "memsync", "daemon"], stdout=log, stderr=log, stdin=subprocess.DEVNULL
+        )
     try:
         wait_for(lambda: "start-up cycle done" in log_path.read_text(), timeout=30, what="daemon start")
         assert doctor.check_daemon(config).level == "OK"
@@ -166,8 +169,11 @@ def test_track_makes_a_running_daemon_reload_and_sync_the_new_path(home: Path, t
 
         assert f"the running daemon (PID {daemon.pid}) reloads its config now" in tracked.lines
         store_copy = home / ".local/share/memsync/stores/personal/projects/shop/qa/daily/2026-11-30.md"
-        wait_for(lambda: store_copy.exists() and store_copy.read_text() == log_file.read_text(), timeout=30,
-                 what="the newly tracked role in the store")
+        wait_for(
+            lambda: store_copy.exists() and store_copy.read_text() == log_file.read_text(),
+            timeout=30,
+            what="the newly tracked role in the store",
+        )
     finally:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0, log_path.read_text()
@@ -181,8 +187,10 @@ def test_track_inside_a_tracked_directory_is_already_synced_or_refused(home: Pat
     same = setup.track(inside, store="personal")
 
     assert not same.changed and _config(home).read_bytes() == before
-    assert same.lines == (f"{inside} is already synced in store personal as roles/scout/daily, as part of "
-                          f"the tracked {home / '.agents' / 'memory' / 'scout'}",)
+    assert same.lines == (
+        f"{inside} is already synced in store personal as roles/scout/daily, as part of "
+        f"the tracked {home / '.agents' / 'memory' / 'scout'}",
+    )
     with pytest.raises(MemsyncError, match="overlaps the tracked"):
         setup.track(inside, store="personal", as_path="elsewhere/daily")
 
@@ -194,8 +202,10 @@ def test_track_in_another_store_takes_the_path_out_of_the_enclosing_track(home: 
 
     report = setup.track(role, store="team")
 
-    assert (f"{role} is taken out of the tracked {home / '.agents' / 'memory'} (store personal): it syncs "
-            "with store team only") in report.lines
+    assert (
+        f"{role} is taken out of the tracked {home / '.agents' / 'memory'} (store personal): it syncs "
+        "with store team only"
+    ) in report.lines
     stores = load_config(_config(home)).stores
     assert [t.excludes for t in stores["personal"].tracks] == [(role,), ()]
     assert [(t.live, t.store_path, t.excludes) for t in stores["team"].tracks] == [(role, "roles/qa", ())]

@@ -118,8 +118,13 @@ def test_a_lock_held_by_a_live_git_is_respected(tmp_path: Path) -> None:
     store = new_store(tmp_path / "store", "alpha")
     write(store, FORMAT_FILE, "1\n\n")
     # `git commit -a` holds index.lock while its editor runs: a real, live lock holder.
-    holder = subprocess.Popen(["git", "-c", "core.editor=sleep 60;:", "commit", "-a"], cwd=store.worktree,
-                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    holder = subprocess.Popen(
+        ["git", "-c", "core.editor=sleep 60;:", "commit", "-a"],
+        cwd=store.worktree,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: (store.git_dir / "index.lock").exists(), what="git to take index.lock")
         with pytest.raises(MemsyncError, match=rf"is busy: git process {holder.pid} .*index\.lock"):
@@ -176,11 +181,13 @@ def test_users_gpgsign_and_hooks_do_not_reach_the_store(home: Path, tmp_path: Pa
     failing = tmp_path / "user-hooks"
     failing.mkdir()
     for hook in ("pre-commit", "commit-msg", "post-commit", "pre-push", "post-merge"):
-        (failing / hook).write_text("#!/bin/sh\necho hook ran >> \"$HOME/hook-ran\"\nexit 1\n")
+        (failing / hook).write_text('#!/bin/sh\necho hook ran >> "$HOME/hook-ran"\nexit 1\n')
         (failing / hook).chmod(0o755)
     with (home / ".gitconfig").open("a") as config:
-        config.write(f"[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = {tmp_path}/no-gpg\n"
-                     f"[core]\n\thooksPath = {failing}\n")
+        config.write(
+            f"[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = {tmp_path}/no-gpg\n"
+            f"[core]\n\thooksPath = {failing}\n"
+        )
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     git(scratch, "init", "-q")
@@ -194,7 +201,7 @@ def test_users_gpgsign_and_hooks_do_not_reach_the_store(home: Path, tmp_path: Pa
     store = new_store(tmp_path / "store", "alpha", {"origin": remote})
     planted = store.git_dir / "hooks" / "pre-commit"
     planted.parent.mkdir(exist_ok=True)
-    planted.write_text("#!/bin/sh\ntouch \"$HOME/hook-ran\"\nexit 1\n")
+    planted.write_text('#!/bin/sh\ntouch "$HOME/hook-ran"\nexit 1\n')
     planted.chmod(0o755)
     write(store, "a.md", "a\n")
     assert store.commit_all("a") is not None
@@ -225,8 +232,9 @@ def test_open_follows_the_configured_remotes(tmp_path: Path) -> None:
     assert git(two, "rev-parse", "main").strip() == moved.head()
 
 
-def test_git_environment_of_the_caller_cannot_redirect_the_store(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_git_environment_of_the_caller_cannot_redirect_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     other = tmp_path / "project"
     other.mkdir()
     git(other, "init", "-q")
@@ -297,15 +305,17 @@ def test_gc_auto_runs_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
 def test_a_configured_branch_is_used_for_commits_and_exchange(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     store = new_store(tmp_path / "store", "alpha", {"origin": remote})
-    moved = Store.open(store_config(store.worktree, {"origin": remote}, branch="memory"), "alpha",
-                       identity("alpha"))
+    moved = Store.open(
+        store_config(store.worktree, {"origin": remote}, branch="memory"), "alpha", identity("alpha")
+    )
     assert git(moved.worktree, "symbolic-ref", "HEAD").strip() == "refs/heads/memory"
     write(moved, "a.md", "a\n")
     moved.commit_all("a")
     assert [o.status for o in moved.exchange()] == ["ok"]
     assert git(remote, "rev-parse", "memory").strip() == moved.head()
-    peer = Store.init_or_clone(store_config(tmp_path / "peer", {"origin": remote}, branch="memory"),
-                               identity("beta"), "beta")
+    peer = Store.init_or_clone(
+        store_config(tmp_path / "peer", {"origin": remote}, branch="memory"), identity("beta"), "beta"
+    )
     assert read(peer, "a.md") == "a\n"
 
 
@@ -315,8 +325,10 @@ def test_someone_elses_repository_is_refused_untouched(tmp_path: Path) -> None:
     git(project, "init", "-q")
     (project / "secret.txt").write_text("not memory\n")
     before = (project / ".git" / "config").read_text()
-    for attempt in (lambda: Store.open(store_config(project), "alpha", identity("alpha")),
-                    lambda: new_store(project, "alpha")):
+    for attempt in (
+        lambda: Store.open(store_config(project), "alpha", identity("alpha")),
+        lambda: new_store(project, "alpha"),
+    ):
         with pytest.raises(MemsyncError, match="a git repository memsync did not create"):
             attempt()
     assert (project / ".git" / "config").read_text() == before

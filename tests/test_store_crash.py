@@ -32,10 +32,20 @@ getattr(store, spec["op"])(*spec["args"])
 
 
 def _start(store: Store, op: str, *args: str) -> subprocess.Popen[bytes]:
-    spec = {"path": str(store.worktree), "remote": store.cfg.remotes["origin"], "host": store.host,
-            "op": op, "args": list(args)}
-    return subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(spec)], cwd=REPO_ROOT,
-                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    spec = {
+        "path": str(store.worktree),
+        "remote": store.cfg.remotes["origin"],
+        "host": store.host,
+        "op": op,
+        "args": list(args),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, json.dumps(spec)],
+        cwd=REPO_ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _kill(child: subprocess.Popen[bytes]) -> None:

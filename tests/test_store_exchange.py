@@ -35,8 +35,18 @@ HEADER = '{"format":"agent-memory/0.1","created_at":"2026-11-01T00:00:00Z"}\n'
 
 
 def _entry(entry_id: str, text: str, minute: int) -> str:
-    return json.dumps({"id": entry_id, "kind": "lesson", "text": text, "source": "session:t",
-                       "created_at": f"2026-11-30T10:{minute:02d}:00Z"}) + "\n"
+    return (
+        json.dumps(
+            {
+                "id": entry_id,
+                "kind": "lesson",
+                "text": text,
+                "source": "session:t",
+                "created_at": f"2026-11-30T10:{minute:02d}:00Z",
+            }
+        )
+        + "\n"
+    )
 
 
 @pytest.fixture
@@ -85,7 +95,8 @@ def test_jsonl_appends_on_both_sides_are_united_by_the_driver(alpha: Store, beta
     assert "<<<<<<<" not in merged
     assert merged.splitlines()[0] == HEADER.strip()
     assert sorted(merged.splitlines()[1:]) == sorted(
-        [_entry("aaaaaaaaaaaa", "from alpha", 2).strip(), _entry("bbbbbbbbbbbb", "from beta", 1).strip()])
+        [_entry("aaaaaaaaaaaa", "from alpha", 2).strip(), _entry("bbbbbbbbbbbb", "from beta", 1).strip()]
+    )
 
 
 def test_local_commit_before_merge_with_an_advanced_remote(alpha: Store, beta: Store) -> None:
@@ -100,8 +111,9 @@ def test_local_commit_before_merge_with_an_advanced_remote(alpha: Store, beta: S
     assert read(alpha, "beta.md") == "uncommitted when the exchange starts\n"
 
 
-def test_rejected_push_is_retried_after_fetch_and_merge(tmp_path: Path, alpha: Store, beta: Store,
-                                                        remote: Path) -> None:
+def test_rejected_push_is_retried_after_fetch_and_merge(
+    tmp_path: Path, alpha: Store, beta: Store, remote: Path
+) -> None:
     write(beta, "beta.md", "b\n")
     beta.commit_all("b")
     marker = tmp_path / "raced"
@@ -115,7 +127,8 @@ def test_rejected_push_is_retried_after_fetch_and_merge(tmp_path: Path, alpha: S
         "    -u GIT_ALTERNATE_OBJECT_DIRECTORIES \\\n"
         f"    git -C '{beta.worktree}' push -q origin main >&2\n"
         "fi\n"
-        f"echo receive >> '{tmp_path}/receives'\n")
+        f"echo receive >> '{tmp_path}/receives'\n"
+    )
     hook.chmod(0o755)
     write(alpha, "alpha.md", "a\n")
     alpha.commit_all("a")
@@ -269,7 +282,8 @@ def test_driver_failure_aborts_the_merge_cleanly(alpha: Store, beta: Store) -> N
 
 
 def test_force_pushed_remote_is_detected_and_resync_keeps_local_memory(
-        tmp_path: Path, alpha: Store, beta: Store, remote: Path) -> None:
+    tmp_path: Path, alpha: Store, beta: Store, remote: Path
+) -> None:
     write(alpha, "roles/dev/a.md", "a\n")
     old = alpha.commit_all("+a")
     assert old is not None
@@ -338,13 +352,17 @@ def test_log_by_path_and_by_entry_id(alpha: Store, beta: Store) -> None:
 
     history = beta.log("memory/lessons.jsonl")
     assert [(r.host, r.message) for r in history] == [
-        ("beta", "lessons: 1 tombstone; qa +1"), ("alpha", "lessons: +1 entry"),
-        ("alpha", "lessons: +1 entry")]
+        ("beta", "lessons: 1 tombstone; qa +1"),
+        ("alpha", "lessons: +1 entry"),
+        ("alpha", "lessons: +1 entry"),
+    ]
     assert history[0].files == ("memory/lessons.jsonl",)  # only what the selector covers
     assert beta.log()[0].files == ("memory/lessons.jsonl", "roles/qa/x.md")
     by_id = beta.log("3f9a1c2b7d10")
-    assert [(r.host, r.message) for r in by_id] == [("beta", "lessons: 1 tombstone; qa +1"),
-                                                   ("alpha", "lessons: +1 entry")]
+    assert [(r.host, r.message) for r in by_id] == [
+        ("beta", "lessons: 1 tombstone; qa +1"),
+        ("alpha", "lessons: +1 entry"),
+    ]
     assert by_id[1].sha == history[2].sha
     assert [r.files for r in beta.log("roles")] == [("roles/qa/x.md",)]
     assert len(beta.log(limit=2)) == 2
@@ -353,8 +371,9 @@ def test_log_by_path_and_by_entry_id(alpha: Store, beta: Store) -> None:
 
 
 @pytest.mark.parametrize("same_content", [False, True])
-def test_quiescence_no_commits_without_news(alpha: Store, beta: Store, remote: Path,
-                                            same_content: bool) -> None:
+def test_quiescence_no_commits_without_news(
+    alpha: Store, beta: Store, remote: Path, same_content: bool
+) -> None:
     write(alpha, "shared.md" if same_content else "a.md", "same\n" if same_content else "a\n")
     alpha.commit_all("alpha")
     write(beta, "shared.md" if same_content else "b.md", "same\n" if same_content else "b\n")
@@ -393,7 +412,9 @@ def test_each_remote_gets_its_own_outcome(tmp_path: Path, remote: Path) -> None:
     both.commit_all("a")
     outcomes = both.exchange()
     assert [(o.remote, o.status, o.pushed) for o in outcomes] == [
-        ("origin", "ok", True), ("usb", "offline", False)]
+        ("origin", "ok", True),
+        ("usb", "offline", False),
+    ]
     assert both.unpushed_count("origin") == 0 and both.unpushed_count("usb") == commit_count(both.worktree)
     assert [o.remote for o in both.exchange(["usb"])] == ["usb"]
     with pytest.raises(MemsyncError, match="has no such remote"):

@@ -26,8 +26,9 @@ def tree(store: Store) -> str:
     return git(store.worktree, "ls-tree", "-r", "HEAD")
 
 
-def both_ways(tmp_path: Path, base: dict[str, str], first: dict[str, str | None],
-              second: dict[str, str | None]) -> tuple[Store, Store]:
+def both_ways(
+    tmp_path: Path, base: dict[str, str], first: dict[str, str | None], second: dict[str, str | None]
+) -> tuple[Store, Store]:
     """Two stores that share ``base``, then commit ``first`` and ``second`` (path -> text, None deletes)
     without seeing each other. Each merges the other's commit (one through ``origin``, one through
     ``side``); returns them after their merge, neither pushed to the other yet."""
@@ -53,8 +54,9 @@ def both_ways(tmp_path: Path, base: dict[str, str], first: dict[str, str | None]
 
 
 @pytest.mark.parametrize("file_side", ["first", "second"])
-def test_a_file_meeting_a_directory_keeps_both_and_merges_to_the_same_tree(tmp_path: Path,
-                                                                           file_side: str) -> None:
+def test_a_file_meeting_a_directory_keeps_both_and_merges_to_the_same_tree(
+    tmp_path: Path, file_side: str
+) -> None:
     as_file: dict[str, str | None] = {FILE: "a notes file\n", "roles/qa/other.md": "other\n"}
     as_dir: dict[str, str | None] = {INNER: "inside a directory named notes.md\n"}
     first, second = (as_file, as_dir) if file_side == "first" else (as_dir, as_file)
@@ -93,8 +95,12 @@ def test_the_file_takes_the_next_free_sibling_name(tmp_path: Path) -> None:
 
 
 def test_a_file_meeting_a_deeper_directory(tmp_path: Path) -> None:
-    one, two = both_ways(tmp_path, {}, {"roles/qa": "a file where a role is\n"},
-                         {"roles/qa/daily/2026-11-30.md": "- a log line\n"})
+    one, two = both_ways(
+        tmp_path,
+        {},
+        {"roles/qa": "a file where a role is\n"},
+        {"roles/qa/daily/2026-11-30.md": "- a log line\n"},
+    )
     assert tree(one) == tree(two)
     assert read(one, "roles/qa.conflict-file") == "a file where a role is\n"
     assert read(one, "roles/qa/daily/2026-11-30.md") == "- a log line\n"
@@ -123,7 +129,8 @@ def test_resync_onto_a_history_with_a_file_where_a_directory_is_here(tmp_path: P
 
 
 _SEGMENT = st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=12).filter(
-    lambda part: part not in (".", ".."))
+    lambda part: part not in (".", "..")
+)
 
 
 @given(st.lists(_SEGMENT, min_size=1, max_size=4), st.integers(min_value=1, max_value=5))

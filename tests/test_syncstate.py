@@ -14,23 +14,42 @@ from tests.helpers import REPO_ROOT, wait_for
 
 def test_states_survive_reopen(tmp_path: Path) -> None:
     with SyncState(tmp_path / "meta") as state:
-        state.put(FileState("roles/qa/daily/2026-11-30.md", offset=12, prefix_hash="ab",
-                            partial_at=12, partial_hash="cd", partial_since=5.5,
-                            held=(HeldLine(3, "GitHub token"),)))
+        state.put(
+            FileState(
+                "roles/qa/daily/2026-11-30.md",
+                offset=12,
+                prefix_hash="ab",
+                partial_at=12,
+                partial_hash="cd",
+                partial_since=5.5,
+                held=(HeldLine(3, "GitHub token"),),
+            )
+        )
         state.put(FileState("roles/qa/MEMORY.md", synced=b"# Memory\n", synced_known=True))
         state.put(FileState("roles/qa/gone.md", synced=None, synced_known=True))
     assert (tmp_path / "meta" / "state.sqlite").is_file()
     with SyncState(tmp_path / "meta") as state:
         daily = state.get("roles/qa/daily/2026-11-30.md")
-        assert daily == FileState("roles/qa/daily/2026-11-30.md", offset=12, prefix_hash="ab", partial_at=12,
-                                  partial_hash="cd", partial_since=5.5, held=(HeldLine(3, "GitHub token"),))
-        assert state.get("roles/qa/MEMORY.md") == FileState("roles/qa/MEMORY.md", synced=b"# Memory\n",
-                                                            synced_known=True)
+        assert daily == FileState(
+            "roles/qa/daily/2026-11-30.md",
+            offset=12,
+            prefix_hash="ab",
+            partial_at=12,
+            partial_hash="cd",
+            partial_since=5.5,
+            held=(HeldLine(3, "GitHub token"),),
+        )
+        assert state.get("roles/qa/MEMORY.md") == FileState(
+            "roles/qa/MEMORY.md", synced=b"# Memory\n", synced_known=True
+        )
         gone = state.get("roles/qa/gone.md")
         assert gone is not None and gone.synced is None and gone.synced_known
         assert state.get("roles/other") is None
-        assert state.paths("roles/qa") == ["roles/qa/MEMORY.md", "roles/qa/daily/2026-11-30.md",
-                                           "roles/qa/gone.md"]
+        assert state.paths("roles/qa") == [
+            "roles/qa/MEMORY.md",
+            "roles/qa/daily/2026-11-30.md",
+            "roles/qa/gone.md",
+        ]
         assert state.paths("roles/q") == []
         assert state.held() == [("roles/qa/daily/2026-11-30.md", HeldLine(3, "GitHub token"))]
         state.forget("roles/qa/gone.md")
@@ -85,14 +104,17 @@ while True:
 
 def test_kill_during_writes_leaves_a_consistent_record(tmp_path: Path) -> None:
     for _ in range(2):
-        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], cwd=REPO_ROOT,
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(tmp_path)], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"
         with SyncState(tmp_path) as reader:
+
             def written(r: SyncState = reader) -> bool:
                 record = r.get("f")
                 return record is not None and (record.offset or 0) > 3
+
             wait_for(written, what="writes")
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -117,7 +139,8 @@ def test_a_database_from_before_a_column_gains_it_and_keeps_its_records(tmp_path
         state.put(FileState("roles/qa/daily/2026-11-30.md", offset=0, rewritten_since=1000.5))
     with SyncState(tmp_path) as state:
         assert state.get("roles/qa/daily/2026-11-30.md") == FileState(
-            "roles/qa/daily/2026-11-30.md", offset=0, rewritten_since=1000.5)
+            "roles/qa/daily/2026-11-30.md", offset=0, rewritten_since=1000.5
+        )
 
 
 def test_scrub_leaves_no_copy_of_a_replaced_record_on_disk(tmp_path: Path) -> None:
@@ -129,7 +152,8 @@ def test_scrub_leaves_no_copy_of_a_replaced_record_on_disk(tmp_path: Path) -> No
             state.put(FileState(f"roles/qa/n{i}.md", synced=b"x" * 200, synced_known=True))
         state.put(FileState("roles/qa/notes.md", synced=b"line one\n", synced_known=True))
         state.scrub()
-        assert state.get("roles/qa/notes.md") == FileState("roles/qa/notes.md", synced=b"line one\n",
-                                                           synced_known=True)
+        assert state.get("roles/qa/notes.md") == FileState(
+            "roles/qa/notes.md", synced=b"line one\n", synced_known=True
+        )
     for path in tmp_path.iterdir():
         assert secret not in path.read_bytes(), path

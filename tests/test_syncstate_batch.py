@@ -73,8 +73,9 @@ with state.batch():
 
 
 def test_kill_during_a_batch_leaves_whole_groups(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], cwd=REPO_ROOT,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(tmp_path)], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     with SyncState(tmp_path) as reader:

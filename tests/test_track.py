@@ -77,11 +77,12 @@ def append(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def test_daily_log_with_repeats_and_blank_lines_arrives_byte_identical(
-        pair: tuple[Machine, Machine]) -> None:
+def test_daily_log_with_repeats_and_blank_lines_arrives_byte_identical(pair: tuple[Machine, Machine]) -> None:
     a, b = pair
-    log = (b"# 2026-11-30 \xe2\x80\x94 qa\n\n- [09:00] ran the suite\n\n\n- [09:00] ran the suite\n"
-           b"```\ncode\n```\n\n- [09:00] ran the suite\n")
+    log = (
+        b"# 2026-11-30 \xe2\x80\x94 qa\n\n- [09:00] ran the suite\n\n\n- [09:00] ran the suite\n"
+        b"```\ncode\n```\n\n- [09:00] ran the suite\n"
+    )
     append(a.live / DAILY, log)
     report = a.publish()
     assert report.changes == (FileChange("roles/qa/" + DAILY, DAILY, "daily", "appended", 11),)
@@ -116,17 +117,24 @@ def test_memory_file_track_and_commit_message(tmp_path: Path) -> None:
         header = b'{"format": "agent-memory/0.1", "created_at": "2026-11-30T09:00:00Z"}\n'
         entries = b"".join(
             b'{"id": "%02d", "kind": "fact", "text": "t", "created_at": "2026-11-30T09:00:00Z"}\n' % i
-            for i in range(3))
+            for i in range(3)
+        )
         tomb = b'{"id": "01", "deleted": true, "created_at": "2026-11-30T10:00:00Z"}\n'
         live.write_bytes(header + entries + tomb)
         report = publish(track, store, state, scan_text, 0.0)
         assert report.name == "qa-engineer"
         assert report.changes[0].entries == 3 and report.changes[0].tombstones == 1
         assert (store / "memory/qa-engineer.jsonl").read_bytes() == header + entries + tomb
-        daily = PublishReport("scout", (FileChange("roles/scout/" + DAILY, DAILY, "daily", "appended", 2),
-                                        FileChange("roles/scout/MEMORY.md", "MEMORY.md", "index", "changed")))
+        daily = PublishReport(
+            "scout",
+            (
+                FileChange("roles/scout/" + DAILY, DAILY, "daily", "appended", 2),
+                FileChange("roles/scout/MEMORY.md", "MEMORY.md", "index", "changed"),
+            ),
+        )
         assert describe_changes([report, daily, PublishReport("idle")]) == (
-            "qa-engineer: +3 entries, 1 tombstone; scout: daily/2026-11-30.md +2 lines, MEMORY.md changed")
+            "qa-engineer: +3 entries, 1 tombstone; scout: daily/2026-11-30.md +2 lines, MEMORY.md changed"
+        )
         assert describe_changes([]) == ""
 
 
@@ -188,7 +196,8 @@ def test_rewritten_file_is_detected_and_nothing_is_lost(pair: tuple[Machine, Mac
 
 
 def test_a_log_truncated_in_place_gets_nothing_while_an_agent_holds_it_open_to_rewrite(
-        pair: tuple[Machine, Machine]) -> None:
+    pair: tuple[Machine, Machine],
+) -> None:
     """I2, I5: an agent that truncated a log may go on writing from its own file position (no O_APPEND);
     lines delivered meanwhile would be overwritten into a torn line. So after a shrink deliver waits while
     a process holds the file open for writing without O_APPEND, then brings back what the store has."""
@@ -208,7 +217,8 @@ def test_a_log_truncated_in_place_gets_nothing_while_an_agent_holds_it_open_to_r
             assert path.read_bytes() == b""
             assert [reason for _, reason in waiting.waiting] == [
                 "an agent holds it open to write at its own file position (not appending); delivery waits "
-                "until it closes the file"]
+                "until it closes the file"
+            ]
         agent.write(b"- summary\n")
         agent.flush()
         a.publish(now=5001.0)
@@ -222,8 +232,9 @@ def test_a_log_truncated_in_place_gets_nothing_while_an_agent_holds_it_open_to_r
         a.publish(now=6000.0)
         a.deliver(now=6001.0)
         appender.write(b"- appended\n")
-    assert path.read_bytes() == (b"- short\n- one\n- two\n- from b\n- summary\n- summary, part two\n"
-                                 b"- appended\n")
+    assert path.read_bytes() == (
+        b"- short\n- one\n- two\n- from b\n- summary\n- summary, part two\n- appended\n"
+    )
 
 
 def test_secret_line_held_back_later_lines_published_removal_resumes(pair: tuple[Machine, Machine]) -> None:
@@ -318,7 +329,8 @@ def test_whole_file_with_secret_held_back(pair: tuple[Machine, Machine]) -> None
 
 
 def test_ignored_symlinked_and_special_files_are_skipped(
-        pair: tuple[Machine, Machine], tmp_path: Path) -> None:
+    pair: tuple[Machine, Machine], tmp_path: Path
+) -> None:
     a, _ = pair
     outside = tmp_path / "outside.md"
     outside.write_bytes(b"outside\n")
@@ -356,9 +368,12 @@ def test_reconcile_without_state_publishes_the_multiset_difference(tmp_path: Pat
 def test_corpus_arrives_whole_on_the_other_machine(corpus: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
     store.mkdir()
-    tracks = [("skill/scout", "roles/scout"), ("skill/acmp-claude", "claude/memory"),
-              ("jsonl/acmp.jsonl", "memory/acmp.jsonl"),
-              ("jsonl/qa-engineer.jsonl", "memory/qa-engineer.jsonl")]
+    tracks = [
+        ("skill/scout", "roles/scout"),
+        ("skill/acmp-claude", "claude/memory"),
+        ("jsonl/acmp.jsonl", "memory/acmp.jsonl"),
+        ("jsonl/qa-engineer.jsonl", "memory/qa-engineer.jsonl"),
+    ]
     with SyncState(tmp_path / "a-meta") as state_a, SyncState(tmp_path / "b-meta") as state_b:
         for source, store_path in tracks:
             live_a = tmp_path / "a" / source
@@ -465,15 +480,22 @@ def test_paths_another_store_tracks_are_left_to_it_on_both_sides(tmp_path: Path)
 
 
 def test_commit_message_of_folder_tracks_names_each_role_and_memory_file() -> None:
-    roles = PublishReport("roles", (
-        FileChange(f"roles/python-dev/{DAILY}", f"python-dev/{DAILY}", "daily", "appended", lines=2),
-        FileChange("roles/scout/MEMORY.md", "scout/MEMORY.md", "index", "changed"),
-        FileChange("roles/python-dev/tz.md", "python-dev/tz.md", "entry", "added"),
-    ))
-    memory = PublishReport("memory", (
-        FileChange("memory/lessons.jsonl", "lessons.jsonl", "jsonl", "appended", lines=2, entries=1,
-                   tombstones=1),
-    ))
+    roles = PublishReport(
+        "roles",
+        (
+            FileChange(f"roles/python-dev/{DAILY}", f"python-dev/{DAILY}", "daily", "appended", lines=2),
+            FileChange("roles/scout/MEMORY.md", "scout/MEMORY.md", "index", "changed"),
+            FileChange("roles/python-dev/tz.md", "python-dev/tz.md", "entry", "added"),
+        ),
+    )
+    memory = PublishReport(
+        "memory",
+        (
+            FileChange(
+                "memory/lessons.jsonl", "lessons.jsonl", "jsonl", "appended", lines=2, entries=1, tombstones=1
+            ),
+        ),
+    )
 
     assert describe_changes([roles, memory]) == (
         "python-dev: daily/2026-11-30.md +2 lines, tz.md added; scout: MEMORY.md changed; "
@@ -495,7 +517,8 @@ def _a_peer_made_notes_a_directory(a: Machine, mine: bytes) -> Path:
 
 
 def test_a_live_file_meeting_a_store_directory_gives_way_when_unchanged(
-        pair: tuple[Machine, Machine]) -> None:
+    pair: tuple[Machine, Machine],
+) -> None:
     """The store's merge put a peer's directory at ``notes.md`` and this machine's version aside: the live
     file, unchanged since it synced, gives way (its text is in the store beside the directory) and the
     directory arrives; nothing is reported."""
@@ -510,11 +533,14 @@ def test_a_live_file_meeting_a_store_directory_gives_way_when_unchanged(
     a.publish()
     assert a.deliver().changes == ()
     assert sorted(p.relative_to(roles).as_posix() for p in roles.rglob("*") if p.is_file()) == [
-        "notes.conflict-file.md", "notes.md/inner.md"]
+        "notes.conflict-file.md",
+        "notes.md/inner.md",
+    ]
 
 
 def test_a_live_file_edited_while_it_meets_a_store_directory_is_left_alone_and_reported(
-        pair: tuple[Machine, Machine]) -> None:
+    pair: tuple[Machine, Machine],
+) -> None:
     """As above, but an agent edited the live file after it synced: it is neither deleted nor published
     into the directory, the rest syncs, and renaming it settles it."""
     a, _b = pair
@@ -540,7 +566,8 @@ def test_a_live_file_edited_while_it_meets_a_store_directory_is_left_alone_and_r
 
 
 def test_a_live_directory_meeting_a_store_file_is_left_alone_and_reported(
-        pair: tuple[Machine, Machine]) -> None:
+    pair: tuple[Machine, Machine],
+) -> None:
     """A peer's file ``notes.md`` is in the store while this machine, syncing for the first time, has a
     directory of that name: nothing is published into the file's place, nothing deleted, the rest syncs."""
     a, b = pair
@@ -596,7 +623,8 @@ def test_an_agent_turning_a_file_into_a_directory_or_back(pair: tuple[Machine, M
 
 
 def test_a_line_cut_by_a_truncation_is_completed_from_the_store_not_published_as_a_fragment(
-        pair: tuple[Machine, Machine]) -> None:
+    pair: tuple[Machine, Machine],
+) -> None:
     """A log truncated in the middle of a line and left so: past the grace period the fragment is
     ended with the rest of the store's line (an append), never published as a line of its own."""
     a, b = pair
@@ -618,7 +646,8 @@ def test_a_line_cut_by_a_truncation_is_completed_from_the_store_not_published_as
 
 
 def test_nothing_is_appended_to_a_log_an_agent_writes_at_its_own_position(
-        pair: tuple[Machine, Machine]) -> None:
+    pair: tuple[Machine, Machine],
+) -> None:
     """I2, I5: an agent that creates today's log with ``open(..., "w")`` and keeps writing through its
     own file position would overwrite a delivered line; the peer's lines wait until it closes the file."""
     a, b = pair
@@ -633,5 +662,6 @@ def test_nothing_is_appended_to_a_log_an_agent_writes_at_its_own_position(
         agent.write(b"- [09:02] alice second\n")
     a.publish()
     a.deliver()
-    assert (a.live / DAILY).read_bytes() == (b"- [09:01] alice first\n- [09:02] alice second\n"
-                                             b"- [09:00] bob first\n")
+    assert (a.live / DAILY).read_bytes() == (
+        b"- [09:01] alice first\n- [09:02] alice second\n- [09:00] bob first\n"
+    )

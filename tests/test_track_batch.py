@@ -68,8 +68,11 @@ def _log_name(day: int) -> str:
 def _files(root: Path) -> dict[str, bytes]:
     """Relative path -> bytes of the files under ``root``, memsync's temp files left out (a kill inside
     a group's writes may leave some; memsync never syncs them)."""
-    return {path.relative_to(root).as_posix(): path.read_bytes() for path in root.rglob("*")
-            if path.is_file() and not path.name.startswith(TEMP_PREFIX)}
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in root.rglob("*")
+        if path.is_file() and not path.name.startswith(TEMP_PREFIX)
+    }
 
 
 @dataclass
@@ -117,8 +120,13 @@ class World:
 
     def settle_and_check(self) -> None:
         """Run the worker until quiet; then A, B and the store agree and no line is lost or doubled."""
-        settle = subprocess.run([*_WORKER, str(self.root), "settle"], cwd=REPO_ROOT, timeout=300, check=False,
-                                stdout=subprocess.DEVNULL)
+        settle = subprocess.run(
+            [*_WORKER, str(self.root), "settle"],
+            cwd=REPO_ROOT,
+            timeout=300,
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
         assert settle.returncode == 0
         store, on_a, on_b = _files(self.root / "store" / "roles" / "qa"), _files(self.a), _files(self.b)
         whole = {path for path in on_a if not is_append_only(path)}
@@ -129,8 +137,11 @@ class World:
         assert len(logs) == LOGS
         for path in logs:
             lines = Counter(store[path].splitlines(keepends=True))
-            assert lines == Counter(on_a[path].splitlines(keepends=True)) == Counter(
-                on_b[path].splitlines(keepends=True)), path
+            assert (
+                lines
+                == Counter(on_a[path].splitlines(keepends=True))
+                == Counter(on_b[path].splitlines(keepends=True))
+            ), path
             assert max(lines.values()) == 1, f"{path}: a line published or delivered twice"
         everything = Counter(line for path in logs for line in store[path].splitlines(keepends=True))
         assert all(everything[line] == 1 for line in self.appended), "a line written between runs was lost"
@@ -143,8 +154,13 @@ def test_sigkill_at_chosen_writes_of_a_group_loses_and_duplicates_nothing(tmp_pa
     # write ~80 of each. Kill points: first write of a group, inside one, last of one, then later runs.
     killed = 0
     for tag, kill_at in enumerate((1, 9, 16, 17, 130, 250, 300, 480, 5, 40, 70, 90), start=1):
-        run = subprocess.run([*_WORKER, str(tmp_path), "settle", str(kill_at)], cwd=REPO_ROOT, timeout=300,
-                             check=False, stdout=subprocess.DEVNULL)
+        run = subprocess.run(
+            [*_WORKER, str(tmp_path), "settle", str(kill_at)],
+            cwd=REPO_ROOT,
+            timeout=300,
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
         killed += run.returncode == -signal.SIGKILL
         world.write(tag)
     assert killed >= 10, "most chosen kill points must be reached"

@@ -74,8 +74,17 @@ def worker(root: Path, mode: str) -> None:
 def _start_appenders(root: Path, count: int, pause: float, blank: bool) -> list[subprocess.Popen[bytes]]:
     suffix = "+blank" if blank else ""
     return [
-        subprocess.Popen([sys.executable, "-c", _APPENDER, str(root / name / "qa" / DAILY), name + suffix,
-                          str(count), str(pause)])
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _APPENDER,
+                str(root / name / "qa" / DAILY),
+                name + suffix,
+                str(count),
+                str(pause),
+            ]
+        )
         for name in ("a", "b")
     ]
 
@@ -165,9 +174,16 @@ def test_kill_between_store_append_and_state_update_is_settled(tmp_path: Path) -
     store_copy = tmp_path / "store/roles/qa" / DAILY
     before = store_copy.read_bytes()
     after = before + b"two\nthree\n"
-    state.begin_publish("roles/qa/" + DAILY, PendingPublish(
-        digest(before), len(before), digest(after), len(after),
-        FileState("roles/qa/" + DAILY, offset=len(after), prefix_hash=digest(after))))
+    state.begin_publish(
+        "roles/qa/" + DAILY,
+        PendingPublish(
+            digest(before),
+            len(before),
+            digest(after),
+            len(after),
+            FileState("roles/qa/" + DAILY, offset=len(after), prefix_hash=digest(after)),
+        ),
+    )
     with store_copy.open("ab") as handle:
         handle.write(b"two\nthr")
     reconcile(track, tmp_path / "store", state, scan_text)

@@ -19,8 +19,12 @@ from memsync.track import deliver, publish
 DAILY = "daily/2026-11-30.md"
 LINES = st.sampled_from([b"\n", b"- same\n", b"- [09:00] ran it\n", b"```\n", b"text \xc3\xa9\n"])
 # (what, machine, lines to append, unfinished tail to append after them)
-STEP = st.tuples(st.sampled_from(["append", "publish", "deliver"]), st.integers(0, 1),
-                 st.lists(LINES, min_size=1, max_size=3), st.sampled_from([b"", b"", b"half"]))
+STEP = st.tuples(
+    st.sampled_from(["append", "publish", "deliver"]),
+    st.integers(0, 1),
+    st.lists(LINES, min_size=1, max_size=3),
+    st.sampled_from([b"", b"", b"half"]),
+)
 
 
 def _lines(path: Path) -> Counter[bytes]:
@@ -53,9 +57,9 @@ def test_every_line_arrives_as_often_as_written(steps: list[tuple[str, int, list
                     with (track.live / DAILY).open("ab") as handle:
                         handle.write(data)
                     text = unfinished[index] + data
-                    complete = text[:text.rfind(b"\n") + 1]
+                    complete = text[: text.rfind(b"\n") + 1]
                     written.update(complete.splitlines(keepends=True))
-                    unfinished[index] = text[len(complete):]
+                    unfinished[index] = text[len(complete) :]
                 elif what == "publish":
                     publish(track, store, state, scan_text, 0.0)
                 else:

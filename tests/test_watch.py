@@ -114,17 +114,18 @@ def test_atomic_replace_twice_counts_twice_and_the_watch_survives(
     watcher.set_targets([role if tracked == "role" else target], [])
     for version in (1, 2):
         temp = role / f"save-{version}.partial"
-        temp.write_text(f"{{\"v\": {version}}}\n")
+        temp.write_text(f'{{"v": {version}}}\n')
         os.replace(temp, target)
         assert Path(events.wait_path(target)[-1].path) == target
         events.take()
     with target.open("a") as out:
-        out.write("{\"v\": 3}\n")
+        out.write('{"v": 3}\n')
     events.wait_path(target)
 
 
-def test_missing_tracked_paths_are_picked_up_when_created(tmp_path: Path, watcher: Watcher,
-                                                          events: Events) -> None:
+def test_missing_tracked_paths_are_picked_up_when_created(
+    tmp_path: Path, watcher: Watcher, events: Events
+) -> None:
     role = tmp_path / "projects" / "p" / ".agents" / "memory" / "dev"
     memory = tmp_path / "later" / "memory.jsonl"
     watcher.set_targets([role, memory], [])
@@ -157,8 +158,9 @@ def test_a_recreated_directory_is_watched_again(tmp_path: Path, watcher: Watcher
     events.wait_path(role / "daily" / "d.md")
 
 
-def test_a_push_to_a_local_path_remote_is_a_remote_event(tmp_path: Path, watcher: Watcher,
-                                                         events: Events) -> None:
+def test_a_push_to_a_local_path_remote_is_a_remote_event(
+    tmp_path: Path, watcher: Watcher, events: Events
+) -> None:
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "--bare", "-q", "-b", "main", str(remote))
     work = tmp_path / "work"
@@ -199,8 +201,11 @@ def test_watch_limit_falls_back_to_polling_with_a_warning(tmp_path: Path) -> Non
     """Field case 12: inside a user namespace whose inotify watch limit is 3, six role directories."""
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare(1) to lower the inotify limit in a private user namespace")
-    probe = subprocess.run(["unshare", "-Ur", "sh", "-c", "echo 3 > /proc/sys/user/max_inotify_watches"],
-                           capture_output=True, check=False)
+    probe = subprocess.run(
+        ["unshare", "-Ur", "sh", "-c", "echo 3 > /proc/sys/user/max_inotify_watches"],
+        capture_output=True,
+        check=False,
+    )
     if probe.returncode != 0:
         pytest.skip(f"cannot lower the inotify watch limit in a user namespace: {probe.stderr.decode()}")
     script = """
@@ -222,9 +227,22 @@ with Watcher(q.put) as w:
         (tmp_path / f"r{i}" / "daily").mkdir(parents=True)
         roles.append(str(tmp_path / f"r{i}"))
     result = subprocess.run(
-        ["unshare", "-Ur", "sh", "-c",
-         'echo 3 > /proc/sys/user/max_inotify_watches && exec "$0" -c "$@"', sys.executable, script,
-         *roles], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT, check=False)
+        [
+            "unshare",
+            "-Ur",
+            "sh",
+            "-c",
+            'echo 3 > /proc/sys/user/max_inotify_watches && exec "$0" -c "$@"',
+            sys.executable,
+            script,
+            *roles,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO_ROOT,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     polled, total = (int(x) for x in result.stdout.split()[1:4:2])
     assert polled >= total - 3 and polled > 0

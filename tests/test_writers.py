@@ -11,12 +11,15 @@ import pytest
 
 from memsync.writers import positional_writers
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="open-file flags are reported on Linux only (elsewhere: None)")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="open-file flags are reported on Linux only (elsewhere: None)",
+)
 
 
-@pytest.mark.parametrize(("mode", "expected"), [("rb", False), ("ab", False), ("a+b", False),
-                                                ("r+b", True), ("wb", True)])
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("rb", False), ("ab", False), ("a+b", False), ("r+b", True), ("wb", True)]
+)
 def test_only_a_writer_at_its_own_file_position_counts(tmp_path: Path, mode: str, expected: bool) -> None:
     path = tmp_path / "daily.md"
     path.write_bytes(b"- one\n")
@@ -30,9 +33,16 @@ def test_another_process_holding_the_file_is_seen(tmp_path: Path) -> None:
     path = tmp_path / "daily.md"
     path.write_bytes(b"")
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; f = open(sys.argv[1], 'r+b'); print('open', flush=True); "
-                               "sys.stdin.read()", str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys; f = open(sys.argv[1], 'r+b'); print('open', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "open\n"
         assert os.path.realpath(tmp_path / "." / "daily.md") in held()

@@ -12,8 +12,7 @@ from memsync.cli.app import app
 from memsync.formats.jsonl import KINDS
 from memsync.handoff import DEFAULT_MAX_BYTES, Filters, HandoffReport, handoff, import_file, parse_since
 
-_AGENT_HELP = ("a tracked role or memory file by name, or a path to a role directory or *.jsonl memory "
-               "file")
+_AGENT_HELP = "a tracked role or memory file by name, or a path to a role directory or *.jsonl memory file"
 
 
 class OutputFormat(StrEnum):
@@ -35,52 +34,75 @@ def handoff_command(
     from_agent: Annotated[str, typer.Argument(metavar="FROM", help=f"The giving agent: {_AGENT_HELP}.")],
     to_agent: Annotated[
         str | None,
-        typer.Argument(metavar="TO", help=f"The receiving agent: {_AGENT_HELP}. A missing *.jsonl path is "
-                       "created as a memory file, any other missing path as a role directory. Optional "
-                       "with --format prompt or --out."),
+        typer.Argument(
+            metavar="TO",
+            help=f"The receiving agent: {_AGENT_HELP}. A missing *.jsonl path is "
+            "created as a memory file, any other missing path as a role directory. Optional "
+            "with --format prompt or --out.",
+        ),
     ] = None,
     scope: Annotated[
         list[str] | None,
-        typer.Option("--scope", help="Only entries for this scope (global entries always match); repeat "
-                     "for several. Curated entries and log items have no scope: all kept."),
+        typer.Option(
+            "--scope",
+            help="Only entries for this scope (global entries always match); repeat "
+            "for several. Curated entries and log items have no scope: all kept.",
+        ),
     ] = None,
     kind: Annotated[
         list[str] | None,
-        typer.Option("--kind", help=f"Only this kind ({', '.join(KINDS)}; curated types map: "
-                     "user=preference, feedback=lesson/avoid, project=fact, reference=source); repeat "
-                     "for several."),
+        typer.Option(
+            "--kind",
+            help=f"Only this kind ({', '.join(KINDS)}; curated types map: "
+            "user=preference, feedback=lesson/avoid, project=fact, reference=source); repeat "
+            "for several.",
+        ),
     ] = None,
     tag: Annotated[
         list[str] | None,
-        typer.Option("--tag", help="Only entries with this tag (JSONL tags, frontmatter tags); repeat for "
-                     "several. Daily-log items have no tags: all kept."),
+        typer.Option(
+            "--tag",
+            help="Only entries with this tag (JSONL tags, frontmatter tags); repeat for "
+            "several. Daily-log items have no tags: all kept.",
+        ),
     ] = None,
     since: Annotated[
         str | None,
-        typer.Option("--since", help="Only entries created or updated at or after this UTC date or time "
-                     "(2026-11-01 or 2026-11-01T09:00:00Z)."),
+        typer.Option(
+            "--since",
+            help="Only entries created or updated at or after this UTC date or time "
+            "(2026-11-01 or 2026-11-01T09:00:00Z).",
+        ),
     ] = None,
     min_confidence: Annotated[
         float | None,
-        typer.Option("--min-confidence", help="Only entries with at least this confidence (0 to 1). "
-                     "Curated entries and log items have none: all kept."),
+        typer.Option(
+            "--min-confidence",
+            help="Only entries with at least this confidence (0 to 1). "
+            "Curated entries and log items have none: all kept.",
+        ),
     ] = None,
     max_bytes: Annotated[
-        int, typer.Option("--max-bytes", help="Size cap in bytes of the --format prompt block; it is cut "
-                          "at whole entries.")
+        int,
+        typer.Option(
+            "--max-bytes", help="Size cap in bytes of the --format prompt block; it is cut at whole entries."
+        ),
     ] = DEFAULT_MAX_BYTES,
     output_format: Annotated[
         OutputFormat | None,
-        typer.Option("--format", help="prompt: print a block for the receiver's context instead of "
-                     "writing."),
+        typer.Option("--format", help="prompt: print a block for the receiver's context instead of writing."),
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Write a new standalone agent-memory/0.1 file instead of writing into "
-                     "TO (any agent can read it; `memsync import` receives it)."),
+        typer.Option(
+            "--out",
+            help="Write a new standalone agent-memory/0.1 file instead of writing into "
+            "TO (any agent can read it; `memsync import` receives it).",
+        ),
     ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be handed; write nothing.")]
-    = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would be handed; write nothing.")
+    ] = False,
 ) -> int:
     """Pass FROM's live memory to TO in TO's own format, with provenance and without duplicates.
 
@@ -91,12 +113,22 @@ def handoff_command(
     A running daemon syncs the result like any other write.
     """
     filters = Filters(
-        scopes=tuple(scope or ()), kinds=tuple(kind or ()), tags=tuple(tag or ()),
-        since=None if since is None else parse_since(since), min_confidence=min_confidence,
+        scopes=tuple(scope or ()),
+        kinds=tuple(kind or ()),
+        tags=tuple(tag or ()),
+        since=None if since is None else parse_since(since),
+        min_confidence=min_confidence,
     )
     prompt = output_format is OutputFormat.prompt
-    report = handoff(from_agent, to_agent, filters, max_bytes=max_bytes, dry_run=dry_run,
-                     fmt="prompt" if prompt else "write", out=out)
+    report = handoff(
+        from_agent,
+        to_agent,
+        filters,
+        max_bytes=max_bytes,
+        dry_run=dry_run,
+        fmt="prompt" if prompt else "write",
+        out=out,
+    )
     if report.prompt is not None:
         typer.echo(report.prompt, nl=False)
     _print(report, to_stderr=prompt)
@@ -112,8 +144,9 @@ def import_command(
     to_agent: Annotated[
         str, typer.Option("--to", metavar="AGENT", help=f"The receiving agent: {_AGENT_HELP}.")
     ],
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be received; write nothing.")]
-    = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would be received; write nothing.")
+    ] = False,
 ) -> int:
     """Receive a memory file into AGENT with handoff's rules: ids kept, nothing twice, secrets skipped."""
     _print(import_file(file, to_agent, dry_run=dry_run), to_stderr=False)

@@ -27,9 +27,7 @@ def _memory_file(path: Path | None) -> jsonl.MemoryFile:
 @app.command("remember")
 def remember_command(
     text: Annotated[str, typer.Argument(help="The entry: one sentence an agent can read as is.")],
-    kind: Annotated[
-        str, typer.Option("--kind", "-k", help=f"One of: {', '.join(jsonl.KINDS)}.")
-    ] = "fact",
+    kind: Annotated[str, typer.Option("--kind", "-k", help=f"One of: {', '.join(jsonl.KINDS)}.")] = "fact",
     scope: Annotated[
         str, typer.Option("--scope", "-s", help="global, a domain such as github.com, or project:<name>.")
     ] = "global",
@@ -45,8 +43,9 @@ def remember_command(
     ] = 1.0,
     expires: Annotated[
         str | None,
-        typer.Option("--expires",
-                     help="When to ignore it: a UTC time (2026-12-31T00:00:00Z) or 30d, 12h, 2w."),
+        typer.Option(
+            "--expires", help="When to ignore it: a UTC time (2026-12-31T00:00:00Z) or 30d, 12h, 2w."
+        ),
     ] = None,
     file: Annotated[Path | None, typer.Option("--file", "-f", help=_FILE_HELP)] = None,
 ) -> int:
@@ -57,8 +56,14 @@ def remember_command(
     now = datetime.now(UTC)
     memory = _memory_file(file)
     entry = memory.remember(
-        text, kind, scope=scope, tags=tags or (), source=source, confidence=confidence,
-        expires_at=None if expires is None else jsonl.parse_expiry(expires, now), now=now,
+        text,
+        kind,
+        scope=scope,
+        tags=tags or (),
+        source=source,
+        confidence=confidence,
+        expires_at=None if expires is None else jsonl.parse_expiry(expires, now),
+        now=now,
     )
     typer.echo(f"remembered {entry.id} in {memory.path}")
     return 0
@@ -99,8 +104,11 @@ def show_command(
             text = " ".join(entry.text.split())
             typer.echo(f"{entry.id}  {entry.kind:<10}  {entry.scope}  [{who}]  {text}")
     if parsed.problems:
-        typer.echo(f"memsync: {len(parsed.problems)} problem(s) in {memory.path} skipped; "
-                   f"see `memsync check {memory.path}`", err=True)
+        typer.echo(
+            f"memsync: {len(parsed.problems)} problem(s) in {memory.path} skipped; "
+            f"see `memsync check {memory.path}`",
+            err=True,
+        )
     return 0
 
 
@@ -108,8 +116,9 @@ def show_command(
 def prompt_command(
     path: Annotated[
         Path | None,
-        typer.Argument(metavar="FILE|ROLE_DIR", help=f"{_FILE_HELP} Or a role directory.",
-                       show_default=False),
+        typer.Argument(
+            metavar="FILE|ROLE_DIR", help=f"{_FILE_HELP} Or a role directory.", show_default=False
+        ),
     ] = None,
     scope: Annotated[
         str | None,
@@ -121,9 +130,12 @@ def prompt_command(
     ] = None,
     max_bytes: Annotated[
         int | None,
-        typer.Option("--max-bytes", help=f"Size cap in bytes, cut at whole entries. Default: "
-                                         f"{jsonl.DEFAULT_PROMPT_BYTES} for a file, "
-                                         f"{markdown.DEFAULT_SNAPSHOT_BYTES} for a role directory."),
+        typer.Option(
+            "--max-bytes",
+            help=f"Size cap in bytes, cut at whole entries. Default: "
+            f"{jsonl.DEFAULT_PROMPT_BYTES} for a file, "
+            f"{markdown.DEFAULT_SNAPSHOT_BYTES} for a role directory.",
+        ),
     ] = None,
 ) -> int:
     """Print the memory block to put at the top of an agent's context.
@@ -134,8 +146,9 @@ def prompt_command(
     target = path if path is not None else jsonl.default_memory_path()
     if target.is_dir():
         if scope is not None or kinds:
-            raise MemsyncError(f"prompt {target}: --scope and --kind apply to memory files, not role "
-                               "directories. Drop them")
+            raise MemsyncError(
+                f"prompt {target}: --scope and --kind apply to memory files, not role directories. Drop them"
+            )
         cap = markdown.DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes
         text = markdown.role_prompt(target, cap)
     else:

@@ -26,14 +26,24 @@ PURGE_HELP = (
 
 @app.command("purge", help=PURGE_HELP)
 def purge_command(
-    text: Annotated[str | None, typer.Argument(
-        help="Remove every line holding this exact text (one line, at least 4 characters).",
-        show_default=False)] = None,
-    entry: Annotated[str | None, typer.Option(
-        "--entry", help="Remove every line of the memory-file entry with this id (its versions and "
-                        "tombstone) instead.")] = None,
-    store: Annotated[str | None, typer.Option(
-        "--store", help="Only this store (default: every store).")] = None,
+    text: Annotated[
+        str | None,
+        typer.Argument(
+            help="Remove every line holding this exact text (one line, at least 4 characters).",
+            show_default=False,
+        ),
+    ] = None,
+    entry: Annotated[
+        str | None,
+        typer.Option(
+            "--entry",
+            help="Remove every line of the memory-file entry with this id (its versions and "
+            "tombstone) instead.",
+        ),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Only this store (default: every store).")
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before rewriting history.")] = False,
     config: ConfigOption = None,
 ) -> int:
@@ -43,21 +53,30 @@ def purge_command(
     needle = Needle(text=text, entry_id=entry)
     if not yes:
         if not sys.stdin.isatty():
-            raise MemsyncError("purge rewrites the store's history and force-pushes it: confirm with --yes "
-                               "when running without a terminal")
-        typer.confirm(f"Remove {needle.describe()} from the live files and from the whole history, and "
-                      "force-push the rewritten history?", abort=True)
+            raise MemsyncError(
+                "purge rewrites the store's history and force-pushes it: confirm with --yes "
+                "when running without a terminal"
+            )
+        typer.confirm(
+            f"Remove {needle.describe()} from the live files and from the whole history, and "
+            "force-push the rewritten history?",
+            abort=True,
+        )
     for report in purge(config or config_path(), needle, store):
         if not report.found:
             typer.echo(f"store {report.store}: {needle.describe()} was not found; nothing changed")
             continue
-        typer.echo(f"store {report.store}: removed {report.live_lines} line(s) from "
-                   f"{len(report.live_files)} live file(s); rewrote {report.objects_changed} object(s) of "
-                   "its history")
+        typer.echo(
+            f"store {report.store}: removed {report.live_lines} line(s) from "
+            f"{len(report.live_files)} live file(s); rewrote {report.objects_changed} object(s) of "
+            "its history"
+        )
         for path in report.live_files:
             typer.echo(f"  cleaned {path}")
         for line in report.remotes:
             typer.echo(f"  {line}")
-    typer.echo("Run the same `memsync purge` (or `memsync resync REMOTE`) on every other machine that syncs "
-               "these stores (their `memsync status` shows the remote as rewritten).")
+    typer.echo(
+        "Run the same `memsync purge` (or `memsync resync REMOTE`) on every other machine that syncs "
+        "these stores (their `memsync status` shows the remote as rewritten)."
+    )
     return 0

@@ -18,8 +18,9 @@ from memsync.demo import run_demo
 
 store_app = typer.Typer(help="Manage stores (git repositories memsync syncs through).", no_args_is_help=True)
 remote_app = typer.Typer(help="Manage a store's remotes.", no_args_is_help=True)
-service_app = typer.Typer(help="Run the daemon as a per-user service (systemd, launchd).",
-                          no_args_is_help=True)
+service_app = typer.Typer(
+    help="Run the daemon as a per-user service (systemd, launchd).", no_args_is_help=True
+)
 app.add_typer(store_app, name="store")
 app.add_typer(remote_app, name="remote")
 app.add_typer(service_app, name="service")
@@ -36,15 +37,27 @@ def _print(lines: tuple[str, ...]) -> int:
 
 @app.command("init")
 def init_command(
-    remote: Annotated[str | None, typer.Option(
-        "--remote", help="URL of the store's remote (origin): cloned if it has history, else pushed to.",
-    )] = None,
-    store: Annotated[Path | None, typer.Option(
-        "--store", help="Working tree of the personal store (default: <data dir>/memsync/stores/personal).",
-    )] = None,
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote",
+            help="URL of the store's remote (origin): cloned if it has history, else pushed to.",
+        ),
+    ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            help="Working tree of the personal store (default: <data dir>/memsync/stores/personal).",
+        ),
+    ] = None,
     branch: Annotated[str | None, typer.Option("--branch", help="Branch to sync (default: main).")] = None,
-    track: Annotated[list[Path] | None, typer.Option(
-        "--track", help="A memory file or role directory to track besides those found; repeatable.")] = None,
+    track: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--track", help="A memory file or role directory to track besides those found; repeatable."
+        ),
+    ] = None,
 ) -> int:
     """Write the config, create the personal store, track the memory found here. Safe to rerun."""
     from memsync import setup
@@ -64,9 +77,14 @@ def up_command() -> int:
 def track_command(
     path: Annotated[Path, typer.Argument(help="A role directory or memory file to sync.")],
     store: StoreName = None,
-    as_path: Annotated[str | None, typer.Option(
-        "--as", help="Its path in the store (default: roles/<role>, projects/<project>/<role>, "
-        "memory/<name>.jsonl, ...).")] = None,
+    as_path: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Its path in the store (default: roles/<role>, projects/<project>/<role>, "
+            "memory/<name>.jsonl, ...).",
+        ),
+    ] = None,
 ) -> int:
     """Start syncing PATH; what the store already holds at its store path is merged with it, nothing lost."""
     from memsync import setup
@@ -86,8 +104,10 @@ def untrack_command(path: Annotated[Path, typer.Argument(help="A tracked path.")
 def store_add_command(
     name: Annotated[str, typer.Argument(help="Name of the new store, e.g. team.")],
     remote: Annotated[str | None, typer.Option("--remote", help="URL of its remote (origin).")] = None,
-    path: Annotated[Path | None, typer.Option(
-        "--path", help="Its working tree (default: <user data dir>/memsync/stores/NAME).")] = None,
+    path: Annotated[
+        Path | None,
+        typer.Option("--path", help="Its working tree (default: <user data dir>/memsync/stores/NAME)."),
+    ] = None,
 ) -> int:
     """Add a store (e.g. a team store beside the personal one); nothing goes into it until you track there."""
     from memsync import setup

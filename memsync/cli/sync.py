@@ -17,8 +17,12 @@ import typer
 from memsync.cli.app import app
 from memsync.config import Config, config_path, load_config
 
-ConfigOption = Annotated[Path | None, typer.Option(
-    "--config", help="Config file (default: $MEMSYNC_CONFIG, else <user config dir>/memsync/config.toml).")]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", help="Config file (default: $MEMSYNC_CONFIG, else <user config dir>/memsync/config.toml)."
+    ),
+]
 
 
 class _OncePerState(logging.Filter):
@@ -100,8 +104,10 @@ def _render_status(status: dict[str, Any]) -> str:
     lines = [f"daemon: {'running (PID ' + str(daemon['pid']) + ')' if daemon['running'] else 'not running'}"]
     for name, store in status["stores"].items():
         if not store["exists"]:
-            lines.append(f"store {name}: missing, no git repository at {store['path']}. Run `memsync init` "
-                         f"to create it, or fix stores.{name}.path in the config")
+            lines.append(
+                f"store {name}: missing, no git repository at {store['path']}. Run `memsync init` "
+                f"to create it, or fix stores.{name}.path in the config"
+            )
             continue
         lines.append(f"store {name}: {store['path']} (branch {store['branch']}, {store['size_bytes']} bytes)")
         lines.append(f"  last cycle: {store.get('last_cycle') or 'never'}")
@@ -126,8 +132,9 @@ def _render_status(status: dict[str, Any]) -> str:
 
 @app.command("log")
 def log_command(
-    target: Annotated[str | None, typer.Argument(
-        help="A live or store path, or an entry id; default: all memory.")] = None,
+    target: Annotated[
+        str | None, typer.Argument(help="A live or store path, or an entry id; default: all memory.")
+    ] = None,
     config: ConfigOption = None,
 ) -> int:
     """History of memory: which host added, superseded or deleted what, and when (read from git history)."""
@@ -141,8 +148,9 @@ def log_command(
         # git refuses a path outside the store's worktree with an error of its own; nothing to ask it there.
         lines = [] if place == "outside" else history(path, target)
         if not lines and place != "exists":
-            typer.echo(f"memsync log: no history for {target} (not a tracked path, store path or entry id)",
-                       err=True)
+            typer.echo(
+                f"memsync log: no history for {target} (not a tracked path, store path or entry id)", err=True
+            )
             return 1
     for line in lines:
         typer.echo(line)
@@ -169,8 +177,9 @@ def _place(config: Config, target: str) -> Literal["exists", "inside", "outside"
 @app.command("resync")
 def resync_command(
     remote: Annotated[str, typer.Argument(help="The remote whose rewritten history to adopt.")],
-    store: Annotated[str | None, typer.Option(
-        "--store", help="The store (needed when several have REMOTE).")] = None,
+    store: Annotated[
+        str | None, typer.Option("--store", help="The store (needed when several have REMOTE).")
+    ] = None,
     config: ConfigOption = None,
 ) -> int:
     """Adopt REMOTE's history after it was rewritten (force-pushed) and re-publish local memory on top,

@@ -16,7 +16,7 @@ def split_frontmatter(text: str) -> tuple[str, str]:
     match = _FRONTMATTER.match(text)
     if match is None:
         return "", text
-    return match.group(1), text[match.end():]
+    return match.group(1), text[match.end() :]
 
 
 def frontmatter_yaml(head: str) -> str:

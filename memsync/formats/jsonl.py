@@ -34,16 +34,31 @@ log = logging.getLogger(__name__)
 
 FORMAT = "agent-memory/0.1"
 KINDS = ("preference", "lesson", "fact", "source", "avoid")
-KIND_TITLES = {"preference": "Preferences", "lesson": "Lessons", "fact": "Facts",
-               "source": "Sources", "avoid": "Avoid"}
+KIND_TITLES = {
+    "preference": "Preferences",
+    "lesson": "Lessons",
+    "fact": "Facts",
+    "source": "Sources",
+    "avoid": "Avoid",
+}
 USER_SOURCE = "user"
 DEFAULT_PROMPT_BYTES = 4000
 # How long an append waits for another memsync writer of the same file (seconds).
 APPEND_LOCK_TIMEOUT_S = 30.0
 APPEND_LOCK_POLL_S = 0.002
 
-_ENTRY_FIELDS = ("id", "kind", "text", "scope", "tags", "source", "confidence", "expires_at",
-                 "supersedes", "created_at")
+_ENTRY_FIELDS = (
+    "id",
+    "kind",
+    "text",
+    "scope",
+    "tags",
+    "source",
+    "confidence",
+    "expires_at",
+    "supersedes",
+    "created_at",
+)
 _TOMBSTONE_FIELDS = ("id", "deleted", "created_at")
 _DURATION = re.compile(r"^(\d+)\s*([smhdw])$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -151,9 +166,19 @@ class Entry:
 
     def to_obj(self) -> dict[str, Any]:
         """The JSON object of this entry: every spec field (``null`` when unset) plus unknown fields."""
-        return {**self.extra, "id": self.id, "kind": self.kind, "text": self.text, "scope": self.scope,
-                "tags": list(self.tags), "source": self.source, "confidence": self.confidence,
-                "expires_at": self.expires_at, "supersedes": self.supersedes, "created_at": self.created_at}
+        return {
+            **self.extra,
+            "id": self.id,
+            "kind": self.kind,
+            "text": self.text,
+            "scope": self.scope,
+            "tags": list(self.tags),
+            "source": self.source,
+            "confidence": self.confidence,
+            "expires_at": self.expires_at,
+            "supersedes": self.supersedes,
+            "created_at": self.created_at,
+        }
 
     @property
     def is_user(self) -> bool:
@@ -295,9 +320,16 @@ def record_from_obj(obj: Mapping[str, Any]) -> tuple[Record | None, list[tuple[s
     if errors:
         return None, errors
     return Entry(
-        id=obj["id"], kind=obj["kind"], text=obj["text"], created_at=obj["created_at"],
-        scope=obj.get("scope") or "global", tags=tuple(tags or ()), source=obj.get("source"),
-        confidence=confidence, expires_at=obj.get("expires_at"), supersedes=obj.get("supersedes"),
+        id=obj["id"],
+        kind=obj["kind"],
+        text=obj["text"],
+        created_at=obj["created_at"],
+        scope=obj.get("scope") or "global",
+        tags=tuple(tags or ()),
+        source=obj.get("source"),
+        confidence=confidence,
+        expires_at=obj.get("expires_at"),
+        supersedes=obj.get("supersedes"),
         extra={k: v for k, v in obj.items() if k not in _ENTRY_FIELDS},
     ), []
 
@@ -306,8 +338,13 @@ def _header_from_obj(obj: Mapping[str, Any], line: int) -> tuple[Header, list[Pr
     problems: list[Problem] = []
     fmt = obj.get("format")
     if fmt != FORMAT:
-        problems.append(Problem(line, f"{fmt!r} is not {FORMAT!r}: memsync reads it as {FORMAT} but will not "
-                                      "write to it", "format"))
+        problems.append(
+            Problem(
+                line,
+                f"{fmt!r} is not {FORMAT!r}: memsync reads it as {FORMAT} but will not write to it",
+                "format",
+            )
+        )
     errors: list[tuple[str, str]] = []
     _check_timestamp(obj, "created_at", False, errors)
     problems.extend(Problem(line, message, key) for key, message in errors)
@@ -355,8 +392,13 @@ def parse_memory(data: bytes) -> ParsedMemory:
     if header is None and (lines or partial_tail):
         problems.insert(0, Problem(1, f'missing header line {{"format": "{FORMAT}", "created_at": ...}}'))
     if partial_tail:
-        problems.append(Problem(len(lines) + 1, "last line has no newline: it is still being written or was "
-                                               "cut short, and is not part of the view"))
+        problems.append(
+            Problem(
+                len(lines) + 1,
+                "last line has no newline: it is still being written or was "
+                "cut short, and is not part of the view",
+            )
+        )
     return ParsedMemory(header, tuple(records), tuple(problems), partial_tail, tuple(malformed))
 
 
@@ -447,8 +489,11 @@ def _superseded_ids(entries: Sequence[Entry], winners: Mapping[str, Entry]) -> s
         return winners[node].created, node
 
     while True:
-        cycles = [c for c in _strongly_connected(set(edges) | {t for ts in edges.values() for t in ts}, edges)
-                  if len(c) > 1]
+        cycles = [
+            c
+            for c in _strongly_connected(set(edges) | {t for ts in edges.values() for t in ts}, edges)
+            if len(c) > 1
+        ]
         if not cycles:
             break
         for cycle in cycles:
@@ -481,8 +526,11 @@ def build_view(records: Iterable[Record], now: datetime) -> list[Entry]:
         if current is None or _winner_key(entry) > _winner_key(current):
             winners[entry.id] = entry
     superseded = _superseded_ids(entries, winners)
-    live = [e for e in winners.values()
-            if e.id not in tombstoned and e.id not in superseded and not e.expired(now)]
+    live = [
+        e
+        for e in winners.values()
+        if e.id not in tombstoned and e.id not in superseded and not e.expired(now)
+    ]
     return sorted(live, key=lambda e: (e.created, e.id))
 
 
@@ -507,8 +555,12 @@ def _prompt_rank(entry: Entry) -> tuple[bool, float, float, str]:
     return (not entry.is_user, -confidence, -entry.created.timestamp(), entry.id)
 
 
-def render_prompt(entries: Iterable[Entry], scope: str | None = None, kinds: Iterable[str] | None = None,
-                  max_bytes: int = DEFAULT_PROMPT_BYTES) -> str:
+def render_prompt(
+    entries: Iterable[Entry],
+    scope: str | None = None,
+    kinds: Iterable[str] | None = None,
+    max_bytes: int = DEFAULT_PROMPT_BYTES,
+) -> str:
     """The prompt block for ``entries`` (a view): entries whose scope applies to ``scope`` and whose kind
     is in ``kinds`` (default all), grouped by kind in KINDS order, user entries first, then by confidence,
     newest first, id. Cut at whole entries so the UTF-8 result is at most ``max_bytes`` bytes, with a
@@ -610,11 +662,13 @@ def ensure_compactable(what: str, parsed: ParsedMemory) -> None:
     """Raise MemsyncError("<what> ...") unless ``parsed`` is agent-memory/0.1 (or has no header) and
     does not end in an unfinished line (a writer may be busy): what compaction refuses."""
     if parsed.header is not None and parsed.header.format != FORMAT:
-        raise MemsyncError(f"{what} is {parsed.header.format!r}, not {FORMAT!r}. Use a tool that knows "
-                           "that format")
+        raise MemsyncError(
+            f"{what} is {parsed.header.format!r}, not {FORMAT!r}. Use a tool that knows that format"
+        )
     if parsed.partial_tail:
-        raise MemsyncError(f"{what} ends in an unfinished line (a writer may be busy). Retry when no agent "
-                           "is writing")
+        raise MemsyncError(
+            f"{what} ends in an unfinished line (a writer may be busy). Retry when no agent is writing"
+        )
 
 
 @dataclass(frozen=True)
@@ -642,8 +696,10 @@ class MemoryFile:
             # Another writer holds it for about a millisecond (one append): poll often, not every 50 ms.
             lock.acquire(timeout=APPEND_LOCK_TIMEOUT_S, poll_interval=APPEND_LOCK_POLL_S)
         except filelock.Timeout:
-            raise MemsyncError(f"{action} {self.path}: another memsync process held its lock for "
-                               f"{APPEND_LOCK_TIMEOUT_S:.0f} s. Retry, or stop the stuck process") from None
+            raise MemsyncError(
+                f"{action} {self.path}: another memsync process held its lock for "
+                f"{APPEND_LOCK_TIMEOUT_S:.0f} s. Retry, or stop the stuck process"
+            ) from None
         try:
             yield
         finally:
@@ -689,8 +745,10 @@ class MemoryFile:
             self._ensure_header(now or datetime.now(UTC))
             fmt = self._header_format()
             if fmt is not None and fmt != FORMAT:
-                raise MemsyncError(f"append to {self.path}: the file is {fmt!r}, not {FORMAT!r}. "
-                                   "Use a tool that writes that format")
+                raise MemsyncError(
+                    f"append to {self.path}: the file is {fmt!r}, not {FORMAT!r}. "
+                    "Use a tool that writes that format"
+                )
             self._write(line)
 
     def _header_format(self) -> str | None:
@@ -729,9 +787,19 @@ class MemoryFile:
             if candidate.encode() not in data:
                 return candidate
 
-    def remember(self, text: str, kind: str, *, scope: str = "global", tags: Iterable[str] = (),
-                 source: str = USER_SOURCE, confidence: float = 1.0, expires_at: str | None = None,
-                 supersedes: str | None = None, now: datetime | None = None) -> Entry:
+    def remember(
+        self,
+        text: str,
+        kind: str,
+        *,
+        scope: str = "global",
+        tags: Iterable[str] = (),
+        source: str = USER_SOURCE,
+        confidence: float = 1.0,
+        expires_at: str | None = None,
+        supersedes: str | None = None,
+        now: datetime | None = None,
+    ) -> Entry:
         """Append a new entry with a fresh 12-hex id and ``created_at`` = ``now`` (aware; default the
         current time) and return it. ``expires_at`` is a UTC timestamp string (see :func:`parse_expiry`).
 
@@ -739,9 +807,16 @@ class MemoryFile:
         """
         moment = now or datetime.now(UTC)
         entry = Entry(
-            id=self._new_id(), kind=kind, text=text, created_at=format_timestamp(moment),
-            scope=scope, tags=tuple(tags), source=source, confidence=confidence,
-            expires_at=expires_at, supersedes=supersedes,
+            id=self._new_id(),
+            kind=kind,
+            text=text,
+            created_at=format_timestamp(moment),
+            scope=scope,
+            tags=tuple(tags),
+            source=source,
+            confidence=confidence,
+            expires_at=expires_at,
+            supersedes=supersedes,
         )
         self.append(entry, now=moment)
         return entry
@@ -755,8 +830,10 @@ class MemoryFile:
         Raises MemsyncError when the file has no entry with that id or it is already deleted."""
         parsed = self.read()
         if not self._entry_versions(parsed, entry_id):
-            raise MemsyncError(f"forget {entry_id}: {self.path} has no entry with that id. "
-                               f"List ids with `memsync show {self.path}`")
+            raise MemsyncError(
+                f"forget {entry_id}: {self.path} has no entry with that id. "
+                f"List ids with `memsync show {self.path}`"
+            )
         if any(isinstance(r.record, Tombstone) and r.record.id == entry_id for r in parsed.records):
             raise MemsyncError(f"forget {entry_id}: it is already deleted in {self.path}. Nothing to do")
         moment = now or datetime.now(UTC)
@@ -764,33 +841,58 @@ class MemoryFile:
         self.append(tombstone, now=moment)
         return tombstone
 
-    def supersede(self, old_id: str, text: str, *, kind: str | None = None, scope: str | None = None,
-                  tags: Iterable[str] | None = None, source: str = USER_SOURCE, confidence: float = 1.0,
-                  expires_at: str | None = None, now: datetime | None = None) -> Entry:
+    def supersede(
+        self,
+        old_id: str,
+        text: str,
+        *,
+        kind: str | None = None,
+        scope: str | None = None,
+        tags: Iterable[str] | None = None,
+        source: str = USER_SOURCE,
+        confidence: float = 1.0,
+        expires_at: str | None = None,
+        now: datetime | None = None,
+    ) -> Entry:
         """Append an entry that replaces ``old_id``; kind, scope and tags default to the old entry's.
 
         Raises MemsyncError when ``old_id`` is unknown, or when an inferred entry (source not ``user``)
         would replace a user entry (the view would ignore it: DESIGN "View semantics")."""
         versions = self._entry_versions(self.read(), old_id)
         if not versions:
-            raise MemsyncError(f"supersede {old_id}: {self.path} has no entry with that id. "
-                               f"List ids with `memsync show {self.path}`")
+            raise MemsyncError(
+                f"supersede {old_id}: {self.path} has no entry with that id. "
+                f"List ids with `memsync show {self.path}`"
+            )
         old = max(versions, key=_winner_key)
         if old.is_user and source != USER_SOURCE:
-            raise MemsyncError(f"supersede {old_id}: it came from the user and an inferred entry "
-                               f"(source {source!r}) cannot replace it. Ask the user, or use source 'user'")
+            raise MemsyncError(
+                f"supersede {old_id}: it came from the user and an inferred entry "
+                f"(source {source!r}) cannot replace it. Ask the user, or use source 'user'"
+            )
         return self.remember(
-            text, kind or old.kind, scope=old.scope if scope is None else scope,
-            tags=old.tags if tags is None else tags, source=source, confidence=confidence,
-            expires_at=expires_at, supersedes=old_id, now=now,
+            text,
+            kind or old.kind,
+            scope=old.scope if scope is None else scope,
+            tags=old.tags if tags is None else tags,
+            source=source,
+            confidence=confidence,
+            expires_at=expires_at,
+            supersedes=old_id,
+            now=now,
         )
 
     def view(self, now: datetime | None = None) -> list[Entry]:
         """The live entries at ``now`` (aware; default the current time); see :func:`build_view`."""
         return self.read().view(now or datetime.now(UTC))
 
-    def to_prompt(self, scope: str | None = None, kinds: Iterable[str] | None = None,
-                  max_bytes: int = DEFAULT_PROMPT_BYTES, now: datetime | None = None) -> str:
+    def to_prompt(
+        self,
+        scope: str | None = None,
+        kinds: Iterable[str] | None = None,
+        max_bytes: int = DEFAULT_PROMPT_BYTES,
+        now: datetime | None = None,
+    ) -> str:
         """The prompt block of this file's view (see :func:`render_prompt`; ``max_bytes`` in bytes)."""
         return render_prompt(self.view(now), scope, kinds, max_bytes)
 
@@ -806,21 +908,25 @@ class MemoryFile:
         try:
             lock.acquire(timeout=0)
         except filelock.Timeout:
-            raise MemsyncError(f"compact {self.path}: another memsync process is writing it. "
-                               "Retry when it is done") from None
+            raise MemsyncError(
+                f"compact {self.path}: another memsync process is writing it. Retry when it is done"
+            ) from None
         try:
             before = _read_bytes(self.path)
             parsed = parse_memory(before)
             ensure_compactable(f"compact {self.path}: the file", parsed)
             out = compacted(parsed, before, now or datetime.now(UTC))
             if _read_bytes(self.path) != before:
-                raise MemsyncError(f"compact {self.path}: the file changed while it was being compacted. "
-                                   "Retry when no agent is writing")
+                raise MemsyncError(
+                    f"compact {self.path}: the file changed while it was being compacted. "
+                    "Retry when no agent is writing"
+                )
             try:
                 atomic_write(self.path, out)
             except OSError as exc:
-                raise MemsyncError(f"compact {self.path}: {exc.strerror or exc}. The file is unchanged") \
-                    from None
+                raise MemsyncError(
+                    f"compact {self.path}: {exc.strerror or exc}. The file is unchanged"
+                ) from None
             report = CompactReport(lines_before=before.count(b"\n"), lines_after=out.count(b"\n"))
             log.info("compacted %s: %d -> %d lines", self.path, report.lines_before, report.lines_after)
             return report
@@ -835,8 +941,10 @@ def _refuse_secrets(path: Path, entry: Entry) -> None:
     findings = scan_text(entry.text + "\n" + canonical_json(others).decode("utf-8"))
     if findings:
         detectors = ", ".join(sorted({f.detector for f in findings}))
-        raise MemsyncError(f"remember in {path}: the entry looks like it holds a secret ({detectors}). "
-                           "Memory must never store secrets: remove it, or describe where the secret lives")
+        raise MemsyncError(
+            f"remember in {path}: the entry looks like it holds a secret ({detectors}). "
+            "Memory must never store secrets: remove it, or describe where the secret lives"
+        )
 
 
 def check_memory_file(path: Path) -> list[str]:
@@ -854,6 +962,12 @@ def check_memory_file(path: Path) -> list[str]:
             continue
         seen = first_line.setdefault(rec.id, (numbered.line, rec.canonical))
         if seen[1] != rec.canonical:
-            problems.append(Problem(numbered.line, f"duplicate id {rec.id!r} with different content "
-                                                   f"(first at line {seen[0]}); the view keeps one", "id"))
+            problems.append(
+                Problem(
+                    numbered.line,
+                    f"duplicate id {rec.id!r} with different content "
+                    f"(first at line {seen[0]}); the view keeps one",
+                    "id",
+                )
+            )
     return [p.format(path) for p in sorted(problems, key=lambda p: p.line)]

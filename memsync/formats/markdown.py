@@ -511,23 +511,33 @@ class RoleDir:
             if local is None:
                 continue
             if local in seen:
-                problems.append(Problem(
-                    self.index_path, item.line,
-                    f"second item for {local} (first on line {seen[local]}): keep one line per entry",
-                ))
+                problems.append(
+                    Problem(
+                        self.index_path,
+                        item.line,
+                        f"second item for {local} (first on line {seen[local]}): keep one line per entry",
+                    )
+                )
                 continue
             seen[local] = item.line
             if not (self.path / local).is_file():
-                problems.append(Problem(
-                    self.index_path, item.line,
-                    f"links to {local}, which does not exist: fix the link or drop the item",
-                ))
+                problems.append(
+                    Problem(
+                        self.index_path,
+                        item.line,
+                        f"links to {local}, which does not exist: fix the link or drop the item",
+                    )
+                )
         entries = self.entries()
         if entries and not self.index_path.is_file():
-            problems.append(Problem(
-                self.path, 0,
-                f"no {INDEX_NAME}, though {len(entries)} curated entries exist: add an index line per entry",
-            ))
+            problems.append(
+                Problem(
+                    self.path,
+                    0,
+                    f"no {INDEX_NAME}, though {len(entries)} curated entries exist: "
+                    "add an index line per entry",
+                )
+            )
         for entry in entries:
             problems += entry.problems
             if not entry.head:
@@ -545,10 +555,14 @@ class RoleDir:
     def _markdown_files(self) -> list[Path]:
         # Symlinks are skipped: an entry's content must come from this directory (DESIGN I8).
         return sorted(
-            path for path in self.path.iterdir()
-            if path.suffix == ".md" and path.is_file() and not path.is_symlink()
+            path
+            for path in self.path.iterdir()
+            if path.suffix == ".md"
+            and path.is_file()
+            and not path.is_symlink()
             and path.name not in (INDEX_NAME, SNAPSHOT_NAME)
-            and not path.name.startswith(".") and not is_ignored(path.name)
+            and not path.name.startswith(".")
+            and not is_ignored(path.name)
         )
 
     def _local_target(self, item: IndexItem) -> str | None:
@@ -647,10 +661,14 @@ def _plan_migration(root: Path) -> list[MigrationStep]:
 
     claude = root / ".claude" / "memory"
     if claude.is_dir() and (claude / INDEX_NAME).is_file():
-        steps.append(MigrationStep(
-            "skip", claude, None,
-            "a Claude Code memory folder (it has MEMORY.md), not legacy role files; left alone",
-        ))
+        steps.append(
+            MigrationStep(
+                "skip",
+                claude,
+                None,
+                "a Claude Code memory folder (it has MEMORY.md), not legacy role files; left alone",
+            )
+        )
     elif claude.is_dir():
         for source in _subdirs(claude):
             move(source)
@@ -756,7 +774,10 @@ def _scan_keys(text: str) -> tuple[dict[str, tuple[str, bool]], dict[str, str]]:
 
 
 def _field_value(
-    key: str, fields: Mapping[str, Any], top: Mapping[str, tuple[str, bool]], problems: list[tuple[int, str]],
+    key: str,
+    fields: Mapping[str, Any],
+    top: Mapping[str, tuple[str, bool]],
+    problems: list[tuple[int, str]],
     verbatim: bool,
 ) -> str | None:
     raw, continues = top.get(key, ("", False))
@@ -802,9 +823,7 @@ def yaml_scalar(value: str) -> str:
         fields = yaml.safe_load(f"k: {value}") or {}
     if value.isprintable() and value[:1] not in _NOT_PLAIN and fields.get("k") == value and " #" not in value:
         return value
-    escaped = "".join(
-        "\\" + c if c in '"\\' else c if c.isprintable() else f"\\U{ord(c):08x}" for c in value
-    )
+    escaped = "".join("\\" + c if c in '"\\' else c if c.isprintable() else f"\\U{ord(c):08x}" for c in value)
     return f'"{escaped}"'
 
 
@@ -826,7 +845,7 @@ def _index_item(line: int, key: str, text: str) -> IndexItem:
     if match is None:
         return IndexItem(line, key, text, None, None, None)
     name = re.sub(r"\\(.)", r"\1", match.group(1))
-    description = " ".join(_DESCRIPTION_SEP.sub("", text[match.end():]).split())
+    description = " ".join(_DESCRIPTION_SEP.sub("", text[match.end() :]).split())
     return IndexItem(line, key, text, name, match.group(2), description or None)
 
 
@@ -854,7 +873,7 @@ def _relink(item: str, new_name: str, slug: str) -> str:
     if match is None:
         return item
     link = f"[{_link_text(new_name)}]({slug}.md)"
-    return item[:match.start()] + link + item[match.end():]
+    return item[: match.start()] + link + item[match.end() :]
 
 
 def _with_name(head: str, name: str) -> str:
@@ -862,7 +881,7 @@ def _with_name(head: str, name: str) -> str:
     lines = head.splitlines(keepends=True)
     for number, line in enumerate(lines[1:-1], start=1):
         if (match := _TOP_KEY.match(line.rstrip("\r\n"))) and match.group(1) == "name":
-            end = line[len(line.rstrip("\r\n")):]
+            end = line[len(line.rstrip("\r\n")) :]
             lines[number] = f"name: {yaml_scalar(name)}{end}"
             return "".join(lines)
     return lines[0] + f"name: {yaml_scalar(name)}\n" + "".join(lines[1:])

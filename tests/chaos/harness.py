@@ -60,21 +60,23 @@ class Figures:
 
     def render(self) -> str:
         """The figures as printed lines."""
-        return "\n".join([
-            f"memory lines written (entries, tombstones, supersedes): {self.entries_written}",
-            f"daily-log lines written: {self.daily_lines_written}",
-            f"lines lost (I1): {self.lost}  (removed by compact as dead: {self.compacted_away}); "
-            f"extra copies: memory {self.duplicated_memory}, daily {self.duplicated_daily}",
-            f"append-only blobs checked: {self.blobs_checked}; torn (I2): {self.torn_blobs}",
-            f"conflict markers in blobs or live files (I3): {self.markers}",
-            f"identical on all peers (I4): views {self.views_identical}, whole files "
-            f"{self.whole_files_identical}, daily-log lines {self.daily_identical}",
-            f"daemon SIGKILLs survived: {self.kills}",
-            f"remote outages: {self.outages}, {self.outage_s:.1f} s in all",
-            f"compact run once: {self.compact_done}",
-            f"seconds to converge after the writers stopped: {self.converge_s:.1f}",
-            *(f"PROBLEM: {p}" for p in self.problems),
-        ])
+        return "\n".join(
+            [
+                f"memory lines written (entries, tombstones, supersedes): {self.entries_written}",
+                f"daily-log lines written: {self.daily_lines_written}",
+                f"lines lost (I1): {self.lost}  (removed by compact as dead: {self.compacted_away}); "
+                f"extra copies: memory {self.duplicated_memory}, daily {self.duplicated_daily}",
+                f"append-only blobs checked: {self.blobs_checked}; torn (I2): {self.torn_blobs}",
+                f"conflict markers in blobs or live files (I3): {self.markers}",
+                f"identical on all peers (I4): views {self.views_identical}, whole files "
+                f"{self.whole_files_identical}, daily-log lines {self.daily_identical}",
+                f"daemon SIGKILLs survived: {self.kills}",
+                f"remote outages: {self.outages}, {self.outage_s:.1f} s in all",
+                f"compact run once: {self.compact_done}",
+                f"seconds to converge after the writers stopped: {self.converge_s:.1f}",
+                *(f"PROBLEM: {p}" for p in self.problems),
+            ]
+        )
 
 
 @dataclass
@@ -111,14 +113,25 @@ class Chaos:
         (self.root / "records").mkdir(exist_ok=True)
         for peer in self.peers:
             for n in (1, 2):
-                spec = {"memory_file": str(peer.memory_file), "role_dir": str(peer.role_dir),
-                        "tag": f"{peer.name[0]}{n}x", "seed": self.rng.randrange(1 << 30),
-                        "skew_s": 90.0 if peer.name == SKEWED else 0.0, "pause_s": [0.02, 0.25],
-                        "stop_file": str(self.stop_file), "record": str(self.record(peer, n)),
-                        "day": DAY, "shared_slug": SHARED_SLUG}
-                self.writers.append(subprocess.Popen(
-                    [sys.executable, "-m", "tests.chaos.writer", json.dumps(spec)], cwd=REPO_ROOT,
-                    env={**os.environ, **peer.env}))
+                spec = {
+                    "memory_file": str(peer.memory_file),
+                    "role_dir": str(peer.role_dir),
+                    "tag": f"{peer.name[0]}{n}x",
+                    "seed": self.rng.randrange(1 << 30),
+                    "skew_s": 90.0 if peer.name == SKEWED else 0.0,
+                    "pause_s": [0.02, 0.25],
+                    "stop_file": str(self.stop_file),
+                    "record": str(self.record(peer, n)),
+                    "day": DAY,
+                    "shared_slug": SHARED_SLUG,
+                }
+                self.writers.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "tests.chaos.writer", json.dumps(spec)],
+                        cwd=REPO_ROOT,
+                        env={**os.environ, **peer.env},
+                    )
+                )
 
     def stop_writers(self) -> None:
         """Tell the writers to stop and wait for them (a writer that failed is a problem)."""
@@ -223,24 +236,35 @@ class Chaos:
         """(view, memory line multiset, daily line multiset, whole files, store head) of ``peer``."""
         memory = peer.read_live(MEMORY_FILE)
         parsed = parse_memory(memory)
-        view = b"\n".join(canonical_json(e.to_obj()) for e in build_view(
-            [r.record for r in parsed.records], datetime(2026, 12, 1, tzinfo=UTC)))
+        view = b"\n".join(
+            canonical_json(e.to_obj())
+            for e in build_view([r.record for r in parsed.records], datetime(2026, 12, 1, tzinfo=UTC))
+        )
         daily = peer.read_live(f"daily/{DAY}.md")
-        whole = {p.relative_to(peer.role_dir).as_posix(): p.read_bytes()
-                 for p in sorted(peer.role_dir.rglob("*")) if p.is_file()
-                 and not is_append_only(p.relative_to(peer.role_dir).as_posix())}
+        whole = {
+            p.relative_to(peer.role_dir).as_posix(): p.read_bytes()
+            for p in sorted(peer.role_dir.rglob("*"))
+            if p.is_file() and not is_append_only(p.relative_to(peer.role_dir).as_posix())
+        }
         head = peer.store_git("rev-parse", "HEAD").strip()
-        return (view, Counter(memory.splitlines(keepends=True)), Counter(daily.splitlines(keepends=True)),
-                whole, head)
+        return (
+            view,
+            Counter(memory.splitlines(keepends=True)),
+            Counter(daily.splitlines(keepends=True)),
+            whole,
+            head,
+        )
 
     def converged(self) -> bool:
         """Every peer has the same memory view, daily-log lines, whole files and store head, and so has
         the remote. (Memory-file lines may differ: a compacted file lacks dead lines the others keep.)"""
         snaps = [self.snapshot(peer) for peer in self.peers]
-        remote_head = subprocess.run(["git", "rev-parse", "main"], cwd=self.remote, capture_output=True,
-                                     text=True, check=False).stdout.strip()
-        same = all((s[0], s[2], s[3], s[4]) == (snaps[0][0], snaps[0][2], snaps[0][3], snaps[0][4])
-                   for s in snaps)
+        remote_head = subprocess.run(
+            ["git", "rev-parse", "main"], cwd=self.remote, capture_output=True, text=True, check=False
+        ).stdout.strip()
+        same = all(
+            (s[0], s[2], s[3], s[4]) == (snaps[0][0], snaps[0][2], snaps[0][3], snaps[0][4]) for s in snaps
+        )
         return same and snaps[0][4] == remote_head
 
     def check(self) -> Figures:
@@ -255,7 +279,7 @@ class Chaos:
         f.daily_lines_written = sum(n for (kind, _), n in written.items() if kind == "daily")
         dead = self._dead_ids(line for (kind, line), _ in written.items() if kind == "memory")
         snaps = [self.snapshot(peer) for peer in self.peers]
-        for (_view, memory, daily, _whole, _head) in snaps:
+        for _view, memory, daily, _whole, _head in snaps:
             for (kind, line), n in written.items():
                 have = (memory if kind == "memory" else daily)[line]
                 if have < n:
@@ -295,16 +319,22 @@ class Chaos:
         """Every blob in ``repo``'s history: no conflict marker; append-only files: whole lines that
         parse (JSON objects for memory files, UTF-8 for daily logs)."""
         f = self.figures
-        listing = subprocess.run(["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True,
-                                 text=True, check=True).stdout.splitlines()
+        listing = subprocess.run(
+            ["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
         objects = [(sha, path) for sha, _, path in (line.partition(" ") for line in listing) if path]
-        batch = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, check=True, capture_output=True,
-                               input="".join(f"{sha}\n" for sha, _ in objects).encode()).stdout
+        batch = subprocess.run(
+            ["git", "cat-file", "--batch"],
+            cwd=repo,
+            check=True,
+            capture_output=True,
+            input="".join(f"{sha}\n" for sha, _ in objects).encode(),
+        ).stdout
         pos = 0
         for _sha, path in objects:
             header_end = batch.index(b"\n", pos)
             _, kind, size = batch[pos:header_end].split()
-            data = batch[header_end + 1:header_end + 1 + int(size)]
+            data = batch[header_end + 1 : header_end + 1 + int(size)]
             pos = header_end + 1 + int(size) + 1
             if kind != b"blob":
                 continue

@@ -73,8 +73,10 @@ def test_daily_merge_when_both_sides_moved_a_block_before_the_base_keeps_each_li
     theirs = b"- [13:55] c1 step 8\n" + moved + base + b"- [13:57] a2 step 4\n"
     merged = merge_daily(base, ours, theirs)
     assert Counter(merged.splitlines(keepends=True)) == Counter(
-        (b"- [13:55] c1 step 8\n" + moved + base + b"- [13:57] b1 step 9\n- [13:57] a2 step 4\n")
-        .splitlines(keepends=True))
+        (b"- [13:55] c1 step 8\n" + moved + base + b"- [13:57] b1 step 9\n- [13:57] a2 step 4\n").splitlines(
+            keepends=True
+        )
+    )
     assert merge_daily(base, theirs, ours) == merged
 
 

@@ -20,7 +20,8 @@ from tests.peers import Peer
 
 @pytest.mark.slow
 def test_kills_during_a_big_first_merge_leave_one_note_per_clashing_file(
-        tmp_path: Path, remote: Path) -> None:
+    tmp_path: Path, remote: Path
+) -> None:
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     notes = 3000
     for peer in (alice, bob):
@@ -33,8 +34,12 @@ def test_kills_during_a_big_first_merge_leave_one_note_per_clashing_file(
     assert alice.cli("sync", timeout=300).returncode == 0
     rng = random.Random(1)
     for _ in range(6):
-        proc = subprocess.Popen([sys.executable, "-m", "memsync", "sync"], env={**os.environ, **bob.env},
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memsync", "sync"],
+            env={**os.environ, **bob.env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0.4, 3.0))
         proc.kill()
         proc.wait()

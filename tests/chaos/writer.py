@@ -46,16 +46,28 @@ def run(spec: dict[str, Any]) -> int:
         roll = rng.random()
         item: Record | None = None
         if roll < 0.40 or (roll < 0.60 and not live_ids):
-            item = Entry(id=f"{tag}{actions:06d}", kind=rng.choice(("lesson", "fact", "preference")),
-                         text=f"{tag} learned thing {actions}", created_at=stamp, source="session:chaos",
-                         confidence=0.8)
+            item = Entry(
+                id=f"{tag}{actions:06d}",
+                kind=rng.choice(("lesson", "fact", "preference")),
+                text=f"{tag} learned thing {actions}",
+                created_at=stamp,
+                source="session:chaos",
+                confidence=0.8,
+            )
             live_ids.append(item.id)
         elif roll < 0.50:
             item = Tombstone(id=live_ids.pop(rng.randrange(len(live_ids))), created_at=stamp)
         elif roll < 0.60:
             old = live_ids.pop(rng.randrange(len(live_ids)))
-            item = Entry(id=f"{tag}{actions:06d}", kind="lesson", text=f"{tag} revised {old} at {actions}",
-                         created_at=stamp, source="session:chaos", confidence=0.9, supersedes=old)
+            item = Entry(
+                id=f"{tag}{actions:06d}",
+                kind="lesson",
+                text=f"{tag} revised {old} at {actions}",
+                created_at=stamp,
+                source="session:chaos",
+                confidence=0.9,
+                supersedes=old,
+            )
             live_ids.append(item.id)
         elif roll < 0.92:
             line = f"- [{when:%H:%M}] {tag} step {actions}\n".encode()
@@ -64,8 +76,12 @@ def run(spec: dict[str, Any]) -> int:
         else:
             slug = spec["shared_slug"] if rng.random() < 0.3 else f"{tag}-notes"
             body = "".join(f"- {tag} point {actions}.{i}\n" for i in range(rng.randint(1, 4)))
-            atomic_write(role / f"{slug}.md", (f"---\nname: {slug}\ndescription: notes kept by {tag}\n"
-                                               f"type: project\n---\n\n{body}").encode())
+            atomic_write(
+                role / f"{slug}.md",
+                (
+                    f"---\nname: {slug}\ndescription: notes kept by {tag}\ntype: project\n---\n\n{body}"
+                ).encode(),
+            )
         if item is not None:
             memory.append(item)
             _record(record, "memory", canonical_json(item.to_obj()) + b"\n")
