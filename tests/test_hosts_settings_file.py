@@ -1,0 +1,47 @@
+"""Editing a host's JSON settings file keeps everything memsync did not add, and writes only on change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memsync.errors import MemsyncError
+from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object, read_json_object
+
+
+def _add(settings: dict[str, Any]) -> None:
+    settings.setdefault("mcpServers", {})["memsync"] = {"command": "memsync", "args": ["mcp"]}
+
+
+def test_other_keys_survive_and_a_repeat_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    original = '{\n  "theme": "dark",\n  "mcpServers": {"other": {"command": "x"}},\n  "z": [1, 2]\n}\n'
+    path.write_text(original)
+    assert edit_json_object(path, _add) is True
+    after = json.loads(path.read_text())
+    assert list(after) == ["theme", "mcpServers", "z"]
+    assert after["mcpServers"]["other"] == {"command": "x"} and after["z"] == [1, 2]
+    assert after["mcpServers"]["memsync"]["args"] == ["mcp"]
+    assert (tmp_path / ("settings.json" + BACKUP_SUFFIX)).read_text() == original
+    written = path.read_bytes()
+    assert edit_json_object(path, _add) is False
+    assert path.read_bytes() == written
+
+
+def test_a_missing_file_is_created_with_its_directory(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "mcp.json"
+    assert edit_json_object(path, _add) is True
+    assert read_json_object(path) == {"mcpServers": {"memsync": {"command": "memsync", "args": ["mcp"]}}}
+    assert not (tmp_path / "new" / ("mcp.json" + BACKUP_SUFFIX)).exists()
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[1, 2]", b"\xff\xfe{}"])
+def test_an_unreadable_file_is_refused_and_left_alone(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(content)
+    with pytest.raises(MemsyncError, match="settings.json"):
+        edit_json_object(path, _add)
+    assert path.read_bytes() == content
