@@ -42,6 +42,6 @@ def test_a_missing_file_is_created_with_its_directory(tmp_path: Path) -> None:
 def test_an_unreadable_file_is_refused_and_left_alone(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "settings.json"
     path.write_bytes(content)
-    with pytest.raises(MemsyncError, match="settings.json"):
+    with pytest.raises(MemsyncError, match=r"settings\.json"):
         edit_json_object(path, _add)
     assert path.read_bytes() == content
