@@ -31,6 +31,18 @@ def test_other_keys_survive_and_a_repeat_changes_nothing(tmp_path: Path) -> None
     assert path.read_bytes() == written
 
 
+@pytest.mark.parametrize("indent", ["  ", "    ", "\t"])
+@pytest.mark.parametrize("ending", ["\n", ""])
+def test_removing_what_was_added_gives_back_the_same_bytes(tmp_path: Path, indent: str, ending: str) -> None:
+    path = tmp_path / "settings.json"
+    original = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}, "név": "ü"}
+    path.write_text(json.dumps(original, indent=indent, ensure_ascii=False) + ending, encoding="utf-8")
+    before = path.read_bytes()
+    assert edit_json_object(path, _add)
+    assert edit_json_object(path, lambda settings: settings.pop("mcpServers"))
+    assert path.read_bytes() == before
+
+
 def test_a_missing_file_is_created_with_its_directory(tmp_path: Path) -> None:
     path = tmp_path / "new" / "mcp.json"
     assert edit_json_object(path, _add) is True

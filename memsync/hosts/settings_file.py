@@ -3,12 +3,15 @@ something changed, back up the previous file, replace it atomically (DESIGN "Age
 
 Claude Code (``settings.json``, ``~/.claude.json``) and Cursor (``mcp.json``) keep their settings as one
 JSON object. memsync adds and removes only its own entries; the rest of the object is written back as it
-was read (key order kept; JSON has no comments to lose).
+was read: key order kept, the file's indentation and final newline kept, non-ASCII text unescaped, so a
+file in the layout these hosts write (``JSON.stringify(settings, null, 2)``) comes back byte for byte
+once memsync's entries are removed again. JSON has no comments to lose.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,8 @@ from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
 
 BACKUP_SUFFIX = ".memsync-backup"
+DEFAULT_INDENT = "  "
+_FIRST_INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
@@ -61,7 +66,18 @@ def edit_json_object(path: Path, mutate: Callable[[dict[str, Any]], None]) -> bo
         if after == before and path.exists():
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            atomic_write(path.with_name(path.name + BACKUP_SUFFIX), path.read_bytes())
-        atomic_write(path, (json.dumps(after, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        old = path.read_bytes() if path.exists() else None
+        if old is not None:
+            atomic_write(path.with_name(path.name + BACKUP_SUFFIX), old)
+        atomic_write(path, render_json_object(after, old))
     return True
+
+
+def render_json_object(data: dict[str, Any], like: bytes | None = None) -> bytes:
+    """``data`` as JSON bytes laid out like the file bytes ``like``: its indentation (two spaces when it
+    has none, or for a new file) and whether it ends in a newline (a new file does)."""
+    text = "" if like is None else like.decode("utf-8", errors="replace")
+    found = _FIRST_INDENT.search(text)
+    indent = found.group(1) if found else DEFAULT_INDENT
+    ending = "\n" if like is None or text.endswith("\n") else ""
+    return (json.dumps(data, indent=indent, ensure_ascii=False) + ending).encode("utf-8")
