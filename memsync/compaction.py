@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, Track, config_path, load_config
-from memsync.cycle import cycle_lock, open_store
+from memsync.cycle import commit_written, cycle_lock, open_store
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import (
     MemoryFile,
@@ -120,14 +120,14 @@ def _find_tracked(path: Path, config: Config) -> _Tracked | None:
 def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compaction:
     store_cfg, rel = tracked.store_cfg, tracked.rel
     _read(tracked.live)  # a missing file is the user's mistake, not a failed publish
-    with cycle_lock(store_cfg):
+    with cycle_lock(store_cfg, config=config.path):
         store = open_store(config, store_cfg)
         store_file = store.worktree / rel
         with SyncState(store.meta_dir) as state:
+            store.restore(keep=state.written())  # nothing a failed git step left is appended to
             published = publish(tracked.track, store.worktree, state, grace_s=config.partial_line_grace_s)
-            message = describe_changes([published])
-            if message:
-                store.commit_all(message)  # what was published is history before it is compacted
+            # What was published is history before it is compacted.
+            commit_written(store, state, describe_changes([published]) or "memsync: recovered local changes")
             current = _published_state(tracked, state)
             accounted = _read(tracked.live)[: current.offset]
             if digest(accounted) != current.prefix_hash:
@@ -139,6 +139,7 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
             store_before = store_file.read_bytes() if store_file.is_file() else None
             store_after = None if store_before is None else _compacted_store(tracked, store_before, now)
             if store_after is not None:
+                state.note_written(rel)
                 atomic_write(store_file, store_after)
             try:
                 report = MemoryFile(tracked.live).compact(now)
@@ -147,16 +148,18 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
                     atomic_write(store_file, store_before)
                 raise
             state.put(_state_after(current, accounted, expected, _read(tracked.live)))
-        removed = (
-            0
-            if store_before is None or store_after is None
-            else store_before.count(b"\n") - store_after.count(b"\n")
-        )
-        label = rel[len(tracked.track.store_path.strip("/")) + 1 :]
-        commit = store.commit_all(
-            f"{track_name(tracked.track)}: {label + ' ' if label else ''}"
-            f"compacted, -{removed} line{'' if removed == 1 else 's'}"
-        )
+            removed = (
+                0
+                if store_before is None or store_after is None
+                else store_before.count(b"\n") - store_after.count(b"\n")
+            )
+            label = rel[len(tracked.track.store_path.strip("/")) + 1 :]
+            commit = commit_written(
+                store,
+                state,
+                f"{track_name(tracked.track)}: {label + ' ' if label else ''}"
+                f"compacted, -{removed} line{'' if removed == 1 else 's'}",
+            )
     log.info("compacted %s and its store copy %s:%s (-%d lines)", tracked.live, store_cfg.name, rel, removed)
     return Compaction(
         tracked.live, report.lines_before, report.lines_after, store_cfg.name, rel, removed, commit

@@ -7,6 +7,7 @@ Layout::
     max_delay_s = 10.0              # longest a steady stream of writes delays a cycle (seconds)
     pull_interval_s = 10.0          # how often the daemon fetches without local events (seconds)
     partial_line_grace_s = 300.0    # how long an unfinished last line is withheld (seconds)
+    network_timeout_s = 30.0        # longest one fetch, push or probe of a remote may take (seconds)
 
     [author]                        # optional, default: git's user.name/user.email, else memsync
     name = "Ada"
@@ -48,11 +49,13 @@ from memsync.fsio import atomic_write, writer_lock
 log = logging.getLogger(__name__)
 
 DEFAULT_BRANCH = "main"
+NETWORK_TIMEOUT_S = 30.0
 _TOP_NUMBERS = {
     "debounce_s": 1.0,
     "max_delay_s": 10.0,
     "pull_interval_s": 10.0,
     "partial_line_grace_s": 300.0,
+    "network_timeout_s": NETWORK_TIMEOUT_S,
 }
 _TOP_KEYS = {"host", "author", "stores", *_TOP_NUMBERS}
 _STORE_KEYS = {"path", "branch", "remotes", "track"}
@@ -107,6 +110,7 @@ class Config:
     max_delay_s: float = 10.0
     pull_interval_s: float = 10.0
     partial_line_grace_s: float = 300.0
+    network_timeout_s: float = NETWORK_TIMEOUT_S
     stores: Mapping[str, StoreConfig] = field(default_factory=dict)
 
     def identity(self) -> Identity:

@@ -16,23 +16,24 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import filelock
-
 from memsync.config import Config, StoreConfig, Track, load_config
+from memsync.diskfull import ADVICE, is_full, named
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, sweep_temps
 from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
-from memsync.store import RemoteOutcome, Store
+from memsync.store import Progress, RemoteOutcome, Store
+from memsync.storelock import hold_cycle
 from memsync.syncstate import SyncState
 from memsync.track import Clash, DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
 
@@ -83,80 +84,105 @@ def meta_dir(store_cfg: StoreConfig) -> Path:
 
 
 @contextmanager
-def cycle_lock(store_cfg: StoreConfig, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
-    """Hold the store's cycle lock (a file lock in its meta dir); waits up to ``wait_s`` seconds, saying
-    so, for another cycle to finish. Raises ``MemsyncError`` if the store does not exist or the wait ends."""
+def cycle_lock(
+    store_cfg: StoreConfig,
+    wait_s: float = LOCK_WAIT_S,
+    *,
+    config: Path | None = None,
+    stop: threading.Event | None = None,
+) -> Iterator[None]:
+    """Hold the store's cycle lock (a file lock in its meta dir, recording this process and the config
+    file ``config``); waits up to ``wait_s`` seconds for another cycle to finish, with a line naming its
+    holder (``storelock.hold_cycle``). Raises ``MemsyncError`` if the store does not exist or the wait
+    ends, ``gitrun.Stopped`` when ``stop`` is set while waiting."""
     if not (store_cfg.path / ".git").is_dir():
         raise MemsyncError(
             f"cannot sync store {store_cfg.name!r}: {store_cfg.path} is not a memsync store. "
             f"Run `memsync init`, or fix stores.{store_cfg.name}.path in the config"
         )
     meta_dir(store_cfg).mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(meta_dir(store_cfg) / "cycle.lock")
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        log.info("store %s: waiting for another memsync cycle to finish", store_cfg.name)
-        try:
-            lock.acquire(timeout=wait_s)
-        except filelock.Timeout:
-            raise MemsyncError(
-                f"cannot sync store {store_cfg.name!r}: another memsync cycle held it for "
-                f"{wait_s:.0f} s. Check `memsync status` and retry"
-            ) from None
-    try:
+    with hold_cycle(meta_dir(store_cfg), store_cfg.name, wait_s, config=config, stop=stop):
         yield
-    finally:
-        lock.release()
 
 
-def open_store(config: Config, store_cfg: StoreConfig) -> Store:
-    """Open ``store_cfg``'s store with ``config``'s host and identity (recovery included). Raises
-    ``MemsyncError``."""
-    return Store.open(store_cfg, config.host, config.identity())
+def open_store(config: Config, store_cfg: StoreConfig, stop: threading.Event | None = None) -> Store:
+    """Open ``store_cfg``'s store with ``config``'s host, identity and network timeout (recovery
+    included); ``stop``: see ``Store``. Raises ``MemsyncError``."""
+    return Store.open(
+        store_cfg, config.host, config.identity(), network_timeout_s=config.network_timeout_s, stop=stop
+    )
 
 
 def ensure_store(config: Config, store_cfg: StoreConfig) -> Store:
     """Create (or clone from the first remote) ``store_cfg``'s store if it does not exist, then open it.
     Raises ``MemsyncError`` (e.g. the directory is not empty, the remote is unreachable)."""
-    return Store.init_or_clone(store_cfg, config.identity(), config.host)
+    return Store.init_or_clone(
+        store_cfg, config.identity(), config.host, network_timeout_s=config.network_timeout_s
+    )
+
+
+def commit_written(store: Store, state: SyncState, message: str) -> str | None:
+    """Commit what memsync wrote into ``store`` since its last commit, as ``state`` records it (a publish
+    a killed process made too); anything else found changed is put back from the last commit, never
+    committed (``Store.commit_all``, DESIGN "Hostile input"). Returns the new commit's sha, or None.
+    Raises ``MemsyncError`` (git failed: the record stays for the retry) or ``sqlite3.Error``."""
+    written = state.written()
+    sha = store.commit_all(message, written)
+    state.clear_written(written)
+    return sha
 
 
 def run_cycle(
-    config: Config, store_cfg: StoreConfig, *, exchange: bool = True, full_reconcile: bool = True
+    config: Config,
+    store_cfg: StoreConfig,
+    *,
+    remotes: Collection[str] | None = None,
+    full_reconcile: bool = True,
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
 ) -> CycleReport:
     """Run one sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5) and write its status.
 
-    ``exchange`` False skips fetch/merge/push (the daemon's choice while a remote is backing off: local
-    changes are still committed and what the store has is delivered). ``full_reconcile`` opens the
-    store anew (recovery) and settles the sync state with the store by content first (on start and after
-    a failure; always, from the CLI); without it, a store this process opened before is reused.
-    Raises ``MemsyncError`` when the store is missing or broken; the status file then
-    records the error. Remote problems are not exceptions: they are in the report's ``remotes``.
+    ``remotes``: the remotes to exchange with (default all; the daemon leaves out those backing off,
+    and with none local changes are still committed and what the store has is delivered).
+    ``full_reconcile`` opens the store anew (recovery, and whatever a failed git step left in the
+    working tree put back) and settles the sync state with the store by content first (on start and
+    after a failure; always, from the CLI); without it, a store this process opened before is reused.
+    ``progress``: see ``Store.exchange``. ``stop``: once set, git is killed and ``gitrun.Stopped``
+    raised (what is cut short is recovered like after ``kill -9``). Raises ``MemsyncError`` when the
+    store is missing or broken, or a disk is full ("disk full: PATH"); the status file then records
+    the error. Remote problems are not exceptions: they are in the report's ``remotes``.
     """
-    with cycle_lock(store_cfg):
+    with cycle_lock(store_cfg, config=config.path, stop=stop):
         started = time.time()
         try:
-            report = _cycle(config, store_cfg, exchange=exchange, full_reconcile=full_reconcile)
+            report = _cycle(config, store_cfg, remotes, full_reconcile, progress, stop)
         except MemsyncError as exc:
             _opened.pop(store_cfg.path, None)
             _write_status(store_cfg, started, None, error=str(exc))
             raise
         except (OSError, sqlite3.Error) as exc:
             _opened.pop(store_cfg.path, None)
-            _write_status(store_cfg, started, None, error=str(exc))
-            if _disk_full(store_cfg.path):
-                hint = f"The disk is full: free some space where {store_cfg.path} lives (memsync retries)"
-            elif isinstance(exc, OSError):
-                hint = "Check the disk and the paths"
-            else:
-                hint = (
-                    f"If it persists, delete {meta_dir(store_cfg) / 'state.sqlite'} (a cache: memsync "
-                    "rebuilds it by comparing live files with the store)"
-                )
-            raise MemsyncError(f"sync of store {store_cfg.name!r} failed: {exc}. {hint}") from exc
+            error = _failure(store_cfg, exc)
+            _write_status(store_cfg, started, None, error=error)
+            raise MemsyncError(error) from exc
         _write_status(store_cfg, started, report)
         return report
+
+
+def _failure(store_cfg: StoreConfig, exc: OSError | sqlite3.Error) -> str:
+    """The one line for a cycle that failed with ``exc``: a full disk named by its path."""
+    state = meta_dir(store_cfg) / "state.sqlite"
+    if is_full(exc) or _disk_full(store_cfg.path):
+        path = exc.filename if isinstance(exc, OSError) and exc.filename else None
+        where = path or (state if isinstance(exc, sqlite3.Error) else store_cfg.path)
+        return f"sync of store {store_cfg.name!r} stopped: {named(where)}. {ADVICE}"
+    if isinstance(exc, OSError):
+        return f"sync of store {store_cfg.name!r} failed: {exc}. Check the disk and the paths"
+    return (
+        f"sync of store {store_cfg.name!r} failed: {exc}. If it persists, delete {state} (a cache: "
+        "memsync rebuilds it by comparing live files with the store)"
+    )
 
 
 # Stores opened by earlier cycles of this process: opening runs recovery and rewrites the store's git
@@ -164,12 +190,12 @@ def run_cycle(
 _opened: dict[Path, tuple[object, Store]] = {}
 
 
-def _store_for(config: Config, store_cfg: StoreConfig, reopen: bool) -> Store:
-    key = (store_cfg, config.host, config.author_name, config.author_email)
+def _store_for(config: Config, store_cfg: StoreConfig, reopen: bool, stop: threading.Event | None) -> Store:
+    key = (store_cfg, config.host, config.author_name, config.author_email, config.network_timeout_s, stop)
     cached = _opened.pop(store_cfg.path, None)
     store = cached[1] if cached is not None and cached[0] == key and not reopen else None
     if store is None:
-        store = open_store(config, store_cfg)
+        store = open_store(config, store_cfg, stop)
     _opened[store_cfg.path] = (key, store)
     return store
 
@@ -182,11 +208,23 @@ def _disk_full(path: Path) -> bool:
         return False
 
 
-def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_reconcile: bool) -> CycleReport:
-    store = _store_for(config, store_cfg, reopen=full_reconcile)
+def _cycle(
+    config: Config,
+    store_cfg: StoreConfig,
+    remotes: Collection[str] | None,
+    full_reconcile: bool,
+    progress: Progress | None,
+    stop: threading.Event | None,
+) -> CycleReport:
+    store = _store_for(config, store_cfg, full_reconcile, stop)
     if full_reconcile:
         sweep_stale_temps(store_cfg)
+    names = [name for name in store_cfg.remotes if remotes is None or name in remotes]
     with SyncState(store.meta_dir) as state:
+        if full_reconcile:
+            # Before publish reads or appends to a store file: what a failed or killed git step left
+            # half-written is put back (what publish wrote before a crash is kept, and committed below).
+            store.restore(keep=state.written())
         reports: list[PublishReport] = []
         reachable = [track for track in store_cfg.tracks if _reachable(track)]
         for track in reachable:
@@ -195,8 +233,10 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
                 reports.append(reconcile(track, store.worktree, state))
             reports.append(publish(track, store.worktree, state, grace_s=config.partial_line_grace_s))
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
-        commit = store.commit_all(message)
-        outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
+        commit = commit_written(store, state, message)
+        if full_reconcile:
+            store.ensure_identity()
+        outcomes = tuple(store.exchange(names, progress)) if names else ()
         delivered = [
             deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s) for track in reachable
         ]
@@ -210,7 +250,7 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
         outcomes,
         tuple(line for report in delivered for line in _delivered(report)),
         unpushed,
-        exchanged=exchange or not store_cfg.remotes,
+        exchanged=len(names) == len(store_cfg.remotes),
         clashes=tuple(clash for report in delivered for clash in report.clashes),
     )
 
@@ -568,14 +608,15 @@ def _entry_events(worktree: Path, sha: str, entry_id: str) -> list[str]:
     return events
 
 
-def resync(path: Path, remote: str, store_name: str | None = None) -> str:
+def resync(path: Path, remote: str, store_name: str | None = None, *, adopt_unrelated: bool = False) -> str:
     """`memsync resync`: adopt ``remote``'s rewritten history in the store that has it (``store_name``
     when several do), reset the sync state (``purge.reset_sync_state``: live files are reconciled by
     content, whole files over their last synced version without the purged lines), and run a cycle.
     When the remote carries purge records (another machine ran `memsync purge`), the lines they list
     are first removed from the live files and the local history (``purge.adopt_purge_records``), so
-    the purged text does not come back. Returns a one-line summary. Raises ``MemsyncError`` (unknown
-    remote, ambiguous store, unreachable)."""
+    the purged text does not come back. A remote unrelated to the store (``storeid``: no commit in
+    common, another store id) is refused before anything changes, unless ``adopt_unrelated``. Returns a
+    one-line summary. Raises ``MemsyncError`` (unknown remote, ambiguous store, unreachable, unrelated)."""
     from memsync.purge import adopt_purge_records, reset_sync_state  # purge imports this module
 
     config = load_config(path)
@@ -595,10 +636,15 @@ def resync(path: Path, remote: str, store_name: str | None = None) -> str:
             f"named {remote!r}. Name one with --store"
         )
     store_cfg = candidates[0]
-    with cycle_lock(store_cfg):
+    with cycle_lock(store_cfg, config=path):
         store = open_store(config, store_cfg)
+        with SyncState(store.meta_dir) as state:
+            commit_written(store, state, "memsync: recovered local changes")
+        unrelated = None if adopt_unrelated else store.unrelated(remote)
+        if unrelated is not None:
+            raise MemsyncError(f"cannot resync with {remote!r}: {unrelated}")
         purged = adopt_purge_records(store, remote)
-        outcome = store.resync(remote)
+        outcome = store.resync(remote, adopt_unrelated=adopt_unrelated)
         reset_sync_state(store)
     report = run_cycle(config, store_cfg)
     removed = (

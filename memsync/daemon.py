@@ -347,7 +347,9 @@ class Daemon:
             state.remote_due = None
         store_cfg = self.config.stores[name]
         try:
-            report = run_cycle(self.config, store_cfg, exchange=exchange, full_reconcile=not state.reconciled)
+            report = run_cycle(
+                self.config, store_cfg, remotes=None if exchange else (), full_reconcile=not state.reconciled
+            )
             state.reconciled = True
         except MemsyncError as exc:
             self._failed(name, state, str(exc))

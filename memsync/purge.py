@@ -50,7 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, Track, load_config
-from memsync.cycle import cycle_lock, open_store, sweep_stale_temps
+from memsync.cycle import commit_written, cycle_lock, open_store, sweep_stale_temps
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, writer_lock
@@ -166,8 +166,10 @@ def purge(path: Path, needle: Needle, store_name: str | None = None) -> list[Pur
 
 
 def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> PurgeReport:
-    with cycle_lock(store_cfg):
+    with cycle_lock(store_cfg, config=config.path):
         store = open_store(config, store_cfg)
+        with SyncState(store.meta_dir) as state:
+            commit_written(store, state, "memsync: recovered local changes")
         diverged: set[str] = set()
         for outcome in store.exchange():
             if outcome.status == "diverged":
@@ -281,9 +283,11 @@ class _Git:
         }
 
     def run(
-        self, *args: str, stdin: bytes | None = None, check: bool = True
+        self, *args: str, stdin: bytes | None = None, check: bool = True, remote: str | None = None
     ) -> subprocess.CompletedProcess[bytes]:
-        """Run ``git ARGS``; raise ``MemsyncError`` naming the command when ``check`` and it fails."""
+        """Run ``git ARGS``; raise ``MemsyncError`` naming the command when ``check`` and it fails. A
+        command that contacts ``remote`` is bounded by the store's ``network_timeout_s``."""
+        timeout = GIT_TIMEOUT_S if remote is None else self.store.network_timeout_s
         try:
             result = subprocess.run(
                 ["git", *args],
@@ -291,14 +295,16 @@ class _Git:
                 env=self.env,
                 input=stdin,
                 capture_output=True,
-                timeout=GIT_TIMEOUT_S,
+                timeout=timeout,
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
-            raise MemsyncError(
-                f"cannot purge store {self.store.cfg.name!r}: `git {args[0]}` took more than "
-                f"{GIT_TIMEOUT_S:.0f} s. Retry"
-            ) from exc
+            late = (
+                f"`git {args[0]}` took more than {timeout:g} s"
+                if remote is None
+                else f"{remote} gave no answer to `git {args[0]}` within {timeout:g} s (network_timeout_s)"
+            )
+            raise MemsyncError(f"cannot purge store {self.store.cfg.name!r}: {late}. Retry") from exc
         if check and result.returncode != 0:
             reason = result.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"]
             raise MemsyncError(
@@ -412,8 +418,12 @@ def _add_record(store: Store, hashes: frozenset[str]) -> None:
         old = b""
     if old and not old.endswith(b"\n"):
         old += b"\n"
-    atomic_write(path, old + record_line(hashes, store.host, datetime.now(UTC)))
-    store.commit_all(f"memsync: purge record ({len(hashes)} removed line(s), by hash; no text)")
+    with SyncState(store.meta_dir) as state:
+        state.note_written(PURGE_RECORD)  # a kill before the commit must not lose the record
+        atomic_write(path, old + record_line(hashes, store.host, datetime.now(UTC)))
+        commit_written(
+            store, state, f"memsync: purge record ({len(hashes)} removed line(s), by hash; no text)"
+        )
 
 
 def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
@@ -422,15 +432,15 @@ def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
     :func:`line_hash`) from this machine's tracked live files and from the store's whole history, with
     the purge's own filter. The rewrite is deterministic, so this machine's commits from before the
     purge become the remote's rewritten ones and ``Store.resync`` re-applies only what was committed here
-    since, without the recorded lines; lines no record lists are kept. Returns what was removed (all
-    zero when the remote has no record, or this machine already removed its lines). Raises
-    ``MemsyncError`` when the remote cannot be fetched or git fails."""
+    since, without the recorded lines; lines no record lists are kept. Commit first
+    (``cycle.commit_written``): only history is filtered. Returns what was removed (all zero when the
+    remote has no record, or this machine already removed its lines). Raises ``MemsyncError`` when the
+    remote cannot be fetched or git fails."""
     head = store.fetch(remote)
     git = _Git(store)
     hashes = _recorded_hashes(git, [head] if head is not None else [])
     if not hashes:
         return PurgeReport(store.cfg.name, 0, (), 0, ())
-    store.commit_all("memsync: local changes")  # what the store holds uncommitted is filtered too
     needle = Needle(line_hashes=hashes)
     live_lines, live_files, _ = _clean_live(store.cfg.tracks, needle)
     changed, _ = _rewrite_history(git, needle)
@@ -511,7 +521,7 @@ def _publish_rewrite(
     remote already purged, by this or another machine) is adopted; a head never seen is fetched and
     adopted only if it does not hold the text."""
     branch = store.cfg.branch
-    listed = git.run("ls-remote", remote, f"refs/heads/{branch}").stdout.split()
+    listed = git.run("ls-remote", remote, f"refs/heads/{branch}", remote=remote).stdout.split()
     head = listed[0].decode() if listed else None
     local = git.rev("HEAD")
     if head is None or local is None:
@@ -527,11 +537,19 @@ def _publish_rewrite(
             f"--force-with-lease=refs/heads/{branch}:{head}",
             remote,
             f"HEAD:refs/heads/{branch}",
+            remote=remote,
         )
         store.resync(remote)  # trust the remote's new head (it is this store's own)
         return f"{remote}: force-pushed the rewritten history (the only force push memsync makes)"
     if not known:
-        git.run("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}")
+        git.run(
+            "fetch",
+            "-q",
+            "--no-tags",
+            remote,
+            f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}",
+            remote=remote,
+        )
         if _remote_holds(git, head, needle):
             raise MemsyncError(
                 f"cannot purge store {store.cfg.name!r}: remote {remote} has a history this "

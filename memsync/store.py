@@ -30,8 +30,9 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -40,18 +41,22 @@ from urllib.parse import unquote, urlparse
 
 import git
 
-from memsync.config import Identity, StoreConfig
+from memsync.config import NETWORK_TIMEOUT_S, Identity, StoreConfig
+from memsync.diskfull import ADVICE, git_says_full, named_by_git
 from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
+from memsync.gitrun import Result as _Result
+from memsync.gitrun import run as run_git
 from memsync.layout import IGNORED_NAMES, aside_name, is_ignored
+from memsync.storeid import STORE_ID_FILE, derived_id, new_id, unrelated_message
+from memsync.worktree import STATUS_ARGS, Change, parse_status, put_back
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 FORMAT_FILE = ".memsync/format"
 HOST_TRAILER = "Memsync-Host"
-NETWORK_TIMEOUT_S = 120.0
 LOCAL_TIMEOUT_S = 300.0
 PUSH_ATTEMPTS = 3
 # How long commit/exchange/resync wait for another git process (a user's `git status` in the store).
@@ -65,7 +70,7 @@ BULK_ADD_FILES = 500
 # Paths per `git add` of the files a .gitignore hides: the OS caps a command line (E2BIG).
 ADD_PATHS_PER_CALL = 1000
 
-Status = Literal["ok", "offline", "rejected", "diverged", "conflict"]
+Status = Literal["ok", "offline", "rejected", "diverged", "unrelated", "conflict"]
 
 # Lock files a git process killed mid-operation leaves behind; refs/**.lock are found separately.
 _TOP_LOCKS = (
@@ -85,11 +90,6 @@ _RETRYABLE_PUSH = re.compile(
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
 _REMOTE_LOCK = re.compile(r"Unable to create '[^']+\.lock': File exists")
-_BOILERPLATE = (
-    "Could not read from remote repository",
-    "Please make sure you have the correct access",
-    "and the repository exists",
-)
 # The temp files git hands a merge driver, in the worktree root; a killed merge leaves them behind.
 _GIT_MERGE_TEMP = ".merge_file_*"
 # Where git's merge puts a file whose name a directory took on the other side: `<path>~<side>`.
@@ -108,8 +108,10 @@ class RemoteOutcome:
 
     ``status``: ``ok`` (fetched, merged and pushed what there was), ``offline`` (unreachable; ``message``
     says why in one line), ``rejected`` (the remote refused the push), ``diverged`` (its history was
-    rewritten; memsync stopped exchanging with it until ``resync``), ``conflict`` (a merge could not be
-    completed and was aborted). ``pushed``: commits were pushed; ``merged``: remote commits were integrated.
+    rewritten; memsync stopped exchanging with it until ``resync``), ``unrelated`` (it holds another
+    repository: nothing exchanged, ``resync`` refuses it unless told to adopt it), ``conflict`` (a merge
+    could not be completed and was aborted). ``pushed``: commits were pushed; ``merged``: remote commits
+    were integrated.
     """
 
     remote: str
@@ -117,6 +119,10 @@ class RemoteOutcome:
     message: str
     pushed: bool = False
     merged: bool = False
+
+
+# Told about each remote an exchange contacts: (remote, None) before, (remote, its outcome) after.
+Progress = Callable[[str, RemoteOutcome | None], None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,28 +136,6 @@ class LogRecord:
     date: datetime
     message: str
     files: tuple[str, ...]
-
-
-@dataclasses.dataclass(frozen=True)
-class _Result:
-    status: int
-    out: str
-    err: str
-
-    @property
-    def reason(self) -> str:
-        """The most telling line of stderr, without git's ``fatal:``/``error:`` prefix."""
-        lines = [line.strip() for line in self.err.splitlines() if line.strip()]
-        for line in lines:
-            if line.startswith("Timeout:"):
-                return "no answer before the timeout (" + line.rsplit(" in ", 1)[-1].rstrip(".") + ")"
-        # git's closing boilerplate after an ssh failure says less than ssh's own line before it.
-        telling = [line for line in lines if not any(text in line for text in _BOILERPLATE)] or lines
-        for line in telling:
-            for prefix in ("fatal:", "error:"):
-                if line.startswith(prefix):
-                    return line.removeprefix(prefix).strip()
-        return telling[0] if telling else f"git exited with status {self.status}"
 
 
 def local_remote_path(url: str) -> Path | None:
@@ -170,14 +154,23 @@ class Store:
     """A memsync store: see the module docstring. Create with ``Store.open`` or ``Store.init_or_clone``."""
 
     def __init__(
-        self, cfg: StoreConfig, host: str, identity: Identity, *, network_timeout_s: float = NETWORK_TIMEOUT_S
+        self,
+        cfg: StoreConfig,
+        host: str,
+        identity: Identity,
+        *,
+        network_timeout_s: float = NETWORK_TIMEOUT_S,
+        stop: threading.Event | None = None,
     ) -> None:
         """Bind to the store at ``cfg.path`` without checking or changing it. Enough for reading
-        (``log``, ``files``, ``ahead_behind``, ``gc_auto``); use ``open``/``init_or_clone`` to write."""
+        (``log``, ``files``, ``ahead_behind``, ``gc_auto``); use ``open``/``init_or_clone`` to write.
+        ``network_timeout_s`` bounds every fetch, push and probe of a remote (seconds); once ``stop`` is
+        set, every git command raises ``gitrun.Stopped`` (the daemon is stopping)."""
         self.cfg = cfg
         self.host = host
         self.identity = identity
         self.network_timeout_s = network_timeout_s
+        self.stop = stop
         self._env = self._git_env()
 
     # ----------------------------------------------------------------------------------------- opening
@@ -191,6 +184,7 @@ class Store:
         *,
         network_timeout_s: float = NETWORK_TIMEOUT_S,
         lock_wait_s: float = 10.0,
+        stop: threading.Event | None = None,
     ) -> Store:
         """Open the existing store at ``cfg.path`` and make it ready for memsync (issue 4 "Store", I7, I8).
 
@@ -199,9 +193,10 @@ class Store:
         raises); rolls back an interrupted resync; aborts an interrupted merge/rebase/cherry-pick/revert
         (committed work is kept); sets the store's own git config (no hooks, no signing, no editor, this
         host's identity, fast-forward merges, no rename detection, byte-exact files); syncs the git
-        remotes with ``cfg.remotes``; registers the merge drivers. Raises ``MemsyncError``.
+        remotes with ``cfg.remotes``; registers the merge drivers; gives a store made before store ids one
+        (``storeid``). ``network_timeout_s`` and ``stop``: see ``Store``. Raises ``MemsyncError``.
         """
-        store = cls(cfg, host, identity, network_timeout_s=network_timeout_s)
+        store = cls(cfg, host, identity, network_timeout_s=network_timeout_s, stop=stop)
         if not (cfg.path / ".git").is_dir():
             raise MemsyncError(
                 f"cannot open store {cfg.name!r}: {cfg.path} is not a memsync store. "
@@ -247,16 +242,15 @@ class Store:
         path.mkdir(parents=True, exist_ok=True)
         store = cls(cfg, host, identity, network_timeout_s=network_timeout_s)
         try:
-            status, _out, err = git.Git(str(path)).execute(
-                ["git", "init", "-q", f"--initial-branch={cfg.branch}", str(path)],
+            made = run_git(
+                ["init", "-q", f"--initial-branch={cfg.branch}", str(path)],
+                cwd=path,
                 env=store._env,
-                kill_after_timeout=LOCAL_TIMEOUT_S,
-                with_extended_output=True,
-                with_exceptions=False,
+                timeout=LOCAL_TIMEOUT_S,
             )
-            if status != 0:
+            if made.status != 0:
                 raise MemsyncError(
-                    f"cannot create store {cfg.name!r} at {path}: git init failed: {err}. "
+                    f"cannot create store {cfg.name!r} at {path}: git init failed: {made.reason}. "
                     "Check that the directory is writable"
                 )
             store._prepare(lock_wait_s=0.0)
@@ -293,10 +287,12 @@ class Store:
             log.info("store %s: started from %s's history (%s)", self.cfg.name, first, head[:10])
             if not (self.worktree / FORMAT_FILE).is_file():  # a repository that memsync did not start
                 atomic_write(self.worktree / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode())
-                self._commit_all(repo, "memsync: store format version")
+                self._commit_all(repo, "memsync: store format version", {FORMAT_FILE})
+            self._ensure_identity(repo)
             return
         atomic_write(self.worktree / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode())
-        self._commit_all(repo, "memsync: new store")
+        atomic_write(self.worktree / STORE_ID_FILE, new_id())
+        self._commit_all(repo, "memsync: new store", {FORMAT_FILE, STORE_ID_FILE})
         if first is not None:
             refused = self._push(repo, first)
             if refused is not None:
@@ -339,7 +335,9 @@ class Store:
             _DRIVERS_INSTALLED.add(self.git_dir)
         if not self._on_branch():
             with self._repo() as repo:  # after the drivers: returning may merge
-                self._ensure_branch(repo)
+                # What memsync wrote and did not commit yet must be committed first: commit_all does.
+                if not self._changes(repo):
+                    self._ensure_branch(repo, ())
 
     def _git_env(self) -> dict[str, str]:
         ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
@@ -427,16 +425,17 @@ class Store:
         except OSError:
             return False
 
-    def _ensure_branch(self, repo: git.Repo) -> None:
+    def _ensure_branch(self, repo: git.Repo, written: Collection[str]) -> None:
         """Put HEAD back on the store's branch. Someone who inspected the store with git may have left it
-        on a detached HEAD or another branch: what was written and committed there since is committed
-        and merged into the branch, never abandoned (I1), and never taken for a rewritten remote."""
+        on a detached HEAD or another branch: what memsync wrote (``written``, see ``commit_all``) and
+        committed there since is committed and merged into the branch, never abandoned (I1), and never
+        taken for a rewritten remote."""
         if self._on_branch():
             return
         branch = self.cfg.branch
         stray = self._rev(repo, "HEAD")
         if stray is not None:
-            self._commit_all(repo, "memsync: local changes")
+            self._commit_all(repo, "memsync: local changes", written)
             stray = self._rev(repo, "HEAD")
         if self._rev(repo, f"refs/heads/{branch}") is not None:
             result = self._run(repo, "checkout", "-q", branch)
@@ -606,44 +605,66 @@ class Store:
 
     # ------------------------------------------------------------------------------------------ commits
 
-    def commit_all(self, message: str) -> str | None:
-        """Stage everything in the worktree (new, changed, deleted files) and commit it if anything changed.
+    def commit_all(self, message: str, written: Collection[str]) -> str | None:
+        """Commit the working-tree changes at the store paths memsync wrote since its last commit
+        (``written``: ``SyncState.written``, or the paths a caller just wrote itself), if there are any.
 
+        Every other change found (a file a failed or killed git step left half-written, an edit by hand)
+        is put back from the last commit and reported, never committed (DESIGN "Hostile input", I2).
         ``message`` gets a ``Memsync-Host: <host>`` trailer. Returns the new commit's sha, or None when
         there was nothing to commit. Stale git lock files are removed first; a live git process in the
         store is waited for up to ``OPERATION_LOCK_WAIT_S`` seconds. Files memsync never stores (editor
         and temp files, ``snapshot.md``) are left out, even when a ``.gitignore`` would hide others.
-        Raises ``MemsyncError`` when git fails (e.g. disk full) or the store stays busy.
+        Raises ``MemsyncError`` when git fails (e.g. disk full: nothing is lost, the caller retries with
+        the same ``written``) or the store stays busy.
         """
         self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
-            self._ensure_branch(repo)
-            return self._commit_all(repo, message)
+            self._ensure_branch(repo, written)
+            return self._commit_all(repo, message, written)
 
-    def _commit_all(self, repo: git.Repo, message: str) -> str | None:
+    def restore(self, keep: Collection[str] = ()) -> None:
+        """Put back from the last commit every working-tree change of the store not at a path in ``keep``
+        (the paths memsync wrote since that commit, ``SyncState.written``), reporting what it put back:
+        run before publish reads the store after a crash or a failure, so nothing git left half-written
+        is read, appended to or delivered (DESIGN "Hostile input", I2). Raises ``MemsyncError`` when git
+        fails (a disk still full): the working tree is then not the last commit, and must not be used."""
+        self._recover_locks(OPERATION_LOCK_WAIT_S)
+        with self._repo() as repo:
+            self._put_back_strays(repo, keep)
+
+    def _put_back_strays(self, repo: git.Repo, keep: Collection[str]) -> list[Change]:
+        """The working tree's changes (``_changes``) at paths in ``keep``, after putting back (and
+        reporting) all others."""
+        changes = self._changes(repo)
+        strays = [c for c in changes if c.path not in keep]
+        if strays:
+            put_back(self.worktree, strays, functools.partial(self._git, repo), ADD_PATHS_PER_CALL)
+            more = f" and {len(strays) - 3} more" if len(strays) > 3 else ""
+            log.warning(
+                "store %s: put back %s%s as the last commit has it: memsync did not write it (a failed "
+                "or killed git step, or an edit by hand), so it is never committed",
+                self.cfg.name,
+                ", ".join(change.path for change in strays[:3]),
+                more,
+            )
+        return [change for change in changes if change.path in keep]
+
+    def _changes(self, repo: git.Repo) -> list[Change]:
+        """How the working tree differs from the last commit, but for untracked files memsync never
+        stores (temp files, ``snapshot.md``)."""
+        changes = parse_status(self._git(repo, *STATUS_ARGS).out)
+        return [change for change in changes if not (change.untracked and _never_stored(change.path))]
+
+    def _commit_all(self, repo: git.Repo, message: str, written: Collection[str]) -> str | None:
         # One `git status` decides; the common idle case ends here. A .gitignore in the store (peer
         # content) must not hide memory from commits: what it hides is added by force, except what
         # memsync never stores (editor and temp files, snapshot.md; see info/exclude).
-        status = self._git(
-            repo,
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--ignored=traditional",
-            "--no-renames",
-        ).out
-        changed = 0
-        hidden = []
-        for entry in status.split("\0"):
-            if entry.startswith("!! "):
-                if not _never_stored(entry[3:]):
-                    hidden.append(entry[3:])
-            elif entry:
-                changed += 1
-        if not changed and not hidden:
+        mine = self._put_back_strays(repo, written)
+        if not mine:
             return None
-        bulk = ["-c", "core.bigFileThreshold=1"] if changed + len(hidden) >= BULK_ADD_FILES else []
+        hidden = [change.path for change in mine if change.hidden]
+        bulk = ["-c", "core.bigFileThreshold=1"] if len(mine) >= BULK_ADD_FILES else []
         self._git(repo, *bulk, "add", "-A", "--", ".")
         for start in range(0, len(hidden), ADD_PATHS_PER_CALL):
             self._git(repo, *bulk, "add", "-f", "--", *hidden[start : start + ADD_PATHS_PER_CALL])
@@ -652,12 +673,34 @@ class Store:
             if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status == 0:
                 return None  # nothing to commit
             raise MemsyncError(
-                f"store {self.cfg.name!r}: `git commit` failed: {committed.reason}. "
+                f"store {self.cfg.name!r}: `git commit` failed: {self._why(committed)}. "
                 f"Check {self.worktree} (run `memsync status`)"
             )
         sha = self._rev(repo, "HEAD")
         assert sha is not None
         return sha
+
+    def ensure_identity(self) -> None:
+        """Give a store made before store ids the id its peers derive alike (``storeid.derived_id``),
+        committed; nothing when it has one (or its history has several roots). Call it with nothing
+        uncommitted that memsync wrote (after ``commit_all``): other changes are put back. Raises
+        ``MemsyncError`` when git fails."""
+        with self._repo() as repo:
+            self._ensure_identity(repo)
+
+    def _ensure_identity(self, repo: git.Repo) -> None:
+        head = self._rev(repo, "HEAD")
+        if head is None or self._store_id(repo, head) is not None:
+            return
+        derived = derived_id(self._git(repo, "rev-list", "--max-parents=0", "HEAD").out.split())
+        if derived is not None:
+            atomic_write(self.worktree / STORE_ID_FILE, derived)
+            self._commit_all(repo, "memsync: store id", {STORE_ID_FILE})
+
+    def _store_id(self, repo: git.Repo, commit: str) -> str | None:
+        """The store id commit ``commit`` carries (``storeid.STORE_ID_FILE``), None when it has none."""
+        shown = self._run(repo, "show", f"{commit}:{STORE_ID_FILE}")
+        return (shown.out.strip() or None) if shown.status == 0 else None
 
     def _message(self, message: str) -> str:
         return f"{message.rstrip()}\n\n{HOST_TRAILER}: {self.host}\n"
@@ -675,42 +718,54 @@ class Store:
 
     # ----------------------------------------------------------------------------------------- exchange
 
-    def exchange(self, remotes: Iterable[str] | None = None) -> list[RemoteOutcome]:
+    def exchange(
+        self, remotes: Iterable[str] | None = None, progress: Progress | None = None
+    ) -> list[RemoteOutcome]:
         """Exchange with each remote (default: all of ``cfg.remotes``, in config order): fetch, merge with
         the drivers (fast-forward where possible), push; one ``RemoteOutcome`` per remote.
 
-        Uncommitted changes in the worktree are committed first. A rejected push is retried after a new
-        fetch and merge (up to 3 attempts); never forced. A remote whose history no longer contains the
-        last head memsync saw there reports ``diverged`` and is left alone until ``resync``. Network
-        problems are outcomes (``offline``), not exceptions; raises ``MemsyncError`` only when the store
-        itself is broken.
+        The exchange takes the last commit: commit first (``commit_all``). A rejected push is retried
+        after a new fetch and merge (up to 3 attempts); never forced. A remote whose history no longer
+        contains the last head memsync saw there reports ``diverged`` and is left alone until
+        ``resync``; one whose history is unrelated to the store's (no commit in common, another store
+        id) reports ``unrelated``, and nothing is merged from it or pushed to it. A failed merge or
+        fast-forward is undone, worktree included. ``progress(remote, None)`` is called as each remote
+        is contacted and ``progress(remote, outcome)`` after; without it each outcome is logged.
+        Network problems are outcomes (``offline``), not exceptions; raises ``MemsyncError`` only when
+        the store itself is broken, e.g. a failed merge cannot be undone on a full disk (the worktree
+        is then not the last commit: nothing may be delivered from it).
         """
         names = list(self.cfg.remotes) if remotes is None else list(remotes)
         outcomes = []
         self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
-            self._ensure_branch(repo)
-            self._commit_all(repo, "memsync: local changes")
+            self._ensure_branch(repo, ())
             for name in names:
                 if name not in self.cfg.remotes:
                     raise MemsyncError(
                         f"cannot exchange with {name!r}: store {self.cfg.name!r} has no such "
                         "remote. Check the config"
                     )
+                if progress is not None:
+                    progress(name, None)
                 try:
                     outcome = self._exchange_one(repo, name)
                 except MemsyncError as exc:
                     # A git step failed mid-merge: leave the store as it was before the merge.
                     self._abort_merges(repo)
+                    self._put_back_strays(repo, ())
                     outcome = RemoteOutcome(name, "conflict", str(exc))
-                log.log(
-                    logging.INFO if outcome.status == "ok" else logging.WARNING,
-                    "store %s: %s %s: %s",
-                    self.cfg.name,
-                    name,
-                    outcome.status,
-                    outcome.message,
-                )
+                if progress is not None:
+                    progress(name, outcome)
+                else:
+                    log.log(
+                        logging.INFO if outcome.status == "ok" else logging.WARNING,
+                        "store %s: %s %s: %s",
+                        self.cfg.name,
+                        name,
+                        outcome.status,
+                        outcome.message,
+                    )
                 outcomes.append(outcome)
         return outcomes
 
@@ -720,13 +775,16 @@ class Store:
         for _attempt in range(PUSH_ATTEMPTS):
             fetched = self._fetch(repo, remote)
             if isinstance(fetched, _Result):
-                return RemoteOutcome(
-                    remote, "offline", f"cannot reach {remote}: {fetched.reason}", merged=merged
-                )
+                return RemoteOutcome(remote, "offline", self._unreachable(remote, fetched), merged=merged)
             head = self._rev(repo, "HEAD")
             seen = self._state_seen(remote)
             if fetched is not None and fetched != seen:
-                if seen is not None and not self._is_ancestor(repo, seen, fetched):
+                known = seen is not None and self._is_ancestor(repo, seen, fetched)
+                if not known and head is not None:
+                    unrelated = self._unrelated(repo, remote, head, fetched)
+                    if unrelated is not None:
+                        return RemoteOutcome(remote, "unrelated", unrelated, merged=merged)
+                if seen is not None and not known:
                     return RemoteOutcome(
                         remote,
                         "diverged",
@@ -760,9 +818,7 @@ class Store:
                     remote, "ok", "merged and pushed" if merged else "pushed", pushed=True, merged=merged
                 )
             if isinstance(refused, _Result):
-                return RemoteOutcome(
-                    remote, "offline", f"cannot reach {remote}: {refused.reason}", merged=merged
-                )
+                return RemoteOutcome(remote, "offline", self._unreachable(remote, refused), merged=merged)
             if not _RETRYABLE_PUSH.search(refused):
                 return RemoteOutcome(
                     remote, "rejected", f"{remote} refused the push: {refused}", merged=merged
@@ -774,6 +830,57 @@ class Store:
             f"{remote} refused {PUSH_ATTEMPTS} pushes in a row (last: {refused}); will retry",
             merged=merged,
         )
+
+    def _unrelated(self, repo: git.Repo, remote: str, head: str, theirs: str) -> str | None:
+        """Why the history ``theirs`` of ``remote`` is not this store's (``storeid``), None when it is:
+        the two share a commit, or carry the same store id."""
+        if self._run(repo, "merge-base", head, theirs).status == 0:
+            return None
+        ours, their_id = self._store_id(repo, head), self._store_id(repo, theirs)
+        if ours is not None and ours == their_id:
+            return None
+        return unrelated_message(remote, self.cfg.remotes[remote], ours, their_id)
+
+    def unrelated(self, remote: str) -> str | None:
+        """Fetch ``remote`` and say why its history is unrelated to the store's (no commit in common,
+        another store id), None when it is related or empty. Raises ``MemsyncError`` when the remote is
+        unknown or cannot be reached."""
+        theirs = self.fetch(remote)
+        with self._repo() as repo:
+            head = self._rev(repo, "HEAD")
+            if theirs is None or head is None:
+                return None
+            return self._unrelated(repo, remote, head, theirs)
+
+    def probe(self, remote: str) -> str | None:
+        """Ask ``remote`` for its branch head (``git ls-remote``, within ``network_timeout_s``) without
+        touching the store: None when it answers, else why not, in one line. Lets a daemon wait for a
+        dead remote to answer again without holding the store meanwhile."""
+        with self._repo() as repo:
+            asked = self._run(
+                repo,
+                "ls-remote",
+                "--heads",
+                remote,
+                f"refs/heads/{self.cfg.branch}",
+                timeout=self.network_timeout_s,
+            )
+        return None if asked.status == 0 else self._unreachable(remote, asked)
+
+    def _unreachable(self, remote: str, result: _Result) -> str:
+        """One line for a fetch, push or probe of ``remote`` that failed with ``result``."""
+        if result.timed_out is not None:
+            return (
+                f"cannot reach {remote} ({self.cfg.remotes[remote]}): no answer within "
+                f"{result.timed_out:g} s (network_timeout_s in the config)"
+            )
+        if git_says_full(result.err):
+            return f"cannot fetch from {remote}: {self._why(result)}"
+        return f"cannot reach {remote}: {result.reason}"
+
+    def _why(self, result: _Result) -> str:
+        """The reason of a failed git step; a full disk named the same way everywhere (``diskfull``)."""
+        return named_by_git(result.err, self.worktree) if git_says_full(result.err) else result.reason
 
     def _fetch(self, repo: git.Repo, remote: str) -> str | _Result | None:
         """Fetch ``remote``'s branch: its head sha, None when it has no such branch, a failed _Result."""
@@ -826,9 +933,10 @@ class Store:
         if self._is_ancestor(repo, theirs, head):
             return False
         if self._is_ancestor(repo, head, theirs):
-            forwarded = self._run(repo, "merge", "-q", "--ff-only", theirs)
+            with self._merging(repo, head):
+                forwarded = self._run(repo, "merge", "-q", "--ff-only", theirs)
             if forwarded.status != 0:
-                return f"fast-forward to {remote} failed ({forwarded.reason}); will retry"
+                return f"fast-forward to {remote} failed ({self._why(forwarded)}); undone, will retry"
             return True
         message = self._message(f"memsync: merge {remote}")
         with self._merging(repo, head):
@@ -847,6 +955,7 @@ class Store:
                 return True
             problem = self._settle_conflicts(repo, result)
             if problem is not None:
+                problem = named_by_git(result.err, self.worktree) if git_says_full(result.err) else problem
                 return (
                     f"merge with {remote} could not complete ({problem}); aborted, both sides kept; "
                     "will retry"
@@ -856,11 +965,12 @@ class Store:
 
     @contextmanager
     def _merging(self, repo: git.Repo, before: str) -> Iterator[None]:
-        """Around a merge into ``before`` (a clean worktree: the cycle committed everything first): a merge
-        that git left written into worktree or index but never committed (failed, or killed while it
-        wrote thousands of files, before it recorded MERGE_HEAD) is undone, now or, after a kill, by the
-        next ``open``. Otherwise those files would be committed as local changes without the merge's
-        parent, and the next merge would merge the same content again over an older base (DESIGN I7)."""
+        """Around a merge or fast-forward into ``before`` (a clean worktree: the cycle committed everything
+        first): one that git left written into worktree or index but never committed (failed, on a full
+        disk say, or killed while it wrote thousands of files, before it recorded MERGE_HEAD) is undone,
+        now or, after a kill, by the next ``open``. Otherwise those files (a torn one among them) would be
+        committed as local changes without the merge's parent, and the next merge would merge the same
+        content again over an older base (DESIGN I2, I7)."""
         marker = self.meta_dir / _MERGE_MARKER
         atomic_write(marker, json.dumps({"before": before}).encode())
         try:
@@ -880,6 +990,7 @@ class Store:
             log.warning(
                 "store %s: undid a merge that was written but not committed; it runs again", self.cfg.name
             )
+        self._put_back_strays(repo, ())  # the files it added: reset leaves what the index never had
 
     def _settle_conflicts(self, repo: git.Repo, result: _Result) -> str | None:
         """After a failed merge: settle what memsync settles (``_settle_unmerged``); anything else aborts
@@ -1007,7 +1118,7 @@ class Store:
             raise MemsyncError(f"cannot fetch from {remote!r}: {fetched.reason}. Check the network and retry")
         return fetched
 
-    def resync(self, remote: str) -> RemoteOutcome:
+    def resync(self, remote: str, *, adopt_unrelated: bool = False) -> RemoteOutcome:
         """Adopt ``remote``'s rewritten history: the branch is reset to the remote's head, then the local
         memory is re-applied on top through the merge drivers as one commit (base: the last common
         commit, so the remote's deletions of old content are honoured and nothing added locally is lost),
@@ -1016,9 +1127,11 @@ class Store:
         one history contains the other there is nothing to rewrite: the remote is simply trusted again
         and a normal exchange follows (commits the remote dropped are pushed again: nothing is lost).
         A remote rewritten by `memsync purge` needs ``purge.adopt_purge_records`` first (``cycle.resync``
-        calls it), or the lines it purged come back with the re-applied local memory.
-        Raises ``MemsyncError`` when the remote is unknown or unreachable, or the re-apply hits a conflict
-        no driver resolves (the branch is then back where it was).
+        calls it), or the lines it purged come back with the re-applied local memory. A remote whose
+        history is unrelated to the store's (``storeid``) is refused unless ``adopt_unrelated``; adopted,
+        the store takes its store id. Commit first (``commit_all``): the resync takes the last commit.
+        Raises ``MemsyncError`` when the remote is unknown, unreachable or unrelated (and not adopted),
+        or the re-apply hits a conflict no driver resolves (the branch is then back where it was).
         """
         if remote not in self.cfg.remotes:
             raise MemsyncError(
@@ -1026,11 +1139,12 @@ class Store:
             )
         self._recover_locks(OPERATION_LOCK_WAIT_S)
         with self._repo() as repo:
-            self._commit_all(repo, "memsync: local changes")
+            self._ensure_branch(repo, ())
             fetched = self._fetch(repo, remote)
             if isinstance(fetched, _Result):
                 raise MemsyncError(
-                    f"cannot resync with {remote!r}: {fetched.reason}. Check the network and retry"
+                    f"cannot resync with {remote!r}: {self._unreachable(remote, fetched)}. Check the "
+                    "network and retry"
                 )
             local = self._rev(repo, "HEAD")
             if (
@@ -1038,6 +1152,9 @@ class Store:
                 and local is not None
                 and not (self._is_ancestor(repo, local, fetched) or self._is_ancestor(repo, fetched, local))
             ):
+                unrelated = None if adopt_unrelated else self._unrelated(repo, remote, local, fetched)
+                if unrelated is not None:
+                    raise MemsyncError(f"cannot resync with {remote!r}: {unrelated}")
                 self._reapply(repo, remote, local, fetched)
             self._state_set(remote, seen=None)
             outcome = self._exchange_one(repo, remote)
@@ -1063,6 +1180,8 @@ class Store:
                     f"({problem}); the store is unchanged. Fix the file in {self.worktree}, "
                     "then retry"
                 )
+        if self._store_id(repo, theirs) is not None:  # an adopted unrelated store: its id, not both
+            self._git(repo, "checkout", theirs, "--", STORE_ID_FILE)
         if self._run(repo, "diff", "--cached", "--quiet", "--no-ext-diff").status != 0:
             self._git(
                 repo,
@@ -1163,21 +1282,17 @@ class Store:
             yield repo
 
     def _run(self, repo: git.Repo, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> _Result:
-        status, out, err = repo.git.execute(
-            ["git", *args],
-            with_extended_output=True,
-            with_exceptions=False,
-            kill_after_timeout=timeout,
-            env=self._env,
-            stdout_as_string=True,
-            strip_newline_in_stdout=False,
-        )
-        return _Result(int(status or 0), str(out), str(err))
+        return run_git(args, cwd=self.worktree, env=self._env, timeout=timeout, stop=self.stop)
 
     def _git(self, repo: git.Repo, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> _Result:
         result = self._run(repo, *args, timeout=timeout)
         if result.status != 0:
             command = args[2] if args[0] == "-c" else args[0]  # `git -c key=value add`: "add"
+            if git_says_full(result.err):
+                raise MemsyncError(
+                    f"store {self.cfg.name!r}: `git {command}` failed: "
+                    f"{named_by_git(result.err, self.worktree)}. {ADVICE}"
+                )
             raise MemsyncError(
                 f"store {self.cfg.name!r}: `git {command}` failed: {result.reason}. "
                 f"Check {self.worktree} (run `memsync status`)"

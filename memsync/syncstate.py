@@ -9,6 +9,9 @@ Per store path (the key) one *current* :class:`FileState`, plus at most one :cla
 :class:`PendingDelivery`: the intent recorded before a write to the store or to a live file, so a process
 killed between the write and the state update can tell afterwards whether the write happened (DESIGN I7).
 
+The state also lists the store paths memsync wrote since the store's last commit (``written``), recorded
+with the intent of each write, so what a killed process published is still committed on restart.
+
 Append-only files keep a byte offset with a hash of the prefix (not a set of line hashes: logs repeat
 lines and every repetition must sync); whole files keep the last synced bytes. Implements the
 "Sync state" part of issue 4.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +63,9 @@ CREATE TABLE IF NOT EXISTS pending (
     remove INTEGER NOT NULL DEFAULT 0,  -- delivery to a whole file: 1 = the live file is being deleted
     PRIMARY KEY (path, slot)
 )""",
+    # Store paths memsync wrote since the store's last commit: only these may be committed (DESIGN
+    # "Hostile input": a change git left in the store, a torn checkout, is put back instead).
+    "CREATE TABLE IF NOT EXISTS written (path TEXT PRIMARY KEY)",
 )
 
 _STATE_COLUMNS = (
@@ -327,6 +333,22 @@ class SyncState:
             self._db.execute("DELETE FROM states")
             self._db.execute("DELETE FROM pending")
 
+    def note_written(self, path: str) -> None:
+        """Record that memsync is about to write the store path ``path`` (before the write, durable with
+        the batch): the next commit may take it (``written``)."""
+        with self._transaction():
+            self._db.execute("INSERT OR IGNORE INTO written (path) VALUES (?)", (path,))
+
+    def written(self) -> frozenset[str]:
+        """The store paths memsync wrote (or was about to write) since ``clear_written`` last took them:
+        the only working-tree changes of the store that a commit may take."""
+        return frozenset(str(row[0]) for row in self._db.execute("SELECT path FROM written"))
+
+    def clear_written(self, paths: Iterable[str]) -> None:
+        """Forget ``paths`` (committed now, or equal to the store's last commit), in one transaction."""
+        with self._transaction():
+            self._db.executemany("DELETE FROM written WHERE path = ?", [(path,) for path in paths])
+
     def paths(self, prefix: str = "") -> list[str]:
         """Sorted store paths with any record, limited to ``prefix`` itself or paths under ``prefix/``."""
         rows = self._db.execute("SELECT DISTINCT path FROM states UNION SELECT path FROM pending").fetchall()
@@ -359,12 +381,14 @@ class SyncState:
         return PendingPublish(str(row[0]), int(row[1]), str(row[2]), int(row[3]), then)
 
     def begin_publish(self, path: str, pending: PendingPublish, *, durable: bool = True) -> None:
-        """Record, before writing the store file, the write about to happen and the state it leads to.
+        """Record, before writing the store file, the write about to happen and the state it leads to
+        (and that ``path`` is written, see ``note_written``).
 
         Inside ``batch`` this commits the batch, unless ``durable`` is False: the caller stages the write
         and commits before doing it."""
         with self._transaction():
             self._put(pending.then, "publish")
+            self._db.execute("INSERT OR IGNORE INTO written (path) VALUES (?)", (path,))
             self._db.execute(
                 "INSERT OR REPLACE INTO pending "
                 "(path, slot, before_hash, before_size, after_hash, after_size) "

@@ -1137,13 +1137,16 @@ def _store_write(
     *,
     record: bool = True,
 ) -> None:
-    """Replace (``after`` bytes) or delete (None) the store copy, recording the intent first (``record``);
-    the write is staged in ``out.writes`` and ``then`` becomes the state once it is done."""
+    """Replace (``after`` bytes) or delete (None) the store copy, recording the intent first (``record``;
+    without it, that the path is written: ``SyncState.note_written``); the write is staged in
+    ``out.writes`` and ``then`` becomes the state once it is done."""
     if after == before:
         if state.get(f.rel) != then:
             state.put(then)
         return
-    if record:
+    if not record:
+        state.note_written(f.rel)
+    else:
         state.begin_publish(
             f.rel,
             PendingPublish(

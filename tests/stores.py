@@ -39,17 +39,38 @@ def reopen(store: Store, **kwargs: float) -> Store:
     return Store.open(store.cfg, store.host, store.identity, **kwargs)
 
 
+# Per store worktree, the paths the tests wrote since their last `commit`: what publish records in the
+# sync state for `Store.commit_all` (only those may be committed).
+_written: dict[Path, set[str]] = {}
+
+
 def write(store: Store, rel: str, text: str) -> None:
-    """Write ``text`` to the store file ``rel`` (creating directories), as publish would."""
+    """Write ``text`` to the store file ``rel`` (creating directories), as publish would (recorded for
+    ``commit``)."""
     path = store.worktree / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    _written.setdefault(store.worktree, set()).add(rel)
 
 
 def append(store: Store, rel: str, text: str) -> None:
-    """Append ``text`` to the store file ``rel``."""
+    """Append ``text`` to the store file ``rel`` (recorded for ``commit``)."""
     with (store.worktree / rel).open("a", encoding="utf-8") as out:
         out.write(text)
+    _written.setdefault(store.worktree, set()).add(rel)
+
+
+def remove(store: Store, rel: str) -> None:
+    """Delete the store file ``rel``, as publish does for a deletion (recorded for ``commit``)."""
+    (store.worktree / rel).unlink()
+    _written.setdefault(store.worktree, set()).add(rel)
+
+
+def commit(store: Store, message: str, *also: str) -> str | None:
+    """``store.commit_all`` of what ``write``/``append`` wrote since the last ``commit`` and the store
+    paths ``also`` (say, files a test deleted), as the cycle commits what publish wrote."""
+    written = _written.pop(store.worktree, set()) | set(also)
+    return store.commit_all(message, written)
 
 
 def read(store: Store, rel: str) -> str:

@@ -12,12 +12,15 @@ import pytest
 
 from memsync.errors import MemsyncError
 from memsync.store import FORMAT_FILE, Store, local_remote_path
+from memsync.storeid import STORE_ID_FILE
 from tests.helpers import bare_remote, git, wait_for
 from tests.stores import (
+    commit,
     commit_count,
     identity,
     new_store,
     read,
+    remove,
     reopen,
     store_config,
     worktree_clean,
@@ -28,10 +31,14 @@ from tests.stores import (
 def test_init_without_remote_makes_a_versioned_store(tmp_path: Path) -> None:
     store = new_store(tmp_path / "store", "alpha")
     assert read(store, FORMAT_FILE) == "1\n"
-    assert store.files() == [FORMAT_FILE]
+    assert store.files() == [FORMAT_FILE, STORE_ID_FILE]
     assert store.meta_dir == store.git_dir / "memsync" and store.meta_dir.is_dir()
     [record] = store.log()
-    assert (record.host, record.message, record.files) == ("alpha", "memsync: new store", (FORMAT_FILE,))
+    assert (record.host, record.message, record.files) == (
+        "alpha",
+        "memsync: new store",
+        (FORMAT_FILE, STORE_ID_FILE),
+    )
     author = git(store.worktree, "log", "-1", "--format=%an <%ae>").strip()
     assert author == "alpha user <alpha@example.invalid>"
     assert git(store.worktree, "config", "commit.gpgsign").strip() == "false"
@@ -46,7 +53,7 @@ def test_init_pushes_to_an_empty_remote_then_a_peer_clones_it(tmp_path: Path) ->
     alpha = new_store(tmp_path / "alpha", "alpha", {"origin": remote})
     assert git(remote, "rev-parse", "main").strip() == alpha.head()
     write(alpha, "roles/dev/MEMORY.md", "- [Tabs](tabs.md) — tabs\n")
-    alpha.commit_all("dev: +1 entry")
+    commit(alpha, "dev: +1 entry")
     assert [o.status for o in alpha.exchange()] == ["ok"]
 
     beta = new_store(tmp_path / "beta", "beta", {"origin": remote})
@@ -84,7 +91,7 @@ def test_newer_format_is_refused_with_a_clear_message(tmp_path: Path) -> None:
     alpha = new_store(tmp_path / "alpha", "alpha", {"origin": remote})
     beta = new_store(tmp_path / "beta", "beta", {"origin": remote})
     write(alpha, FORMAT_FILE, "2\n")
-    alpha.commit_all("from a newer memsync")
+    commit(alpha, "from a newer memsync")
     with pytest.raises(MemsyncError, match=r"format 2, this memsync supports up to 1\. Upgrade memsync"):
         reopen(alpha)
     git(alpha.worktree, "push", "-q", "origin", "main")
@@ -105,12 +112,12 @@ def test_stale_locks_are_removed_once_no_git_runs(tmp_path: Path, caplog: pytest
     removed = [r.getMessage() for r in caplog.records if "stale" in r.getMessage()]
     assert len(removed) == 2 and any("index.lock" in m for m in removed)
     write(store, "a.md", "a\n")
-    assert store.commit_all("a") is not None
+    assert commit(store, "a") is not None
 
     # Mid-run: a lock appearing between cycles is recovered by the next operation.
     (store.git_dir / "index.lock").write_bytes(b"")
     write(store, "b.md", "b\n")
-    assert store.commit_all("b") is not None
+    assert commit(store, "b") is not None
     assert not (store.git_dir / "index.lock").exists()
 
 
@@ -136,16 +143,16 @@ def test_a_lock_held_by_a_live_git_is_respected(tmp_path: Path) -> None:
     # Killed with the lock held: now it is stale and memsync takes over.
     assert (store.git_dir / "index.lock").exists()
     store = reopen(store, lock_wait_s=0.3)
-    assert store.commit_all("format file touched") is not None
+    assert commit(store, "format file touched") is not None
 
 
 def _diverge_on_one_file(store: Store) -> str:
     """Make branch `side` delete notes.md while main changes it; return main's head."""
     write(store, "notes.md", "one\n")
-    store.commit_all("notes")
+    commit(store, "notes")
     git(store.worktree, "branch", "side")
     write(store, "notes.md", "one\ntwo\n")
-    head = store.commit_all("notes +1")
+    head = commit(store, "notes +1")
     assert head is not None
     git(store.worktree, "checkout", "-q", "side")
     git(store.worktree, "rm", "-q", "notes.md")
@@ -204,21 +211,21 @@ def test_users_gpgsign_and_hooks_do_not_reach_the_store(home: Path, tmp_path: Pa
     planted.write_text('#!/bin/sh\ntouch "$HOME/hook-ran"\nexit 1\n')
     planted.chmod(0o755)
     write(store, "a.md", "a\n")
-    assert store.commit_all("a") is not None
+    assert commit(store, "a") is not None
     assert [o.status for o in store.exchange()] == ["ok"]
     assert not (home / "hook-ran").exists()
 
 
 def test_commit_all_stages_everything_and_reports_nothing_to_do(tmp_path: Path) -> None:
     store = new_store(tmp_path / "store", "alpha")
-    assert store.commit_all("nothing") is None
+    assert commit(store, "nothing") is None
     write(store, "roles/dev/a.md", "a\n")
     write(store, "roles/dev/daily/2026-11-30.md", "- x\n")
-    sha = store.commit_all("dev: 2 files")
+    sha = commit(store, "dev: 2 files")
     assert sha == store.head()
-    (store.worktree / "roles/dev/a.md").unlink()
-    store.commit_all("dev: -1 file")
-    assert store.files() == [FORMAT_FILE, "roles/dev/daily/2026-11-30.md"]
+    remove(store, "roles/dev/a.md")
+    commit(store, "dev: -1 file")
+    assert store.files() == [FORMAT_FILE, STORE_ID_FILE, "roles/dev/daily/2026-11-30.md"]
     body = git(store.worktree, "log", "-1", "--format=%B")
     assert body == "dev: -1 file\n\nMemsync-Host: alpha\n\n"
 
@@ -245,12 +252,12 @@ def test_git_environment_of_the_caller_cannot_redirect_the_store(
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'commit.gpgsign'='true'")
     store = new_store(tmp_path / "store", "alpha")
     write(store, "a.md", "a\n")
-    assert store.commit_all("a") is not None
+    assert commit(store, "a") is not None
     monkeypatch.delenv("GIT_DIR")
     monkeypatch.delenv("GIT_WORK_TREE")
     monkeypatch.delenv("GIT_INDEX_FILE")
     monkeypatch.delenv("GIT_CONFIG_PARAMETERS")
-    assert store.files() == [FORMAT_FILE, "a.md"]
+    assert store.files() == [FORMAT_FILE, STORE_ID_FILE, "a.md"]
     assert git(other, "rev-list", "--all").strip() == ""
 
 
@@ -263,8 +270,14 @@ def test_store_gitignore_never_hides_memory_but_temp_files_stay_out(tmp_path: Pa
     write(store, "roles/dev/snapshot.md", "generated\n")
     write(store, "roles/dev/.tabs.md.swp", "vim\n")
     write(store, ".merge_file_a1b2c3", "left by a killed merge\n")
-    store.commit_all("files")
-    assert store.files() == [".gitignore", FORMAT_FILE, "memory/lessons.jsonl", "roles/dev/MEMORY.md"]
+    commit(store, "files")
+    assert store.files() == [
+        ".gitignore",
+        FORMAT_FILE,
+        STORE_ID_FILE,
+        "memory/lessons.jsonl",
+        "roles/dev/MEMORY.md",
+    ]
 
 
 def test_users_push_and_commit_settings_do_not_reach_the_store(home: Path, tmp_path: Path) -> None:
@@ -273,12 +286,12 @@ def test_users_push_and_commit_settings_do_not_reach_the_store(home: Path, tmp_p
     remote = bare_remote(tmp_path / "remote.git")
     store = new_store(tmp_path / "store", "alpha", {"origin": remote})
     write(store, "a.md", "a\n")
-    store.commit_all("roles/dev: #1 entry")
+    commit(store, "roles/dev: #1 entry")
     assert [o.status for o in store.exchange()] == ["ok"]
     assert git(remote, "log", "-1", "--format=%s", "main").strip() == "roles/dev: #1 entry"
     peer = new_store(tmp_path / "peer", "beta", {"origin": remote})
     write(store, "b.md", "b\n")
-    store.commit_all("b")
+    commit(store, "b")
     store.exchange()
     peer.exchange()
     assert git(peer.worktree, "rev-list", "--merges", "HEAD").strip() == ""  # fast-forward, merge.ff pinned
@@ -296,7 +309,7 @@ def test_gc_auto_runs_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
     store = new_store(tmp_path / "store", "alpha")
     for n in range(3):
         write(store, f"{n}.md", f"{n}\n")
-        store.commit_all(str(n))
+        commit(store, str(n))
     with caplog.at_level(logging.WARNING, logger="memsync.store"):
         store.gc_auto()
     assert not caplog.records and store.files()[-1] == "2.md"
@@ -310,7 +323,7 @@ def test_a_configured_branch_is_used_for_commits_and_exchange(tmp_path: Path) ->
     )
     assert git(moved.worktree, "symbolic-ref", "HEAD").strip() == "refs/heads/memory"
     write(moved, "a.md", "a\n")
-    moved.commit_all("a")
+    commit(moved, "a")
     assert [o.status for o in moved.exchange()] == ["ok"]
     assert git(remote, "rev-parse", "memory").strip() == moved.head()
     peer = Store.init_or_clone(
@@ -344,6 +357,6 @@ def test_cloning_a_repository_memsync_did_not_start_adds_the_format_file(tmp_pat
     git(seed, "commit", "-q", "-m", "readme")
     git(seed, "push", "-q", "origin", "main")
     store = new_store(tmp_path / "store", "alpha", {"origin": remote})
-    assert store.files() == [FORMAT_FILE, "README.md"]
+    assert store.files() == [FORMAT_FILE, STORE_ID_FILE, "README.md"]
     assert [o.status for o in store.exchange()] == ["ok"]
     assert git(remote, "show", f"main:{FORMAT_FILE}") == "1\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from memsync.store import ADD_PATHS_PER_CALL, BULK_ADD_FILES
 from tests.helpers import bare_remote, git
-from tests.stores import new_store, write
+from tests.stores import commit, new_store, write
 
 
 def loose_blobs(worktree: Path) -> int:
@@ -27,7 +27,7 @@ def test_a_commit_of_many_files_packs_them_and_small_commits_stay_loose(tmp_path
     count = BULK_ADD_FILES + 10
     for i in range(count):
         write(store, f"roles/dev/notes/n{i:04d}.md", f"note {i}\n")
-    assert store.commit_all("many") is not None
+    assert commit(store, "many") is not None
     files = [name for name in store.files() if name.startswith("roles/dev/notes/")]
     assert len(files) == count
     assert git(store.worktree, "show", "HEAD:roles/dev/notes/n0007.md") == "note 7\n"
@@ -35,7 +35,7 @@ def test_a_commit_of_many_files_packs_them_and_small_commits_stay_loose(tmp_path
     assert git(store.worktree, "fsck", "--no-dangling").strip() == ""
 
     write(store, "roles/dev/notes/one-more.md", "one more\n")
-    assert store.commit_all("one") is not None
+    assert commit(store, "one") is not None
     assert loose_blobs(store.worktree) == before + 1, "a small commit keeps git's loose objects"
     assert [outcome.status for outcome in store.exchange()] == ["ok"]
     clone = tmp_path / "clone"
@@ -49,5 +49,5 @@ def test_files_a_store_gitignore_hides_are_committed_whatever_their_number(tmp_p
     count = ADD_PATHS_PER_CALL * 2 + 5
     for i in range(count):
         write(store, f"roles/dev/e{i:04d}.md", f"entry {i}\n")
-    assert store.commit_all("hidden") is not None
-    assert len(store.files()) == count + 2  # and .gitignore and the format file
+    assert commit(store, "hidden") is not None
+    assert len(store.files()) == count + 3  # and .gitignore, the format file and the store id

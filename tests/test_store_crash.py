@@ -12,7 +12,7 @@ from pathlib import Path
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import Store
 from tests.helpers import REPO_ROOT, bare_remote, git, wait_for
-from tests.stores import append, new_store, read, reopen, worktree_clean, write
+from tests.stores import append, commit, new_store, read, reopen, worktree_clean, write
 
 HEADER = '{"format":"agent-memory/0.1","created_at":"2026-11-01T00:00:00Z"}\n'
 
@@ -58,15 +58,15 @@ def _both_append(tmp_path: Path) -> tuple[Store, Store]:
     alpha = new_store(tmp_path / "alpha", "alpha", {"origin": remote})
     beta = new_store(tmp_path / "beta", "beta", {"origin": remote})
     write(alpha, "memory/m.jsonl", HEADER)
-    alpha.commit_all("header")
+    commit(alpha, "header")
     alpha.exchange()
     beta.exchange()
     line = '{{"id":"{0}1","created_at":"2026-11-30T10:0{1}:00Z","kind":"fact","text":"{0}"}}\n'
     append(alpha, "memory/m.jsonl", line.format("a", 0))
-    alpha.commit_all("a")
+    commit(alpha, "a")
     alpha.exchange()
     append(beta, "memory/m.jsonl", line.format("b", 1))
-    beta.commit_all("b")
+    commit(beta, "b")
     # The merge driver hangs, so the child is killed in the middle of the merge.
     git(beta.worktree, "config", "merge.memsync-jsonl.driver", "sleep 60")
     return alpha, beta
@@ -116,14 +116,14 @@ def _both_edit_an_entry(tmp_path: Path) -> tuple[Store, Store]:
     alpha = new_store(tmp_path / "alpha", "alpha", {"origin": remote})
     beta = new_store(tmp_path / "beta", "beta", {"origin": remote})
     write(alpha, ENTRY, "first\n")
-    alpha.commit_all("entry")
+    commit(alpha, "entry")
     alpha.exchange()
     beta.exchange()
     write(alpha, ENTRY, "alpha's version\n")
-    alpha.commit_all("alpha edits")
+    commit(alpha, "alpha edits")
     alpha.exchange()
     write(beta, ENTRY, "beta's version\n")
-    beta.commit_all("beta edits")
+    commit(beta, "beta edits")
     return alpha, beta
 
 
@@ -132,7 +132,7 @@ ENTRY = "roles/qa/notes.md"
 
 def _merged_once(alpha: Store, beta: Store, mine: str) -> None:
     """beta merges alpha's edit once: one both-kept note, a merge commit with both parents."""
-    assert beta.commit_all("nothing left over") is None
+    assert commit(beta, "nothing left over") is None
     assert [o.status for o in beta.exchange()] == ["ok"]
     merged = read(beta, ENTRY)
     assert merged.count(BOTH_KEPT_NOTE_PREFIX) == 1, merged

@@ -19,12 +19,15 @@ import pytest
 
 from memsync.errors import MemsyncError
 from memsync.store import FORMAT_FILE, Store
+from memsync.storeid import STORE_ID_FILE
 from tests.helpers import bare_remote, git
 from tests.stores import (
     append,
+    commit,
     commit_count,
     new_store,
     read,
+    remove,
     reopen,
     store_config,
     worktree_clean,
@@ -65,9 +68,9 @@ def _statuses(store: Store) -> list[str]:
 
 def test_two_stores_end_with_both_files(alpha: Store, beta: Store, remote: Path) -> None:
     write(alpha, "roles/dev/tabs.md", "tabs\n")
-    alpha.commit_all("dev: +1")
+    commit(alpha, "dev: +1")
     write(beta, "roles/qa/flaky.md", "flaky\n")
-    beta.commit_all("qa: +1")
+    commit(beta, "qa: +1")
     [first] = alpha.exchange()
     assert (first.status, first.pushed, first.merged) == ("ok", True, False)
     [second] = beta.exchange()
@@ -82,13 +85,13 @@ def test_two_stores_end_with_both_files(alpha: Store, beta: Store, remote: Path)
 
 def test_jsonl_appends_on_both_sides_are_united_by_the_driver(alpha: Store, beta: Store) -> None:
     write(alpha, "memory/lessons.jsonl", HEADER)
-    alpha.commit_all("lessons: header")
+    commit(alpha, "lessons: header")
     alpha.exchange()
     beta.exchange()
     append(alpha, "memory/lessons.jsonl", _entry("aaaaaaaaaaaa", "from alpha", 2))
-    alpha.commit_all("lessons: +1")
+    commit(alpha, "lessons: +1")
     append(beta, "memory/lessons.jsonl", _entry("bbbbbbbbbbbb", "from beta", 1))
-    beta.commit_all("lessons: +1")
+    commit(beta, "lessons: +1")
     assert _statuses(alpha) == ["ok"] and _statuses(beta) == ["ok"] and _statuses(alpha) == ["ok"]
     merged = read(alpha, "memory/lessons.jsonl")
     assert merged == read(beta, "memory/lessons.jsonl")
@@ -101,21 +104,22 @@ def test_jsonl_appends_on_both_sides_are_united_by_the_driver(alpha: Store, beta
 
 def test_local_commit_before_merge_with_an_advanced_remote(alpha: Store, beta: Store) -> None:
     write(alpha, "daily.md", "a\n")
-    alpha.commit_all("a")
+    commit(alpha, "a")
     alpha.exchange()
-    write(beta, "beta.md", "uncommitted when the exchange starts\n")
-    [outcome] = beta.exchange()  # field case 8: the local change is committed, then merged
+    write(beta, "beta.md", "committed before the exchange starts\n")
+    commit(beta, "beta")  # field case 8: the local change is committed, then merged
+    [outcome] = beta.exchange()
     assert (outcome.status, outcome.pushed, outcome.merged) == ("ok", True, True)
     assert worktree_clean(beta) and read(beta, "daily.md") == "a\n"
     alpha.exchange()
-    assert read(alpha, "beta.md") == "uncommitted when the exchange starts\n"
+    assert read(alpha, "beta.md") == "committed before the exchange starts\n"
 
 
 def test_rejected_push_is_retried_after_fetch_and_merge(
     tmp_path: Path, alpha: Store, beta: Store, remote: Path
 ) -> None:
     write(beta, "beta.md", "b\n")
-    beta.commit_all("b")
+    commit(beta, "b")
     marker = tmp_path / "raced"
     # The remote lets beta push first while alpha's push is being received: a real race, made deterministic.
     hook = remote / "hooks" / "pre-receive"
@@ -131,7 +135,7 @@ def test_rejected_push_is_retried_after_fetch_and_merge(
     )
     hook.chmod(0o755)
     write(alpha, "alpha.md", "a\n")
-    alpha.commit_all("a")
+    commit(alpha, "a")
     [outcome] = alpha.exchange()
     assert (outcome.status, outcome.pushed, outcome.merged) == ("ok", True, True)
     assert marker.exists() and (tmp_path / "receives").read_text().count("receive") == 3
@@ -145,7 +149,7 @@ def test_a_remote_that_refuses_is_reported_not_forced(alpha: Store, remote: Path
     hook.chmod(0o755)
     before = git(remote, "rev-parse", "main")
     write(alpha, "a.md", "a\n")
-    alpha.commit_all("a")
+    commit(alpha, "a")
     [outcome] = alpha.exchange()
     assert outcome.status == "rejected" and "pre-receive hook declined" in outcome.message
     assert git(remote, "rev-parse", "main") == before
@@ -157,7 +161,7 @@ def test_dead_remote_is_offline_quickly_then_catches_up(tmp_path: Path, alpha: S
     remote.rename(moved)
     for n in range(3):
         write(alpha, f"offline-{n}.md", f"{n}\n")
-        alpha.commit_all(f"offline {n}")
+        commit(alpha, f"offline {n}")
     started = time.monotonic()
     [outcome] = alpha.exchange()
     assert time.monotonic() - started < 5
@@ -247,15 +251,15 @@ def test_hung_remote_is_cut_off_by_the_timeout(tmp_path: Path) -> None:
 @pytest.mark.parametrize("deleter", ["first", "second"])
 def test_modify_delete_keeps_the_modified_file(alpha: Store, beta: Store, deleter: str) -> None:
     write(alpha, "roles/dev/tabs.md", "tabs\n")
-    alpha.commit_all("+tabs")
+    commit(alpha, "+tabs")
     alpha.exchange()
     beta.exchange()
     first, second = (alpha, beta) if deleter == "first" else (beta, alpha)
     deleting, modifying = (first, second) if deleter == "first" else (second, first)
-    (deleting.worktree / "roles/dev/tabs.md").unlink()
-    deleting.commit_all("-tabs")
+    remove(deleting, "roles/dev/tabs.md")
+    commit(deleting, "-tabs")
     write(modifying, "roles/dev/tabs.md", "tabs, width 4\n")
-    modifying.commit_all("tabs changed")
+    commit(modifying, "tabs changed")
     assert _statuses(first) == ["ok"] and _statuses(second) == ["ok"] and _statuses(first) == ["ok"]
     for store in (alpha, beta):
         assert read(store, "roles/dev/tabs.md") == "tabs, width 4\n" and worktree_clean(store)
@@ -264,14 +268,14 @@ def test_modify_delete_keeps_the_modified_file(alpha: Store, beta: Store, delete
 
 def test_driver_failure_aborts_the_merge_cleanly(alpha: Store, beta: Store) -> None:
     write(alpha, "notes.md", "base\n")
-    alpha.commit_all("notes")
+    commit(alpha, "notes")
     alpha.exchange()
     beta.exchange()
     write(beta, "notes.md", "base\nbeta\n")
-    beta.commit_all("beta edit")
+    commit(beta, "beta edit")
     beta.exchange()
     write(alpha, "notes.md", "alpha\nbase\n")
-    mine = alpha.commit_all("alpha edit")
+    mine = commit(alpha, "alpha edit")
     git(alpha.worktree, "config", "merge.memsync-entry.driver", "false")  # a driver that fails
     [outcome] = alpha.exchange()
     assert outcome.status == "conflict" and "notes.md" in outcome.message and "aborted" in outcome.message
@@ -285,7 +289,7 @@ def test_force_pushed_remote_is_detected_and_resync_keeps_local_memory(
     tmp_path: Path, alpha: Store, beta: Store, remote: Path
 ) -> None:
     write(alpha, "roles/dev/a.md", "a\n")
-    old = alpha.commit_all("+a")
+    old = commit(alpha, "+a")
     assert old is not None
     alpha.exchange()
     beta.exchange()
@@ -301,7 +305,7 @@ def test_force_pushed_remote_is_detected_and_resync_keeps_local_memory(
     rewritten = git(remote, "rev-parse", "main").strip()
 
     write(alpha, "roles/dev/a2.md", "a2\n")
-    alpha.commit_all("+a2")
+    commit(alpha, "+a2")
     [outcome] = alpha.exchange()
     assert outcome.status == "diverged" and "memsync resync origin" in outcome.message
     assert git(remote, "rev-parse", "main").strip() == rewritten  # nothing pushed to it
@@ -325,30 +329,43 @@ def test_force_pushed_remote_is_detected_and_resync_keeps_local_memory(
     assert worktree_clean(alpha) and worktree_clean(beta)
 
 
-def test_unrelated_histories_meet(tmp_path: Path, remote: Path) -> None:
+def test_stores_made_apart_meet_only_once_one_adopts_the_other(tmp_path: Path, remote: Path) -> None:
+    """Two stores made on their own (their own ids, no common commit) share a remote: the second finds it
+    unrelated and exchanges nothing with it (DESIGN "Hostile input"); `resync --adopt-unrelated` joins
+    them, the adopted store's id kept, and both end on one history with both sides' memory."""
     alone_a = new_store(tmp_path / "a", "alpha")
     alone_b = new_store(tmp_path / "b", "beta")
     write(alone_a, "a.md", "a\n")
-    alone_a.commit_all("a")
+    commit(alone_a, "a")
     write(alone_b, "b.md", "b\n")
-    alone_b.commit_all("b")
+    commit(alone_b, "b")
     alpha = Store.open(store_config(alone_a.worktree, {"origin": remote}), "alpha", alone_a.identity)
     beta = Store.open(store_config(alone_b.worktree, {"origin": remote}), "beta", alone_b.identity)
-    assert _statuses(alpha) == ["ok"] and _statuses(beta) == ["ok"] and _statuses(alpha) == ["ok"]
-    assert alpha.files() == beta.files() == [FORMAT_FILE, "a.md", "b.md"]
+    assert _statuses(alpha) == ["ok"]
+    pushed = git(remote, "rev-parse", "main").strip()
+    [outcome] = beta.exchange()
+    assert outcome.status == "unrelated" and "--adopt-unrelated" in outcome.message, outcome.message
+    assert git(remote, "rev-parse", "main").strip() == pushed
+    assert beta.files() == [FORMAT_FILE, STORE_ID_FILE, "b.md"]
+    with pytest.raises(MemsyncError, match="unrelated to this store"):
+        beta.resync("origin")
+    assert beta.resync("origin", adopt_unrelated=True).status == "ok"
+    assert _statuses(alpha) == ["ok"]
+    assert alpha.files() == beta.files() == [FORMAT_FILE, STORE_ID_FILE, "a.md", "b.md"]
+    assert alpha.head() == beta.head() and read(beta, STORE_ID_FILE) == read(alpha, STORE_ID_FILE)
 
 
 def test_log_by_path_and_by_entry_id(alpha: Store, beta: Store) -> None:
     write(alpha, "memory/lessons.jsonl", HEADER + _entry("3f9a1c2b7d10", "user agent needed", 1))
-    alpha.commit_all("lessons: +1 entry")
+    commit(alpha, "lessons: +1 entry")
     append(alpha, "memory/lessons.jsonl", _entry("0000aaaa1111", "other", 2))
-    alpha.commit_all("lessons: +1 entry")
+    commit(alpha, "lessons: +1 entry")
     alpha.exchange()
     beta.exchange()
     tombstone = '{"id":"3f9a1c2b7d10","deleted":true,"created_at":"2026-11-30T11:00:00Z"}\n'
     append(beta, "memory/lessons.jsonl", tombstone)
     write(beta, "roles/qa/x.md", "x\n")
-    beta.commit_all("lessons: 1 tombstone; qa +1")
+    commit(beta, "lessons: 1 tombstone; qa +1")
 
     history = beta.log("memory/lessons.jsonl")
     assert [(r.host, r.message) for r in history] == [
@@ -375,9 +392,9 @@ def test_quiescence_no_commits_without_news(
     alpha: Store, beta: Store, remote: Path, same_content: bool
 ) -> None:
     write(alpha, "shared.md" if same_content else "a.md", "same\n" if same_content else "a\n")
-    alpha.commit_all("alpha")
+    commit(alpha, "alpha")
     write(beta, "shared.md" if same_content else "b.md", "same\n" if same_content else "b\n")
-    beta.commit_all("beta")
+    commit(beta, "beta")
     counts = []
     for _round in range(5):
         assert _statuses(alpha) == ["ok"] and _statuses(beta) == ["ok"]
@@ -409,7 +426,7 @@ def test_each_remote_gets_its_own_outcome(tmp_path: Path, remote: Path) -> None:
     local = new_store(tmp_path / "alpha", "alpha", {"origin": remote})
     both = Store.open(store_config(local.worktree, {"origin": remote, "usb": dead}), "alpha", local.identity)
     write(both, "a.md", "a\n")
-    both.commit_all("a")
+    commit(both, "a")
     outcomes = both.exchange()
     assert [(o.remote, o.status, o.pushed) for o in outcomes] == [
         ("origin", "ok", True),
@@ -425,7 +442,7 @@ def test_three_peers_in_any_order_converge_then_go_quiet(tmp_path: Path, remote:
     rng = random.Random(2026)
     peers = [new_store(tmp_path / name, name, {"origin": remote}) for name in ("alpha", "beta", "gamma")]
     write(peers[0], "memory/m.jsonl", HEADER)
-    peers[0].commit_all("header")
+    commit(peers[0], "header")
     peers[0].exchange()
     for peer in peers[1:]:
         peer.exchange()
@@ -437,10 +454,10 @@ def test_three_peers_in_any_order_converge_then_go_quiet(tmp_path: Path, remote:
             line = _entry(f"{peer.host[:1]}{step:011d}", f"step {step}", step)
             append(peer, "memory/m.jsonl", line)
             expected.add(line.strip())
-            peer.commit_all(f"+1 entry at step {step}")
+            commit(peer, f"+1 entry at step {step}")
         elif action == "file":
             write(peer, f"roles/{peer.host}/note-{step}.md", f"{step}\n")
-            peer.commit_all(f"note {step}")
+            commit(peer, f"note {step}")
         else:
             assert _statuses(peer) == ["ok"]
     for _round in range(2):
@@ -470,7 +487,7 @@ def test_ssh_remote_that_refuses_fails_fast_with_ssh_reason(tmp_path: Path) -> N
 
 def test_a_remote_recreated_empty_gets_the_whole_history_again(alpha: Store, remote: Path) -> None:
     write(alpha, "a.md", "a\n")
-    alpha.commit_all("a")
+    commit(alpha, "a")
     alpha.exchange()
     shutil.rmtree(remote)
     bare_remote(remote)

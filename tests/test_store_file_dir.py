@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from memsync.layout import aside_name, is_aside, is_ignored, kind_of
 from memsync.store import Store
 from tests.helpers import bare_remote, git
-from tests.stores import new_store, read, worktree_clean, write
+from tests.stores import commit, new_store, read, remove, worktree_clean, write
 
 FILE = "roles/qa/notes.md"
 INNER = "roles/qa/notes.md/inner.md"
@@ -36,16 +36,16 @@ def both_ways(
     one = new_store(tmp_path / "one", "one", {"origin": origin, "side": side})
     for rel, text in base.items():
         write(one, rel, text)
-    one.commit_all("base")
+    commit(one, "base")
     assert [o.status for o in one.exchange(["origin"])] == ["ok"]
     two = new_store(tmp_path / "two", "two", {"origin": origin, "side": side})
     for store, change in ((one, first), (two, second)):
         for rel, new in change.items():
             if new is None:
-                (store.worktree / rel).unlink()
+                remove(store, rel)
             else:
                 write(store, rel, new)
-        store.commit_all("change")
+        commit(store, "change")
     assert [o.status for o in one.exchange(["side"])] == ["ok"]  # one's commit goes to side
     assert [o.status for o in two.exchange(["origin"])] == ["ok"]  # two's commit goes to origin
     assert [o.status for o in two.exchange(["side"])] == ["ok"]  # two merges one's
@@ -109,7 +109,7 @@ def test_a_file_meeting_a_deeper_directory(tmp_path: Path) -> None:
 def test_resync_onto_a_history_with_a_file_where_a_directory_is_here(tmp_path: Path, remote: Path) -> None:
     alpha = new_store(tmp_path / "alpha", "alpha", {"origin": remote})
     write(alpha, INNER, "mine, in a directory\n")
-    alpha.commit_all("dir")
+    commit(alpha, "dir")
     alpha.exchange()
     rewriter = tmp_path / "rewriter"
     git(tmp_path, "clone", "-q", str(remote), str(rewriter))
