@@ -1,142 +1,77 @@
-"""The long-running sync loop: single instance, signals, watch events, pull timer, backoff (issue 4 "Daemon";
-DESIGN "One sync cycle").
+"""The long-running sync loop: one daemon per config and per store, signals, watch events, pull timer,
+backoff (issue 4 "Daemon"; DESIGN "One sync cycle").
 
-One thread owns everything but the observers: it waits on the event queue with a timeout set by the
-nearest deadline (debounced events, pull timer, retry after a failure) and runs cycles one at a time.
-The observers' handlers only put ``WatchEvent``s on the queue.
+The main thread owns every timer and decision. It waits on one queue (watch events, ends of cycles and
+probes) with a timeout set by the nearest deadline, and runs each store's cycles in a worker thread
+(``workers``), one at a time per store: a store whose remote hangs never holds up another. A remote that
+failed is left out of its store's exchanges and retried with backoff (``backoff``); one that could not
+be reached is first asked whether it answers, outside the store's cycle, so it holds up neither the
+store's other remotes nor its local commits. Each store is served by one daemon whatever config names it
+(``storelock``). SIGTERM sets the stop event: running git is killed, cycles unwind, what they cut short
+is recovered at the next start as after ``kill -9`` (DESIGN I7), and the daemon exits within
+``STOP_DEADLINE_S`` whatever its stores are doing.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import queue
 import signal
-import socket
+import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Collection
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-import filelock
-import platformdirs
-
-from memsync.config import Config, StoreConfig, config_path, load_config
-from memsync.cycle import CycleReport, remote_error, run_cycle
+from memsync.backoff import CAP_S, Backoff, Remotes
+from memsync.config import Config, config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.watch import Debouncer, Watcher, WatchEvent, read_ref, remote_git_dir
+from memsync.instance import instance_lock, running_daemon_pid, sd_notify
+from memsync.oneshot import EXIT_OK, log_report, run_all, run_all_from
+from memsync.remotedirs import remote_dirs, remote_moved
+from memsync.storelock import StoreGuard
+from memsync.watch import Debouncer, Watcher, WatchEvent
+from memsync.workers import CycleDone, Probed, Workers
+
+# run_all, run_all_from and running_daemon_pid: other modules import them from here.
+__all__ = ["Daemon", "run_all", "run_all_from", "run_daemon", "running_daemon_pid"]
 
 log = logging.getLogger(__name__)
 
-EXIT_OK = 0
-EXIT_NOT_PUSHED = 75
-EXIT_ERROR = 1
-BACKOFF_BASE_S = 1.0
-BACKOFF_CAP_S = 300.0
 # A push to a local-path remote is complete once its ref is renamed into place; a short settle keeps the
 # few events of one push (ref, reflog, packed-refs) in one cycle.
 REMOTE_SETTLE_S = 0.05
-INSTANCE_WAIT_S = 1.0
 # After an unexpected error in the loop itself (not in a cycle), so a persistent one cannot spin.
 LOOP_ERROR_PAUSE_S = 1.0
 # For stores whose remotes are all watched local paths, the pull timer only backs up the watches.
 SAFETY_PULL_FACTOR = 6
+# After SIGTERM: how long the cycles cut short get to unwind, and when the process exits regardless.
+STOP_JOIN_S = 3.0
+STOP_DEADLINE_S = 4.5
 
 
-def state_dir() -> Path:
-    """memsync's per-user state directory (``$XDG_STATE_HOME/memsync``): daemon locks and pid files."""
-    return platformdirs.user_state_path("memsync")
-
-
-def _instance_stem(path: Path) -> Path:
-    # resolve(): the same config reached through '..' or a symlink is the same daemon.
-    digest = hashlib.sha256(str(path.expanduser().resolve()).encode()).hexdigest()[:16]
-    return state_dir() / f"daemon-{digest}"
-
-
-def pid_file(path: Path) -> Path:
-    """The file holding the PID of the daemon running for the config file ``path``."""
-    return _instance_stem(path).with_suffix(".pid")
-
-
-def running_daemon_pid(path: Path) -> int | None:
-    """The PID of the live daemon for config file ``path``, or None when none runs.
-
-    "Live" means the instance lock is held: a pid file left by a killed daemon does not count.
-    """
-    lock = filelock.FileLock(_instance_stem(path).with_suffix(".lock"), timeout=0)
-    try:
-        with lock:
-            return None
-    except filelock.Timeout:
-        return _read_pid(pid_file(path))
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
-@contextmanager
-def instance_lock(path: Path) -> Iterator[None]:
-    """Hold the one-daemon-per-config lock for config file ``path`` and record our PID while held.
-
-    Raises ``MemsyncError`` naming the running daemon's PID when another daemon holds it.
-    """
-    stem = _instance_stem(path)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    # A short wait, not none: `memsync status` probes this lock for an instant.
-    lock = filelock.FileLock(stem.with_suffix(".lock"), timeout=INSTANCE_WAIT_S)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        pid = _read_pid(pid_file(path))
-        who = f"PID {pid}" if pid else "another process"
-        raise MemsyncError(
-            f"memsync daemon: a daemon ({who}) is already running for {path}. "
-            "Stop it first, or run `memsync sync` for a one-off cycle"
-        ) from None
-    try:
-        pid_file(path).write_text(f"{os.getpid()}\n")
-        yield
-    finally:
-        pid_file(path).unlink(missing_ok=True)
-        lock.release()
-
-
-def sd_notify(message: str) -> None:
-    """Send ``message`` (e.g. "READY=1") to systemd's ``$NOTIFY_SOCKET``, if set; errors are logged only."""
-    address = os.environ.get("NOTIFY_SOCKET")
-    if not address:
-        return
-    if address.startswith("@"):
-        address = "\0" + address[1:]
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-            sock.sendto(message.encode(), address)
-    except OSError as exc:
-        log.debug("sd_notify %s failed: %s", message, exc)
+_Event = WatchEvent | CycleDone | Probed | None
 
 
 @dataclass
 class _StoreState:
-    """Per-store timers: pending events, the next retry after a failure, what was last said about remotes."""
+    """Per-store timers and facts: pending events, the backoff after failed cycles, each remote's health,
+    the store's lock (``guard``), whether a cycle runs now."""
 
     debouncer: Debouncer
+    guard: StoreGuard
+    remotes: Remotes
     remote_due: float | None = None
-    failures: int = 0
-    retry_at: float | None = None
-    remote_errors: dict[str, str | None] = field(default_factory=dict)
+    backoff: Backoff = field(default_factory=Backoff)
     failing: bool = False
     reconciled: bool = False
     last_cycle: float = 0.0
     # A reload added tracks (or the store): their folders may already hold memory to publish.
     tracks_added: bool = False
+    busy: bool = False
 
 
 class Daemon:
@@ -145,27 +80,37 @@ class Daemon:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.config: Config = load_config(path)
-        self.events: queue.Queue[WatchEvent | None] = queue.Queue()
+        self.events: queue.Queue[_Event] = queue.Queue()
+        self.stop = threading.Event()
+        self.workers = Workers(self.events.put, self.stop)
         self.stopping = False
         self.reload_requested = False
         self.states: dict[str, _StoreState] = {}
         self.next_pull = time.monotonic()
+        # The stores whose start-up cycle has not ended yet; None once all have.
+        self._starting: set[str] | None = set()
         self._sync_states()
 
     def _sync_states(self) -> None:
-        for name in self.config.stores:
+        for name, store in self.config.stores.items():
             state = self.states.get(name)
-            if state is None:
-                self.states[name] = _StoreState(Debouncer(self.config.debounce_s, self.config.max_delay_s))
+            if state is None or state.guard.store != store.path:
+                if state is not None:
+                    state.guard.release()
+                debouncer = Debouncer(self.config.debounce_s, self.config.max_delay_s)
+                state = self.states[name] = _StoreState(
+                    debouncer, StoreGuard(name, store.path, self.path), Remotes(name)
+                )
             else:  # keep what is pending, with the new timings
                 state.debouncer.debounce_s = self.config.debounce_s
                 state.debouncer.max_delay_s = max(self.config.max_delay_s, self.config.debounce_s)
+            state.remotes.follow(store.remotes)
         for name in set(self.states) - set(self.config.stores):
-            del self.states[name]
+            self.states.pop(name).guard.release()
 
     def _targets(self) -> tuple[list[Path], list[Path]]:
         tracked = [track.live for store in self.config.stores.values() for track in store.tracks]
-        remotes = [d for store in self.config.stores.values() for d in _remote_dirs(store).values()]
+        remotes = [d for store in self.config.stores.values() for d in remote_dirs(store).values()]
         return tracked, remotes
 
     def _stores_for(self, event: WatchEvent) -> list[str]:
@@ -173,7 +118,7 @@ class Daemon:
         names: list[str] = []
         for name, store in self.config.stores.items():
             if event.source == "remote":
-                dirs = _remote_dirs(store).values()
+                dirs = remote_dirs(store).values()
                 if any(path.is_relative_to(d) or d.is_relative_to(path) for d in dirs):
                     names.append(name)
             elif any(path.is_relative_to(t.live) or t.live.is_relative_to(path) for t in store.tracks):
@@ -189,63 +134,119 @@ class Daemon:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             self.stopping = True
+            self.stop.set()
+            deadline = threading.Timer(STOP_DEADLINE_S, _give_up)
+            deadline.daemon = True
+            deadline.start()
         self.events.put(None)
 
     def run(self, once: bool = False) -> int:
         """Run until SIGTERM/SIGINT (exit 0), or with ``once`` run one cycle per store and return its exit
-        code (0 pushed, 75 committed but not pushed, 1 error)."""
+        code (0 pushed, 75 committed but not pushed, 1 error). Raises ``MemsyncError`` when another
+        daemon serves one of the stores."""
         if once:
             return run_all(self.config)
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, self._on_signal)
-        watcher = Watcher(self.events.put)
-        with watcher:
-            watcher.set_targets(*self._targets())
-            log.info(
-                "watching %d directories for %d stores (config %s)",
-                len(watcher.watched_dirs),
-                len(self.config.stores),
-                self.path,
-            )
-            sd_notify("READY=1")
-            # Start-up cycle: reconcile and commit local work before any merge.
-            for name in self.config.stores:
-                if self.stopping:
-                    break
-                self._cycle(name, exchange=True, reason="start")
-            log.info("start-up cycle done")
-            self.next_pull = time.monotonic() + self.config.pull_interval_s
-            while not self.stopping:
-                try:
-                    self._wait_and_dispatch(watcher)
-                except Exception:  # nothing may end the daemon but a stop signal
-                    log.exception("daemon loop error; continuing")
-                    time.sleep(LOOP_ERROR_PAUSE_S)
+        try:
+            for name, store in self.config.stores.items():
+                holder = self.states[name].guard.take()
+                if holder is not None:
+                    raise MemsyncError(
+                        f"memsync daemon: store {name!r} ({store.path}) is served by another daemon "
+                        f"({holder}). Stop that one first, or name another store path in {self.path}"
+                    )
+            with Watcher(self.events.put) as watcher:
+                self._serve(watcher)
+        finally:
+            for state in self.states.values():
+                state.guard.release()
         sd_notify("STOPPING=1")
         log.info("memsync daemon stopped")
         return EXIT_OK
 
+    def _serve(self, watcher: Watcher) -> None:
+        watcher.set_targets(*self._targets())
+        log.info(
+            "watching %d directories for %d stores (config %s)",
+            len(watcher.watched_dirs),
+            len(self.config.stores),
+            self.path,
+        )
+        sd_notify("READY=1")
+        # Start-up cycles: reconcile and commit local work before any merge.
+        self._starting = set(self.config.stores)
+        for name in self.config.stores:
+            self._start_cycle(name, "start", list(self.config.stores[name].remotes))
+        self._started("")
+        while not self.stopping:
+            try:
+                self._wait_and_dispatch(watcher)
+            except Exception:  # nothing may end the daemon but a stop signal
+                log.exception("daemon loop error; continuing")
+                time.sleep(LOOP_ERROR_PAUSE_S)
+        # Cut short by the stop event, the running cycles unwind; what they leave is recovered on start.
+        until = time.monotonic() + STOP_JOIN_S
+        while any(state.busy for state in self.states.values()) and time.monotonic() < until:
+            with suppress(queue.Empty):
+                self._handle(self.events.get(timeout=0.1))
+
+    def _started(self, name: str) -> None:
+        """Store ``name``'s cycle ended: once every start-up cycle has, the pull timer starts."""
+        if self._starting is None:
+            return
+        self._starting.discard(name)
+        if not self._starting:
+            self._starting = None
+            log.info("start-up cycle done")
+            self.next_pull = time.monotonic() + self.config.pull_interval_s
+
     def _deadline(self) -> float:
+        """The nearest time something is due. A busy store's end is an event of its own, and a failing
+        one waits for its retry only: their other deadlines, past already, would make the loop spin."""
         deadlines = [self.next_pull]
         for state in self.states.values():
-            for due in (state.debouncer.deadline(), state.remote_due, state.retry_at):
-                if due is not None:
-                    deadlines.append(due)
+            if state.busy:
+                continue
+            if state.failing:
+                due = [state.backoff.retry_at]
+            else:
+                due = [state.debouncer.deadline(), state.remote_due, *state.remotes.deadlines()]
+            deadlines.extend(when for when in due if when is not None)
         return min(deadlines)
 
     def _wait_and_dispatch(self, watcher: Watcher) -> None:
         timeout = max(0.0, self._deadline() - time.monotonic())
-        batch: list[WatchEvent | None] = []
+        batch: list[_Event] = []
         with suppress(queue.Empty):
             batch.append(self.events.get(timeout=timeout))
             while True:
                 batch.append(self.events.get_nowait())
         if self.reload_requested:
             self._reload(watcher)
-        events = [event for event in batch if event is not None]
-        if events:
+        if any(isinstance(event, WatchEvent) for event in batch):
             watcher.refresh()
-        for event in events:
+        for event in batch:
+            self._handle(event)
+        if self.stopping:
+            return
+        for state in self.states.values():
+            if state.guard.check():
+                state.reconciled = False
+        now = time.monotonic()
+        pull = self._starting is None and now >= self.next_pull
+        if pull:
+            self.next_pull = now + self.config.pull_interval_s
+        for name, state in self.states.items():
+            if not state.busy and state.guard.served:
+                self._dispatch(name, state, now, pull)
+
+    def _handle(self, event: _Event) -> None:
+        if isinstance(event, CycleDone):
+            self._cycle_done(event)
+        elif isinstance(event, Probed):
+            self._probed(event)
+        elif isinstance(event, WatchEvent):
             for name in self._stores_for(event):
                 state = self.states[name]
                 if event.source == "remote":
@@ -253,44 +254,38 @@ class Daemon:
                     state.remote_due = due if state.remote_due is None else min(state.remote_due, due)
                 else:
                     state.debouncer.poke(event.at)
-        if self.stopping:
+
+    def _dispatch(self, name: str, state: _StoreState, now: float, pull: bool) -> None:
+        remote = state.remote_due is not None and now >= state.remote_due
+        if remote and not remote_moved(self.config.stores[name]):
+            # Our own push moved the remote's ref: nothing new to fetch.
+            state.remote_due = None
+            remote = False
+        if remote:  # a sign of life: remotes backing off are tried again at once
+            state.remotes.sign_of_life()
+        retry = state.backoff.due(now)
+        if state.failing and not retry:
+            # The last cycle failed as a whole: only the backoff timer tries again (pending events wait
+            # for it), so a broken store is not hammered at the pull interval.
             return
-        now = time.monotonic()
-        pull = now >= self.next_pull
-        if pull:
-            self.next_pull = now + self.config.pull_interval_s
-        for name, state in self.states.items():
-            remote = state.remote_due is not None and now >= state.remote_due
-            if remote and state.retry_at is None and not self._remote_moved(name):
-                # Our own push moved the remote's ref: nothing new to fetch.
-                state.remote_due = None
-                remote = False
-            retry = state.retry_at is not None and now >= state.retry_at
-            if state.failing and not retry:
-                # The last cycle failed as a whole: only the backoff timer tries again (pending events
-                # wait for it), so a broken store is not hammered at the pull interval.
-                continue
-            local = state.debouncer.due(now)
-            polled = pull and self._pull_matters(name, state, now)
-            reasons = [
-                why
-                for why, hit in (
-                    ("remote refs changed", remote),
-                    ("retry", retry),
-                    ("local changes", local),
-                    ("pull timer", polled),
-                    ("tracks added", state.tracks_added),
-                )
-                if hit
-            ]
-            if not reasons:
-                continue
-            # While a remote fails, only its backoff timer or a sign of life (its refs changed) retries the
-            # exchange; local changes are still committed in between.
-            backing_off = state.retry_at is not None and not (retry or remote)
-            self._cycle(name, exchange=not backing_off, reason=", ".join(reasons))
-            if self.stopping:
-                return
+        probe, came_back = state.remotes.due(now)
+        for remote_name in probe:
+            self.workers.probe(name, self.config, self.config.stores[name], remote_name)
+        polled = pull and self._pull_matters(name, state, now)
+        reasons = [
+            why
+            for why, hit in (
+                ("remote refs changed", remote),
+                ("retry", retry),
+                ("local changes", state.debouncer.due(now)),
+                ("pull timer", polled),
+                ("tracks added", state.tracks_added),
+                ("a remote is tried again", came_back),
+            )
+            if hit
+        ]
+        if reasons:
+            self._start_cycle(name, ", ".join(reasons), state.remotes.exchanged())
 
     def _pull_matters(self, name: str, state: _StoreState, now: float) -> bool:
         """Whether the pull timer should run a cycle of store ``name`` now.
@@ -300,20 +295,10 @@ class Daemon:
         timer is a safety net for a missed event: it runs every SAFETY_PULL_FACTOR pull intervals, or at
         once when a remote's head differs from what the store fetched (idle cycles cost CPU: issue 4)."""
         store = self.config.stores[name]
-        if len(_remote_dirs(store)) < len(store.remotes):
+        if len(remote_dirs(store)) < len(store.remotes):
             return True
         safety = SAFETY_PULL_FACTOR * self.config.pull_interval_s
-        return now - state.last_cycle >= safety or self._remote_moved(name)
-
-    def _remote_moved(self, name: str) -> bool:
-        """True when a local-path remote of store ``name`` has a head the store has not fetched yet."""
-        store = self.config.stores[name]
-        ref = f"refs/heads/{store.branch}"
-        for remote, git_dir in _remote_dirs(store).items():
-            theirs = read_ref(git_dir, ref)
-            if theirs != read_ref(store.path / ".git", f"refs/remotes/{remote}/{store.branch}"):
-                return True
-        return False
+        return now - state.last_cycle >= safety or remote_moved(self.config.stores[name])
 
     def _reload(self, watcher: Watcher) -> None:
         self.reload_requested = False
@@ -337,40 +322,48 @@ class Daemon:
             len(watcher.watched_dirs),
         )
 
-    def _cycle(self, name: str, *, exchange: bool, reason: str) -> None:
+    def _start_cycle(self, name: str, reason: str, remotes: Collection[str]) -> None:
         state = self.states[name]
-        log.debug("store %s: cycle (%s)%s", name, reason, "" if exchange else ", local only: backing off")
+        store_cfg = self.config.stores[name]
+        left_out = len(store_cfg.remotes) - len(remotes)
+        log.debug(
+            "store %s: cycle (%s)%s", name, reason, f", {left_out} remote(s) left out" if left_out else ""
+        )
         state.debouncer.take()
         state.tracks_added = False
         state.last_cycle = time.monotonic()
-        if exchange:
+        state.busy = True
+        if len(remotes) == len(store_cfg.remotes):
             state.remote_due = None
-        store_cfg = self.config.stores[name]
-        try:
-            report = run_cycle(
-                self.config, store_cfg, remotes=None if exchange else (), full_reconcile=not state.reconciled
-            )
-            state.reconciled = True
-        except MemsyncError as exc:
-            self._failed(name, state, str(exc))
+        state.remotes.taken(remotes)
+        self.workers.cycle(name, self.config, store_cfg, remotes, not state.reconciled)
+
+    def _cycle_done(self, done: CycleDone) -> None:
+        state = self.states.get(done.store)
+        if state is None:  # the store left the config meanwhile
             return
-        except Exception as exc:  # a failing cycle must never end the daemon
-            log.exception("store %s: sync cycle failed unexpectedly", name)
-            self._failed(name, state, repr(exc))
+        state.busy = False
+        if done.report is None:
+            if done.error is not None:
+                self._failed(done.store, state, done.error)
+            self._started(done.store)
             return
-        _log_report(name, report)
-        if not exchange:
-            return
-        errors = {outcome.remote: remote_error(outcome) for outcome in report.remotes}
-        self._log_remote_changes(name, state, errors)
-        if any(errors.values()):
-            self._schedule_retry(state)
-        else:
-            state.failures = 0
-            state.retry_at = None
-        if state.failing and report.ok:
-            log.info("store %s: sync works again", name)
+        state.reconciled = True
+        log_report(done.store, done.report)
+        state.remotes.record(done.report.remotes, time.monotonic(), self._cap())
+        if state.failing:
+            log.info("store %s: sync works again", done.store)
             state.failing = False
+        state.backoff.reset()
+        self._started(done.store)
+
+    def _cap(self) -> float:
+        return max(CAP_S, self.config.pull_interval_s)
+
+    def _probed(self, probed: Probed) -> None:
+        state = self.states.get(probed.store)
+        if state is not None:
+            state.remotes.probed(probed.remote, probed.problem, time.monotonic(), self._cap())
 
     def _failed(self, name: str, state: _StoreState, message: str) -> None:
         if not state.failing:
@@ -379,85 +372,25 @@ class Daemon:
             log.debug("store %s: sync cycle failed again: %s", name, message)
         state.failing = True
         state.reconciled = False
-        self._schedule_retry(state)
-
-    def _schedule_retry(self, state: _StoreState) -> None:
-        state.failures += 1
-        cap = max(BACKOFF_CAP_S, self.config.pull_interval_s)
-        delay = min(cap, BACKOFF_BASE_S * 2 ** (state.failures - 1))
-        state.retry_at = time.monotonic() + delay
-        log.debug("next retry in %.1f s", delay)
-
-    @staticmethod
-    def _log_remote_changes(name: str, state: _StoreState, errors: dict[str, str | None]) -> None:
-        for remote, error in errors.items():
-            before = state.remote_errors.get(remote)
-            if error and not before:
-                log.warning(
-                    "store %s: remote %s failed, committing locally and retrying with backoff: %s",
-                    name,
-                    remote,
-                    error,
-                )
-            elif before and not error:
-                log.info("store %s: remote %s reachable again", name, remote)
-            state.remote_errors[remote] = error
+        log.debug("next retry in %.1f s", state.backoff.failed(time.monotonic(), self._cap()))
 
 
-def _remote_dirs(store: StoreConfig) -> dict[str, Path]:
-    """The git dirs of ``store``'s remotes that are local paths, by remote name."""
-    dirs = {name: remote_git_dir(url, store.path) for name, url in store.remotes.items()}
-    return {name: path for name, path in dirs.items() if path is not None}
-
-
-def _log_report(name: str, report: CycleReport) -> None:
-    if report.commit_message:
-        log.info("store %s: committed %s", name, report.commit_message.splitlines()[0])
-    for outcome in report.remotes:
-        if outcome.merged:
-            log.info("store %s: pulled from %s", name, outcome.remote)
-        if outcome.pushed:
-            log.info("store %s: pushed to %s", name, outcome.remote)
-    for path in report.delivered:
-        log.info("store %s: delivered %s", name, path)
-
-
-def run_all(config: Config) -> int:
-    """One cycle over every store of ``config`` (what `memsync sync` does); the exit code is 0 when
-    everything is pushed, 75 when committed but something is not pushed, 1 when a cycle failed."""
-    code = EXIT_OK
-    for name, store_cfg in config.stores.items():
-        try:
-            report = run_cycle(config, store_cfg)
-        except MemsyncError as exc:
-            log.error("store %s: %s", name, exc)
-            code = EXIT_ERROR
-            continue
-        _log_report(name, report)
-        for outcome in report.remotes:
-            if remote_error(outcome):
-                log.warning("store %s: remote %s: %s", name, outcome.remote, outcome.message)
-        if not report.ok and code == EXIT_OK:
-            code = EXIT_NOT_PUSHED
-    return code
+def _give_up() -> None:
+    """The stop deadline passed with something still running (a git that ignores SIGKILL on a dead
+    mount, a wait inside SQLite): exit now, as ``kill -9`` would; the next start recovers."""
+    log.error("memsync daemon: not stopped within %.1f s of SIGTERM; exiting now", STOP_DEADLINE_S)
+    logging.shutdown()
+    os._exit(EXIT_OK)
 
 
 def run_daemon(path: Path | None = None, once: bool = False) -> int:
-    """Run the memsync daemon for the config file ``path`` (default: ``config_path()``).
-
-    Holds the single-instance lock for that config (``MemsyncError`` naming the running daemon's PID if
-    another holds it), watches every tracked path and local-path remote, and syncs on debounced events,
-    on the pull timer and with capped exponential backoff after failures. Returns 0 after SIGTERM/SIGINT
-    (the running cycle is finished first); SIGHUP reloads the config (a store that gained tracks then runs
-    a full-reconcile cycle at once, publishing what they already hold). With ``once`` it runs one cycle per
-    store and returns that exit code (0, 75 or 1, as `memsync sync`).
-    """
+    """Run the memsync daemon for the config file ``path`` (default: ``config_path()``): see the module
+    docstring. Holds the lock of that config and the daemon lock of each of its stores (``MemsyncError``
+    naming the daemon holding one: PID and config). Returns 0 after SIGTERM/SIGINT, within
+    ``STOP_DEADLINE_S``; SIGHUP reloads the config (a store that gained tracks then runs a full-reconcile
+    cycle at once). With ``once`` it runs one cycle per store and returns its exit code (as `memsync
+    sync`: 0, 75 or 1)."""
     path = path or config_path()
     daemon = Daemon(path)
     with instance_lock(path):
         return daemon.run(once=once)
-
-
-def run_all_from(path: Path) -> int:
-    """Load the config file ``path`` and run :func:`run_all` on it (the `memsync sync` command)."""
-    return run_all(load_config(path))

@@ -24,26 +24,43 @@ def append_once(path: Path, data: bytes, *, create: bool = False, fsync: bool = 
     ``fsync`` is False, for a caller that syncs many files at once: ``WriteBatch``).
 
     One write of a whole number of lines means concurrent appenders never interleave inside a line.
-    ``create`` allows creating a missing file (mode 0o644 before umask). Raises ``OSError`` from the OS;
-    a short write (disk full) raises ``OSError(ENOSPC)`` after writing what fitted.
+    ``create`` allows creating a missing file (mode 0o644 before umask). Raises ``OSError`` from the OS,
+    naming ``path``. A short write (a full disk or quota) is taken back before that error is raised:
+    what fitted is cut off again unless someone appended after it meanwhile, so no partial line is left
+    for a reader to take as a line (DESIGN I2; the bytes cut are this call's own, never an agent's, I5).
     """
     flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT if create else 0)
     fd = os.open(path, flags, 0o644)
     try:
         written = os.write(fd, data)
         if written != len(data):
-            raise OSError(28, f"short write to {path}: {written} of {len(data)} bytes")
+            end = os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND: just past the bytes this write placed
+            try:
+                extra = os.write(fd, data[written:])  # tells why the first write fell short
+                why = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            except OSError as exc:
+                extra, why = 0, exc
+            if os.fstat(fd).st_size == end + extra:  # nobody appended after these bytes
+                os.ftruncate(fd, end - written)
+            raise why
         if fsync:
             os.fsync(fd)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     finally:
         os.close(fd)
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` with ``path`` as its file name (an error from a descriptor names no file)."""
+    return exc if exc.filename else OSError(exc.errno, exc.strerror, str(path))
 
 
 def temp_beside(path: Path, data: bytes, mode: int, *, fsync: bool = True) -> Path:
     """Write ``data`` to a new temp file (``mode`` bits; fsynced unless ``fsync`` is False, for a caller
     that syncs many at once) in ``path``'s directory, created if missing, and return its path. Its name
-    starts with ``TEMP_PREFIX``, which memsync never syncs. Raises ``OSError``; on failure no temp file is
-    left behind."""
+    starts with ``TEMP_PREFIX``, which memsync never syncs. Raises ``OSError`` (naming ``path`` when the
+    write itself fails, a full disk say); on failure no temp file is left behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
@@ -53,6 +70,9 @@ def temp_beside(path: Path, data: bytes, mode: int, *, fsync: bool = True) -> Pa
             if fsync:
                 os.fsync(out.fileno())
         os.chmod(tmp, mode)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _naming(exc, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -155,3 +155,70 @@ class DaemonLock:
         except OSError:
             return True
         return (info.st_dev, info.st_ino) != self._inode
+
+
+class StoreGuard:
+    """One store as a daemon serves it: its ``DaemonLock`` taken once the store exists, dropped (and
+    reported) when the store vanishes under the daemon, and another daemon holding it reported once. A
+    store with no repository (yet, or any more) is served too: its cycles fail, saying what is missing,
+    and are retried until it is there."""
+
+    def __init__(self, name: str, store: Path, config: Path) -> None:
+        self.name = name
+        self.store = store
+        self.config = config
+        self.lock: DaemonLock | None = None
+        self.refused = False  # another daemon holds the lock (said once)
+        self.vanished = False  # the store went away under this daemon (said once)
+
+    @property
+    def served(self) -> bool:
+        """True when this daemon syncs the store: it holds its lock, or no store is there."""
+        return self.lock is not None or not (self.store / ".git").is_dir()
+
+    def take(self) -> Holder | None:
+        """Take the lock if the store's repository exists: None when held (or no store there yet),
+        else who holds it."""
+        if self.lock is not None or not (self.store / ".git").is_dir():
+            return None
+        meta_dir = self.store / ".git" / "memsync"
+        meta_dir.mkdir(parents=True, exist_ok=True)
+        lock = DaemonLock(meta_dir, self.config)
+        holder = lock.acquire()
+        if holder is None:
+            self.lock = lock
+        return holder
+
+    def check(self) -> bool:
+        """Notice a store deleted (or deleted and made again) under the daemon, take the lock of one that
+        appeared, report one another daemon serves. True when the store was (re)taken: its next cycle
+        must open it anew."""
+        if self.lock is not None and self.lock.vanished():
+            log.error(
+                "store %s: %s vanished while this daemon served it (deleted, moved, or deleted and made "
+                "again); served again once a store is there and no other daemon serves it",
+                self.name,
+                self.store,
+            )
+            self.release()
+            self.vanished = True
+        holder = self.take()
+        if holder is not None and not self.refused:
+            log.error(
+                "store %s: %s is served by another daemon (%s); leaving it alone",
+                self.name,
+                self.store,
+                holder,
+            )
+        self.refused = holder is not None
+        if self.lock is not None and self.vanished:
+            log.warning("store %s: a store is at %s again; syncing it", self.name, self.store)
+            self.vanished = False
+            return True
+        return False
+
+    def release(self) -> None:
+        """Let the lock go (if held)."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None

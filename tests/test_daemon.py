@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from memsync.storeid import STORE_ID_FILE
 from tests.helpers import git, wait_for
 from tests.peers import MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, running
 
@@ -194,11 +195,13 @@ def test_log_shows_host_and_changes(tmp_path: Path, alice: Peer, remote: Path) -
 def test_resync_adopts_a_rewritten_remote_history(tmp_path: Path, alice: Peer, remote: Path) -> None:
     kept = alice.append_entry("alice's memory survives the rewrite")
     assert alice.cli("sync").returncode == 0
-    # Someone rewrites the remote's history: a fresh root commit, force-pushed.
+    # Someone rewrites the remote's history: a fresh root commit of the same store (its id kept),
+    # force-pushed.
     work = tmp_path / "rewriter"
     git(tmp_path, "init", "-q", "-b", "main", str(work))
     (work / ".memsync").mkdir()
     (work / ".memsync" / "format").write_text("1\n")
+    (work / STORE_ID_FILE).write_bytes(alice.read_store(STORE_ID_FILE))
     (work / "roles" / "qa").mkdir(parents=True)
     (work / "roles" / "qa" / "from-rewrite.md").write_text("new history\n")
     git(work, "add", "-A")

@@ -180,11 +180,19 @@ def resync_command(
     store: Annotated[
         str | None, typer.Option("--store", help="The store (needed when several have REMOTE).")
     ] = None,
+    adopt_unrelated: Annotated[
+        bool,
+        typer.Option(
+            "--adopt-unrelated",
+            help="Also adopt a REMOTE whose history is unrelated to the store (another repository).",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> int:
     """Adopt REMOTE's history after it was rewritten (force-pushed) and re-publish local memory on top,
-    without the lines a `memsync purge` there removed."""
+    without the lines a `memsync purge` there removed. A REMOTE unrelated to the store (no commit in
+    common, another store id) is refused unless --adopt-unrelated."""
     from memsync.cycle import resync
 
-    typer.echo(resync(config or config_path(), remote, store))
+    typer.echo(resync(config or config_path(), remote, store, adopt_unrelated=adopt_unrelated))
     return 0
