@@ -140,13 +140,15 @@ class Remotes:
             if error is None:
                 if health.succeeded():
                     log.info("store %s: remote %s reachable again", self.store, outcome.remote)
-            elif health.failed(error, outcome.status == "offline", now, cap_s):
-                log.warning(
-                    "store %s: remote %s failed, committing locally and retrying with backoff: %s",
-                    self.store,
-                    outcome.remote,
-                    error,
-                )
+            else:
+                if health.failed(error, outcome.status == "offline", now, cap_s):
+                    log.warning(
+                        "store %s: remote %s failed, committing locally and retrying with backoff: %s",
+                        self.store,
+                        outcome.remote,
+                        error,
+                    )
+                self._next_retry(outcome.remote, health, now)
 
     def probed(self, remote: str, problem: str | None, now: float, cap_s: float) -> None:
         """A probe of ``remote`` ended: it answered (``problem`` None: the next exchange includes it), or
@@ -160,3 +162,10 @@ class Remotes:
             return
         health.failed(problem, True, now, cap_s)
         log.debug("store %s: remote %s still unreachable: %s", self.store, remote, problem)
+        self._next_retry(remote, health, now)
+
+    def _next_retry(self, remote: str, health: RemoteHealth, now: float) -> None:
+        assert health.backoff.retry_at is not None  # just failed
+        log.debug(
+            "store %s: remote %s: next retry in %.1f s", self.store, remote, health.backoff.retry_at - now
+        )

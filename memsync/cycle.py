@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import sqlite3
 import subprocess
 import threading
@@ -26,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memsync.config import Config, StoreConfig, Track, load_config
-from memsync.diskfull import ADVICE, is_full, named
+from memsync.diskfull import ADVICE, is_full, named, nearly_full
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, sweep_temps
@@ -42,7 +41,6 @@ log = logging.getLogger(__name__)
 LOCK_WAIT_S = 600.0
 STATUS_FILE = "status.json"
 GC_EVERY_CYCLES = 100
-DISK_FULL_BYTES = 1024 * 1024
 MAX_MESSAGE_CHARS = 16_000
 _BOTH_KEPT = BOTH_KEPT_NOTE_PREFIX.encode("utf-8")
 
@@ -173,9 +171,9 @@ def run_cycle(
 def _failure(store_cfg: StoreConfig, exc: OSError | sqlite3.Error) -> str:
     """The one line for a cycle that failed with ``exc``: a full disk named by its path."""
     state = meta_dir(store_cfg) / "state.sqlite"
-    if is_full(exc) or _disk_full(store_cfg.path):
-        path = exc.filename if isinstance(exc, OSError) and exc.filename else None
-        where = path or (state if isinstance(exc, sqlite3.Error) else store_cfg.path)
+    named_file = exc.filename if isinstance(exc, OSError) and exc.filename else None
+    where = Path(named_file or (state if isinstance(exc, sqlite3.Error) else store_cfg.path))
+    if is_full(exc) or nearly_full(where):
         return f"sync of store {store_cfg.name!r} stopped: {named(where)}. {ADVICE}"
     if isinstance(exc, OSError):
         return f"sync of store {store_cfg.name!r} failed: {exc}. Check the disk and the paths"
@@ -198,14 +196,6 @@ def _store_for(config: Config, store_cfg: StoreConfig, reopen: bool, stop: threa
         store = open_store(config, store_cfg, stop)
     _opened[store_cfg.path] = (key, store)
     return store
-
-
-def _disk_full(path: Path) -> bool:
-    """True when the file system holding ``path`` has less than DISK_FULL_BYTES free."""
-    try:
-        return shutil.disk_usage(path).free < DISK_FULL_BYTES
-    except OSError:
-        return False
 
 
 def _cycle(

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import errno
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
 ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# A file system with less free space than this is taken as full when a write on it failed: git does not
+# always say why it could not write a file.
+FREE_BYTES = 1024 * 1024
 ADVICE = "Free some space there; memsync retries (the daemon with backoff) and nothing is lost"
 _GIT_SAYS = re.compile(r"No space left on device|Out of diskspace|Disk quota exceeded", re.IGNORECASE)
 _QUOTED_PATH = re.compile(r"'(/[^']+)'")
@@ -23,6 +27,17 @@ def is_full(exc: BaseException) -> bool:
         return exc.errno in ERRNOS
     if isinstance(exc, sqlite3.Error):
         return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc)
+    return False
+
+
+def nearly_full(path: Path) -> bool:
+    """True when the file system holding ``path`` (or, when it does not exist, its directory) has less
+    than ``FREE_BYTES`` free."""
+    for place in (path, path.parent):
+        try:
+            return shutil.disk_usage(place).free < FREE_BYTES
+        except OSError:
+            continue
     return False
 
 

@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from memsync import service
-from memsync.config import Config, StoreConfig, config_path, load_config
+from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
 from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.layout import Kind
 
 Level = Literal["OK", "WARN", "FAIL"]
 MIN_GIT = (2, 25)
-REMOTE_TIMEOUT_S = 15.0
 GIT_TIMEOUT_S = 60.0
 # A peer's commit this far in our future means one of the two clocks is wrong; later-wins would suffer.
 CLOCK_SKEW_WARN_S = 120.0
@@ -122,13 +121,18 @@ def check_store(store: StoreConfig) -> Iterator[Check]:
         yield Check("OK", f"{what} merge drivers", "all registered")
 
 
-def check_remote(store: StoreConfig, name: str, url: str) -> Check:
-    """The remote answers ``git ls-remote`` within ``REMOTE_TIMEOUT_S`` seconds, without prompting."""
+def check_remote(store: StoreConfig, name: str, url: str, timeout_s: float = NETWORK_TIMEOUT_S) -> Check:
+    """The remote answers ``git ls-remote`` within ``timeout_s`` seconds (the config's
+    ``network_timeout_s``), without prompting."""
     what = f"remote {store.name}/{name}"
     try:
-        done = _git("ls-remote", "--heads", url, timeout=REMOTE_TIMEOUT_S)
+        done = _git("ls-remote", "--heads", url, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        return Check("FAIL", what, f"{url} did not answer within {REMOTE_TIMEOUT_S:.0f} s. Check the network")
+        return Check(
+            "FAIL",
+            what,
+            f"{url} did not answer within {timeout_s:g} s (network_timeout_s). Check the network",
+        )
     if done.returncode != 0:
         return Check("FAIL", what, _unreachable(url, done.stderr))
     return Check("OK", what, f"{url} reachable")
@@ -222,7 +226,10 @@ def run_checks(path: Path | None = None) -> list[Check]:
     checks.append(check_identity(config))
     for store in config.stores.values():
         checks.extend(check_store(store))
-        checks.extend(check_remote(store, name, url) for name, url in sorted(store.remotes.items()))
+        checks.extend(
+            check_remote(store, name, url, config.network_timeout_s)
+            for name, url in sorted(store.remotes.items())
+        )
         if (store.path / ".git").exists():
             checks.append(check_clock(store))
     checks.append(check_inotify(config))

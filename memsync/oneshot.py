@@ -42,10 +42,9 @@ def run_all(config: Config) -> int:
         def progress(remote: str, outcome: RemoteOutcome | None, store: StoreConfig = store_cfg) -> None:
             if outcome is None:
                 log.info("store %s: contacting %s (%s)", store.name, remote, store.remotes[remote])
-            elif outcome.status == "ok":
-                log.info("store %s: %s: %s", store.name, remote, outcome.message)
             else:
-                log.warning("store %s: %s %s: %s", store.name, remote, outcome.status, outcome.message)
+                level = logging.INFO if outcome.status == "ok" else logging.WARNING
+                log.log(level, "store %s: %s: %s", store.name, remote, outcome.message)
 
         try:
             report = run_cycle(config, store_cfg, progress=progress)

@@ -33,7 +33,6 @@ from memsync.fsio import atomic_write
 
 DEFAULT_STORE = "personal"
 DEFAULT_REMOTE = "origin"
-REMOTE_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -134,14 +133,14 @@ def _overlapping(config: Config, live: Path, store: str = DEFAULT_STORE) -> Trac
     return None
 
 
-def _remote_has_branch(url: str, branch: str) -> bool:
+def _remote_has_branch(url: str, branch: str, timeout_s: float) -> bool:
     try:
         done = subprocess.run(
             ["git", "ls-remote", "--heads", url, branch],
             capture_output=True,
             text=True,
             check=False,
-            timeout=REMOTE_TIMEOUT_S,
+            timeout=timeout_s,
             stdin=subprocess.DEVNULL,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
         )
@@ -157,7 +156,7 @@ def _create_store(config: Config, store: StoreConfig) -> str:
         return f"store {store.name}: {store.path} (exists)"
     first = next(iter(store.remotes.items()), None)
     # Asked before creating, only to say what happened: the store itself decides the same way.
-    cloned = first is not None and _remote_has_branch(first[1], store.branch)
+    cloned = first is not None and _remote_has_branch(first[1], store.branch, config.network_timeout_s)
     ensure_store(config, store)
     if first is None:
         return f"store {store.name}: {store.path} created (local history; add a remote later)"
@@ -392,16 +391,16 @@ def remote_add(name: str, url: str, store: str = DEFAULT_STORE, config: Path | N
             )
         remotes[name] = url
 
-    _, lines = _edit(cfg_path, mutate)
+    edited, lines = _edit(cfg_path, mutate)
     lines.append(f"store {store}: remote {name} = {url}")
-    warning = _local_remote_warning(url)
+    warning = _local_remote_warning(url, edited.network_timeout_s)
     if warning:
         lines.append(warning)
     lines.append(_reload_daemon(cfg_path))
     return Report(tuple(lines), True)
 
 
-def _local_remote_warning(url: str) -> str | None:
+def _local_remote_warning(url: str, timeout_s: float) -> str | None:
     """A warning line when ``url`` is a local path (or ``file://`` URL) with no git repository there, None
     otherwise; network URLs are not contacted (the remote may be offline for now). The remote is added
     anyway: the user may create the repository later."""
@@ -421,7 +420,7 @@ def _local_remote_warning(url: str) -> str | None:
         capture_output=True,
         text=True,
         check=False,
-        timeout=REMOTE_TIMEOUT_S,
+        timeout=timeout_s,
         stdin=subprocess.DEVNULL,
         env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
     )

@@ -42,7 +42,7 @@ from urllib.parse import unquote, urlparse
 import git
 
 from memsync.config import NETWORK_TIMEOUT_S, Identity, StoreConfig
-from memsync.diskfull import ADVICE, git_says_full, named_by_git
+from memsync.diskfull import ADVICE, git_says_full, named_by_git, nearly_full
 from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
@@ -874,13 +874,22 @@ class Store:
                 f"cannot reach {remote} ({self.cfg.remotes[remote]}): no answer within "
                 f"{result.timed_out:g} s (network_timeout_s in the config)"
             )
-        if git_says_full(result.err):
+        if self._full(result) is not None:
             return f"cannot fetch from {remote}: {self._why(result)}"
         return f"cannot reach {remote}: {result.reason}"
 
+    def _full(self, result: _Result) -> Path | None:
+        """Where a disk is full when ``result`` failed for want of space (git says so, or the disk under
+        the working tree or the objects has next to nothing free), else None."""
+        for place in (self.worktree, self.git_dir / "objects"):
+            if nearly_full(place):
+                return place
+        return self.worktree if git_says_full(result.err) else None
+
     def _why(self, result: _Result) -> str:
         """The reason of a failed git step; a full disk named the same way everywhere (``diskfull``)."""
-        return named_by_git(result.err, self.worktree) if git_says_full(result.err) else result.reason
+        full = self._full(result)
+        return result.reason if full is None else named_by_git(result.err, full)
 
     def _fetch(self, repo: git.Repo, remote: str) -> str | _Result | None:
         """Fetch ``remote``'s branch: its head sha, None when it has no such branch, a failed _Result."""
@@ -955,7 +964,7 @@ class Store:
                 return True
             problem = self._settle_conflicts(repo, result)
             if problem is not None:
-                problem = named_by_git(result.err, self.worktree) if git_says_full(result.err) else problem
+                problem = problem if self._full(result) is None else self._why(result)
                 return (
                     f"merge with {remote} could not complete ({problem}); aborted, both sides kept; "
                     "will retry"
@@ -1288,10 +1297,9 @@ class Store:
         result = self._run(repo, *args, timeout=timeout)
         if result.status != 0:
             command = args[2] if args[0] == "-c" else args[0]  # `git -c key=value add`: "add"
-            if git_says_full(result.err):
+            if self._full(result) is not None:
                 raise MemsyncError(
-                    f"store {self.cfg.name!r}: `git {command}` failed: "
-                    f"{named_by_git(result.err, self.worktree)}. {ADVICE}"
+                    f"store {self.cfg.name!r}: `git {command}` failed: {self._why(result)}. {ADVICE}"
                 )
             raise MemsyncError(
                 f"store {self.cfg.name!r}: `git {command}` failed: {result.reason}. "

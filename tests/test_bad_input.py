@@ -22,6 +22,7 @@ import pytest
 
 from tests.helpers import bare_remote, git, wait_for
 from tests.peers import DAY, HEADER, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer
+from tests.tmpfs import tmpfs
 
 DAILY = f"daily/{DAY}.md"
 
@@ -358,20 +359,8 @@ def test_permissions_removed_on_a_tracked_file(world_root: Path) -> None:
 @pytest.fixture
 def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 3 MiB tmpfs (skips, visibly, where mounting is not allowed)."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a size-limited tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+    with tmpfs(tmp_path / "tiny", "3m") as disk:
+        yield disk.path
 
 
 def _fill_store_disk(

@@ -287,9 +287,9 @@ def test_9_offline_remote_backs_off_quietly_and_pushes_once_when_back(
                 wait_for(lambda: all(line in alice.read_store(MEMORY_STORE) for line in written), timeout=15)
         wait_for(lambda: alice.commits() >= commits + 2, timeout=15)
         wait_for(
-            lambda: len(re.findall(r"cycle \(retry", alice.log())) >= 3,
+            lambda: len(re.findall(r"remote origin still unreachable", alice.log())) >= 3,
             timeout=20,
-            what="several backoff periods",
+            what="several backoff periods (the remote asked whether it answers)",
         )
         link.symlink_to(remote)
         wait_for(lambda: all(line in remote_file(remote, MEMORY_STORE) for line in written), timeout=20)

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.formats.jsonl import build_view, canonical_json, parse_memory, parse_record
+from memsync.formats.jsonl import build_view, canonical_json, parse_memory
 from memsync.layout import is_append_only
+from tests.blobs import blobs, whole_lines
 from tests.helpers import REPO_ROOT, bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, Peer
 
@@ -319,44 +320,13 @@ class Chaos:
         """Every blob in ``repo``'s history: no conflict marker; append-only files: whole lines that
         parse (JSON objects for memory files, UTF-8 for daily logs)."""
         f = self.figures
-        listing = subprocess.run(
-            ["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout.splitlines()
-        objects = [(sha, path) for sha, _, path in (line.partition(" ") for line in listing) if path]
-        batch = subprocess.run(
-            ["git", "cat-file", "--batch"],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-            input="".join(f"{sha}\n" for sha, _ in objects).encode(),
-        ).stdout
-        pos = 0
-        for _sha, path in objects:
-            header_end = batch.index(b"\n", pos)
-            _, kind, size = batch[pos:header_end].split()
-            data = batch[header_end + 1 : header_end + 1 + int(size)]
-            pos = header_end + 1 + int(size) + 1
-            if kind != b"blob":
-                continue
+        for path, data in blobs(repo):
             if any(line.startswith(MARKERS) for line in data.splitlines()):
                 f.markers += 1
                 f.problems.append(f"conflict marker in a blob of {path} in {repo}")
             if not is_append_only(path):
                 continue
             f.blobs_checked += 1
-            if not _whole_lines(path, data):
+            if not whole_lines(path, data):
                 f.torn_blobs += 1
                 f.problems.append(f"torn blob of {path} in {repo}")
-
-
-def _whole_lines(path: str, data: bytes) -> bool:
-    """True when ``data`` is whole lines that each parse for the file kind of ``path``."""
-    if data and not data.endswith(b"\n"):
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    if path.endswith(".jsonl"):
-        return all(not raw.strip() or parse_record(raw) is not None for raw in data.splitlines())
-    return True
