@@ -18,24 +18,14 @@ import statistics
 import sys
 import tempfile
 import time
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
-
-import tomli_w
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.hanging import HangingServer, hanging_server  # after sys.path: needs the repository root
 from tests.helpers import bare_remote, wait_for
 from tests.peers import Peer
-
-
-def _remotes(peer: Peer, remotes: dict[str, str], **top: object) -> None:
-    raw = tomllib.loads(peer.config.read_text())
-    raw["stores"]["main"]["remotes"] = remotes
-    raw.update(top)
-    peer.config.write_text(tomli_w.dumps(raw))
 
 
 def _stop(peer: Peer) -> float:
@@ -55,7 +45,7 @@ def _idle(root: Path, remote: Path, _server: HangingServer) -> float:
 
 def _hanging_fetch(root: Path, remote: Path, server: HangingServer) -> float:
     peer = Peer.create(root, "hanging", remote)
-    _remotes(peer, {"dead": server.url, "origin": str(remote)}, network_timeout_s=300.0)
+    peer.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=300.0)
     before = server.connections
     peer.start(wait_ready=False)
     wait_for(lambda: server.connections > before, timeout=60, what="the hanging fetch")
@@ -74,7 +64,7 @@ def _store_made_again(root: Path, remote: Path, _server: HangingServer) -> float
 
 def _sync_with_a_dead_remote(root: Path, remote: Path, server: HangingServer) -> float:
     peer = Peer.create(root, "syncing", remote)
-    _remotes(peer, {"dead": server.url, "origin": str(remote)}, network_timeout_s=5.0)
+    peer.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=5.0)
     started = time.monotonic()
     result = peer.cli("sync", timeout=120)
     assert result.returncode == 75, result.stderr

@@ -328,9 +328,11 @@ class Store:
             try:
                 install_merge_drivers(self.git_dir)
             except (OSError, subprocess.SubprocessError) as exc:
+                said = getattr(exc, "stderr", None) or b""
+                why = said.decode("utf-8", "replace").strip().splitlines()[-1:] or [str(exc)]
                 raise MemsyncError(
                     f"cannot open store {self.cfg.name!r}: registering the merge drivers "
-                    f"failed ({exc}). Check that {self.git_dir} is writable"
+                    f"failed ({why[0]}). Check that {self.git_dir} is writable"
                 ) from exc
             _DRIVERS_INSTALLED.add(self.git_dir)
         if not self._on_branch():

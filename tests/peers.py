@@ -20,6 +20,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -273,6 +274,15 @@ class Peer:
     def load_config(self) -> Any:
         """This peer's parsed config."""
         return load_config(self.config)
+
+    def configure(self, remotes: Mapping[str, str] | None = None, **top: object) -> None:
+        """Rewrite this peer's config: its store's ``remotes`` (name -> URL, in this order) and the
+        top-level keys ``top`` (``network_timeout_s=3.0``, say)."""
+        raw = tomllib.loads(self.config.read_text())
+        if remotes is not None:
+            raw["stores"]["main"]["remotes"] = dict(remotes)
+        raw.update(top)
+        self.config.write_text(tomli_w.dumps(raw))
 
 
 @contextmanager

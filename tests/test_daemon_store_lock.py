@@ -10,29 +10,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import psutil
-import tomli_w
 
 from tests.hanging import HangingServer, hanging_server
 from tests.helpers import git, wait_for
 from tests.peers import MEMORY_STORE, Peer, running
-
-
-def _config(
-    peer: Peer, path: Path | None = None, *, remotes: dict[str, str] | None = None, **top: object
-) -> Path:
-    """Rewrite ``peer``'s config (or write a copy at ``path``, naming the same store): its store's
-    ``remotes`` in this order, and top-level keys ``top``."""
-    raw = tomllib.loads(peer.config.read_text())
-    if remotes is not None:
-        raw["stores"]["main"]["remotes"] = remotes
-    raw.update(top)
-    target = path or peer.config
-    target.write_text(tomli_w.dumps(raw))
-    return target
 
 
 def _daemon(peer: Peer, *args: str, log: Path) -> subprocess.Popen[bytes]:
@@ -72,7 +56,8 @@ def test_a_second_daemon_on_the_same_store_through_another_config_says_who_holds
     tmp_path: Path, remote: Path
 ) -> None:
     alice = Peer.create(tmp_path, "alice", remote)
-    other = _config(alice, alice.config.with_name("other.toml"), host="alice-2")
+    other = alice.config.with_name("other.toml")
+    shutil.copy(alice.config, other)
     with alice.running():
         assert alice.proc is not None
         second = alice.cli("daemon", "--config", str(other))
@@ -89,7 +74,7 @@ def test_sync_waits_for_the_daemons_cycle_with_a_line_naming_it(tmp_path: Path, 
     a line of its own and one warning for the dead one."""
     alice = Peer.create(tmp_path, "alice", remote)
     with hanging_server() as server:
-        _config(alice, remotes={"dead": server.url, "origin": str(remote)}, network_timeout_s=15.0)
+        alice.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=15.0)
         with running(alice, ready=False):
             _hanging(server, alice)
             assert alice.proc is not None
@@ -112,7 +97,7 @@ def test_sigterm_stops_a_daemon_whose_fetch_hangs_on_a_dead_network(tmp_path: Pa
     alice = Peer.create(tmp_path, "alice", remote)
     kept = alice.append_entry("written before the stop")
     with hanging_server() as server:
-        _config(alice, remotes={"dead": server.url, "origin": str(remote)}, network_timeout_s=300.0)
+        alice.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=300.0)
         alice.start(wait_ready=False)
         _hanging(server, alice)
         assert _gits_in(alice.store)
@@ -120,7 +105,7 @@ def test_sigterm_stops_a_daemon_whose_fetch_hangs_on_a_dead_network(tmp_path: Pa
         assert alice.proc.wait(timeout=30) == 0, alice.log()
         assert "memsync daemon stopped" in alice.log()
         assert not _gits_in(alice.store)
-    _config(alice, remotes={"origin": str(remote)})
+    alice.configure({"origin": str(remote)})
     with alice.running():
         wait_for(lambda: kept in _pushed(remote), timeout=30, what="the line pushed after the restart")
     assert alice.store_git("status", "--porcelain") == ""

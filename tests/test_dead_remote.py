@@ -19,13 +19,6 @@ from tests.helpers import bare_remote, git, wait_for
 from tests.peers import MEMORY_FILE, MEMORY_STORE, Peer, running
 
 
-def _config(peer: Peer, remotes: dict[str, str], **top: object) -> None:
-    raw = tomllib.loads(peer.config.read_text())
-    raw["stores"]["main"]["remotes"] = remotes
-    raw.update(top)
-    peer.config.write_text(tomli_w.dumps(raw))
-
-
 def _pushed(remote: Path, rel: str = MEMORY_STORE) -> bytes:
     try:
         return git(remote, "show", f"main:{rel}").encode()
@@ -42,7 +35,7 @@ def test_sync_with_a_remote_that_never_answers_is_bounded_and_says_which(
 ) -> None:
     alice = Peer.create(tmp_path, "alice", remote)
     with hanging_server() as server:
-        _config(alice, {"dead": server.url, "origin": str(remote)}, network_timeout_s=3.0)
+        alice.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=3.0)
         line = alice.append_entry("reaches the remote that answers")
         said = alice.cli("sync", timeout=90)
     assert said.returncode == 75, said.stderr
@@ -63,7 +56,7 @@ def test_sync_with_a_remote_that_never_answers_is_bounded_and_says_which(
 def test_a_dead_local_remote_is_warned_about_once_per_sync(tmp_path: Path, remote: Path) -> None:
     alice = Peer.create(tmp_path, "alice", remote)
     gone = tmp_path / "gone.git"
-    _config(alice, {"origin": str(remote), "gone": str(gone)})
+    alice.configure({"origin": str(remote), "gone": str(gone)})
     said = alice.cli("sync")
     assert said.returncode == 75, said.stderr
     mentions = [text for text in said.stderr.splitlines() if str(gone) in text and "contacting" not in text]
@@ -86,7 +79,7 @@ def test_the_daemon_serves_another_store_while_a_remote_hangs(tmp_path: Path, re
     alice.config.write_text(tomli_w.dumps(raw))
     alice.init_store()
     with hanging_server() as server:
-        _config(alice, {"dead": server.url, "origin": str(remote)}, network_timeout_s=60.0)
+        alice.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=60.0)
         with running(alice, ready=False):
             wait_for(lambda: server.connections > 0, timeout=60, what="the personal store's hanging fetch")
             (team_dir / "daily").mkdir()
@@ -104,7 +97,7 @@ def test_the_daemon_serves_the_other_remotes_while_one_hangs(tmp_path: Path, rem
     store's other remote keeps exchanging lines with bob meanwhile."""
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     with hanging_server() as server:
-        _config(alice, {"dead": server.url, "origin": str(remote)}, network_timeout_s=4.0)
+        alice.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=4.0)
         with running(alice, ready=False), running(bob):
             wait_for(lambda: "remote dead failed" in alice.log(), timeout=60, what="the first timeout")
             asked = server.connections

@@ -14,15 +14,14 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
-import tomllib
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-import tomli_w
 
 from memsync.formats.jsonl import build_view, canonical_json, parse_memory
 from tests.blobs import torn_blobs
@@ -60,10 +59,11 @@ def _sync(peer: Peer) -> subprocess.CompletedProcess[str]:
 
 
 def _settle(*peers: Peer) -> None:
-    for _ in range(2):
-        for peer in peers:
-            result = _sync(peer)
-            assert result.returncode == 0, f"{peer.name}: {result.stderr}"
+    """One sync of each peer, in order (the first one brings what stayed behind, the next ones fetch it);
+    each must have pushed everything."""
+    for peer in peers:
+        result = _sync(peer)
+        assert result.returncode == 0, f"{peer.name}: {result.stderr}"
 
 
 def _said_disk_full(result: subprocess.CompletedProcess[str], disk: Tmpfs) -> str:
@@ -100,6 +100,24 @@ def _converged(remote: Path, lines: list[bytes], daily: dict[str, list[bytes]], 
     assert len({peer.read_live(f"daily/{BIG_DAY}.md") for peer in peers}) == 1
 
 
+def _space_back(
+    disk: Tmpfs, remote: Path, lines: list[bytes], daily: dict[str, list[bytes]], *peers: Peer
+) -> None:
+    """Free ``disk``, sync each peer once, and check they converged (``_converged``)."""
+    disk.free()
+    _settle(*peers)
+    _converged(remote, lines, daily, *peers)
+
+
+def _undone_on_a_full_disk(alice: Peer, disk: Tmpfs) -> None:
+    """alice's store disk filled, her sync's merge or fast-forward of bob's big log stops, saying so, and
+    is undone: nothing left in the store's worktree, nothing of the log delivered."""
+    disk.fill(LEAVE)
+    _said_disk_full(_sync(alice), disk)
+    assert alice.store_git("status", "--porcelain") == ""
+    assert not (alice.role_dir / "daily" / f"{BIG_DAY}.md").exists()
+
+
 def _store_on(tmp_path: Path, remote: Path, disk: Tmpfs, name: str = "alice") -> Peer:
     """A peer whose store's worktree (and git dir) is on ``disk``, but for its objects and memsync's
     meta dir, which stay on the big disk: only what git checks out and publish writes goes to ``disk``."""
@@ -113,18 +131,10 @@ def _store_on(tmp_path: Path, remote: Path, disk: Tmpfs, name: str = "alice") ->
     return peer
 
 
-def _configure(peer: Peer, **keys: float) -> None:
-    """Set top-level keys of ``peer``'s config."""
-    raw = tomllib.loads(peer.config.read_text())
-    raw.update(keys)
-    peer.config.write_text(tomli_w.dumps(raw))
-
-
 def _pair(tmp_path: Path, remote: Path, alice: Peer | None = None) -> tuple[Peer, Peer]:
+    """alice (made by the caller, say with her store on a small disk) and bob, on one history."""
     alice = alice or Peer.create(tmp_path, "alice", remote)
-    bob = Peer.create(tmp_path, "bob", remote)
-    _settle(alice, bob)
-    return alice, bob
+    return alice, Peer.create(tmp_path, "bob", remote)
 
 
 def test_disk_full_while_publishing(tmp_path: Path, remote: Path) -> None:
@@ -135,9 +145,7 @@ def test_disk_full_while_publishing(tmp_path: Path, remote: Path) -> None:
         before = alice.read_live(MEMORY_FILE)
         _said_disk_full(_sync(alice), disk)
         assert alice.read_live(MEMORY_FILE) == before  # nothing delivered, nothing cut
-        disk.free()
-        _settle(alice, bob)
-        _converged(remote, lines, {}, alice, bob)
+        _space_back(disk, remote, lines, {}, alice, bob)
 
 
 def test_disk_full_while_committing(tmp_path: Path, remote: Path) -> None:
@@ -147,9 +155,7 @@ def test_disk_full_while_committing(tmp_path: Path, remote: Path) -> None:
         disk.fill(8 * 1024)
         lines = _entries(alice, 150, seed=2)
         _said_disk_full(_sync(alice), disk)
-        disk.free()
-        _settle(alice, bob)
-        _converged(remote, lines, {}, alice, bob)
+        _space_back(disk, remote, lines, {}, alice, bob)
 
 
 def test_disk_full_while_fetching(tmp_path: Path, remote: Path) -> None:
@@ -162,9 +168,7 @@ def test_disk_full_while_fetching(tmp_path: Path, remote: Path) -> None:
         said = _sync(alice)
         _said_disk_full(said, disk)
         assert "cannot fetch from origin" in said.stderr, said.stderr
-        disk.free()
-        _settle(alice, bob)
-        _converged(remote, lines, {}, alice, bob)
+        _space_back(disk, remote, lines, {}, alice, bob)
 
 
 def test_disk_full_while_merging(tmp_path: Path, remote: Path) -> None:
@@ -181,13 +185,8 @@ def test_disk_full_while_merging(tmp_path: Path, remote: Path) -> None:
         theirs = _entries(bob, 1, seed=5)
         daily = _big_daily(bob, seed=6)
         assert _sync(bob).returncode == 0
-        disk.fill(LEAVE)
-        _said_disk_full(_sync(alice), disk)
-        assert alice.store_git("status", "--porcelain") == ""
-        assert not (alice.role_dir / "daily" / f"{BIG_DAY}.md").exists()
-        disk.free()
-        _settle(alice, bob)
-        _converged(remote, mine + theirs, {BIG_DAY: daily}, alice, bob)
+        _undone_on_a_full_disk(alice, disk)
+        _space_back(disk, remote, mine + theirs, {BIG_DAY: daily}, alice, bob)
 
 
 def test_disk_full_while_fast_forwarding(tmp_path: Path, remote: Path) -> None:
@@ -197,23 +196,18 @@ def test_disk_full_while_fast_forwarding(tmp_path: Path, remote: Path) -> None:
         alice, bob = _pair(tmp_path, remote, _store_on(tmp_path, remote, disk))
         daily = _big_daily(bob, seed=7)
         assert _sync(bob).returncode == 0
-        disk.fill(LEAVE)
-        _said_disk_full(_sync(alice), disk)
-        assert alice.store_git("status", "--porcelain") == ""
-        assert not (alice.role_dir / "daily" / f"{BIG_DAY}.md").exists()
-        disk.free()
-        _settle(alice, bob)
-        _converged(remote, [], {BIG_DAY: daily}, alice, bob)
+        _undone_on_a_full_disk(alice, disk)
+        _space_back(disk, remote, [], {BIG_DAY: daily}, alice, bob)
 
 
 def test_disk_full_while_delivering(tmp_path: Path, remote: Path) -> None:
     """The live memory file's disk is full: the append of bob's lines is taken back whole, so no partial
     line is left there for publish to take as a line once the grace period ends."""
     alice = Peer.create(tmp_path, "alice", remote)
-    _configure(alice, partial_line_grace_s=1.0)  # a cut line would be published soon after
+    alice.configure(partial_line_grace_s=1.0)  # a cut line would be published soon after
     live = alice.memory_file.parent
     with tmpfs(live.with_name("live-disk"), "1m") as disk:
-        alice.memory_file.rename(disk.path / MEMORY_FILE)
+        shutil.move(alice.memory_file, disk.path / MEMORY_FILE)
         live.rmdir()
         live.symlink_to(disk.path)
         alice, bob = _pair(tmp_path, remote, alice)
@@ -223,9 +217,7 @@ def test_disk_full_while_delivering(tmp_path: Path, remote: Path) -> None:
         disk.fill(16 * 1024)
         _said_disk_full(_sync(alice), disk)
         assert alice.read_live(MEMORY_FILE) == before
-        disk.free()
-        _settle(alice, bob)
-        _converged(remote, lines, {}, alice, bob)
+        _space_back(disk, remote, lines, {}, alice, bob)
 
 
 def test_disk_full_under_the_sync_state(tmp_path: Path, remote: Path) -> None:
@@ -235,9 +227,7 @@ def test_disk_full_under_the_sync_state(tmp_path: Path, remote: Path) -> None:
         disk.fill(0)
         lines = _entries(alice, 20, seed=9)
         _said_disk_full(_sync(alice), disk)
-        disk.free()
-        _settle(alice, bob)
-        _converged(remote, lines, {}, alice, bob)
+        _space_back(disk, remote, lines, {}, alice, bob)
 
 
 def test_a_read_only_store_stops_the_sync_and_loses_nothing(tmp_path: Path, remote: Path) -> None:
@@ -277,19 +267,22 @@ def test_a_change_memsync_did_not_write_is_put_back_never_committed(tmp_path: Pa
     """A file left in the store (a half-written checkout, an edit by hand) and a committed file changed
     there: the next sync puts both back as the last commit has them and says so; nothing of them is
     committed, pushed or delivered."""
-    alice, bob = _pair(tmp_path, remote)
+    alice = Peer.create(tmp_path, "alice", remote)
+    entry = alice.write_curated("harbor", "The harbor site blocks requests without a user agent.\n")
+    alice, bob = _pair(tmp_path, remote, alice)
     (alice.store / "roles" / "qa" / "daily").mkdir(parents=True, exist_ok=True)
     (alice.store / "roles" / "qa" / "daily" / f"{DAY}.md").write_bytes(b"- [10:00] a torn li")
-    committed = alice.store / ".memsync" / "format"
-    committed.write_bytes(b"2\n")
+    committed = alice.store / "roles" / "qa" / "harbor.md"
+    committed.write_bytes(b"edited in the store by hand\n")
     line = alice.append_entry("published as usual")
     said = _sync(alice)
     assert said.returncode == 0, said.stderr
     assert "put back" in said.stderr and f"daily/{DAY}.md" in said.stderr, said.stderr
-    assert committed.read_bytes() == b"1\n"
+    assert committed.read_bytes() == entry
     assert alice.store_git("status", "--porcelain") == ""
     _settle(alice, bob)
     assert b"a torn li" not in alice.read_live(f"daily/{DAY}.md") + bob.read_live(f"daily/{DAY}.md")
+    assert alice.read_live("harbor.md") == bob.read_live("harbor.md") == entry
     assert line in bob.read_live(MEMORY_FILE)
     assert torn_blobs(remote) == []
 
