@@ -27,7 +27,9 @@ def prompt_text(
             raise MemsyncError(
                 f"prompt {target}: --scope and --kind apply to memory files, not role directories. Drop them"
             )
-        return markdown.role_prompt(target, markdown.DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes)
+        return markdown.role_prompt(
+            target, markdown.DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes
+        )
     return jsonl.MemoryFile(target).to_prompt(
         scope, kinds or None, jsonl.DEFAULT_PROMPT_BYTES if max_bytes is None else max_bytes
     )
