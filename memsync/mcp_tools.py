@@ -81,11 +81,14 @@ def remember(
 ) -> Remembered:
     """Append an entry to the memory file ``file`` names (default: the default memory file, created
     if missing). With ``supersedes`` it replaces that entry (kind, scope and tags default to the old
-    entry's); otherwise kind defaults to ``fact``, scope to ``global``. ``expires``: a UTC time or a
+    entry's), in the memory file holding it when no file is named; otherwise kind defaults to ``fact``, scope to ``global``. ``expires``: a UTC time or a
     duration (``30d``). Raises MemsyncError for a bad field, an unknown file or id, a secret in the text,
     a user entry an inferred one may not replace, or a failed write."""
     now = datetime.now(UTC)
-    memory = MemoryFile(find_memory(config, file, "jsonl").live)
+    if file is None and supersedes is not None:
+        memory = MemoryFile(holder(config, supersedes, "supersede"))
+    else:
+        memory = MemoryFile(find_memory(config, file, "jsonl").live)
     expires_at = None if expires is None else parse_expiry(expires, now)
     if supersedes is not None:
         entry = memory.supersede(
@@ -117,25 +120,26 @@ def forget(config: Config | None, entry_id: str, file: str | None = None) -> Pat
     """Delete the entry ``entry_id`` for good (a tombstone) in the memory file ``file`` names, or, with
     no file, in the one tracked memory file that holds it; returns that file's path. Raises MemsyncError
     when no file or several hold the id, or it is already deleted."""
-    if file is not None:
-        path = find_memory(config, file, "jsonl").live
-    else:
-        holders = [
-            item.live
-            for item in tracked_memory(config)
-            if item.format == "jsonl" and _holds(item.live, entry_id)
-        ]
-        if not holders:
-            raise MemsyncError(
-                f"forget {entry_id}: no tracked memory file has an entry with that id. "
-                "Take the id from a recall hit of type entry"
-            )
-        if len(holders) > 1:
-            listed = ", ".join(str(p) for p in holders)
-            raise MemsyncError(f"forget {entry_id}: several memory files hold it ({listed}). Name the file")
-        path = holders[0]
+    path = find_memory(config, file, "jsonl").live if file is not None else holder(config, entry_id, "forget")
     MemoryFile(path).forget(entry_id)
     return path
+
+
+def holder(config: Config | None, entry_id: str, action: str) -> Path:
+    """The one tracked memory file (or the default one) with an entry ``entry_id``. Raises MemsyncError
+    ("<action> <id>: ...") when none or several have it."""
+    holders = [
+        item.live for item in tracked_memory(config) if item.format == "jsonl" and _holds(item.live, entry_id)
+    ]
+    if not holders:
+        raise MemsyncError(
+            f"{action} {entry_id}: no tracked memory file has an entry with that id. "
+            "Take the id from a recall hit of type entry"
+        )
+    if len(holders) > 1:
+        listed = ", ".join(str(p) for p in holders)
+        raise MemsyncError(f"{action} {entry_id}: several memory files hold it ({listed}). Name the file")
+    return holders[0]
 
 
 def _holds(path: Path, entry_id: str) -> bool:
