@@ -24,11 +24,11 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from pydantic import AnyUrl, Field
-from typing_extensions import TypedDict
+from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
 from memsync import __version__, mcp_resources, mcp_tools
 from memsync.errors import MemsyncError
-from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT, recall
+from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT, HitJSON, recall
 
 log = logging.getLogger(__name__)
 
@@ -71,27 +71,10 @@ class Forgotten(TypedDict):
     file: str
 
 
-class RecallHit(TypedDict):
-    """One ``recall`` hit (see ``recall.Hit``)."""
-
-    id: str
-    type: str
-    kind: str | None
-    text: str
-    file: str
-    store: str | None
-    store_path: str | None
-    line: int | None
-    host: str
-    date: str
-    committed: bool
-    score: float
-
-
 class Recalled(TypedDict):
     """``recall``'s hits, best first."""
 
-    hits: list[RecallHit]
+    hits: list[HitJSON]
 
 
 def _refusals(tool: Callable[P, R]) -> Callable[P, R | types.CallToolResult]:
@@ -187,7 +170,7 @@ def recall_tool(
     """Search the synced memory (entries, curated notes, index, daily logs) by keywords: best hits first,
     each with its id, file, host and date."""
     hits = recall(mcp_tools.current_config(), query, scope, (kind,) if kind else (), limit)
-    return Recalled(hits=[RecallHit(**hit.to_json()) for hit in hits])  # type: ignore[typeddict-item]
+    return Recalled(hits=[hit.to_json() for hit in hits])
 
 
 def prompt(

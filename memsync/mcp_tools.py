@@ -81,9 +81,10 @@ def remember(
 ) -> Remembered:
     """Append an entry to the memory file ``file`` names (default: the default memory file, created
     if missing). With ``supersedes`` it replaces that entry (kind, scope and tags default to the old
-    entry's), in the memory file holding it when no file is named; otherwise kind defaults to ``fact``, scope to ``global``. ``expires``: a UTC time or a
-    duration (``30d``). Raises MemsyncError for a bad field, an unknown file or id, a secret in the text,
-    a user entry an inferred one may not replace, or a failed write."""
+    entry's), in the memory file holding it when no file is named; otherwise kind defaults to ``fact``,
+    scope to ``global``. ``expires``: a UTC time or a duration (``30d``). Raises MemsyncError for a bad
+    field, an unknown file or id, a secret in the text, a user entry an inferred one may not replace, or
+    a failed write."""
     now = datetime.now(UTC)
     if file is None and supersedes is not None:
         memory = MemoryFile(holder(config, supersedes, "supersede"))

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
+
 from memsync.config import Config
 from memsync.errors import MemsyncError
 from memsync.formats import markdown
@@ -68,6 +70,23 @@ class Document:
         return store_path_of(self.source, self.file)
 
 
+class HitJSON(TypedDict):
+    """A hit as plain JSON data (:meth:`Hit.to_json`)."""
+
+    id: str
+    type: str
+    kind: str | None
+    text: str
+    file: str
+    store: str | None
+    store_path: str | None
+    line: int | None
+    host: str
+    date: str
+    committed: bool
+    score: float
+
+
 @dataclass(frozen=True)
 class Hit:
     """A returned document with its ``score`` (higher is better), ``host`` (who committed it; this
@@ -79,22 +98,22 @@ class Hit:
     date: str = ""
     committed: bool = False
 
-    def to_json(self) -> dict[str, object]:
-        """The hit as plain JSON data (what the MCP ``recall`` tool returns)."""
-        return {
-            "id": self.doc.id,
-            "type": self.doc.type,
-            "kind": self.doc.kind,
-            "text": self.doc.text,
-            "file": str(self.doc.file),
-            "store": self.doc.source.store,
-            "store_path": self.doc.store_file,
-            "line": self.doc.line,
-            "host": self.host,
-            "date": self.date,
-            "committed": self.committed,
-            "score": round(self.score, 4),
-        }
+    def to_json(self) -> HitJSON:
+        """The hit as plain JSON data (what the MCP ``recall`` tool and `memsync recall --json` give)."""
+        return HitJSON(
+            id=self.doc.id,
+            type=self.doc.type,
+            kind=self.doc.kind,
+            text=self.doc.text,
+            file=str(self.doc.file),
+            store=self.doc.source.store,
+            store_path=self.doc.store_file,
+            line=self.doc.line,
+            host=self.host,
+            date=self.date,
+            committed=self.committed,
+            score=round(self.score, 4),
+        )
 
 
 def store_path_of(source: Tracked, file: Path) -> str | None:

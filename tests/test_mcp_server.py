@@ -74,6 +74,9 @@ def test_every_tool_and_the_resources_through_the_sdk_client(memory_home: Path, 
                 assert remember_schema["required"] == ["text"]
                 assert remember_schema["properties"]["kind"]["anyOf"][0]["enum"] == list(KINDS)
                 assert tools["recall"].input_schema["required"] == ["query"]
+                output = tools["recall"].output_schema
+                assert output is not None and output["properties"]["hits"]["type"] == "array"
+                assert {"id", "file", "host", "date"} <= set(output["$defs"]["HitJSON"]["properties"])
                 assert tools["forget"].input_schema["required"] == ["id"]
                 assert tools["handoff"].input_schema["required"] == ["from_agent", "to_agent"]
 

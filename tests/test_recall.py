@@ -69,7 +69,9 @@ def test_dead_entries_are_not_found_and_filters_apply(tmp_path: Path) -> None:
         documents([source], kinds=("bogus",))
 
 
-@pytest.mark.parametrize("query", ['x "a', "AND", "NEAR(a b)", "title:x", "a* OR -b", "'; DROP TABLE docs; --"])
+@pytest.mark.parametrize(
+    "query", ['x "a', "AND", "NEAR(a b)", "title:x", "a* OR -b", "'; DROP TABLE docs; --"]
+)
 def test_query_syntax_is_only_words(tmp_path: Path, query: str) -> None:
     source = _memory(tmp_path, "AND title x a b drop table docs near")
     hits = rank(documents([source], now=NOW), query)

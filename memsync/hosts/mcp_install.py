@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -110,8 +111,6 @@ def registered(host: Host, project: Path | None = None) -> dict[str, Any] | None
     unreadable file."""
     path = config_file(host, project)
     if host == "codex":
-        import tomllib
-
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
