@@ -18,10 +18,7 @@ from memsync.formats.jsonl import KINDS
 from memsync.hosts import mcp_install
 from memsync.recall import DEFAULT_LIMIT
 
-mcp_app = typer.Typer(
-    help="Serve memory to agents over MCP (stdio), and register that server with agent hosts.",
-    invoke_without_command=True,
-)
+mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")
 
 
@@ -45,11 +42,11 @@ ProjectOption = Annotated[
 
 @mcp_app.callback()
 def mcp_command(ctx: typer.Context) -> None:
-    """Without a subcommand: run the MCP server on stdin/stdout until the client closes it.
+    """Run the MCP server on stdin/stdout (what an agent host starts), or register it with a host.
 
-    Tools: remember, forget, recall, prompt, history, handoff, status. Resources: every tracked memory file
-    and role directory, as memsync://<store>/<store path>. Agent hosts start it; `memsync mcp install
-    HOST` registers it with one.
+    Without a command the server runs until the client closes stdin. Tools: remember, forget, recall,
+    prompt, history, handoff, status. Resources: every tracked memory file and role directory, as
+    memsync://<store>/<store path>. `memsync mcp install HOST` registers it with an agent host.
     """
     if ctx.invoked_subcommand is None:
         from memsync.mcp_server import serve  # the MCP SDK: only the server needs it
