@@ -117,7 +117,8 @@ def test_any_bytes_and_any_query_give_hits_or_a_memsync_error(
 def test_index_items_that_link_an_entry_are_folded_into_it(tmp_path: Path) -> None:
     source = _role(
         tmp_path,
-        "# Memory index\n\n- [Note](note.md) — about the lighthouse\n- Loose item about the lighthouse\n".encode(),
+        "# Memory index\n\n- [Note](note.md) — about the lighthouse\n"
+        "- Loose item about the lighthouse\n".encode(),
         b"---\nname: Note\ndescription: a note\ntype: project\n---\n\nBody.\n",
         "# Daily log — 2026-11-30\n\n- [10:00] Walked to the lighthouse.\nA free line about it.\n".encode(),
     )
