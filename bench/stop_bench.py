@@ -56,7 +56,8 @@ def _store_made_again(root: Path, remote: Path, _server: HangingServer) -> float
     peer = Peer.create(root, "remade", remote)
     peer.log_path = root / "remade-daemon.log"
     peer.start()
-    shutil.rmtree(peer.home)
+    while peer.home.exists():  # the daemon may be writing there meanwhile
+        shutil.rmtree(peer.home, ignore_errors=True)
     wait_for(lambda: "vanished" in peer.log(), timeout=60, what="the vanished store reported")
     Peer.create(root, "remade", remote)
     return _stop(peer)

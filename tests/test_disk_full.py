@@ -24,9 +24,10 @@ from pathlib import Path
 import pytest
 
 from memsync.formats.jsonl import build_view, canonical_json, parse_memory
+from memsync.fsio import append_once
 from tests.blobs import torn_blobs
 from tests.helpers import wait_for
-from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, running
+from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line, running
 from tests.tmpfs import Tmpfs, move_onto, tmpfs
 
 WORDS = ("harbor", "agent", "request", "header", "proxy", "cache", "retry", "window", "ledger", "branch")
@@ -39,9 +40,11 @@ def _text(rng: random.Random, size: int) -> str:
 
 
 def _entries(peer: Peer, count: int, seed: int) -> list[bytes]:
-    """``count`` memory lines of ~2 KB appended to ``peer``'s memory file, one write each."""
+    """``count`` memory lines of ~2 KB appended to ``peer``'s memory file in one write."""
     rng = random.Random(seed)
-    return [peer.append_entry(f"{peer.name} {i}: {_text(rng, 2000)}") for i in range(count)]
+    lines = [entry_line(f"{peer.name} {i}: {_text(rng, 2000)}") for i in range(count)]
+    append_once(peer.memory_file, b"".join(lines))
+    return lines
 
 
 def _big_daily(peer: Peer, seed: int) -> list[bytes]:
