@@ -97,7 +97,7 @@ def test_the_daemon_serves_the_other_remotes_while_one_hangs(tmp_path: Path, rem
     store's other remote keeps exchanging lines with bob meanwhile."""
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     with hanging_server() as server:
-        alice.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=4.0)
+        alice.configure({"dead": server.url, "origin": str(remote)}, network_timeout_s=2.0)
         with running(alice, ready=False), running(bob):
             wait_for(lambda: "remote dead failed" in alice.log(), timeout=60, what="the first timeout")
             asked = server.connections
