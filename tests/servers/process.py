@@ -1,0 +1,114 @@
+"""Starting and stopping the server processes of ``tests.servers``, inside a network namespace or not."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import psutil
+
+from tests.helpers import wait_for
+
+
+class Unavailable(Exception):
+    """A server cannot run on this machine; the message says why (a fixture skips with it)."""
+
+
+def require(program: str, package: str) -> str:
+    """The absolute path of ``program`` (PATH, then /usr/sbin), else ``Unavailable`` naming ``package``."""
+    found = shutil.which(program) or shutil.which(program, path="/usr/sbin:/sbin")
+    if found is None:
+        raise Unavailable(f"{program} is not installed (Debian package {package}; .ci/run installs it as root)")
+    return found
+
+
+def in_netns(netns: str | None, command: Sequence[str]) -> list[str]:
+    """``command`` run inside network namespace ``netns`` (``ip netns exec`` execs it: same pid)."""
+    return ["ip", "netns", "exec", netns, *command] if netns else list(command)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on at ``host`` right now."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def start(
+    command: Sequence[str],
+    log: Path,
+    *,
+    netns: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``command`` (in ``netns`` if given) with stdout and stderr appended to ``log``."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            in_netns(netns, command),
+            stdout=out,
+            stderr=out,
+            stdin=subprocess.DEVNULL,
+            env=None if env is None else dict(env),
+            start_new_session=True,
+        )
+
+
+def wait_started(proc: subprocess.Popen[bytes], log: Path, text: str, what: str, timeout: float = 20) -> None:
+    """Wait until ``text`` appears in ``log``; ``Unavailable`` with the log's tail if ``proc`` exits."""
+
+    def read() -> str:
+        return log.read_text(errors="replace") if log.exists() else ""
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            tail = read().strip().splitlines()[-3:]
+            raise Unavailable(f"{what} did not start (exit {proc.returncode}): {' / '.join(tail)}")
+        return text in read()
+
+    wait_for(ready, timeout=timeout, what=f"{what} to start")
+
+
+def stop(proc: subprocess.Popen[bytes] | None) -> None:
+    """Kill ``proc`` and everything it forked (sshd's sessions run in sessions of their own, so a
+    process group would miss them): stopped first, so it forks nothing while its children are listed.
+    Reaps ``proc``; safe to call twice."""
+    if proc is None or proc.returncode is not None:
+        return
+    with suppress(psutil.NoSuchProcess):
+        server = psutil.Process(proc.pid)
+        server.suspend()
+        for child in server.children(recursive=True):
+            with suppress(psutil.NoSuchProcess):
+                child.kill()
+    proc.kill()
+    proc.wait(10)
+
+
+class Blackhole:
+    """A TCP server on ``host``:``port`` that completes the handshake (the kernel's listen backlog) and
+    never sends a byte: what a hung git host looks like to a client."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self._sock = socket.socket()
+        self._sock.bind((host, 0))
+        self._sock.listen(64)
+        self.port = int(self._sock.getsockname()[1])
+
+    def close(self) -> None:
+        """Stop listening (connections still in the backlog are reset)."""
+        self._sock.close()
+
+
+@contextmanager
+def blackhole(host: str = "127.0.0.1") -> Iterator[Blackhole]:
+    """A :class:`Blackhole` for the block."""
+    hole = Blackhole(host)
+    try:
+        yield hole
+    finally:
+        hole.close()
