@@ -85,6 +85,8 @@ _RETRYABLE_PUSH = re.compile(
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
 _REMOTE_LOCK = re.compile(r"Unable to create '[^']+\.lock': File exists")
+# ssh's verdict on a changed host key, after a banner of '@' lines and warnings that say less.
+_HOST_KEY_CHANGED = re.compile(r"^Host key for \S+ has changed")
 _BOILERPLATE = (
     "Could not read from remote repository",
     "Please make sure you have the correct access",
@@ -145,6 +147,11 @@ class _Result:
         for line in lines:
             if line.startswith("Timeout:"):
                 return "no answer before the timeout (" + line.rsplit(" in ", 1)[-1].rstrip(".") + ")"
+        changed = next((line for line in lines if _HOST_KEY_CHANGED.match(line)), None)
+        if changed is not None:
+            offending = next((line for line in lines if line.startswith("Offending ")), None)
+            where = f" ({offending[0].lower()}{offending[1:]})" if offending else ""
+            return f"{changed.rstrip('.')}{where}"
         # git's closing boilerplate after an ssh failure says less than ssh's own line before it.
         telling = [line for line in lines if not any(text in line for text in _BOILERPLATE)] or lines
         for line in telling:

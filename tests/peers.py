@@ -120,7 +120,9 @@ class Peer:
             "max_delay_s": max_delay_s,
             "pull_interval_s": pull_interval_s,
             "author": {"name": name, "email": f"{name}@example.invalid"},
-            "stores": {"main": {"path": str(store), "remotes": {"origin": url or str(remote)}, "track": tracks}},
+            "stores": {
+                "main": {"path": str(store), "remotes": {"origin": url or str(remote)}, "track": tracks}
+            },
         }
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(tomli_w.dumps(raw))
@@ -134,15 +136,18 @@ class Peer:
         network remote it runs in a subprocess with this peer's environment (and namespace)."""
         config = load_config(self.config)
         if self.netns is None and all(
-            local_remote_path(url) is not None for cfg in config.stores.values() for url in cfg.remotes.values()
+            local_remote_path(url) is not None
+            for cfg in config.stores.values()
+            for url in cfg.remotes.values()
         ):
             for store_cfg in config.stores.values():
                 ensure_store(config, store_cfg)
             return
         self.run_python(
+            "from pathlib import Path\n"
             "from memsync.config import load_config\n"
             "from memsync.cycle import ensure_store\n"
-            f"config = load_config({str(self.config)!r})\n"
+            f"config = load_config(Path({str(self.config)!r}))\n"
             "for store_cfg in config.stores.values():\n"
             "    ensure_store(config, store_cfg)\n"
         )

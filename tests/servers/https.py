@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.helpers import wait_for
+from tests.helpers import git, wait_for
 from tests.servers.process import free_port, require, start, stop, wait_started
 
 HTTP_BACKEND = Path("/usr/lib/git-core/git-http-backend")
@@ -44,7 +44,16 @@ def make_certificates(root: Path, host: str) -> None:
         "-subj", "/CN=memsync test CA",
         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
     )  # fmt: skip
-    _openssl("req", *ec, "-keyout", str(root / "server.key"), "-out", str(root / "server.csr"), "-subj", f"/CN={host}")
+    _openssl(
+        "req",
+        *ec,
+        "-keyout",
+        str(root / "server.key"),
+        "-out",
+        str(root / "server.csr"),
+        "-subj",
+        f"/CN={host}",
+    )
     (root / "server.ext").write_text(f"subjectAltName=IP:{host}\nextendedKeyUsage=serverAuth\n")
     _openssl(
         "x509", "-req", "-in", str(root / "server.csr"), "-CA", str(root / "ca.crt"),
@@ -96,8 +105,9 @@ class HttpsServer:
         (root / "tmp").mkdir(exist_ok=True)
         socket = root / "fcgiwrap.sock"
         try:
-            server.fcgiwrap = start([fcgiwrap, "-c", "4", "-s", f"unix:{socket}"], root / "fcgiwrap.log", netns=netns)
-            wait_for(lambda: socket.exists() or server.fcgiwrap.poll() is not None, what="fcgiwrap's socket")
+            wrapper = start([fcgiwrap, "-c", "4", "-s", f"unix:{socket}"], root / "fcgiwrap.log", netns=netns)
+            server.fcgiwrap = wrapper
+            wait_for(lambda: socket.exists() or wrapper.poll() is not None, what="fcgiwrap's socket")
             command = [nginx, "-p", str(root), "-c", str(root / "nginx.conf"), "-e", str(root / "error.log")]
             server.nginx = start(command, root / "nginx.log", netns=netns)
             wait_started(server.nginx, root / "error.log", "start worker process", "nginx")
@@ -111,7 +121,8 @@ class HttpsServer:
         # As root, nginx's workers would run as nobody, who cannot use fcgiwrap's socket.
         user = f"user {getpass.getuser()};\n" if os.geteuid() == 0 else ""
         temp = "".join(
-            f"    {kind}_temp_path {root / 'tmp' / kind};\n" for kind in ("client_body", "fastcgi", "proxy", "scgi", "uwsgi")
+            f"    {kind}_temp_path {root / 'tmp' / kind};\n"
+            for kind in ("client_body", "fastcgi", "proxy", "scgi", "uwsgi")
         )
         return f"""{user}daemon off;
 worker_processes 1;
@@ -154,9 +165,14 @@ http {{
         credentials = home / ".git-credentials"
         credentials.write_text(f"https://{self.user}:{password or self.password}@{self.host}:{self.port}\n")
         credentials.chmod(0o600)
-        with (home / ".gitconfig").open("a") as gitconfig:
-            gitconfig.write(
-                f'[http "{self.base}/"]\n\tsslCAInfo = {self.ca}\n'
-                f'[credential "{self.base}"]\n\thelper = store --file={credentials}\n'
-            )
+        gitconfig = str(home / ".gitconfig")
+        git(home, "config", "--file", gitconfig, f"http.{self.base}/.sslCAInfo", str(self.ca))
+        git(
+            home,
+            "config",
+            "--file",
+            gitconfig,
+            f"credential.{self.base}.helper",
+            f"store --file={credentials}",
+        )
         return {"GIT_SSL_CAINFO": str(self.ca)}

@@ -91,7 +91,21 @@ class Network:
         _ip("netns", "add", ns)
         self.peers[peer] = ns
         _ip("-n", ns, "link", "set", "lo", "up")
-        _ip("-n", ns, "link", "add", "name", "eth0", "type", "veth", "peer", "name", f"p{number}", "netns", self.remote)
+        _ip(
+            "-n",
+            ns,
+            "link",
+            "add",
+            "name",
+            "eth0",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            f"p{number}",
+            "netns",
+            self.remote,
+        )
         _ip("-n", self.remote, "link", "set", f"p{number}", "master", "br0", "up")
         _ip("-n", ns, "addr", "add", f"198.18.0.{10 + number}/24", "dev", "eth0")
         _ip("-n", ns, "link", "set", "eth0", "up")

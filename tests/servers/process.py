@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
+import signal
 import socket
 import subprocess
+import termios
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -22,7 +28,9 @@ def require(program: str, package: str) -> str:
     """The absolute path of ``program`` (PATH, then /usr/sbin), else ``Unavailable`` naming ``package``."""
     found = shutil.which(program) or shutil.which(program, path="/usr/sbin:/sbin")
     if found is None:
-        raise Unavailable(f"{program} is not installed (Debian package {package}; .ci/run installs it as root)")
+        raise Unavailable(
+            f"{program} is not installed (Debian package {package}; .ci/run installs it as root)"
+        )
     return found
 
 
@@ -112,3 +120,59 @@ def blackhole(host: str = "127.0.0.1") -> Iterator[Blackhole]:
         yield hole
     finally:
         hole.close()
+
+
+@dataclass(frozen=True)
+class TtyRun:
+    """What :func:`run_on_tty` saw: the exit code (None: still running at the limit, then killed),
+    stdout, stderr, and everything written to the terminal (a prompt would be there)."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    terminal: str
+
+
+def run_on_tty(command: Sequence[str], env: Mapping[str, str], timeout: float) -> TtyRun:
+    """Run ``command`` in a new session whose controlling terminal is a pseudo-terminal nobody types
+    into, as in a user's shell: a program that prompts (ssh for a host key or a passphrase, git for a
+    password) writes to that terminal and waits for ever. Killed, with its session, after ``timeout``."""
+    master, slave = os.openpty()
+
+    def controlling_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        list(command),
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env),
+        preexec_fn=controlling_terminal,  # after fork: the terminal must be this session's own
+    )
+    os.close(slave)
+    seen = bytearray()
+
+    def read_terminal() -> None:
+        with suppress(OSError):  # EIO once every process holding the terminal has closed it
+            while chunk := os.read(master, 4096):
+                seen.extend(chunk)
+
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    reader.start()
+    code: int | None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        code = None
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if code is None:
+        out, err = proc.communicate(timeout=10)
+    reader.join(10)
+    os.close(master)
+    return TtyRun(
+        code, out.decode(errors="replace"), err.decode(errors="replace"), seen.decode(errors="replace")
+    )

@@ -18,13 +18,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.helpers import git
 from tests.servers.process import free_port, require, start, stop, wait_started
 
 
 def keygen(path: Path, comment: str) -> str:
     """Make an ed25519 key pair at ``path`` (no passphrase); return the public key line."""
     subprocess.run(
-        [require("ssh-keygen", "openssh-client"), "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+        [
+            require("ssh-keygen", "openssh-client"),
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            comment,
+            "-f",
+            str(path),
+        ],
         check=True,
         capture_output=True,
     )
@@ -99,7 +111,9 @@ class SshServer:
                 ]
             )
         )
-        server.proc = start([sshd, "-D", "-e", "-f", str(config), "-E", str(server.log)], server.log, netns=netns)
+        server.proc = start(
+            [sshd, "-D", "-e", "-f", str(config), "-E", str(server.log)], server.log, netns=netns
+        )
         try:
             wait_started(server.proc, server.log, "Server listening on", "sshd")
             yield server
@@ -141,7 +155,5 @@ class SshServer:
             f"    UserKnownHostsFile {known}\n"
             "    GlobalKnownHostsFile /dev/null\n"
         )
-        with (home / ".gitconfig").open("a") as gitconfig:
-            gitconfig.write(f"[core]\n\tsshCommand = ssh -F {config}\n")
+        git(home, "config", "--file", str(home / ".gitconfig"), "core.sshCommand", f"ssh -F {config}")
         return {}
-

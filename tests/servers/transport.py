@@ -1,0 +1,128 @@
+"""A team remote reached over a real transport, and peers set up to use it: what tests and benches build
+on (``tests/conftest.py``'s fixtures, ``bench/chaos.py --transport``).
+
+``open_remote(kind, root)`` makes the bare repository ``root/repos/remote.git`` and, for ``ssh`` or
+``https``, the server in front of it; with ``partitions`` the server runs in a network namespace of its
+own and each peer gets one too (``netns.Network``), so a peer's link can be cut and restored. A peer
+made with ``remote.peer(root, name)`` has its HOME set up as a user's would be (ssh key, config and
+known_hosts; or the CA and a credential helper), then its store cloned over that transport.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import psutil
+
+from tests.helpers import bare_remote
+from tests.peers import Peer
+from tests.servers.https import HttpsServer
+from tests.servers.netns import REMOTE_ADDRESS, Network, network
+from tests.servers.ssh import SshServer
+
+Kind = Literal["path", "ssh", "https"]
+KINDS: tuple[Kind, ...] = ("path", "ssh", "https")
+
+
+@dataclass
+class Remote:
+    """The bare repository ``path`` (on this machine, whatever the transport), the ``url`` peers use,
+    the server in front of it (``ssh`` or ``https``) and, with partitions, the network (``net``)."""
+
+    kind: Kind
+    path: Path
+    url: str
+    ssh: SshServer | None = None
+    https: HttpsServer | None = None
+    net: Network | None = None
+    peers: list[Peer] = field(default_factory=list)
+
+    def peer(self, root: Path, name: str, *, init_store: bool = True, **options: Any) -> Peer:
+        """A peer under ``root/name`` (``Peer.create`` ``options``) that reaches this remote over its
+        transport, in its own namespace with partitions; its store is made unless ``init_store`` is
+        False. Its daemon is killed when the remote closes."""
+        netns = self.net.add(name) if self.net else None
+        peer = Peer.create(root, name, self.path, url=self.url, netns=netns, init_store=False, **options)
+        peer.env.update(self.setup_client(peer.home))
+        self.peers.append(peer)
+        if init_store:
+            peer.init_store()
+        return peer
+
+    def setup_client(self, home: Path) -> dict[str, str]:
+        """Set ``home`` up for this transport with the right credentials; the environment it needs."""
+        if self.ssh is not None:
+            return self.ssh.setup_client(home)
+        if self.https is not None:
+            return self.https.setup_client(home)
+        return {}
+
+    def cut(self, peer: Peer) -> None:
+        """Cut ``peer``'s link to the remote (needs partitions)."""
+        assert self.net is not None, "open_remote(partitions=True) makes links that can be cut"
+        self.net.cut(peer.name)
+
+    def restore(self, peer: Peer) -> None:
+        """Restore ``peer``'s link."""
+        assert self.net is not None, "open_remote(partitions=True) makes links that can be cut"
+        self.net.restore(peer.name)
+
+    def receiving(self) -> bool:
+        """True while a ``git receive-pack`` of this repository runs on the server (a push underway)."""
+        for proc in psutil.process_iter(["cmdline"]):
+            cmdline = " ".join(proc.info["cmdline"] or ())
+            if "receive-pack" in cmdline and str(self.path) in cmdline:
+                return True
+        return False
+
+    def locks(self) -> list[str]:
+        """The lock files in the repository (``refs/**/*.lock``, ``packed-refs.lock``, ...), relative."""
+        return sorted(p.relative_to(self.path).as_posix() for p in self.path.rglob("*.lock"))
+
+    def head(self, branch: str = "main") -> str:
+        """The sha of ``branch`` in the repository ("" when it has none)."""
+        result = subprocess.run(
+            ["git", "rev-parse", "-q", "--verify", branch], cwd=self.path, capture_output=True, text=True
+        )
+        return result.stdout.strip()
+
+    def file(self, rel: str, branch: str = "main") -> bytes:
+        """The bytes of ``rel`` on ``branch`` in the repository (b"" when absent)."""
+        result = subprocess.run(["git", "show", f"{branch}:{rel}"], cwd=self.path, capture_output=True)
+        return result.stdout if result.returncode == 0 else b""
+
+    def kill_daemons(self) -> None:
+        """Kill the daemons of this remote's peers that still run."""
+        for peer in self.peers:
+            if not peer.proc_dead():
+                peer.kill()
+
+
+@contextmanager
+def open_remote(kind: Kind, root: Path, *, partitions: bool = False) -> Iterator[Remote]:
+    """The remote for the block; at the end its peers' daemons, the server and the namespaces go.
+    Raises ``process.Unavailable`` when this machine lacks what ``kind`` (or ``partitions``) needs."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown transport {kind!r}: one of {', '.join(KINDS)}")
+    if partitions and kind == "path":
+        raise ValueError("a path remote has no link to cut: partitions need ssh or https")
+    path = bare_remote(root / "repos" / "remote.git")
+    with ExitStack() as stack:
+        net = stack.enter_context(network()) if partitions else None
+        host, netns = (REMOTE_ADDRESS, net.remote) if net else ("127.0.0.1", None)
+        remote = Remote(kind, path, str(path), net=net)
+        if kind == "ssh":
+            remote.ssh = stack.enter_context(SshServer.running(root / "sshd", host=host, netns=netns))
+            remote.url = remote.ssh.url(path)
+        elif kind == "https":
+            remote.https = stack.enter_context(
+                HttpsServer.running(root / "web", path.parent, host=host, netns=netns)
+            )
+            remote.url = remote.https.url(path)
+        stack.callback(remote.kill_daemons)  # first out: before the servers and namespaces
+        yield remote
