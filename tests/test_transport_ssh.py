@@ -4,28 +4,15 @@ prompt, and the commit waits until the user fixes the setup."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.helpers import wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, running
-from tests.servers.process import TtyRun, run_on_tty
 from tests.servers.ssh import keygen
-from tests.servers.transport import Remote
-
-# Every line `memsync sync` writes to stderr is one of its log lines: nothing raw from ssh or git.
-LOG_LINE = re.compile(r"^(DEBUG|INFO|WARNING|ERROR) memsync\.")
-
-
-def sync_on_tty(peer: Peer) -> TtyRun:
-    """`memsync sync` of ``peer`` with a terminal a prompt would wait on, and no GIT_TERMINAL_PROMPT
-    from the test environment: keeping git and ssh from asking is memsync's own job."""
-    env = {k: v for k, v in {**os.environ, **peer.env}.items() if k != "GIT_TERMINAL_PROMPT"}
-    return run_on_tty([*peer.prefix, sys.executable, "-m", "memsync", "sync"], env, timeout=90)
+from tests.servers.transport import LOG_LINE, Remote, sync_on_tty
 
 
 def test_two_daemons_sync_both_ways_over_ssh(ssh_remote: Remote, tmp_path: Path) -> None:

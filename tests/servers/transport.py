@@ -10,7 +10,10 @@ known_hosts; or the CA and a credential helper), then its store cloned over that
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -23,7 +26,19 @@ from tests.helpers import bare_remote
 from tests.peers import Peer
 from tests.servers.https import HttpsServer
 from tests.servers.netns import REMOTE_ADDRESS, Network, network
+from tests.servers.process import TtyRun, run_on_tty
 from tests.servers.ssh import SshServer
+
+# Every line `memsync sync` writes to stderr is one of its log lines: nothing raw from ssh or git.
+LOG_LINE = re.compile(r"^(DEBUG|INFO|WARNING|ERROR) memsync\.")
+
+
+def sync_on_tty(peer: Peer) -> TtyRun:
+    """`memsync sync` of ``peer`` with a terminal a prompt would wait on, and no GIT_TERMINAL_PROMPT
+    from the test environment: keeping git and ssh from asking is memsync's own job."""
+    env = {k: v for k, v in {**os.environ, **peer.env}.items() if k != "GIT_TERMINAL_PROMPT"}
+    return run_on_tty([*peer.prefix, sys.executable, "-m", "memsync", "sync"], env, timeout=90)
+
 
 Kind = Literal["path", "ssh", "https"]
 KINDS: tuple[Kind, ...] = ("path", "ssh", "https")
