@@ -36,6 +36,15 @@ def _ip(*args: str) -> None:
         raise RuntimeError(f"ip {' '.join(args)}: {result.stderr.strip()}")
 
 
+def _ip_tc(netns: str, *args: str) -> None:
+    """``tc ARGS`` inside ``netns``."""
+    result = subprocess.run(
+        ["ip", "netns", "exec", netns, "tc", *args], capture_output=True, text=True, check=False, timeout=30
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"tc {' '.join(args)}: {result.stderr.strip()}")
+
+
 def probe() -> None:
     """``Unavailable`` unless this process may make network namespaces and veth pairs."""
     require("ip", "iproute2")
@@ -118,6 +127,41 @@ class Network:
     def restore(self, peer: str) -> None:
         """Bring ``peer``'s link back up (its address and route come back with it)."""
         _ip("-n", self.peers[peer], "link", "set", "eth0", "up")
+
+    def limit_rate(self, peer: str, rate: str) -> None:
+        """Cap what ``peer`` sends at ``rate`` (tc's units, e.g. ``"256kbit"``) with a token bucket,
+        so that a push lasts long enough to be cut in the middle."""
+        _ip_tc(
+            self.peers[peer],
+            "qdisc",
+            "replace",
+            "dev",
+            "eth0",
+            "root",
+            "tbf",
+            "rate",
+            rate,
+            "burst",
+            "4kb",
+            "latency",
+            "2s",
+        )
+
+    def check_netem(self) -> None:
+        """``Unavailable`` unless the kernel has ``tc netem`` (tried on the remote namespace's loopback)."""
+        try:
+            _ip_tc(self.remote, "qdisc", "replace", "dev", "lo", "root", "netem", "delay", "1ms")
+            _ip_tc(self.remote, "qdisc", "del", "dev", "lo", "root")
+        except RuntimeError as exc:
+            raise Unavailable(f"tc netem is not available here: {exc} (the kernel needs sch_netem)") from exc
+
+    def delay(self, peer: str, delay_ms: int, loss_percent: float) -> None:
+        """Delay every packet on ``peer``'s link by ``delay_ms`` each way and drop ``loss_percent`` % of
+        them (``tc netem`` on both ends; see ``check_netem``)."""
+        spec = ["delay", f"{delay_ms}ms", "loss", f"{loss_percent}%"]
+        number = list(self.peers).index(peer) + 1
+        _ip_tc(self.peers[peer], "qdisc", "replace", "dev", "eth0", "root", "netem", *spec)
+        _ip_tc(self.remote, "qdisc", "replace", "dev", f"p{number}", "root", "netem", *spec)
 
     def close(self) -> None:
         """Delete every namespace of this network (their veth pairs and bridge go with them)."""
