@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.helpers import git, wait_for
-from tests.servers.process import free_port, require, start, stop, wait_started
+from tests.servers.process import Unavailable, free_port, require, start, stop, wait_started
 
 HTTP_BACKEND = Path("/usr/lib/git-core/git-http-backend")
 USER = "memsync"
@@ -72,6 +72,7 @@ class HttpsServer:
     host: str
     port: int
     password: str
+    netns: str | None = None
     user: str = USER
     nginx: subprocess.Popen[bytes] | None = None
     fcgiwrap: subprocess.Popen[bytes] | None = None
@@ -93,28 +94,41 @@ class HttpsServer:
     ) -> Iterator[HttpsServer]:
         """Serve the bare repositories under ``projects`` for the block (always stopped after); in
         ``netns`` on port 443 of every address there. Raises ``Unavailable``."""
-        nginx, fcgiwrap = require("nginx", "nginx"), require("fcgiwrap", "fcgiwrap")
+        require("nginx", "nginx")
+        require("fcgiwrap", "fcgiwrap")
         if not HTTP_BACKEND.is_file():
-            raise RuntimeError(f"{HTTP_BACKEND} is missing: git is not installed as Debian installs it")
+            raise Unavailable(f"{HTTP_BACKEND} is missing: git is not installed as Debian installs it")
         root.mkdir(parents=True, exist_ok=True)
-        server = cls(root, projects, host, 443 if netns else free_port(host), secrets.token_urlsafe(12))
+        port = 443 if netns else free_port(host)
+        server = cls(root, projects, host, port, secrets.token_urlsafe(12), netns=netns)
         make_certificates(root, host)
         hashed = _openssl("passwd", "-6", "-stdin", stdin=server.password + "\n").strip()
         (root / "htpasswd").write_text(f"{server.user}:{hashed}\n")
         (root / "nginx.conf").write_text(server._nginx_conf(netns is not None))
         (root / "tmp").mkdir(exist_ok=True)
-        socket = root / "fcgiwrap.sock"
         try:
-            wrapper = start([fcgiwrap, "-c", "4", "-s", f"unix:{socket}"], root / "fcgiwrap.log", netns=netns)
-            server.fcgiwrap = wrapper
-            wait_for(lambda: socket.exists() or wrapper.poll() is not None, what="fcgiwrap's socket")
-            command = [nginx, "-p", str(root), "-c", str(root / "nginx.conf"), "-e", str(root / "error.log")]
-            server.nginx = start(command, root / "nginx.log", netns=netns)
-            wait_started(server.nginx, root / "error.log", "start worker process", "nginx")
+            server.start()
             yield server
         finally:
-            stop(server.nginx)
-            stop(server.fcgiwrap)
+            server.stop()
+
+    def start(self) -> None:
+        """Start fcgiwrap and nginx (again, after ``stop``: a host back from an outage)."""
+        root, socket = self.root, self.root / "fcgiwrap.sock"
+        socket.unlink(missing_ok=True)
+        command = [require("fcgiwrap", "fcgiwrap"), "-c", "4", "-s", f"unix:{socket}"]
+        wrapper = self.fcgiwrap = start(command, root / "fcgiwrap.log", netns=self.netns)
+        wait_for(lambda: socket.exists() or wrapper.poll() is not None, what="fcgiwrap's socket")
+        log = root / "error.log"
+        offset = log.stat().st_size if log.exists() else 0
+        command = [require("nginx", "nginx"), "-p", str(root), "-c", str(root / "nginx.conf"), "-e", str(log)]
+        self.nginx = start(command, root / "nginx.log", netns=self.netns)
+        wait_started(self.nginx, log, "start worker process", "nginx", offset=offset)
+
+    def stop(self) -> None:
+        """Kill nginx and fcgiwrap with what they run (a host going down)."""
+        stop(self.nginx)
+        stop(self.fcgiwrap)
 
     def _nginx_conf(self, in_netns: bool) -> str:
         root = self.root

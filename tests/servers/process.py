@@ -65,11 +65,14 @@ def start(
         )
 
 
-def wait_started(proc: subprocess.Popen[bytes], log: Path, text: str, what: str, timeout: float = 20) -> None:
-    """Wait until ``text`` appears in ``log``; ``Unavailable`` with the log's tail if ``proc`` exits."""
+def wait_started(
+    proc: subprocess.Popen[bytes], log: Path, text: str, what: str, *, offset: int = 0, timeout: float = 20
+) -> None:
+    """Wait until ``text`` appears in ``log`` past byte ``offset``; ``Unavailable`` with the log's tail
+    if ``proc`` exits first."""
 
     def read() -> str:
-        return log.read_text(errors="replace") if log.exists() else ""
+        return log.read_bytes()[offset:].decode(errors="replace") if log.exists() else ""
 
     def ready() -> bool:
         if proc.poll() is not None:

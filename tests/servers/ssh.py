@@ -75,7 +75,7 @@ class SshServer:
     def running(cls, root: Path, *, host: str = "127.0.0.1", netns: str | None = None) -> Iterator[SshServer]:
         """Lay out keys and config under ``root`` and run sshd for the block (always stopped after).
         In ``netns`` it listens on port 22 of every address there. Raises ``Unavailable``."""
-        sshd = require("sshd", "openssh-server")
+        require("sshd", "openssh-server")
         root.mkdir(parents=True, exist_ok=True)
         server = cls(root, host, 22 if netns else free_port(host), netns)
         keygen(root / "host_ed25519", "memsync-test-host")
@@ -111,14 +111,22 @@ class SshServer:
                 ]
             )
         )
-        server.proc = start(
-            [sshd, "-D", "-e", "-f", str(config), "-E", str(server.log)], server.log, netns=netns
-        )
         try:
-            wait_started(server.proc, server.log, "Server listening on", "sshd")
+            server.start()
             yield server
         finally:
-            stop(server.proc)
+            server.stop()
+
+    def start(self) -> None:
+        """Start sshd (again, after ``stop``: a host back from an outage) and wait until it listens."""
+        offset = self.log.stat().st_size if self.log.exists() else 0
+        command = [require("sshd", "openssh-server"), "-D", "-e", "-f", str(self.root / "sshd_config")]
+        self.proc = start([*command, "-E", str(self.log)], self.log, netns=self.netns)
+        wait_started(self.proc, self.log, "Server listening on", "sshd", offset=offset)
+
+    def stop(self) -> None:
+        """Kill sshd and every session it runs (a host going down)."""
+        stop(self.proc)
 
     def url(self, repo: Path) -> str:
         """The ``ssh://`` URL of the repository at absolute path ``repo`` on this server."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ class Remote:
     https: HttpsServer | None = None
     net: Network | None = None
     peers: list[Peer] = field(default_factory=list)
+    down: list[Peer] = field(default_factory=list)
 
     def peer(self, root: Path, name: str, *, init_store: bool = True, **options: Any) -> Peer:
         """A peer under ``root/name`` (``Peer.create`` ``options``) that reaches this remote over its
@@ -76,6 +78,42 @@ class Remote:
         if self.https is not None:
             return self.https.setup_client(home)
         return {}
+
+    def take_down(self, peers: Sequence[Peer]) -> None:
+        """Begin an outage: with partitions, ``peers``' links are cut (the others carry on); otherwise
+        the whole remote goes away (its server is killed, a path remote is renamed away)."""
+        assert not self.down, "one outage at a time"
+        self.down = list(peers) if self.net else list(self.peers)
+        if self.net is not None:
+            for peer in self.down:
+                self.cut(peer)
+        elif self.ssh is not None:
+            self.ssh.stop()
+        elif self.https is not None:
+            self.https.stop()
+        else:
+            self.path.rename(self._away)
+
+    def bring_back(self) -> None:
+        """End the outage ``take_down`` began."""
+        if self.net is not None:
+            for peer in self.down:
+                self.restore(peer)
+        elif self.ssh is not None:
+            self.ssh.start()
+        elif self.https is not None:
+            self.https.start()
+        else:
+            # A push caught by the outage may have made the old path again, with a half-received pack
+            # (git names its incoming-object dir by absolute path): that stub goes.
+            if self.path.exists():
+                shutil.rmtree(self.path)
+            self._away.rename(self.path)
+        self.down = []
+
+    @property
+    def _away(self) -> Path:
+        return self.path.with_name(self.path.name + ".away")
 
     def cut(self, peer: Peer) -> None:
         """Cut ``peer``'s link to the remote (needs partitions)."""
