@@ -201,11 +201,12 @@ class Peer:
             self.wait_ready(offset)
         return offset
 
-    def wait_ready(self, offset: int = 0) -> None:
-        """Wait until the daemon started at log ``offset`` finished its start-up cycle."""
+    def wait_ready(self, offset: int = 0, timeout: float = 30) -> None:
+        """Wait up to ``timeout`` seconds until the daemon started at log ``offset`` finished its start-up
+        cycle."""
         wait_for(
             lambda: "start-up cycle done" in self.log(offset) or self.proc_dead(),
-            timeout=30,
+            timeout=timeout,
             what=f"{self.name}: daemon start",
         )
         assert not self.proc_dead(), f"{self.name}: daemon died:\n{self.log(offset)}"

@@ -173,7 +173,8 @@ class Chaos:
         for peer in self.peers:
             peer.start(wait_ready=False)
         for peer in self.peers:
-            peer.wait_ready()
+            # All start-up cycles at once contend for the remote: more peers, longer.
+            peer.wait_ready(timeout=30 + 15 * len(self.peers))
         self.start_writers()
         start = time.monotonic()
         end = start + write_s
