@@ -305,13 +305,13 @@ class Peer:
 
 
 @contextmanager
-def running(*peers: Peer, args: tuple[str, ...] = ()) -> Iterator[None]:
-    """Start the daemons of ``peers`` together, wait until all are ready; at the end stop them together
-    and require exit code 0 from each."""
+def running(*peers: Peer, args: tuple[str, ...] = (), ready_timeout: float = 30) -> Iterator[None]:
+    """Start the daemons of ``peers`` together, wait (up to ``ready_timeout`` seconds each) until all are
+    ready; at the end stop them together and require exit code 0 from each."""
     offsets = [peer.start(*args, wait_ready=False) for peer in peers]
     try:
         for peer, offset in zip(peers, offsets, strict=True):
-            peer.wait_ready(offset)
+            peer.wait_ready(offset, timeout=ready_timeout)
         yield
     finally:
         live = [peer for peer in peers if not peer.proc_dead()]

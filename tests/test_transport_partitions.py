@@ -75,15 +75,16 @@ def test_with_100_ms_delay_and_2_percent_loss_every_line_arrives(
     remote = partitioned_ssh_remote
     assert remote.net is not None
     try:
-        remote.net.check_netem()
+        print(f"delay and loss by {remote.net.check_delay()}")
     except Unavailable as exc:
         pytest.skip(str(exc))
-    peers = [remote.peer(tmp_path, name) for name in ("alice", "bob", "carol")]
+    peers = [remote.peer(tmp_path, name) for name in ("alice", "bob")]
     for peer in peers:
         remote.net.delay(peer.name, delay_ms=100, loss_percent=2)
     lines: list[bytes] = []
-    with running(*peers):
-        for round_ in range(3):
+    # Every ssh session takes a dozen round trips of 200 ms, some of them lost and sent again.
+    with running(*peers, ready_timeout=120):
+        for round_ in range(2):
             lines.extend(
                 peer.append_entry(f"{peer.name} round {round_} over a slow lossy link") for peer in peers
             )

@@ -231,13 +231,20 @@ class Chaos:
         self.figures.compact_done = self.compact(peer)
 
     def compact(self, peer: Peer) -> bool:
-        """``memsync compact`` on ``peer``'s memory file (retried while a writer holds the lock)."""
+        """``memsync compact`` on ``peer``'s memory file (retried while a writer holds the lock; it
+        waits for the daemon's cycle, which a cut link holds up to ssh's keep-alive limit)."""
+        why = "no attempt"
         for _ in range(50):
-            result = peer.cli("compact", str(peer.memory_file))
+            try:
+                result = peer.cli("compact", str(peer.memory_file), timeout=180)
+            except subprocess.TimeoutExpired:
+                why = "it waited for the daemon's cycle for 180 s"
+                continue
             if result.returncode == 0:
                 return True
+            why = result.stderr.strip()
             time.sleep(0.02)
-        self.figures.problems.append(f"compact never succeeded: {result.stderr.strip()}")
+        self.figures.problems.append(f"compact never succeeded: {why}")
         return False
 
     def stop_daemons(self) -> None:

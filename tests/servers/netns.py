@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -22,12 +24,13 @@ from pathlib import Path
 
 import psutil
 
-from tests.servers.process import Unavailable, require
+from tests.servers.process import Unavailable, require, start, stop, wait_started
 
 REMOTE_ADDRESS = "198.18.0.1"
 _PREFIX = "memsync"
 _OURS = re.compile(rf"{_PREFIX}(\d+)-[0-9a-f]+-")
 _NETNS_DIR = Path("/run/netns")
+NETEM = Path(__file__).with_name("netem.py")
 
 
 def _ip(*args: str) -> None:
@@ -75,8 +78,11 @@ def sweep_stale() -> None:
 class Network:
     """The remote's namespace (``remote``) and the peers' (``peers``: peer name -> namespace)."""
 
+    root: Path
     tag: str = field(default_factory=lambda: f"{_PREFIX}{os.getpid()}-{secrets.token_hex(3)}-")
     peers: dict[str, str] = field(default_factory=dict)
+    netem: bool | None = None
+    delayers: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
     def remote(self) -> str:
@@ -147,24 +153,76 @@ class Network:
             "2s",
         )
 
-    def check_netem(self) -> None:
-        """``Unavailable`` unless the kernel has ``tc netem`` (tried on the remote namespace's loopback)."""
+    def check_delay(self) -> str:
+        """How ``delay`` will work here: ``tc netem`` where the kernel has it (tried on the remote
+        namespace's loopback), else an NFQUEUE that ``tests/servers/netem.py`` releases late. Raises
+        ``Unavailable`` when neither can."""
         try:
             _ip_tc(self.remote, "qdisc", "replace", "dev", "lo", "root", "netem", "delay", "1ms")
             _ip_tc(self.remote, "qdisc", "del", "dev", "lo", "root")
         except RuntimeError as exc:
-            raise Unavailable(f"tc netem is not available here: {exc} (the kernel needs sch_netem)") from exc
+            if shutil.which("iptables-legacy", path="/usr/sbin:/sbin:/usr/bin") is None:
+                raise Unavailable(
+                    f"tc netem is not available here ({exc}), nor iptables (Debian package iptables) "
+                    "for delaying packets through an NFQUEUE instead"
+                ) from exc
+            self.netem = False
+            return "an NFQUEUE released late by tests/servers/netem.py (this kernel has no tc netem)"
+        self.netem = True
+        return "tc netem"
 
     def delay(self, peer: str, delay_ms: int, loss_percent: float) -> None:
         """Delay every packet on ``peer``'s link by ``delay_ms`` each way and drop ``loss_percent`` % of
-        them (``tc netem`` on both ends; see ``check_netem``)."""
-        spec = ["delay", f"{delay_ms}ms", "loss", f"{loss_percent}%"]
-        number = list(self.peers).index(peer) + 1
-        _ip_tc(self.peers[peer], "qdisc", "replace", "dev", "eth0", "root", "netem", *spec)
-        _ip_tc(self.remote, "qdisc", "replace", "dev", f"p{number}", "root", "netem", *spec)
+        them, by ``check_delay``'s means (which it calls first, unless it was called)."""
+        if self.netem is None:
+            self.check_delay()
+        ns = self.peers[peer]
+        if self.netem:
+            spec = ["delay", f"{delay_ms}ms", "loss", f"{loss_percent}%"]
+            _ip_tc(ns, "qdisc", "replace", "dev", "eth0", "root", "netem", *spec)
+            _ip_tc(
+                self.remote,
+                "qdisc",
+                "replace",
+                "dev",
+                f"p{list(self.peers).index(peer) + 1}",
+                "root",
+                "netem",
+                *spec,
+            )
+            return
+        log = self.root / f"netem-{peer}.log"
+        seed = str(list(self.peers).index(peer))
+        command = [sys.executable, str(NETEM), "0", str(delay_ms), str(loss_percent), seed]
+        self.delayers.append(delayer := start(command, log, netns=ns))
+        wait_started(delayer, log, "ready", "the NFQUEUE delayer")
+        for chain, way in (("OUTPUT", "-o"), ("INPUT", "-i")):
+            subprocess.run(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "iptables-legacy",
+                    "-A",
+                    chain,
+                    way,
+                    "eth0",
+                    "-j",
+                    "NFQUEUE",
+                    "--queue-num",
+                    "0",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
 
     def close(self) -> None:
-        """Delete every namespace of this network (their veth pairs and bridge go with them)."""
+        """Stop the delayers and delete every namespace of this network (their veth pairs and bridge go
+        with them)."""
+        for delayer in self.delayers:
+            stop(delayer)
         for ns in [*self.peers.values(), self.remote]:
             with suppress(RuntimeError):
                 _ip("netns", "del", ns)
@@ -172,11 +230,13 @@ class Network:
 
 
 @contextmanager
-def network() -> Iterator[Network]:
-    """A :class:`Network` for the block, always deleted after. Raises ``Unavailable``."""
+def network(root: Path) -> Iterator[Network]:
+    """A :class:`Network` for the block (its logs under ``root``), always deleted after. Raises
+    ``Unavailable``."""
     probe()
     sweep_stale()
-    net = Network()
+    root.mkdir(parents=True, exist_ok=True)
+    net = Network(root)
     try:
         net.create()
         yield net

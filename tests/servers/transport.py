@@ -166,7 +166,7 @@ def open_remote(kind: Kind, root: Path, *, partitions: bool = False) -> Iterator
         raise ValueError("a path remote has no link to cut: partitions need ssh or https")
     path = bare_remote(root / "repos" / "remote.git")
     with ExitStack() as stack:
-        net = stack.enter_context(network()) if partitions else None
+        net = stack.enter_context(network(root / "net")) if partitions else None
         host, netns = (REMOTE_ADDRESS, net.remote) if net else ("127.0.0.1", None)
         remote = Remote(kind, path, str(path), net=net)
         if kind == "ssh":
