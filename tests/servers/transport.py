@@ -71,13 +71,14 @@ class Remote:
             peer.init_store()
         return peer
 
+    @property
+    def server(self) -> SshServer | HttpsServer | None:
+        """The server in front of the repository (None for a path remote)."""
+        return self.ssh or self.https
+
     def setup_client(self, home: Path) -> dict[str, str]:
         """Set ``home`` up for this transport with the right credentials; the environment it needs."""
-        if self.ssh is not None:
-            return self.ssh.setup_client(home)
-        if self.https is not None:
-            return self.https.setup_client(home)
-        return {}
+        return {} if self.server is None else self.server.setup_client(home)
 
     def take_down(self, peers: Sequence[Peer]) -> None:
         """Begin an outage: with partitions, ``peers``' links are cut (the others carry on); otherwise
@@ -87,10 +88,8 @@ class Remote:
         if self.net is not None:
             for peer in self.down:
                 self.cut(peer)
-        elif self.ssh is not None:
-            self.ssh.stop()
-        elif self.https is not None:
-            self.https.stop()
+        elif self.server is not None:
+            self.server.stop()
         else:
             self.path.rename(self._away)
 
@@ -99,10 +98,8 @@ class Remote:
         if self.net is not None:
             for peer in self.down:
                 self.restore(peer)
-        elif self.ssh is not None:
-            self.ssh.start()
-        elif self.https is not None:
-            self.https.start()
+        elif self.server is not None:
+            self.server.start()
         else:
             # A push caught by the outage may have made the old path again, with a half-received pack
             # (git names its incoming-object dir by absolute path): that stub goes.
