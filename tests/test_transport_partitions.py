@@ -31,6 +31,7 @@ def _has_all(peer: Peer, lines: list[bytes], daily: list[bytes]) -> bool:
     return all(line in memory for line in lines) and all(line in log for line in daily)
 
 
+@pytest.mark.slow
 def test_a_link_cut_in_the_middle_of_a_push_loses_nothing_and_leaves_no_lock(
     partitioned_ssh_remote: Remote, tmp_path: Path
 ) -> None:
@@ -69,6 +70,7 @@ def test_a_link_cut_in_the_middle_of_a_push_loses_nothing_and_leaves_no_lock(
     wait_for(lambda: remote.locks() == [], timeout=60, what=f"no lock left on the server: {remote.locks()}")
 
 
+@pytest.mark.slow
 def test_with_100_ms_delay_and_2_percent_loss_every_line_arrives(
     partitioned_ssh_remote: Remote, tmp_path: Path
 ) -> None:
