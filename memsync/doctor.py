@@ -22,6 +22,7 @@ from memsync.config import Config, StoreConfig, config_path, load_config
 from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.layout import Kind
+from memsync.store import noninteractive_env
 
 Level = Literal["OK", "WARN", "FAIL"]
 MIN_GIT = (2, 25)
@@ -48,11 +49,7 @@ class Check:
 def _git(
     *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S
 ) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10"),
-    }
+    env = {**os.environ, **noninteractive_env(timeout)}
     return subprocess.run(
         ["git", *args],
         cwd=cwd,

@@ -30,6 +30,7 @@ from memsync.daemon import run_daemon, running_daemon_pid
 from memsync.detect import Location, detect
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
+from memsync.store import noninteractive_env
 
 DEFAULT_STORE = "personal"
 DEFAULT_REMOTE = "origin"
@@ -143,7 +144,7 @@ def _remote_has_branch(url: str, branch: str) -> bool:
             check=False,
             timeout=REMOTE_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            env={**os.environ, **noninteractive_env(REMOTE_TIMEOUT_S)},
         )
     except subprocess.TimeoutExpired:
         return False  # the store's own fetch then reports the unreachable remote

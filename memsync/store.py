@@ -161,6 +161,26 @@ class _Result:
         return telling[0] if telling else f"git exited with status {self.status}"
 
 
+def noninteractive_env(network_timeout_s: float = NETWORK_TIMEOUT_S) -> dict[str, str]:
+    """The environment variables under which git (and the ssh it starts) never asks anything: no
+    terminal or askpass prompt, ssh in batch mode on top of the user's own ssh command (``GIT_SSH_COMMAND``
+    or ``core.sshCommand``, so their ``-F`` config, keys and known_hosts still count), and a stalled
+    HTTP transfer abandoned within ``network_timeout_s`` (seconds, at most 30). DESIGN "One sync cycle"
+    step 4: git runs non-interactively; every git that memsync runs on a remote uses it."""
+    ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
+    return {
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "true",
+        "SSH_ASKPASS": "true",
+        "SSH_ASKPASS_REQUIRE": "never",
+        "GCM_INTERACTIVE": "never",
+        "GIT_SSH_COMMAND": f"{ssh} -o BatchMode=yes -o ConnectTimeout=10 "
+        "-o ServerAliveInterval=15 -o ServerAliveCountMax=2",
+        "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
+        "GIT_HTTP_LOW_SPEED_TIME": str(max(1, min(30, int(network_timeout_s)))),
+    }
+
+
 def local_remote_path(url: str) -> Path | None:
     """The directory of a remote whose URL is a local path or ``file://`` URL, else None (ssh, https).
 
@@ -349,18 +369,9 @@ class Store:
                 self._ensure_branch(repo)
 
     def _git_env(self) -> dict[str, str]:
-        ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
         name, email = self.identity.name, self.identity.email
         return {
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_ASKPASS": "true",
-            "SSH_ASKPASS": "true",
-            "SSH_ASKPASS_REQUIRE": "never",
-            "GCM_INTERACTIVE": "never",
-            "GIT_SSH_COMMAND": f"{ssh} -o BatchMode=yes -o ConnectTimeout=10 "
-            "-o ServerAliveInterval=15 -o ServerAliveCountMax=2",
-            "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
-            "GIT_HTTP_LOW_SPEED_TIME": str(max(1, min(30, int(self.network_timeout_s)))),
+            **noninteractive_env(self.network_timeout_s),
             "GIT_EDITOR": "true",
             "GIT_MERGE_AUTOEDIT": "no",
             "GIT_OPTIONAL_LOCKS": "0",

@@ -4,13 +4,17 @@ prompt, and the commit waits until the user fixes the setup."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.conftest import isolated_env
 from tests.helpers import wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, running
+from tests.servers.process import run_on_tty
 from tests.servers.ssh import keygen
 from tests.servers.transport import LOG_LINE, Remote, sync_on_tty
 
@@ -88,3 +92,21 @@ def test_an_ssh_setup_problem_is_one_line_never_a_prompt(ssh_remote: Remote, tmp
     ssh_remote.setup_client(alice.home)  # the user fixes the key and known_hosts
     assert alice.cli("sync").returncode == 0
     assert entry in ssh_remote.file(MEMORY_STORE)
+
+
+def test_doctor_and_init_use_the_users_ssh_setup_and_never_prompt(ssh_remote: Remote, tmp_path: Path) -> None:
+    assert ssh_remote.ssh is not None
+    alice = ssh_remote.peer(tmp_path, "alice")
+    doctor = alice.cli("doctor")
+    line = next(line for line in doctor.stdout.splitlines() if "remote main/origin" in line)
+    assert line == f"OK   remote main/origin: {ssh_remote.url} reachable", doctor.stdout
+
+    # A new machine whose known_hosts lacks the host: `memsync init` asks nothing and says why.
+    home = tmp_path / "newcomer"
+    env = {k: v for k, v in {**os.environ, **isolated_env(home)}.items() if k != "GIT_TERMINAL_PROMPT"}
+    ssh_remote.ssh.setup_client(home, known_hosts="")
+    run = run_on_tty([sys.executable, "-m", "memsync", "init", "--remote", ssh_remote.url], env, timeout=90)
+    assert run.terminal == "", f"something asked on the terminal: {run.terminal!r}"
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Host key verification failed" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
