@@ -35,6 +35,7 @@ from memsync.fsio import append_once, atomic_write
 from memsync.store import local_remote_path
 from tests.conftest import isolated_env
 from tests.helpers import git, wait_for
+from tests.servers.process import in_netns
 
 ROLE = "qa"
 ROLE_STORE = f"roles/{ROLE}"
@@ -155,7 +156,7 @@ class Peer:
     @property
     def prefix(self) -> list[str]:
         """What runs a command of this peer in its network namespace (empty outside one)."""
-        return ["ip", "netns", "exec", self.netns] if self.netns else []
+        return in_netns(self.netns, [])
 
     def run_python(self, code: str) -> str:
         """Run ``code`` in a Python subprocess with this peer's env; return stdout (raise on failure)."""

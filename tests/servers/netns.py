@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from tests.servers.process import Unavailable, require, start, stop, wait_started
+from tests.servers.process import Unavailable, in_netns, require, start, stop, wait_started
 
 REMOTE_ADDRESS = "198.18.0.1"
 _PREFIX = "memsync"
@@ -42,7 +42,7 @@ def _ip(*args: str) -> None:
 def _ip_tc(netns: str, *args: str) -> None:
     """``tc ARGS`` inside ``netns``."""
     result = subprocess.run(
-        ["ip", "netns", "exec", netns, "tc", *args], capture_output=True, text=True, check=False, timeout=30
+        in_netns(netns, ["tc", *args]), capture_output=True, text=True, check=False, timeout=30
     )
     if result.returncode != 0:
         raise RuntimeError(f"tc {' '.join(args)}: {result.stderr.strip()}")
@@ -199,10 +199,7 @@ class Network:
         for chain, way in (("OUTPUT", "-o"), ("INPUT", "-i")):
             subprocess.run(
                 [
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
+                    *in_netns(ns, []),
                     "iptables-legacy",
                     "-A",
                     chain,

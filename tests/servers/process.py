@@ -46,22 +46,12 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def start(
-    command: Sequence[str],
-    log: Path,
-    *,
-    netns: str | None = None,
-    env: Mapping[str, str] | None = None,
-) -> subprocess.Popen[bytes]:
-    """Start ``command`` (in ``netns`` if given) with stdout and stderr appended to ``log``."""
+def start(command: Sequence[str], log: Path, *, netns: str | None = None) -> subprocess.Popen[bytes]:
+    """Start ``command`` (in ``netns`` if given) in a session of its own, stdout and stderr appended to
+    ``log``."""
     with log.open("ab") as out:
         return subprocess.Popen(
-            in_netns(netns, command),
-            stdout=out,
-            stderr=out,
-            stdin=subprocess.DEVNULL,
-            env=None if env is None else dict(env),
-            start_new_session=True,
+            in_netns(netns, command), stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True
         )
 
 
