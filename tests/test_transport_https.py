@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.helpers import wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, running
-from tests.servers.transport import LOG_LINE, Remote, sync_on_tty
+from tests.servers.transport import CANNOT_REACH, LOG_LINE, Remote, sync_on_tty
 
 
 def test_two_peers_sync_over_https_and_the_password_stays_in_the_credential_helper(
@@ -61,7 +61,9 @@ def test_a_wrong_password_is_one_line_never_a_prompt(https_remote: Remote, tmp_p
     assert run.returncode == 75, run.stderr
     assert all(LOG_LINE.match(line) for line in run.stderr.splitlines()), run.stderr
     error = alice.status()["stores"]["main"]["remotes"]["origin"]["last_error"]
-    assert error == f"cannot reach origin: Authentication failed for '{https_remote.url}/'"
+    assert re.fullmatch(
+        rf"{CANNOT_REACH}Authentication failed for '{re.escape(https_remote.url)}/'", error
+    ), error
     assert "not-the-password" not in run.stderr + alice.cli("status").stdout
     web_log = (https_remote.https.root / "access.log").read_text()
     assert '" 401 ' in web_log

@@ -16,7 +16,7 @@ from tests.helpers import wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, running
 from tests.servers.process import run_on_tty
 from tests.servers.ssh import keygen
-from tests.servers.transport import LOG_LINE, Remote, sync_on_tty
+from tests.servers.transport import CANNOT_REACH, LOG_LINE, Remote, sync_on_tty
 
 
 def test_two_daemons_sync_both_ways_over_ssh(ssh_remote: Remote, tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_an_ssh_setup_problem_is_one_line_never_a_prompt(ssh_remote: Remote, tmp
         assert run.returncode == 75, f"{case}: {run.stderr}"  # committed, not pushed
         assert all(LOG_LINE.match(line) for line in run.stderr.splitlines()), f"{case}: {run.stderr}"
         error = alice.status()["stores"]["main"]["remotes"]["origin"]["last_error"]
-        assert re.fullmatch(rf"cannot reach origin: .*{reason}.*", error), f"{case}: {error}"
+        assert re.fullmatch(rf"{CANNOT_REACH}.*{reason}.*", error), f"{case}: {error}"
         assert "\n" not in error
         assert entry not in ssh_remote.file(MEMORY_STORE)
     ssh_remote.setup_client(alice.home)  # the user fixes the key and known_hosts

@@ -32,6 +32,8 @@ from tests.servers.ssh import SshServer
 
 # Every line `memsync sync` writes to stderr is one of its log lines: nothing raw from ssh or git.
 LOG_LINE = re.compile(r"^(DEBUG|INFO|WARNING|ERROR) memsync\.")
+# How a remote's one-line error in `memsync status` begins (the remote's URL may follow its name).
+CANNOT_REACH = r"cannot reach origin( \(\S+\))?: "
 
 
 def sync_on_tty(peer: Peer) -> TtyRun:
