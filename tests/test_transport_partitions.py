@@ -98,3 +98,6 @@ def test_with_100_ms_delay_and_2_percent_loss_every_line_arrives(
         )
     assert all(line in remote.file(MEMORY_STORE) for line in lines)
     wait_for(lambda: remote.locks() == [], timeout=60, what="no lock left on the server")
+    for peer in peers:
+        packets, dropped = remote.net.delayed(peer.name)
+        assert packets > 100 and dropped > 0, f"{peer.name}'s link: {packets} packets, {dropped} dropped"

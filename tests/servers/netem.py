@@ -4,9 +4,9 @@ its verdict ``DELAY_MS`` after it arrived (in arrival order), dropping ``LOSS_PE
 kernel holds the packets meanwhile: TCP sees a real round trip of twice the delay and real losses.
 
 Run as ``ip netns exec NS python tests/servers/netem.py QUEUE DELAY_MS LOSS_PERCENT SEED``; it prints
-``ready`` once bound and runs until killed (or for ``MAX_LIFE_S`` at most, should its killer die
-first). It speaks nfnetlink_queue over a raw netlink socket (``linux/netfilter/nfnetlink_queue.h``):
-three config messages, then packet ids in, verdicts out.
+``ready`` once bound, then ``packets N dropped M`` as they change, and runs until killed (or for
+``MAX_LIFE_S`` at most, should its killer die first). It speaks nfnetlink_queue over a raw netlink
+socket (``linux/netfilter/nfnetlink_queue.h``): three config messages, then packet ids in, verdicts out.
 """
 
 from __future__ import annotations
@@ -94,14 +94,22 @@ def run(queue: int, delay_s: float, loss: float, seed: int) -> None:
     print("ready", flush=True)
     held: deque[tuple[float, int, int]] = deque()  # (due, packet id, verdict), due times in order
     end = time.monotonic() + MAX_LIFE_S
+    packets = dropped = 0
+    shown = (0, 0)
     while time.monotonic() < end:
+        if (packets, dropped) != shown:  # what a test reads to know the link really was slowed
+            print(f"packets {packets} dropped {dropped}", flush=True)
+            shown = (packets, dropped)
         wait = max(0.0, held[0][0] - time.monotonic()) if held else None
         if select.select([sock], [], [], wait)[0]:
             now = time.monotonic()
             for kind, payload in _messages(sock.recv(1 << 16)):
                 packet = _packet_id(payload) if kind == (NFNL_SUBSYS_QUEUE << 8) | MSG_PACKET else None
                 if packet is not None:
-                    held.append((now + delay_s, packet, NF_DROP if rng.random() < loss else NF_ACCEPT))
+                    verdict = NF_DROP if rng.random() < loss else NF_ACCEPT
+                    held.append((now + delay_s, packet, verdict))
+                    packets += 1
+                    dropped += verdict == NF_DROP
         now = time.monotonic()
         while held and held[0][0] <= now:
             _due, packet, verdict = held.popleft()

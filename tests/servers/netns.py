@@ -215,6 +215,22 @@ class Network:
                 timeout=30,
             )
 
+    def delayed(self, peer: str) -> tuple[int, int]:
+        """(packets delayed, packets dropped) on ``peer``'s link so far, by ``delay``'s means."""
+        if self.netem:
+            shown = subprocess.run(
+                in_netns(self.peers[peer], ["tc", "-s", "qdisc", "show", "dev", "eth0"]),
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=30,
+            ).stdout
+            counts = re.search(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)", shown)
+        else:
+            log = (self.root / f"netem-{peer}.log").read_text()
+            counts = next(reversed(list(re.finditer(r"packets (\d+) dropped (\d+)", log))), None)
+        return (int(counts[1]), int(counts[2])) if counts else (0, 0)
+
     def close(self) -> None:
         """Stop the delayers and delete every namespace of this network (their veth pairs and bridge go
         with them)."""
