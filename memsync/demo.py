@@ -110,7 +110,7 @@ def _memsync(machine: Machine, *args: str) -> str:
     )
     if done.returncode != 0:
         raise MemsyncError(
-            f"memsync demo: `memsync {' '.join(args)}` failed on {machine.name}: "
+            f"demo failed: `memsync {' '.join(args)}` failed on {machine.name}: "
             f"{done.stderr.strip()}. Run `memsync doctor`"
         )
     return done.stdout
@@ -147,14 +147,14 @@ def _wait(what: str, predicate: Callable[[], bool], machines: list[Machine]) -> 
         for machine in machines:
             if machine.daemon is not None and machine.daemon.poll() is not None:
                 raise MemsyncError(
-                    f"memsync demo: the daemon on {machine.name} exited "
+                    f"demo failed: the daemon on {machine.name} exited "
                     f"({machine.daemon.returncode}) while waiting for {what}: "
                     f"{_tail(machine)}. Run `memsync doctor`"
                 )
         if time.monotonic() - start > WAIT_S:
             logs = "; ".join(f"{m.name}: {_tail(m)}" for m in machines)
             raise MemsyncError(
-                f"memsync demo: {what} did not happen within {WAIT_S:.0f} s ({logs}). Run `memsync doctor`"
+                f"demo failed: {what} did not happen within {WAIT_S:.0f} s ({logs}). Run `memsync doctor`"
             )
         time.sleep(POLL_S)
     return time.monotonic() - start

@@ -83,10 +83,10 @@ def is_local_path(url: str) -> bool:
 def name_problem(name: str) -> str | None:
     """Why ``name`` cannot name a remote, as a phrase, or None. Asks git (``check-ref-format``); memsync
     also wants a plain name (letters, digits, '.', '_', '-'), since it names files. Never raises."""
-    if not PLAIN_NAME.match(name):
-        return "must be a plain name (letters, digits, '.', '_', '-', starting with a letter or digit)"
     if not _valid_ref(f"refs/remotes/{name}/x"):
         return "is refused by git as a remote name (`git check-ref-format`)"
+    if not PLAIN_NAME.match(name):
+        return "must be a plain name (letters, digits, '.', '_', '-', starting with a letter or digit)"
     return None
 
 
