@@ -64,7 +64,7 @@ KNOWN_KEYS: Mapping[str, frozenset[str]] = {
 }
 _NAME = PLAIN_NAME
 # What `git check-ref-format --branch` would accept for the simple names a store uses.
-_BRANCH = re.compile(r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9._/-]+(?<![./])$")
+BRANCH_NAME = re.compile(r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9._/-]+(?<![./])$")
 
 
 @dataclass(frozen=True)
@@ -327,7 +327,7 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
         _expand(check.string(table["path"], f"{key}.path")) if "path" in table else default_store_dir(name)
     )
     branch = check.string(table.get("branch", DEFAULT_BRANCH), f"{key}.branch")
-    if not _BRANCH.match(branch):
+    if not BRANCH_NAME.match(branch):
         raise check.fail(f"{key}.branch", f"is not a valid git branch name ({branch!r})")
     remotes = {
         remote: check.remote(remote, url, f"{key}.remotes.{remote}")

@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from memsync import argcheck
-from memsync.config import Config, StoreConfig, Track, config_path, default_store_path_for, load_config
+from memsync.config import (
+    BRANCH_NAME,
+    DEFAULT_BRANCH,
+    Config,
+    StoreConfig,
+    Track,
+    config_path,
+    default_store_path_for,
+    load_config,
+)
 from memsync.config_edits import (
     DEFAULT_REMOTE,
     DEFAULT_STORE,
@@ -27,6 +36,7 @@ from memsync.cycle import ensure_store
 from memsync.daemon import run_daemon
 from memsync.detect import Location, detect
 from memsync.errors import MemsyncError
+from memsync.remote_head import remote_head_branch
 from memsync.remote_url import PLAIN_NAME
 from memsync.setup_remote import REMOTE_TIMEOUT_S
 
@@ -80,6 +90,17 @@ def _detected_tracks(
     return chosen, lines
 
 
+def _adopted_branch(remote: str, lines: list[str]) -> str | None:
+    """The branch a new store of ``remote`` syncs when the user named none: the one the remote's HEAD
+    names (``remote_head``) when it is not the default, so a plain ``git clone`` of the remote checks
+    out the memory; None for the default. Appends a line saying so to ``lines``."""
+    named = remote_head_branch(remote, REMOTE_TIMEOUT_S)
+    if named is None or named == DEFAULT_BRANCH or not BRANCH_NAME.match(named):
+        return None
+    lines.append(f"branch: {named}, the branch {remote}'s HEAD names (so `git clone` of it checks it out)")
+    return named
+
+
 def _nested(a: Path, b: Path) -> bool:
     return a.is_relative_to(b) or b.is_relative_to(a)
 
@@ -122,6 +143,8 @@ def init(
                     f"not {want}. Change it with `memsync remote add|remove` or in the config"
                 )
     found, lines = _detected_tracks(detect(), existing)
+    if current is None and branch is None and remote is not None:
+        branch = _adopted_branch(remote, lines)
     # What the new config will track, to tell a given path inside a tracked folder from a new one.
     planned = [
         *(existing.stores[DEFAULT_STORE].tracks if current is not None and existing is not None else ()),
@@ -199,16 +222,22 @@ def store_add(
     if cfg_path.exists() and name in load_config(cfg_path).stores:
         raise MemsyncError(f"cannot add store {name!r}: it already exists. Pick another name")
 
+    adopted: list[str] = []
+    branch = None if remote is None else _adopted_branch(remote, adopted)
+
     def mutate(raw: dict[str, Any]) -> None:
         table: dict[str, Any] = {}
         if path is not None:
             table["path"] = home_relative(path)
+        if branch is not None:
+            table["branch"] = branch
         if remote is not None:
             table["remotes"] = {DEFAULT_REMOTE: remote}
         raw.setdefault("stores", {})[name] = table
 
     with undone_on_failure(cfg_path):
         new, lines = edit(cfg_path, mutate)
+        lines.extend(adopted)
         lines.append(_create_store(new, new.stores[name]))
     lines.append(f"nothing is tracked into {name} yet: `memsync track PATH --store {name}`")
     lines.extend(reload_daemon(cfg_path))

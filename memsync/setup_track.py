@@ -3,11 +3,11 @@ folder it leaves out (the track's ``exclude`` list) (issue 5)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memsync import argcheck
-from memsync.config import Track, config_path, load_config
+from memsync.config import Track, config_path, default_store_path_for, load_config
 from memsync.config_edits import (
     DEFAULT_STORE,
     Report,
@@ -72,6 +72,14 @@ def track(
             f"its files would sync twice. Untrack {covering.live} first, or track it in "
             "another store"
         )
+    wanted = PurePosixPath(as_path or default_store_path_for(live))
+    for other in before.stores[store].tracks if store in before.stores else ():
+        if wanted.is_relative_to(other.store_path) or PurePosixPath(other.store_path).is_relative_to(wanted):
+            raise MemsyncError(
+                f"cannot track {live}: its store path {wanted} meets {other.store_path}, where store "
+                f"{store} keeps the tracked {other.live}. Give it a store path of its own with "
+                f"--as (e.g. --as notes/{live.name}), or move it into {other.live}"
+            )
     elsewhere = [
         (name, track.live)
         for name, cfg in before.stores.items()
