@@ -38,6 +38,5 @@ def test_doctor_prints_the_clean_line(home: Path, tmp_path: Path) -> None:
     assert result.returncode == 1
     line = next(line for line in result.stdout.splitlines() if line.startswith("FAIL remote "))
     assert line == (
-        f"FAIL remote personal/origin: {tmp_path}/does-not-exist.git: no git repository there. "
-        "Check the URL"
+        f"FAIL remote personal/origin: {tmp_path}/does-not-exist.git: no git repository there. Check the URL"
     )
