@@ -30,6 +30,7 @@ from memsync.config_edits import (
     home_relative,
     overlapping,
     reload_daemon,
+    tracked,
     undone_on_failure,
 )
 from memsync.cycle import ensure_store
@@ -82,12 +83,26 @@ def _detected_tracks(
     lines: list[str] = []
     for loc in locations:
         if not loc.track:
-            lines.append(f"found {loc.found.value} {loc.live}: {loc.note}")
+            elsewhere = None if already is None else tracked(already, loc.live)
+            if elsewhere is not None:
+                lines.append(f"found {loc.found.value} {loc.live}: tracked in store {elsewhere[0].name}")
+            elif already is None or not _left_out(already, loc.live):
+                lines.append(f"found {loc.found.value} {loc.live}: {loc.note}")
             continue
         if already is not None and overlapping(already, loc.live) is not None:
             continue
         chosen.append(loc)
     return chosen, lines
+
+
+def _left_out(config: Config, live: Path) -> bool:
+    """True when a track of ``config`` contains ``live`` but leaves it out (``Track.excludes``)."""
+    return any(
+        live.is_relative_to(excluded)
+        for store in config.stores.values()
+        for track in store.tracks
+        for excluded in track.excludes
+    )
 
 
 def _adopted_branch(remote: str, lines: list[str]) -> str | None:
