@@ -189,7 +189,7 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
     """Run the demo, printing what happens through ``print_line``; return 0 when everything arrived.
 
     Uses a new temporary directory (removed at the end unless ``keep``), two daemon subprocesses and a
-    bare git remote; about 11 s on an idle 2-core machine (its last line says how long it took). Raises
+    bare git remote; 11-13 s on a 2-core machine (its last line says how long it took). Raises
     ``MemsyncError`` (with the daemons' last log lines) when a step does not complete within ``WAIT_S``
     seconds; the daemons are stopped in every case.
     """
