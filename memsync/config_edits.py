@@ -1,4 +1,4 @@
-"""Editing the config for the setup commands: what each of them shares (issue 5).
+"""Editing the config for the setup commands: what each of them shares.
 
 Every change goes through ``config.edit_config`` (tomli-w): every key and value the user wrote is kept,
 but tomli-w cannot keep comments or the file's formatting. When the file held comments, the previous

@@ -20,7 +20,9 @@ log = logging.getLogger(__name__)
 _HEADS = "refs/heads/"
 
 
-def _git(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str] | None:
+def run_git(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str] | None:
+    """Run ``git ARGS`` without a terminal prompt, within ``timeout_s`` seconds; None when git could not
+    be started or timed out. For the few git calls made outside a store (setup's questions to a remote)."""
     try:
         return subprocess.run(
             ["git", *args],
@@ -44,7 +46,7 @@ def remote_head_branch(url: str, timeout_s: float) -> str | None:
     does not print it), read from a bare clone into a temporary directory. ``timeout_s`` bounds each git
     call (seconds). Never raises.
     """
-    listed = _git("ls-remote", "--symref", url, timeout_s=timeout_s)
+    listed = run_git("ls-remote", "--symref", url, timeout_s=timeout_s)
     if listed is None or listed.returncode != 0:
         return None
     for line in listed.stdout.splitlines():
@@ -55,10 +57,10 @@ def remote_head_branch(url: str, timeout_s: float) -> str | None:
         return None  # refs but no usable HEAD: the store keeps its own branch
     with tempfile.TemporaryDirectory(prefix="memsync-head-") as scratch:
         clone = Path(scratch) / "empty.git"
-        cloned = _git("clone", "--quiet", "--bare", url, str(clone), timeout_s=timeout_s)
+        cloned = run_git("clone", "--quiet", "--bare", url, str(clone), timeout_s=timeout_s)
         if cloned is None or cloned.returncode != 0:
             return None
-        head = _git("-C", str(clone), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
+        head = run_git("-C", str(clone), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
     if head is None or head.returncode != 0 or not head.stdout.strip().startswith(_HEADS):
         return None
     return head.stdout.strip().removeprefix(_HEADS)
@@ -68,18 +70,18 @@ def point_local_head(remote_dir: Path, branch: str, timeout_s: float = 30.0) -> 
     """Point the HEAD of the bare repository at ``remote_dir`` at ``branch`` when HEAD names a branch the
     repository lacks and it has ``branch``; True when it did. A non-bare repository (someone's checkout)
     and a HEAD that names an existing branch are left alone. Never raises."""
-    bare = _git("-C", str(remote_dir), "rev-parse", "--is-bare-repository", timeout_s=timeout_s)
+    bare = run_git("-C", str(remote_dir), "rev-parse", "--is-bare-repository", timeout_s=timeout_s)
     if bare is None or bare.stdout.strip() != "true":
         return False
-    head = _git("-C", str(remote_dir), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
+    head = run_git("-C", str(remote_dir), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
     current = head.stdout.strip() if head is not None and head.returncode == 0 else ""
     if not current or current == f"{_HEADS}{branch}":
         return False
     for ref, wanted in ((current, False), (f"{_HEADS}{branch}", True)):
-        found = _git("-C", str(remote_dir), "rev-parse", "-q", "--verify", ref, timeout_s=timeout_s)
+        found = run_git("-C", str(remote_dir), "rev-parse", "-q", "--verify", ref, timeout_s=timeout_s)
         if found is None or (found.returncode == 0) != wanted:
             return False
-    done = _git("-C", str(remote_dir), "symbolic-ref", "HEAD", f"{_HEADS}{branch}", timeout_s=timeout_s)
+    done = run_git("-C", str(remote_dir), "symbolic-ref", "HEAD", f"{_HEADS}{branch}", timeout_s=timeout_s)
     if done is None or done.returncode != 0:
         return False
     log.info("%s: HEAD named %s, which it lacks; it now names %s", remote_dir, current, branch)

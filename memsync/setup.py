@@ -1,10 +1,8 @@
-"""Set memsync up: ``init``, ``store add`` and ``up`` (issue 5); ``track``/``untrack`` are in
+"""Set memsync up: ``init``, ``store add`` and ``up``; ``track``/``untrack`` are in
 ``setup_track``, ``remote add|remove`` in ``setup_remote``, what they share in ``config_edits``."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,7 @@ from memsync.cycle import ensure_store
 from memsync.daemon import run_daemon
 from memsync.detect import Location, detect
 from memsync.errors import MemsyncError
-from memsync.remote_head import remote_head_branch
+from memsync.remote_head import remote_head_branch, run_git
 from memsync.remote_url import PLAIN_NAME
 from memsync.setup_remote import REMOTE_TIMEOUT_S
 
@@ -45,19 +43,9 @@ __all__ = ["DEFAULT_REMOTE", "DEFAULT_STORE", "Report", "init", "store_add", "up
 
 
 def _remote_has_branch(url: str, branch: str) -> bool:
-    try:
-        done = subprocess.run(
-            ["git", "ls-remote", "--heads", url, branch],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=REMOTE_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-        )
-    except subprocess.TimeoutExpired:
-        return False  # the store's own fetch then reports the unreachable remote
-    return done.returncode == 0 and bool(done.stdout.strip())
+    done = run_git("ls-remote", "--heads", url, branch, timeout_s=REMOTE_TIMEOUT_S)
+    # Unreachable: False; the store's own fetch then reports the unreachable remote.
+    return done is not None and done.returncode == 0 and bool(done.stdout.strip())
 
 
 def _create_store(config: Config, store: StoreConfig) -> str:

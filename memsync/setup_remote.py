@@ -1,9 +1,7 @@
-"""``memsync remote add`` / ``remote remove``: a store's remotes in the config (issue 5)."""
+"""``memsync remote add`` / ``remote remove``: a store's remotes in the config."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from memsync.config_edits import (
     store_table,
 )
 from memsync.errors import MemsyncError
+from memsync.remote_head import run_git
 from memsync.store import local_remote_path
 
 REMOTE_TIMEOUT_S = 30.0
@@ -61,16 +60,8 @@ def _local_remote_warning(url: str) -> str | None:
             f"warning: {url} does not exist (added anyway): create it with `git init --bare {path}`, "
             "or fix the URL with `memsync remote remove` and `memsync remote add`"
         )
-    done = subprocess.run(
-        ["git", "ls-remote", "--heads", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=REMOTE_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-    )
-    if done.returncode != 0:
+    done = run_git("ls-remote", "--heads", str(path), timeout_s=REMOTE_TIMEOUT_S)
+    if done is not None and done.returncode != 0:
         return (
             f"warning: {url} is not a git repository (added anyway): syncing fails until it is one. "
             "Fix the URL with `memsync remote remove` and `memsync remote add`"

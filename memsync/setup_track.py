@@ -1,5 +1,5 @@
 """``memsync track`` / ``untrack``: which live paths a store syncs, and which paths inside a tracked
-folder it leaves out (the track's ``exclude`` list) (issue 5)."""
+folder it leaves out (the track's ``exclude`` list)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def track(
         inside = f"{covering.store_path}/{live.relative_to(covering.live).as_posix()}"
         left_out = next((p for p in covering.excludes if live.is_relative_to(p)), None)
         if left_out == live and as_path in (None, inside):
-            return _include_again(cfg_path, store, covering, live)
+            return _set_excluded(cfg_path, store, covering, live, excluded=False)
         if left_out is not None:
             raise MemsyncError(
                 f"cannot track {live}: it lies in {left_out}, which is left out of the tracked folder "
@@ -114,20 +114,25 @@ def track(
     return Report(tuple(lines), True)
 
 
-def _include_again(cfg_path: Path, store: str, folder: Track, live: Path) -> Report:
-    """Take ``live`` off the ``exclude`` list of the tracked ``folder``: it syncs with the folder again."""
+def _set_excluded(cfg_path: Path, store: str, folder: Track, live: Path, *, excluded: bool) -> Report:
+    """Put ``live`` on the ``exclude`` list of the tracked ``folder`` (it stops syncing, the rest of the
+    folder goes on) or, with ``excluded`` False, take it off (it syncs with the folder again)."""
     rel = live.relative_to(folder.live).as_posix()
 
     def mutate(raw: dict[str, Any]) -> None:
         entry = _entry_of(raw, store, folder.live)
-        entry["exclude"] = [item for item in entry.get("exclude", []) if item != rel]
-        if not entry["exclude"]:
+        kept = {item for item in entry.get("exclude", []) if item != rel} | ({rel} if excluded else set())
+        entry["exclude"] = sorted(kept)
+        if not kept:
             del entry["exclude"]
 
     _, lines = edit(cfg_path, mutate)
     lines.append(
-        f"{live} syncs again as {folder.store_path}/{rel}, as part of the tracked folder {folder.live} "
-        "(taken off its exclude list)"
+        f"{live} is left out of the tracked folder {folder.live} (its exclude list); its files stay here "
+        f"and {folder.store_path}/{rel} stays in store {store}. `memsync track {live}` syncs it again"
+        if excluded
+        else f"{live} syncs again as {folder.store_path}/{rel}, as part of the tracked folder "
+        f"{folder.live} (taken off its exclude list)"
     )
     lines.extend(reload_daemon(cfg_path))
     return Report(tuple(lines), True)
@@ -165,7 +170,7 @@ def untrack(live: Path, exclude: bool = False, config: Path | None = None) -> Re
                 f"`memsync untrack --exclude {live}`, or stop syncing the folder with "
                 f"`memsync untrack {covering.live}`"
             )
-        return _exclude(cfg_path, store.name, covering, live)
+        return _set_excluded(cfg_path, store.name, covering, live, excluded=True)
     if found is None:
         raise MemsyncError(f"cannot untrack {live}: it is not tracked. `memsync status` lists what is")
     store_cfg, store_path = found
@@ -178,22 +183,5 @@ def untrack(live: Path, exclude: bool = False, config: Path | None = None) -> Re
 
     _, lines = edit(cfg_path, mutate)
     lines.append(f"no longer tracking {live}; {store_path} stays in store {store_cfg.name}")
-    lines.extend(reload_daemon(cfg_path))
-    return Report(tuple(lines), True)
-
-
-def _exclude(cfg_path: Path, store: str, folder: Track, live: Path) -> Report:
-    """Put ``live`` on the ``exclude`` list of the tracked ``folder``: it stops syncing, the rest goes on."""
-    rel = live.relative_to(folder.live).as_posix()
-
-    def mutate(raw: dict[str, Any]) -> None:
-        entry = _entry_of(raw, store, folder.live)
-        entry["exclude"] = sorted({*entry.get("exclude", []), rel})
-
-    _, lines = edit(cfg_path, mutate)
-    lines.append(
-        f"{live} is left out of the tracked folder {folder.live} (its exclude list); its files stay here "
-        f"and {folder.store_path}/{rel} stays in store {store}. `memsync track {live}` syncs it again"
-    )
     lines.extend(reload_daemon(cfg_path))
     return Report(tuple(lines), True)
