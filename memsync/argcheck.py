@@ -11,15 +11,17 @@ from memsync.remote_url import is_local_path, name_problem, url_problem
 
 
 def _default_roots() -> tuple[Path, ...]:
-    """The folders agents write into by default (``detect``): memsync tracks them before they exist."""
+    """The folders agents and their hosts write into by default (``detect``; Claude Code's ``~/.claude``):
+    memsync may track them, and paths in them, before they exist."""
     home = Path(os.path.abspath(Path.home()))
-    return (home / ".agents" / "memory", home / ".agent-memory")
+    return (home / ".agents" / "memory", home / ".agent-memory", home / ".claude")
 
 
 def existing_parent(path: Path, what: str) -> Path:
     """``path`` made absolute (``~`` expanded) when it exists or its parent directory does; a path that
     does not exist yet under an existing directory is fine (it is created later), and so is any path in
-    the default memory folders (``~/.agents/memory``, ``~/.agent-memory``), which agents create.
+    the default memory folders (``~/.agents/memory``, ``~/.agent-memory``, ``~/.claude``), which agents
+    and their hosts create.
     ``what`` names the argument in the error (``--file``, ``PATH``). Raises ``MemsyncError`` when the
     parent is missing or is not a directory."""
     absolute = Path(os.path.abspath(path.expanduser()))

@@ -125,7 +125,7 @@ def test_a_bad_memory_line_is_kept_verbatim_and_the_lines_around_it_sync(
     assert check.returncode == 1 and len(check.stdout.splitlines()) == 1
     assert check.stdout.startswith(f"{bob.memory_file}:")
     shown = bob.cli("show", str(bob.memory_file))
-    assert shown.returncode == 0 and "problem(s)" in shown.stderr and "good line after" in shown.stdout
+    assert shown.returncode == 0 and "1 problem in" in shown.stderr and "good line after" in shown.stdout
 
 
 @pytest.mark.slow
