@@ -15,7 +15,6 @@ from memsync.config import (
     StoreConfig,
     Track,
     config_path,
-    default_store_path_for,
     load_config,
 )
 from memsync.config_edits import (
@@ -38,6 +37,7 @@ from memsync.errors import MemsyncError
 from memsync.remote_head import remote_head_branch, run_git
 from memsync.remote_url import PLAIN_NAME
 from memsync.setup_remote import REMOTE_TIMEOUT_S
+from memsync.store_paths import default_store_path_for
 
 __all__ = ["DEFAULT_REMOTE", "DEFAULT_STORE", "Report", "init", "store_add", "up"]
 

@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memsync import argcheck
-from memsync.config import Track, config_path, default_store_path_for, load_config
+from memsync.config import Track, config_path, load_config
 from memsync.config_edits import (
     DEFAULT_STORE,
     Report,
@@ -21,6 +21,7 @@ from memsync.config_edits import (
     tracked,
 )
 from memsync.errors import MemsyncError
+from memsync.store_paths import default_store_path_for
 
 
 def _entry_of(raw: dict[str, Any], store: str, live: Path) -> dict[str, Any]:

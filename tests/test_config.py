@@ -20,11 +20,11 @@ from memsync.config import (
     Track,
     config_path,
     default_store_dir,
-    default_store_path_for,
     edit_config,
     load_config,
 )
 from memsync.errors import MemsyncError
+from memsync.store_paths import default_store_path_for
 from tests.helpers import git
 
 FULL = """\
