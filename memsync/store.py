@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import functools
 import json
 import logging
 import os
@@ -44,7 +43,9 @@ from memsync.config import Identity, StoreConfig
 from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
+from memsync.git_env import noninteractive_env
 from memsync.layout import IGNORED_NAMES, aside_name, is_ignored
+from memsync.remote_head import point_local_head
 
 log = logging.getLogger(__name__)
 
@@ -159,26 +160,6 @@ class _Result:
                 if line.startswith(prefix):
                     return line.removeprefix(prefix).strip()
         return telling[0] if telling else f"git exited with status {self.status}"
-
-
-def noninteractive_env(network_timeout_s: float = NETWORK_TIMEOUT_S) -> dict[str, str]:
-    """The environment variables under which git (and the ssh it starts) never asks anything: no
-    terminal or askpass prompt, ssh in batch mode on top of the user's own ssh command (``GIT_SSH_COMMAND``
-    or ``core.sshCommand``, so their ``-F`` config, keys and known_hosts still count), and a stalled
-    HTTP transfer abandoned within ``network_timeout_s`` (seconds, at most 30). DESIGN "One sync cycle"
-    step 4: git runs non-interactively; every git that memsync runs on a remote uses it."""
-    ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
-    return {
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_ASKPASS": "true",
-        "SSH_ASKPASS": "true",
-        "SSH_ASKPASS_REQUIRE": "never",
-        "GCM_INTERACTIVE": "never",
-        "GIT_SSH_COMMAND": f"{ssh} -o BatchMode=yes -o ConnectTimeout=10 "
-        "-o ServerAliveInterval=15 -o ServerAliveCountMax=2",
-        "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
-        "GIT_HTTP_LOW_SPEED_TIME": str(max(1, min(30, int(network_timeout_s)))),
-    }
 
 
 def local_remote_path(url: str) -> Path | None:
@@ -335,6 +316,11 @@ class Store:
                 head = self._rev(repo, "HEAD")
                 assert head is not None
                 self._state_set(first, seen=head)
+                local = local_remote_path(self.cfg.remotes[first])
+                if (
+                    local is not None
+                ):  # a bare remote made with a HEAD for another branch: clone shows this one
+                    point_local_head(local, self.cfg.branch)
 
     def _prepare(self, lock_wait_s: float) -> None:
         self.meta_dir.mkdir(parents=True, exist_ok=True)
@@ -1249,15 +1235,3 @@ def _log_record(chunk: str) -> LogRecord:
         message="\n".join(kept).strip(),
         files=files,
     )
-
-
-@functools.lru_cache(maxsize=8)
-def _global_git_config(key: str) -> str | None:
-    """A value of the user's own git config (global/system), read once per process."""
-    try:
-        value = git.Git().execute(
-            ["git", "config", "--get", key], with_exceptions=False, kill_after_timeout=10
-        )
-    except git.GitCommandError:
-        return None
-    return str(value).strip() or None
