@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
+
+from memsync.config import git_config_value
 
 # Longest a stalled HTTP transfer is waited for (seconds); ssh's own limits are below.
 HTTP_STALL_CAP_S = 30
@@ -18,7 +19,7 @@ def noninteractive_env(network_timeout_s: float) -> dict[str, str]:
     ``core.sshCommand``, so their ``-F`` config, keys and known_hosts still count), connecting within
     10 s and giving up on a silent server after 30 s; an HTTP transfer that stalls for
     ``network_timeout_s`` seconds (at most 30) abandoned."""
-    ssh = os.environ.get("GIT_SSH_COMMAND") or _user_git_config("core.sshCommand") or "ssh"
+    ssh = os.environ.get("GIT_SSH_COMMAND") or _user_ssh_command() or "ssh"
     return {
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_ASKPASS": "true",
@@ -32,20 +33,7 @@ def noninteractive_env(network_timeout_s: float) -> dict[str, str]:
     }
 
 
-@functools.lru_cache(maxsize=8)
-def _user_git_config(key: str) -> str | None:
-    """A value of the user's own git config (global or system), read once per process."""
-    try:
-        done = subprocess.run(
-            ["git", "config", "--get", key],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.strip() or None
+@functools.lru_cache(maxsize=1)
+def _user_ssh_command() -> str | None:
+    """The user's ``core.sshCommand``, read once per process (a daemon opens its store every cycle)."""
+    return git_config_value("core.sshCommand")
