@@ -39,12 +39,12 @@ def test_a_link_cut_in_the_middle_of_a_push_loses_nothing_and_leaves_no_lock(
     alice = remote.peer(tmp_path, "alice")
     bob = remote.peer(tmp_path, "bob")
     assert remote.net is not None
-    # ~60 KB of packed objects at 64 kbit/s: the push lasts seconds, long enough to cut it halfway.
+    # ~25 KB of packed objects at 64 kbit/s: the push lasts seconds, long enough to cut it halfway.
     remote.net.limit_rate("alice", "64kbit")
     lines: list[bytes] = []
     daily: list[bytes] = []
     with running(alice, bob):
-        lines.append(alice.append_entry(_prose(100_000, seed=1)))
+        lines.append(alice.append_entry(_prose(40_000, seed=1)))
         wait_for(remote.receiving, timeout=60, interval=0.02, what="alice's push to reach the server")
         remote.cut(alice)
         offset = len(alice.log())
