@@ -34,6 +34,7 @@ from memsync.oneshot import EXIT_OK, log_report, run_all, run_all_from
 from memsync.remotedirs import remote_dirs, remote_moved
 from memsync.storelock import StoreGuard
 from memsync.watch import Debouncer, Watcher, WatchEvent
+from memsync.wording import plural
 from memsync.workers import CycleDone, Probed, Workers
 
 # run_all, run_all_from and running_daemon_pid: other modules import them from here.
@@ -153,8 +154,8 @@ class Daemon:
                 holder = self.states[name].guard.take()
                 if holder is not None:
                     raise MemsyncError(
-                        f"memsync daemon: store {name!r} ({store.path}) is served by another daemon "
-                        f"({holder}). Stop that one first, or name another store path in {self.path}"
+                        f"cannot start the daemon: store {name!r} ({store.path}) is served by another "
+                        f"daemon ({holder}). Stop that one first, or name another store path in {self.path}"
                     )
             with Watcher(self.events.put) as watcher:
                 self._serve(watcher)
@@ -168,9 +169,9 @@ class Daemon:
     def _serve(self, watcher: Watcher) -> None:
         watcher.set_targets(*self._targets())
         log.info(
-            "watching %d directories for %d stores (config %s)",
-            len(watcher.watched_dirs),
-            len(self.config.stores),
+            "watching %s for %s (config %s)",
+            plural(len(watcher.watched_dirs), "directory", "directories"),
+            plural(len(self.config.stores), "store"),
             self.path,
         )
         sd_notify("READY=1")
@@ -317,9 +318,9 @@ class Daemon:
                 self.states[name].reconciled = False
         watcher.set_targets(*self._targets())
         log.info(
-            "config reloaded: %d stores, %d watched directories",
-            len(self.config.stores),
-            len(watcher.watched_dirs),
+            "config reloaded: %s, %s",
+            plural(len(self.config.stores), "store"),
+            plural(len(watcher.watched_dirs), "watched directory", "watched directories"),
         )
 
     def _start_cycle(self, name: str, reason: str, remotes: Collection[str]) -> None:

@@ -21,7 +21,9 @@ from memsync import service
 from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
 from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
+from memsync.git_env import noninteractive_env
 from memsync.layout import Kind
+from memsync.wording import plural
 
 Level = Literal["OK", "WARN", "FAIL"]
 MIN_GIT = (2, 25)
@@ -47,11 +49,7 @@ class Check:
 def _git(
     *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S
 ) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10"),
-    }
+    env = {**os.environ, **noninteractive_env(timeout)}
     return subprocess.run(
         ["git", *args],
         cwd=cwd,
@@ -222,7 +220,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
     except MemsyncError as exc:
         checks.append(Check("FAIL", "config", str(exc)))
         return checks
-    checks.append(Check("OK", "config", f"{path}, {len(config.stores)} store(s)"))
+    checks.append(Check("OK", "config", f"{path}, {plural(len(config.stores), 'store')}"))
     checks.append(check_identity(config))
     for store in config.stores.values():
         checks.extend(check_store(store))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,8 @@ import psutil
 
 # How often a waiting caller looks at its stop event; git commands that finish sooner return at once.
 POLL_S = 0.2
+# ssh's verdict on a changed host key, after a banner of '@' lines and warnings that say less.
+_HOST_KEY_CHANGED = re.compile(r"^Host key for \S+ has changed")
 # git's ssh failure ends with lines of advice that say less than the line before them.
 _BOILERPLATE = (
     "Could not read from remote repository",
@@ -53,6 +56,11 @@ class Result:
         if self.timed_out is not None:
             return f"no answer within {self.timed_out:g} s"
         lines = [line.strip() for line in self.err.splitlines() if line.strip()]
+        changed = next((line for line in lines if _HOST_KEY_CHANGED.match(line)), None)
+        if changed is not None:
+            offending = next((line for line in lines if line.startswith("Offending ")), None)
+            where = f" ({offending[0].lower()}{offending[1:]})" if offending else ""
+            return f"{changed.rstrip('.')}{where}"
         telling = [line for line in lines if not any(text in line for text in _BOILERPLATE)] or lines
         for line in telling:
             for prefix in ("fatal:", "error:"):

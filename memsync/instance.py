@@ -74,7 +74,7 @@ def instance_lock(path: Path) -> Iterator[None]:
         pid = _read_pid(pid_file(path))
         who = f"PID {pid}" if pid else "another process"
         raise MemsyncError(
-            f"memsync daemon: a daemon ({who}) is already running for {path}. "
+            f"cannot start the daemon: another one ({who}) is already running for {path}. "
             "Stop it first, or run `memsync sync` for a one-off cycle"
         ) from None
     try:

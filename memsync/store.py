@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import functools
 import json
 import logging
 import os
@@ -46,9 +45,11 @@ from memsync.diskfull import ADVICE, git_says_full, named_by_git, nearly_full
 from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
+from memsync.git_env import noninteractive_env
 from memsync.gitrun import Result as _Result
 from memsync.gitrun import run as run_git
 from memsync.layout import IGNORED_NAMES, aside_name, is_ignored
+from memsync.remote_head import point_local_head
 from memsync.storeid import STORE_ID_FILE, derived_id, new_id, unrelated_message
 from memsync.worktree import STATUS_ARGS, Change, parse_status, put_back
 
@@ -304,6 +305,11 @@ class Store:
                 head = self._rev(repo, "HEAD")
                 assert head is not None
                 self._state_set(first, seen=head)
+                local = local_remote_path(self.cfg.remotes[first])
+                if (
+                    local is not None
+                ):  # a bare remote made with a HEAD for another branch: clone shows this one
+                    point_local_head(local, self.cfg.branch)
 
     def _prepare(self, lock_wait_s: float) -> None:
         self.meta_dir.mkdir(parents=True, exist_ok=True)
@@ -342,18 +348,9 @@ class Store:
                     self._ensure_branch(repo, ())
 
     def _git_env(self) -> dict[str, str]:
-        ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
         name, email = self.identity.name, self.identity.email
         return {
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_ASKPASS": "true",
-            "SSH_ASKPASS": "true",
-            "SSH_ASKPASS_REQUIRE": "never",
-            "GCM_INTERACTIVE": "never",
-            "GIT_SSH_COMMAND": f"{ssh} -o BatchMode=yes -o ConnectTimeout=10 "
-            "-o ServerAliveInterval=15 -o ServerAliveCountMax=2",
-            "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
-            "GIT_HTTP_LOW_SPEED_TIME": str(max(1, min(30, int(self.network_timeout_s)))),
+            **noninteractive_env(self.network_timeout_s),
             "GIT_EDITOR": "true",
             "GIT_MERGE_AUTOEDIT": "no",
             "GIT_OPTIONAL_LOCKS": "0",
@@ -1356,15 +1353,3 @@ def _log_record(chunk: str) -> LogRecord:
         message="\n".join(kept).strip(),
         files=files,
     )
-
-
-@functools.lru_cache(maxsize=8)
-def _global_git_config(key: str) -> str | None:
-    """A value of the user's own git config (global/system), read once per process."""
-    try:
-        value = git.Git().execute(
-            ["git", "config", "--get", key], with_exceptions=False, kill_after_timeout=10
-        )
-    except git.GitCommandError:
-        return None
-    return str(value).strip() or None
