@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import json
 import logging
 import os
@@ -727,7 +728,9 @@ class Store:
         after a new fetch and merge (up to 3 attempts); never forced. A remote whose history no longer
         contains the last head memsync saw there reports ``diverged`` and is left alone until
         ``resync``; one whose history is unrelated to the store's (no commit in common, another store
-        id) reports ``unrelated``, and nothing is merged from it or pushed to it. A failed merge or
+        id) reports ``unrelated``, and nothing is merged from it or pushed to it, unless this is the
+        first exchange with it and it holds another memsync store: that one is joined (a second machine
+        with memory of its own given the first one's remote; ``_join``). A failed merge or
         fast-forward is undone, worktree included. ``progress(remote, None)`` is called as each remote
         is contacted and ``progress(remote, outcome)`` after; without it each outcome is logged.
         Network problems are outcomes (``offline``), not exceptions; raises ``MemsyncError`` only when
@@ -781,8 +784,10 @@ class Store:
                 known = seen is not None and self._is_ancestor(repo, seen, fetched)
                 if not known and head is not None:
                     unrelated = self._unrelated(repo, remote, head, fetched)
-                    if unrelated is not None:
+                    if unrelated is not None and (seen is not None or not self._is_store(repo, fetched)):
                         return RemoteOutcome(remote, "unrelated", unrelated, merged=merged)
+                    if unrelated is not None:
+                        self._join(repo, remote, head, fetched)
                 if seen is not None and not known:
                     return RemoteOutcome(
                         remote,
@@ -839,6 +844,26 @@ class Store:
         if ours is not None and ours == their_id:
             return None
         return unrelated_message(remote, self.cfg.remotes[remote], ours, their_id)
+
+    def _is_store(self, repo: git.Repo, commit: str) -> bool:
+        """True when ``commit`` is a memsync store's (it has the format file)."""
+        return self._run(repo, "cat-file", "-e", f"{commit}:{FORMAT_FILE}").status == 0
+
+    def _join(self, repo: git.Repo, remote: str, head: str, theirs: str) -> None:
+        """Before the first merge with ``remote``, another memsync store made apart from this one (a second
+        machine that used memsync alone, then was given the first one's remote): this store takes its
+        store id, so both sides add the same id file and the merge joins the two histories into one store."""
+        their_id = self._store_id(repo, theirs)
+        if their_id is not None and their_id != self._store_id(repo, head):
+            atomic_write(self.worktree / STORE_ID_FILE, f"{their_id}\n".encode())
+            self._commit_all(
+                repo, f"memsync: store id of {remote}, whose history this store joins", {STORE_ID_FILE}
+            )
+        log.info(
+            "store %s: joining the history of %s, another memsync store, at first contact",
+            self.cfg.name,
+            remote,
+        )
 
     def unrelated(self, remote: str) -> str | None:
         """Fetch ``remote`` and say why its history is unrelated to the store's (no commit in common,

@@ -329,10 +329,11 @@ def test_force_pushed_remote_is_detected_and_resync_keeps_local_memory(
     assert worktree_clean(alpha) and worktree_clean(beta)
 
 
-def test_stores_made_apart_meet_only_once_one_adopts_the_other(tmp_path: Path, remote: Path) -> None:
-    """Two stores made on their own (their own ids, no common commit) share a remote: the second finds it
-    unrelated and exchanges nothing with it (DESIGN "Hostile input"); `resync --adopt-unrelated` joins
-    them, the adopted store's id kept, and both end on one history with both sides' memory."""
+def test_stores_made_apart_join_at_first_contact_under_one_store_id(tmp_path: Path, remote: Path) -> None:
+    """Two stores made on their own (a second machine that used memsync alone) share a new remote: at the
+    first exchange the second joins the first's history and takes its store id, so the two end on one
+    history, one id, both sides' memory. A remote that was exchanged with before and now holds such a
+    history is refused instead (tests/test_store_identity.py)."""
     alone_a = new_store(tmp_path / "a", "alpha")
     alone_b = new_store(tmp_path / "b", "beta")
     write(alone_a, "a.md", "a\n")
@@ -341,18 +342,10 @@ def test_stores_made_apart_meet_only_once_one_adopts_the_other(tmp_path: Path, r
     commit(alone_b, "b")
     alpha = Store.open(store_config(alone_a.worktree, {"origin": remote}), "alpha", alone_a.identity)
     beta = Store.open(store_config(alone_b.worktree, {"origin": remote}), "beta", alone_b.identity)
-    assert _statuses(alpha) == ["ok"]
-    pushed = git(remote, "rev-parse", "main").strip()
-    [outcome] = beta.exchange()
-    assert outcome.status == "unrelated" and "--adopt-unrelated" in outcome.message, outcome.message
-    assert git(remote, "rev-parse", "main").strip() == pushed
-    assert beta.files() == [FORMAT_FILE, STORE_ID_FILE, "b.md"]
-    with pytest.raises(MemsyncError, match="unrelated to this store"):
-        beta.resync("origin")
-    assert beta.resync("origin", adopt_unrelated=True).status == "ok"
-    assert _statuses(alpha) == ["ok"]
+    assert _statuses(alpha) == ["ok"] and _statuses(beta) == ["ok"] and _statuses(alpha) == ["ok"]
     assert alpha.files() == beta.files() == [FORMAT_FILE, STORE_ID_FILE, "a.md", "b.md"]
     assert alpha.head() == beta.head() and read(beta, STORE_ID_FILE) == read(alpha, STORE_ID_FILE)
+    assert "<<<<<<<" not in read(beta, STORE_ID_FILE) and len(read(beta, STORE_ID_FILE).splitlines()) == 1
 
 
 def test_log_by_path_and_by_entry_id(alpha: Store, beta: Store) -> None:
