@@ -27,6 +27,7 @@ from typing import Any
 import filelock
 
 from memsync.errors import MemsyncError
+from memsync.formats.bounded_json import decode_object
 from memsync.fsio import append_once, atomic_write, writer_lock
 from memsync.secrets import scan_text
 
@@ -73,29 +74,12 @@ def canonical_json(obj: Mapping[str, Any]) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _decode(raw: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The JSON object of one line, or ``None`` and the reason it is not one."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 (byte {exc.start + 1})"
-    try:
-        obj = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
-        return None, f"not valid JSON ({exc})"
-    if not isinstance(obj, dict):
-        return None, f"not a JSON object (a {type(obj).__name__})"
-    return obj, ""
-
-
 def parse_record(raw: bytes) -> dict[str, Any] | None:
     """The JSON object held by one line ``raw`` (without its line end), or ``None`` when the line is not
-    UTF-8, not JSON (NaN/Infinity included), or not an object. Never raises."""
-    return _decode(raw)[0]
+    UTF-8, not JSON (NaN/Infinity included), not an object, or not readable within the bounds of
+    :mod:`memsync.formats.bounded_json` (depth, length, number size, surrogates, duplicate keys).
+    Never raises."""
+    return decode_object(raw)[0]
 
 
 def is_header(obj: Mapping[str, Any]) -> bool:
@@ -372,7 +356,7 @@ def parse_memory(data: bytes) -> ParsedMemory:
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue  # blank lines carry nothing; they stay in the file untouched
-        obj, reason = _decode(raw)
+        obj, reason = decode_object(raw)
         if obj is None:
             problems.append(Problem(number, reason))
             malformed.append((number, raw))

@@ -20,9 +20,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from memsync.errors import MemsyncError
+from memsync.formats import bounded_yaml
 from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
 from memsync.formats.index import IndexBlock, item_key, parse_index, render
 from memsync.fsio import append_once, atomic_write, create_exclusive, writer_lock
@@ -41,14 +40,17 @@ RECENT_LOGS = 3
 
 _DAILY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 _LOG_ITEM = re.compile(r"^- \[(\d{2}:\d{2})\][ \t]?(.*)$")
-# A markdown link to a .md file; the link text may hold backslash-escaped brackets.
-_MD_LINK = re.compile(r"\[((?:\\.|[^\]\\])*)\]\(<?([^()\s<>]+?\.md)>?(?:#[^)\s]*)?\)")
+# A markdown link to a .md file; the link text may hold backslash-escaped brackets. It holds no bare "[":
+# each "[" then starts at most one scan to the next bracket, so a line of brackets costs linear time.
+_MD_LINK = re.compile(r"\[((?:\\.|[^\[\]\\])*)\]\(<?([^()\s<>]+?\.md)>?(?:#[^)\s]*)?\)")
 _DESCRIPTION_SEP = re.compile(r"^[\s\u2014\u2013:-]+")  # em dash, en dash, colon, hyphen
-_TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
-_NESTED_KEY = re.compile(r"^[ \t]+([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
+# A key and the rest of its line (stripped by the caller: a lazy value before trailing blanks backtracks
+# quadratically over a long run of blanks).
+_TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(?=[ \t]|$)(.*)$")
+_NESTED_KEY = re.compile(r"^[ \t]+([A-Za-z_][\w.-]*)[ \t]*:(?=[ \t]|$)(.*)$")
 # First characters that make a YAML scalar something other than plain text.
 _NOT_PLAIN = "\"'|>[{&*!%@`#"
-_YAML_FAILURES = (yaml.YAMLError, ValueError, OverflowError, RecursionError)
+_YAML_FAILURES = bounded_yaml.FAILURES
 
 
 @dataclass(frozen=True)
@@ -198,8 +200,9 @@ def slugify(name: str) -> str:
 def parse_frontmatter(head: str) -> Frontmatter:
     """Understand a frontmatter block ``head`` (from ``split_frontmatter``; ``""`` for none).
 
-    Uses ``yaml.safe_load``; a plain one-line ``name`` or ``description`` is taken verbatim, so a `` #`` in
-    a description is text, not a YAML comment, and "2026-08-10" stays text. ``type`` nested under
+    Uses ``yaml.safe_load`` within bounds (:mod:`bounded_yaml`: no aliases, limited depth and size); a
+    plain one-line ``name`` or ``description`` is taken verbatim, so a `` #`` in a description is text,
+    not a YAML comment, and "2026-08-10" stays text. ``type`` nested under
     ``metadata:`` (Claude Code) is understood; so is ``metadata.node_type`` when it is one of the four
     types. Invalid YAML is reported with its line and the keys are read line by line instead. Never raises.
     """
@@ -210,7 +213,7 @@ def parse_frontmatter(head: str) -> Frontmatter:
     problems: list[tuple[int, str]] = []
     loaded: Any
     try:
-        loaded = yaml.safe_load(text) if text.strip() else {}
+        loaded = bounded_yaml.load(text) if text.strip() else {}
     except _YAML_FAILURES as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -767,9 +770,9 @@ def _scan_keys(text: str) -> tuple[dict[str, tuple[str, bool]], dict[str, str]]:
             parent = match.group(1)
             following = lines[number + 1] if number + 1 < len(lines) else ""
             continues = following[:1] in (" ", "\t") and bool(following.strip())
-            top.setdefault(parent, (match.group(2) or "", continues))
+            top.setdefault(parent, (match.group(2).strip(" \t"), continues))
         elif (match := _NESTED_KEY.match(line)) and parent == "metadata":
-            nested.setdefault(match.group(1), _unquote(match.group(2) or ""))
+            nested.setdefault(match.group(1), _unquote(match.group(2).strip(" \t")))
     return top, nested
 
 
@@ -799,7 +802,7 @@ def _unquote(raw: str) -> str:
     """A quoted YAML scalar's value when it parses as one string, else ``raw`` unchanged."""
     if raw[:1] in ("'", '"'):
         try:
-            value = yaml.safe_load(raw)
+            value = bounded_yaml.load(raw)
         except _YAML_FAILURES:
             return raw
         if isinstance(value, str):
@@ -820,7 +823,7 @@ def yaml_scalar(value: str) -> str:
     """
     fields: dict[str, Any] = {}
     with contextlib.suppress(*_YAML_FAILURES):
-        fields = yaml.safe_load(f"k: {value}") or {}
+        fields = bounded_yaml.load(f"k: {value}") or {}
     if value.isprintable() and value[:1] not in _NOT_PLAIN and fields.get("k") == value and " #" not in value:
         return value
     escaped = "".join("\\" + c if c in '"\\' else c if c.isprintable() else f"\\U{ord(c):08x}" for c in value)
