@@ -199,3 +199,20 @@ def test_role_directory_readers_are_linear_on_pathological_lines(
     tmp_path: Path, reader: Callable[[Path, str], object], text: str
 ) -> None:
     assert reader(tmp_path, text) is not None
+
+
+def test_a_huge_index_and_daily_log_are_read_up_to_the_bound_and_reported(tmp_path: Path) -> None:
+    role = tmp_path / "qa"
+    (role / "daily").mkdir(parents=True)
+    item = "- [x](x.md) — an index line that a runaway writer repeated\n"
+    note = "- [09:00] a log line that a runaway writer repeated\n"
+    (role / "MEMORY.md").write_text(item * (9 * 1024 * 1024 // len(item)))
+    (role / "daily" / "2026-11-30.md").write_text(note * (9 * 1024 * 1024 // len(note)))
+    problems = [str(p) for p in markdown.check_role_dir(role)]
+    assert f"{role / 'MEMORY.md'}: larger than 8 MiB: only its first lines were read" in problems
+    assert (
+        f"{role / 'daily' / '2026-11-30.md'}: larger than 8 MiB: only its first lines were read" in problems
+    )
+    log = markdown.read_daily_log(role / "daily" / "2026-11-30.md")
+    assert len(log.text.encode()) <= markdown.MAX_READ_BYTES and log.text.endswith(note)
+    assert len(markdown.role_prompt(role, 4000).encode()) <= 4000

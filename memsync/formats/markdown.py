@@ -37,6 +37,9 @@ BRIEFING_NAME = "Project briefing"
 DEFAULT_SNAPSHOT_BYTES = 32_000
 MIN_SNAPSHOT_BYTES = 512
 RECENT_LOGS = 3
+# What the readers of an index or a daily log read at most (bytes): the skill keeps both short (an index
+# line per entry, terse log lines), and a peer's 1 GB log must not be loaded whole for a snapshot.
+MAX_READ_BYTES = 8 << 20
 
 _DAILY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 _LOG_ITEM = re.compile(r"^- \[(\d{2}:\d{2})\][ \t]?(.*)$")
@@ -266,10 +269,11 @@ def read_entry(path: Path) -> CuratedEntry:
 def read_daily_log(path: Path) -> DailyLog:
     """Read ``daily/YYYY-MM-DD.md``: title line, ``- [HH:MM]`` items, text; never raises on content.
 
-    Free-form logs (sections, tables, multi-line bullets) are fine; problems are only a non-UTF-8 byte and
-    a last line without its line end (a writer has not finished it). Raises ``MemsyncError`` if unreadable.
+    Free-form logs (sections, tables, multi-line bullets) are fine; problems are only a non-UTF-8 byte, a
+    last line without its line end (a writer has not finished it) and a log over ``MAX_READ_BYTES``, of
+    which only the lines within that size are read. Raises ``MemsyncError`` if unreadable.
     """
-    text, problems = _read_text(path)
+    text, problems = _read_text(path, MAX_READ_BYTES)
     lines = text.split("\n")
     title = lines[0][2:].strip() if lines[0].startswith("# ") else None
     items = tuple(
@@ -314,7 +318,7 @@ class RoleDir:
         """The items of ``MEMORY.md`` in file order (``[]`` without one); other lines are skipped."""
         if not self.index_path.is_file():
             return []
-        text, _ = _read_text(self.index_path)
+        text, _ = _read_text(self.index_path, MAX_READ_BYTES)
         items: list[IndexItem] = []
         line = 1
         for block in parse_index(text):
@@ -457,7 +461,7 @@ class RoleDir:
             "Do not edit: it is regenerated. -->\n",
         ]
         if self.index_path.is_file():
-            parts += ["\n## Index (MEMORY.md)\n\n", _block(_read_text(self.index_path)[0])]
+            parts += ["\n## Index (MEMORY.md)\n\n", _block(_read_text(self.index_path, MAX_READ_BYTES)[0])]
         indexed, unindexed = self._entries_by_index()
         if unindexed:
             # The byte cap may cut entry bodies; this list keeps every entry findable by name.
@@ -507,7 +511,7 @@ class RoleDir:
         problems: list[Problem] = []
         items = self.index_items()
         if self.index_path.is_file():
-            problems += _read_text(self.index_path)[1]
+            problems += _read_text(self.index_path, MAX_READ_BYTES)[1]
         seen: dict[str, int] = {}
         for item in items:
             local = self._local_target(item)
@@ -741,22 +745,29 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, limit: int = -1) -> bytes:
+    """The bytes of ``path``, at most ``limit`` of them when it is not negative."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as stream:
+            return stream.read(limit)
     except OSError as exc:
         raise MemsyncError(f"cannot read {path}: {exc.strerror or exc}. Check its permissions") from exc
 
 
-def _read_text(path: Path) -> tuple[str, list[Problem]]:
-    """The text of ``path`` decoded as UTF-8 (bad bytes replaced and reported with their line)."""
-    data = _read_bytes(path)
+def _read_text(path: Path, limit: int | None = None) -> tuple[str, list[Problem]]:
+    """The text of ``path`` decoded as UTF-8 (bad bytes replaced and reported with their line). With
+    ``limit`` (bytes), a larger file is read up to its last line end within the limit, and reported."""
+    problems: list[Problem] = []
+    data = _read_bytes(path, -1 if limit is None else limit + 1)
+    if limit is not None and len(data) > limit:
+        data = data[: data.rfind(b"\n", 0, limit) + 1]
+        problems.append(Problem(path, 0, f"larger than {limit >> 20} MiB: only its first lines were read"))
     try:
-        return data.decode("utf-8"), []
+        return data.decode("utf-8"), problems
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        problem = Problem(path, line, "not UTF-8 text: re-save it as UTF-8")
-        return data.decode("utf-8", errors="replace"), [problem]
+        problems.insert(0, Problem(path, line, "not UTF-8 text: re-save it as UTF-8"))
+        return data.decode("utf-8", errors="replace"), problems
 
 
 def _scan_keys(text: str) -> tuple[dict[str, tuple[str, bool]], dict[str, str]]:
