@@ -21,7 +21,8 @@ MAX_LINE_BYTES = 1 << 20  # one entry is a sentence: a megabyte line is not one 
 MAX_DEPTH = 32  # an entry is two levels deep (tags); deep nesting only costs readers stack
 MAX_NUMBER_CHARS = 64
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# A JSON string literal (its escapes unread), also how the secret scanner finds the strings of a line.
+STRING_LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKETS = re.compile(r"[^\[\]{}]+")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -66,7 +67,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _depth(text: str) -> int:
     """How deep arrays and objects nest in ``text``, counting at most to MAX_DEPTH + 1."""
     depth = deepest = 0
-    for bracket in _BRACKETS.sub("", _STRING.sub("", text)):
+    for bracket in _BRACKETS.sub("", STRING_LITERAL.sub("", text)):
         depth += 1 if bracket in "[{" else -1
         if depth > deepest:
             deepest = depth
