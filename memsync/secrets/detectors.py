@@ -222,6 +222,10 @@ def _auth_header_scan(line: str) -> Iterator[str]:
 _BARE_CLOUD_KEY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
+# Detectors of a value with no prefix of its own: gluing a word onto a neighbouring token can make one.
+BARE = frozenset({"AWS secret access key", "Azure storage key", "Azure client secret"})
+
+
 def _bare_cloud_key_scan(line: str) -> Iterator[str]:
     for match in _BARE_CLOUD_KEY.finditer(line):
         value = match.group(0)
@@ -244,7 +248,8 @@ _COMMAND_PASSWORD = re.compile(
 
 def _command_password_scan(line: str) -> Iterator[str]:
     for match in _COMMAND_PASSWORD.finditer(line):
-        if not _is_placeholder(match.group("value") or match.group("sshpass")):
+        value = (match.group("value") or match.group("sshpass")).rstrip(";,.)&|")
+        if len(value) >= 3 and not value.startswith("$") and not _is_placeholder(value):
             yield "Password on a command line"
 
 
@@ -323,7 +328,7 @@ def _detectors() -> tuple[_Detector, ...]:
         _gated(_auth_header_scan, ("Bearer", "Basic", "token")),
         _gated(_bare_cloud_key_scan, (r"[A-Za-z0-9/+]{40}",)),
         _gated(_command_password_scan, (r"\s-p", "sshpass")),
-        _gated(_user_password_scan, ("/",)),
+        _gated(_user_password_scan, (r"""[a-z0-9._`'"-]/[`'"]?[^\s/`'"<>]{6}""",)),
     )
 
 

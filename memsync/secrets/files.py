@@ -20,7 +20,8 @@ from memsync.formats import bounded_yaml
 from memsync.formats.bounded_json import STRING_LITERAL
 from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
 from memsync.layout import kind_of
-from memsync.secrets.text import scan_units
+from memsync.secrets.detectors import BARE
+from memsync.secrets.text import SPLIT, scan_units
 
 NOT_UTF8 = "not UTF-8 text"
 IN_NAME = " (in the file name)"
@@ -29,6 +30,12 @@ IN_NAME = " (in the file name)"
 # flow styles, anchors, tags, directives, continuation lines.
 _YAML_SYNTAX = re.compile(r"""["'\\|>\[\]{}&*!%@`]|\n[ \t]""")
 _TEXT_FIELD = re.compile(r'"text"\s*:\s*("[^"\\]*(?:\\.[^"\\]*)*")', re.DOTALL)
+
+
+def _first(names: set[str]) -> str:
+    """The detector to report of those that flag one thing: a token's own name before a bare value's,
+    before a finding across a seam."""
+    return min(names, key=lambda name: (name.endswith(SPLIT), name.removesuffix(SPLIT) in BARE, name))
 
 
 def _string(literal: str) -> str:
@@ -57,7 +64,7 @@ def _text_field(line: str) -> str:
 
 def scan_appended(rel: str, lines: Sequence[bytes], context: Sequence[bytes] = ()) -> dict[int, str]:
     """Index in ``lines`` -> detector, for the appended lines of the append-only store path ``rel`` that
-    must stay on this machine: a secret as read (one detector per line: the first by name), or a line
+    must stay on this machine: a secret as read (one detector per line, a token's own first), or a line
     that is not UTF-8 (:data:`NOT_UTF8`). ``lines`` end with ``\\n``; ``context`` are the complete lines
     just before them, scanned with them (a key block or a token split across cycles) and never returned.
     Never raises."""
@@ -76,7 +83,7 @@ def scan_appended(rel: str, lines: Sequence[bytes], context: Sequence[bytes] = (
         edges.append(_text_field(text) if memory else text)
     for number, names in scan_units(units, edges).items():
         if number >= len(context):
-            flagged.setdefault(number - len(context), min(names))
+            flagged.setdefault(number - len(context), _first(names))
     return flagged
 
 
@@ -122,7 +129,7 @@ def scan_whole(data: bytes) -> tuple[int, str] | None:
     if not found:
         return None
     first = min(found)
-    return (first + 1 if first < len(lines) else 1), min(found[first])
+    return (first + 1 if first < len(lines) else 1), _first(found[first])
 
 
 @lru_cache(maxsize=1 << 16)
@@ -135,4 +142,4 @@ def scan_name(rel: str) -> str | None:
     found = scan_units([*parts, *stems], [""] * (len(parts) + len(stems)))
     if not found:
         return None
-    return min(min(names) for names in found.values()) + IN_NAME
+    return _first({_first(names) for names in found.values()}) + IN_NAME

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from memsync.secrets.decode import variants
-from memsync.secrets.detectors import Finding, detect
+from memsync.secrets.detectors import BARE, Finding, detect
 from memsync.secrets.normalise import normalise
 
 SPLIT = " (split over two lines)"
@@ -20,7 +20,7 @@ SPLIT = " (split over two lines)"
 _CONTEXT_CHARS = 80
 _LAST_WORD = re.compile(r"\S{2,512}\Z")
 _FIRST_WORD = re.compile(r"\s*(\S{2,512})")
-_MIN_JOINED = 12  # shorter than any token: two short words glued say nothing
+_MIN_JOINED = 8  # shorter than any password: two short words glued say nothing
 # Between sections of the scanned text: no detector matches it, and it ends a private key block.
 _GAP = "~"
 
@@ -56,8 +56,9 @@ def scan_units(units: Sequence[str], edges: Sequence[str] | None = None) -> dict
     A unit may span several lines (they are scanned in place, so a private key block across units is
     seen whole). ``edges``: per unit the text whose lines may carry a token on into the next unit's
     (default: the units themselves; a memory file passes each entry's ``text``, not its JSON). A token
-    seen only across a seam flags both units, with the detector's name plus :data:`SPLIT`; a seam
-    where either side is flagged on its own flags nothing more (no clean neighbour is held back).
+    seen across a seam by a detector that flags neither side on its own flags both units, with the
+    detector's name plus :data:`SPLIT`; a side's own secret seen again across the seam flags nothing
+    more (no clean neighbour is held back).
     Never raises; linear in the size of the units.
     """
     normal = [normalise(unit) for unit in units]
@@ -78,18 +79,22 @@ def scan_units(units: Sequence[str], edges: Sequence[str] | None = None) -> dict
         if joined is not None:
             sheet.section(joined, (index, index + 1))
     flagged: dict[int, set[str]] = {}
-    across: list[tuple[tuple[int, ...], str]] = []
+    across: dict[tuple[int, ...], set[str]] = {}
     for finding in detect("\n".join(sheet.lines)):
         sources = sheet.sources[finding.line - 1]
         if len(sources) == 1:
             flagged.setdefault(sources[0], set()).add(finding.detector)
         elif sources:
-            across.append((sources, finding.detector))
-    alone = set(flagged)
-    for sources, detector in across:
-        if not alone & set(sources):
-            for index in sources:
-                flagged.setdefault(index, set()).add(detector + SPLIT)
+            across.setdefault(sources, set()).add(finding.detector)
+    alone = {index: set(names) for index, names in flagged.items()}
+    for sources, detectors in across.items():
+        # What neither side shows on its own: a token the seam completes (one side's own secret seen
+        # again across the seam holds nothing more). Next to a flagged side, a bare value is the
+        # neighbour's token glued to a word, not a token of its own.
+        seen = set().union(*(alone.get(index, ()) for index in sources))
+        new = detectors - seen - (BARE if seen else frozenset())
+        for index in sources if new else ():
+            flagged.setdefault(index, set()).update(detector + SPLIT for detector in new)
     return flagged
 
 
