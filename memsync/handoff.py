@@ -53,6 +53,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, Literal
 
+from memsync.clock import refuse_if_ahead
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats import jsonl, markdown
@@ -820,6 +821,9 @@ def _to_role_dir(
             writes.append((curated, *choice))
     if dry_run:
         return []
+    if writes:
+        # Its daily-log line is dated by this clock, like an entry (a memory file's appends check it).
+        refuse_if_ahead(f"handoff to {target.path}", now.timestamp())
     target.path.mkdir(parents=True, exist_ok=True)
     if not writes:
         return []

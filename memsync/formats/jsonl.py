@@ -16,7 +16,7 @@ import logging
 import re
 import secrets as token_source
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -715,8 +715,12 @@ class MemoryFile:
         one O_APPEND write under the writer lock, creating the file with a header if needed.
 
         Raises MemsyncError for an invalid record, a secret in an entry, an unsupported file format,
-        or an OS error. Issue 2 "Create a file ... append"; DESIGN I5.
+        an OS error, or this machine's clock running ahead of its remotes' (``clock.refuse_if_ahead``:
+        the record's date would outrank later corrections everywhere). Issue 2 "Create a file ...
+        append"; DESIGN I5, "Hostile input".
         """
+        from memsync.clock import refuse_if_ahead  # reads the config and git: only a write needs them
+
         obj = record.to_obj()
         _, errors = record_from_obj(obj)
         if errors:
@@ -725,8 +729,13 @@ class MemoryFile:
         line = canonical_json(obj) + b"\n"
         if isinstance(record, Entry):
             _refuse_secrets(self.path, record)
+        moment = now or datetime.now(UTC)
+        dated = parse_timestamp(record.created_at) if record.created_at else moment
+        refuse_if_ahead(
+            f"{'remember' if isinstance(record, Entry) else 'forget'} in {self.path}", dated.timestamp()
+        )
         with self._locked("append"):
-            self._ensure_header(now or datetime.now(UTC))
+            self._ensure_header(moment)
             fmt = self._header_format()
             if fmt is not None and fmt != FORMAT:
                 raise MemsyncError(
@@ -931,14 +940,17 @@ def _refuse_secrets(path: Path, entry: Entry) -> None:
         )
 
 
-def check_memory_file(path: Path) -> list[str]:
+def check_memory_file(
+    path: Path, more: Callable[[Path, ParsedMemory], Iterable[Problem]] | None = None
+) -> list[str]:
     """Validate a memory file: one ``path:line: message`` string per problem (malformed line, bad field,
-    missing header, partial last line, an id used by entries with different content), sorted by line.
+    missing header, partial last line, an id used by entries with different content, and what ``more``
+    finds in the parsed file: ``clock.future_problems`` for `check`), sorted by line.
 
     Raises MemsyncError when the file cannot be read. Issue 2 "memsync check".
     """
     parsed = read_memory(path)
-    problems = list(parsed.problems)
+    problems = [*parsed.problems, *(more(path, parsed) if more is not None else ())]
     first_line: dict[str, tuple[int, bytes]] = {}
     for numbered in parsed.records:
         rec = numbered.record
