@@ -28,6 +28,7 @@ from pathlib import Path
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import Entry, ParsedMemory, Problem, parse_memory
+from memsync.tracked import locate
 
 TOLERANCE_S = 300.0
 HOST_TRAILER = "Memsync-Host"  # store.HOST_TRAILER; store imports GitPython, which a writer need not
@@ -127,11 +128,9 @@ def future_entries(
 def future_problems(path: Path, parsed: ParsedMemory, now: datetime | None = None) -> list[Problem]:
     """``check``'s problems for the future-dated entries of the live memory file ``path``; hosts come
     from the history of the store that tracks it (config at ``config_path()``), when one does."""
-    from memsync.compaction import find_tracked  # the sync engine: only check needs it
-
     config = load_config(config_path()) if config_path().is_file() else None
-    tracked = None if config is None else find_tracked(path, config)
-    history = None if tracked is None else (tracked.store_cfg.path, tracked.rel)
+    where = locate(config, path)
+    history = None if config is None or where is None else (config.stores[where[0]].path, where[1])
     found = future_entries(parsed, now or datetime.now(UTC), str(path), history)
     return [Problem(entry.line, entry.advice(), "created_at") for entry in found]
 

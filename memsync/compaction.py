@@ -63,7 +63,7 @@ class Compaction:
 
 
 @dataclass(frozen=True)
-class Tracked:
+class _Tracked:
     """A tracked memory file: its store, its track, its store path and its live path as the track sees it."""
 
     store_cfg: StoreConfig
@@ -84,7 +84,7 @@ def compact(path: Path, config_file: Path | None = None, now: datetime | None = 
     when = now or datetime.now(UTC)
     config_file = config_file or config_path()
     config = load_config(config_file) if config_file.exists() else None
-    tracked = None if config is None else find_tracked(path, config)
+    tracked = None if config is None else _find_tracked(path, config)
     # A store not created yet syncs nothing: its first reconcile publishes the compacted file by content.
     if config is None or tracked is None or not (tracked.store_cfg.path / ".git").is_dir():
         report = MemoryFile(path).compact(when)
@@ -92,23 +92,23 @@ def compact(path: Path, config_file: Path | None = None, now: datetime | None = 
     return _compact_tracked(config, tracked, when)
 
 
-def find_tracked(path: Path, config: Config) -> Tracked | None:
+def _find_tracked(path: Path, config: Config) -> _Tracked | None:
     """The track that syncs ``path`` as a memory file (the innermost when tracks nest), or None."""
     target = path.expanduser().resolve()
-    found: Tracked | None = None
+    found: _Tracked | None = None
     for store_cfg in config.stores.values():
         for track in store_cfg.tracks:
             root = track.live.resolve()
             prefix = track.store_path.strip("/")
             if target == root:
-                candidate = Tracked(store_cfg, track, prefix, track.live)
+                candidate = _Tracked(store_cfg, track, prefix, track.live)
             elif target.is_relative_to(root) and not any(
                 target.is_relative_to(owned.resolve()) for owned in track.excludes
             ):
                 label = target.relative_to(root).as_posix()
                 if is_ignored(label):
                     continue
-                candidate = Tracked(store_cfg, track, f"{prefix}/{label}", track.live / label)
+                candidate = _Tracked(store_cfg, track, f"{prefix}/{label}", track.live / label)
             else:
                 continue
             if found is None or len(candidate.track.live.parts) > len(found.track.live.parts):
@@ -117,7 +117,7 @@ def find_tracked(path: Path, config: Config) -> Tracked | None:
     return found if found is not None and kind_of(found.rel) == "jsonl" else None
 
 
-def _compact_tracked(config: Config, tracked: Tracked, now: datetime) -> Compaction:
+def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compaction:
     store_cfg, rel = tracked.store_cfg, tracked.rel
     _read(tracked.live)  # a missing file is the user's mistake, not a failed publish
     with cycle_lock(store_cfg):
@@ -157,7 +157,7 @@ def _compact_tracked(config: Config, tracked: Tracked, now: datetime) -> Compact
             f"{track_name(tracked.track)}: {label + ' ' if label else ''}"
             f"compacted, -{removed} line{'' if removed == 1 else 's'}"
         )
-    log.info("compacted %s and its store copy %s:%s (-%d lines)", tracked.live, store_cfg.name, rel, removed)
+    log.debug("compacted %s and its store copy %s:%s (-%d lines)", tracked.live, store_cfg.name, rel, removed)
     return Compaction(
         tracked.live, report.lines_before, report.lines_after, store_cfg.name, rel, removed, commit
     )
@@ -170,7 +170,7 @@ def _read(path: Path) -> bytes:
         raise MemsyncError(f"compact {path}: {exc.strerror or exc}. Check the path") from None
 
 
-def _published_state(tracked: Tracked, state: SyncState) -> FileState:
+def _published_state(tracked: _Tracked, state: SyncState) -> FileState:
     """The sync state of the freshly published file; MemsyncError when publish could not account for it."""
     current = state.get(tracked.rel)
     if (
@@ -186,7 +186,7 @@ def _published_state(tracked: Tracked, state: SyncState) -> FileState:
     return current
 
 
-def _compacted_store(tracked: Tracked, data: bytes, now: datetime) -> bytes:
+def _compacted_store(tracked: _Tracked, data: bytes, now: datetime) -> bytes:
     """The compacted store copy ``data``; MemsyncError (before anything changed) when it cannot be."""
     parsed = parse_memory(data)
     ensure_compactable(f"compact {tracked.live}: its store copy", parsed)

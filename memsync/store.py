@@ -45,6 +45,7 @@ from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
 from memsync.layout import IGNORED_NAMES, aside_name, is_ignored
+from memsync.remote_head import point_local_head
 
 log = logging.getLogger(__name__)
 
@@ -308,6 +309,11 @@ class Store:
                 head = self._rev(repo, "HEAD")
                 assert head is not None
                 self._state_set(first, seen=head)
+                local = local_remote_path(self.cfg.remotes[first])
+                if (
+                    local is not None
+                ):  # a bare remote made with a HEAD for another branch: clone shows this one
+                    point_local_head(local, self.cfg.branch)
 
     def _prepare(self, lock_wait_s: float) -> None:
         self.meta_dir.mkdir(parents=True, exist_ok=True)
@@ -1098,6 +1104,18 @@ class Store:
                 if not out.strip():
                     out = self._git(repo, *args, f"-S{selector}").out
         return [_log_record(chunk) for chunk in out.split("\x1e") if chunk.strip()]
+
+    def introduced(self, text: str, path: str) -> LogRecord | None:
+        """The oldest commit whose change to store path ``path`` adds or removes ``text`` (``git log -S``,
+        merges skipped: a merged line is credited to the commit that wrote it), None when there is none.
+        Raises ``MemsyncError`` when git fails."""
+        args = ["log", "--reverse", "--no-ext-diff", "--no-color", "--format=%x1e%H%x1f%aI%x1f%B%x1f"]
+        with self._repo() as repo:
+            if self._rev(repo, "HEAD") is None:
+                return None
+            out = self._git(repo, *args, f"-S{text}", "--", path).out
+        first = next((chunk for chunk in out.split("\x1e") if chunk.strip()), None)
+        return None if first is None else _log_record(first)
 
     def ahead_behind(self, remote: str) -> tuple[int, int]:
         """(commits here not on ``remote``, commits on ``remote`` not here) as of the last fetch."""

@@ -13,9 +13,12 @@ from typing import Annotated
 
 import typer
 
+from memsync.argcheck import existing_parent
 from memsync.cli.app import app
-from memsync.errors import MemsyncError
 from memsync.formats import jsonl, markdown
+from memsync.mcp_tools import current_config, holder
+from memsync.prompt import prompt_text
+from memsync.wording import plural
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
 
@@ -68,8 +71,8 @@ def remember_command(
             "--supersedes",
             metavar="ID",
             help="Replace the entry with this id: it drops out of the view whatever its date (the way to "
-            "correct an entry a machine with a bad clock dated in the future). Its tags are kept unless "
-            "--tag is given.",
+            "correct an entry a machine with a bad clock dated in the future). Without --file, the tracked "
+            "memory file that holds it. Its tags are kept unless --tag is given.",
         ),
     ] = None,
     file: Annotated[Path | None, typer.Option("--file", "-f", help=_FILE_HELP)] = None,
@@ -80,7 +83,11 @@ def remember_command(
     machine's clock runs ahead of its remotes' (the entry would outrank later corrections everywhere).
     """
     now = datetime.now(UTC)
-    memory = _memory_file(file)
+    if file is None and supersedes is not None:
+        # The tracked memory file that holds the entry, as the MCP tool finds it.
+        memory = jsonl.MemoryFile(holder(current_config(), supersedes, "supersede"))
+    else:
+        memory = _memory_file(None if file is None else existing_parent(file, "--file"))
     expires_at = None if expires is None else jsonl.parse_expiry(expires, now)
     if supersedes is not None:
         entry = memory.supersede(
@@ -117,6 +124,9 @@ def forget_command(
 ) -> int:
     """Delete an entry for good by appending a tombstone for its id."""
     memory = _memory_file(file)
+    if memory.is_forgotten(entry_id):
+        typer.echo(f"{entry_id} is already forgotten in {memory.path}; nothing changed")
+        return 0
     memory.forget(entry_id)
     typer.echo(f"forgot {entry_id} in {memory.path}")
     return 0
@@ -146,7 +156,7 @@ def show_command(
             typer.echo(f"{entry.id}  {entry.kind:<10}  {entry.scope}  [{who}]  {text}")
     if parsed.problems:
         typer.echo(
-            f"memsync: {len(parsed.problems)} problem(s) in {memory.path} skipped; "
+            f"memsync: {plural(len(parsed.problems), 'problem')} in {memory.path} skipped; "
             f"see `memsync check {memory.path}`",
             err=True,
         )
@@ -185,17 +195,7 @@ def prompt_command(
     For a role directory: its snapshot text (index, entries, latest daily logs), not written to disk.
     """
     target = path if path is not None else jsonl.default_memory_path()
-    if target.is_dir():
-        if scope is not None or kinds:
-            raise MemsyncError(
-                f"prompt {target}: --scope and --kind apply to memory files, not role directories. Drop them"
-            )
-        cap = markdown.DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes
-        text = markdown.role_prompt(target, cap)
-    else:
-        text = jsonl.MemoryFile(target).to_prompt(
-            scope, kinds or None, jsonl.DEFAULT_PROMPT_BYTES if max_bytes is None else max_bytes
-        )
+    text = prompt_text(target, scope, kinds or (), max_bytes)
     typer.echo(text, nl=False)
     return 0
 
@@ -213,8 +213,15 @@ def compact_command(
 
     memory = _memory_file(file)
     report = compact(memory.path)
-    store = f"; store {report.store}: -{report.store_lines_removed} lines" if report.store else ""
-    typer.echo(f"compacted {memory.path}: {report.lines_before} -> {report.lines_after} lines{store}")
+    store = (
+        f"; store {report.store}: {plural(report.store_lines_removed, 'line')} removed"
+        if report.store and report.store_lines_removed
+        else f"; store {report.store}: unchanged"
+        if report.store
+        else ""
+    )
+    after = plural(report.lines_after, "line")
+    typer.echo(f"compacted {memory.path}: {report.lines_before} -> {after}{store}")
     return 0
 
 
