@@ -67,6 +67,7 @@ def test_every_command_reads_past_poison_lines_and_keeps_them(tmp_path: Path, ho
     assert all(f"- good lesson {n}" in prompt.stdout for n in range(len(POISON)))
 
     role = tmp_path / "agents" / "reviewer"
+    role.parent.mkdir()
     handed = run_cli("handoff", str(memory), str(role))
     _ok(handed)
     assert len(RoleDir(role).entries()) == len(POISON)
