@@ -204,8 +204,8 @@ def test_role_directory_readers_are_linear_on_pathological_lines(
 def test_a_huge_index_and_daily_log_are_read_up_to_the_bound_and_reported(tmp_path: Path) -> None:
     role = tmp_path / "qa"
     (role / "daily").mkdir(parents=True)
-    item = "- [x](x.md) — an index line that a runaway writer repeated\n"
-    note = "- [09:00] a log line that a runaway writer repeated\n"
+    item = "- [x](x.md) — an index line that a runaway writer repeated " + "x" * 4000 + "\n"
+    note = "- [09:00] a log line that a runaway writer repeated " + "y" * 4000 + "\n"
     (role / "MEMORY.md").write_text(item * (9 * 1024 * 1024 // len(item)))
     (role / "daily" / "2026-11-30.md").write_text(note * (9 * 1024 * 1024 // len(note)))
     problems = [str(p) for p in markdown.check_role_dir(role)]

@@ -24,8 +24,6 @@ _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _BASE64_RUN = re.compile(rf"[A-Za-z0-9+/_-]{{{MIN_BASE64},{MAX_BASE64}}}={{0,2}}")
 _TEXT_CHARS = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]")
-# Something one of the decoders would change: a line without it costs this one search.
-_ENCODED = re.compile(rf"\\|%[0-9a-fA-F]{{2}}|&[#A-Za-z]|[A-Za-z0-9+/_-]{{{MIN_BASE64}}}")
 
 
 def _unescape_one(match: re.Match[str]) -> str:
@@ -42,7 +40,7 @@ def _unescape(line: str) -> str | None:
 
 
 def _unpercent(line: str) -> str | None:
-    return unquote(line, errors="replace") if _PERCENT.search(line) else None
+    return unquote(line, errors="replace") if "%" in line and _PERCENT.search(line) else None
 
 
 def _unentity(line: str) -> str | None:
@@ -68,6 +66,8 @@ def _unbase64(line: str) -> str | None:
     decoded = []
     for match in _BASE64_RUN.finditer(line):
         run = match.group(0)
+        if run.islower() or run.isupper():
+            continue  # base64 of text mixes the cases; words, paths, ids and hex do not
         padded = run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 4)
         for altchars in (b"+/", b"-_"):
             try:
@@ -87,9 +87,7 @@ _DECODERS: tuple[Callable[[str], str | None], ...] = (_unescape, _unpercent, _un
 def variants(line: str) -> list[str]:
     """The texts ``line`` decodes to (each different from what it came from; possibly several lines),
     to a depth of ``MAX_DEPTH``, at most ``MAX_VARIANTS``. ``[]`` for a line with nothing encoded in
-    it, which costs a few substring and pattern searches. Never raises."""
-    if not _ENCODED.search(line):
-        return []
+    it, which costs three substring searches and one pattern search. Never raises."""
     found: list[str] = []
     pending = [(line, 0)]
     while pending and len(found) < MAX_VARIANTS:

@@ -17,9 +17,9 @@ from memsync.secrets.normalise import normalise
 SPLIT = " (split over two lines)"
 # The end of a line and the start of the next, glued: the last word of the first (with up to this many
 # characters before it, where a keyword such as "password is" sits) and the first word of the second.
-_CONTEXT_CHARS = 80
-_LAST_WORD = re.compile(r"\S{2,512}\Z")
-_FIRST_WORD = re.compile(r"\s*(\S{2,512})")
+_CONTEXT_CHARS = 48
+_MAX_WORD = 512
+_FIRST_WORD = re.compile(rf"\s*(\S{{2,{_MAX_WORD}}})")
 _MIN_JOINED = 8  # shorter than any password: two short words glued say nothing
 # Between sections of the scanned text: no detector matches it, and it ends a private key block.
 _GAP = "~"
@@ -44,10 +44,13 @@ class _Sheet:
 
 def _seam(first: str, second: str) -> str | None:
     """The end of ``first`` glued to the start of ``second``, when both end and start in a word."""
-    last, head = _LAST_WORD.search(first, max(0, len(first) - 512)), _FIRST_WORD.match(second)
-    if last is None or head is None or len(last.group(0)) + len(head.group(1)) < _MIN_JOINED:
+    if not first or first[-1].isspace():
         return None
-    return first[max(0, last.start() - _CONTEXT_CHARS) :] + head.group(1)
+    last = first.rsplit(None, 1)[-1][-_MAX_WORD:]  # split, not a pattern: one backtracks on long words
+    head = _FIRST_WORD.match(second)
+    if head is None or len(last) < 2 or len(last) + len(head.group(1)) < _MIN_JOINED:
+        return None
+    return first[max(0, len(first) - len(last) - _CONTEXT_CHARS) :] + head.group(1)
 
 
 def scan_units(units: Sequence[str], edges: Sequence[str] | None = None) -> dict[int, set[str]]:
