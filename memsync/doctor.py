@@ -24,6 +24,7 @@ from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.config import Config, StoreConfig, config_path, load_config
 from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
+from memsync.git_env import noninteractive_env
 from memsync.layout import Kind
 from memsync.wording import plural
 
@@ -52,11 +53,7 @@ class Check:
 def _git(
     *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S
 ) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10"),
-    }
+    env = {**os.environ, **noninteractive_env(timeout)}
     return subprocess.run(
         ["git", *args],
         cwd=cwd,
