@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memsync.clock import future_in_store
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.diskfull import ADVICE, is_full, named, nearly_full
 from memsync.errors import MemsyncError
@@ -491,9 +492,11 @@ def collect_status(path: Path) -> dict[str, Any]:
     ``{"config": str, "host": str, "daemon": {"running": bool, "pid": int|None}, "stores": {name: {...}}}``
     where each store has path, branch, tracks (``track_listing.list_tracks``: path, store_path, files,
     exists, excludes), last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
-    unpushed, held_back_secrets (file, line, detector), both_kept, set_aside (files a merge moved out of
-    a directory's way), clashes (file, store_path, here: "file"/"directory", advice: a file meeting a
-    directory, not synced until renamed), untracked, size_bytes. Reads the status file the last cycle
+    unpushed, held_back_secrets (file, line, detector), future_entries (file, store_path, id, created_at,
+    host, advice: entries dated beyond ``clock.TOLERANCE_S`` in this clock's future), both_kept,
+    set_aside (files a merge moved out of a directory's way), clashes (file, store_path, here:
+    "file"/"directory", advice: a file meeting a directory, not synced until renamed), untracked,
+    size_bytes. Reads the status file the last cycle
     wrote (facts read from the store itself are refreshed). Raises ``MemsyncError`` for a bad config.
     """
     from memsync.daemon import running_daemon_pid
@@ -530,6 +533,17 @@ def collect_status(path: Path) -> dict[str, Any]:
             else {"held_back_secrets": [], "both_kept": [], "set_aside": [], "untracked": [], "size_bytes": 0}
         )
         stores[name].update(facts)
+        stores[name]["future_entries"] = [
+            {
+                "file": str(_live_path(store_cfg.tracks, entry.file) or entry.file),
+                "store_path": entry.file,
+                "id": entry.entry_id,
+                "created_at": entry.created_at,
+                "host": entry.host,
+                "advice": entry.advice(),
+            }
+            for entry in (future_in_store(store_cfg.path) if stores[name]["exists"] else [])
+        ]
     return {
         "config": str(path),
         "host": config.host,

@@ -3,7 +3,8 @@
 Checks: git's version, the commit identity, each store's health (``git fsck --connectivity-only``) and
 merge drivers, each remote's reachability (``git ls-remote`` with a timeout), the inotify watch limit
 against what the tracked paths need, the daemon, the service, and this clock against the commit times
-of peers' commits. Only git and the file system are consulted; nothing is changed.
+of peers' commits, this clock against the peers that built on its commits, and entries dated in the
+future of this clock. Only git and the file system are consulted; nothing is changed.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Literal, get_args
 
 from memsync import service
+from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
 from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
@@ -208,6 +211,39 @@ def check_clock(store: StoreConfig, now: float | None = None) -> Check:
     return Check("OK", f"clock vs {store.name}", f"no peer commit in the future (newest {-ahead:.0f} s ago)")
 
 
+def check_future_entries(store: StoreConfig, now: datetime | None = None) -> Check:
+    """No memory file of the store holds an entry dated beyond ``clock.TOLERANCE_S`` in this clock's future
+    (it would outrank every later version of it on every machine); each is named with its host."""
+    what = f"future entries in {store.name}"
+    found = future_in_store(store.path, now)
+    if not found:
+        return Check("OK", what, f"none dated over {duration(TOLERANCE_S)} ahead of this clock")
+    hosts = sorted({entry.host or "unknown host" for entry in found})
+    first = found[0]
+    return Check(
+        "WARN",
+        what,
+        f"{len(found)} entr{'y' if len(found) == 1 else 'ies'} dated in the future, written by "
+        f"{', '.join(hosts)}; {first.file}: {first.advice()}",
+    )
+
+
+def check_clock_ahead(store: StoreConfig, host: str) -> Check:
+    """This clock does not run ahead of the peers that built on this machine's commits
+    (``clock.clock_skew``): entries it dates would outrank later corrections everywhere."""
+    what = f"clock vs peers of {store.name}"
+    skew = clock_skew(store.path, host)
+    if skew is None or skew.ahead_s <= TOLERANCE_S:
+        return Check("OK", what, "not ahead of any peer that committed after this machine")
+    return Check(
+        "FAIL",
+        what,
+        f"{duration(skew.ahead_s)} ahead: host {skew.host} committed {skew.theirs[:10]} after this "
+        f"machine's {skew.ours[:10]} yet dated it that much earlier; memsync refuses to write entries "
+        "until it is fixed. Enable NTP (timedatectl set-ntp true)",
+    )
+
+
 def run_checks(path: Path | None = None) -> list[Check]:
     """Every check for the config file ``path`` (default ``config_path()``); a missing or invalid config
     is one FAIL line, and the checks that need it are skipped."""
@@ -230,6 +266,8 @@ def run_checks(path: Path | None = None) -> list[Check]:
         )
         if (store.path / ".git").exists():
             checks.append(check_clock(store))
+            checks.append(check_clock_ahead(store, config.host))
+            checks.append(check_future_entries(store))
     checks.append(check_inotify(config))
     checks.append(check_daemon(path))
     checks.append(check_service())

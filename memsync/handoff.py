@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memsync.argcheck import existing_parent
+from memsync.clock import refuse_if_ahead
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats import jsonl, markdown
@@ -116,14 +117,15 @@ _AVOID_WORDS = re.compile(r"\b(?:never|don'?t|do not|avoid|must not)\b", re.IGNO
 _DATE_KEYS = ("updated", "modified", "created")
 # The Source line a JSONL entry handed to a role directory carries (see _source_line): it lets the entry
 # go back to a memory file as itself (same id, kind, scope, source, confidence, created_at).
+_SOURCE_PREFIX = "Source: handoff from "
 _ENTRY_SOURCE = re.compile(
-    r"^Source: handoff from (?P<giver>\S+), entry (?P<id>[0-9a-f]{12}) \(kind (?P<kind>\w+), "
+    r"Source: handoff from (?P<giver>\S+), entry (?P<id>[0-9a-f]{12}) \(kind (?P<kind>\w+), "
     r"scope (?P<scope>.+?)(?:, source (?P<source>.+?))?(?:, confidence (?P<confidence>[0-9.eE+-]+))?, "
-    r"created (?P<created>\S+)\)[ \t]*\r?$",
-    re.MULTILINE,
+    r"created (?P<created>\S+)\)[ \t]*\r?"
 )
-# Provenance lines a handoff appended to a curated file, stripped when comparing two copies of an entry.
-_SOURCE_TAIL = re.compile(rb"(?:\s*\nSource: handoff from [^\n]*)+\s*\Z")
+# _ENTRY_SOURCE backtracks over its optional parts (cubic in the length of a line of ", source ..."):
+# it is only tried on lines this short, longer than any Source line a handoff writes.
+_SOURCE_LINE_CHARS = 2000
 # The daily log a memory-file entry was handed from: source role:<agent>/daily/<day>.md.
 _LOG_SOURCE = re.compile(r"^role:[^/]+/(?P<file>daily/\d{4}-\d{2}-\d{2}\.md)$")
 
@@ -449,7 +451,12 @@ def _entry_items(path: Path, now: datetime) -> list[Item]:
 def _handed_entry(curated: CuratedEntry, text: str) -> Entry | None:
     """The memory-file entry a curated entry was handed from (its Source line), with its current text;
     ``None`` for an entry written in the role directory itself or a Source line that no longer parses."""
-    matches = list(_ENTRY_SOURCE.finditer(curated.body))
+    matches = [
+        match
+        for line in curated.body.split("\n")
+        if line.startswith(_SOURCE_PREFIX) and len(line) <= _SOURCE_LINE_CHARS
+        if (match := _ENTRY_SOURCE.fullmatch(line))
+    ]
     if not matches:
         return None
     fields = matches[-1].groupdict()  # the last Source line is the one the latest handoff wrote
@@ -643,7 +650,12 @@ def _source_line(from_name: str, item: Item) -> str:
 
 def _core(data: bytes) -> bytes:
     """A curated file's bytes without the Source lines handoffs appended and without trailing blanks."""
-    return _SOURCE_TAIL.sub(b"", data).rstrip()
+    lines = data.rstrip().split(b"\n")
+    while len(lines) > 1 and lines[-1].startswith(_SOURCE_PREFIX.encode()):
+        lines.pop()
+        while len(lines) > 1 and not lines[-1].strip():
+            lines.pop()
+    return b"\n".join(lines).rstrip()
 
 
 def _with_source(data: bytes, line: str) -> bytes:
@@ -811,6 +823,9 @@ def _to_role_dir(
             writes.append((curated, *choice))
     if dry_run:
         return []
+    if writes:
+        # Its daily-log line is dated by this clock, like an entry (a memory file's appends check it).
+        refuse_if_ahead(f"handoff to {target.path}", now.timestamp())
     target.path.mkdir(parents=True, exist_ok=True)
     if not writes:
         return []

@@ -132,11 +132,8 @@ def _classify(raws: Iterable[bytes], opaque: bool) -> list[_Line]:
 
     out = []
     for raw in raws:
-        try:
-            record = parse_record(raw)
-            ident = None if record is None or opaque else canonical_json(record)
-        except (RecursionError, ValueError):  # nested too deep to parse; a lone surrogate escape
-            record, ident = None, None
+        record = parse_record(raw)
+        ident = None if record is None or opaque else canonical_json(record)
         header = record is not None and is_header(record)
         if ident is None:
             out.append(_Line(raw, b"\x00" + raw, None, header))

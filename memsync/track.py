@@ -55,13 +55,12 @@ from memsync.fsio import (
 from memsync.jsonl_merge import is_conflict_marker
 from memsync.layout import Kind, is_append_only, is_ignored, kind_of
 from memsync.merge import merge_for_path
-from memsync.secrets import Finding, scan_text
+from memsync.secrets.files import scan_appended, scan_name, scan_whole
 from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState, digest
 from memsync.writers import positional_writers
 
 log = logging.getLogger(__name__)
 
-Scanner = Callable[[str], Sequence[Finding]]
 Action = Literal["appended", "added", "changed", "deleted", "created", "replaced"]
 
 _ABSENT = "absent"  # the digest of a file that does not exist
@@ -235,7 +234,6 @@ def publish(
     track: Track,
     worktree: Path,
     state: SyncState,
-    scan: Scanner = scan_text,
     now: float | None = None,
     *,
     grace_s: float = 300.0,
@@ -249,14 +247,15 @@ def publish(
     publishes it. A rewritten file (prefix hash mismatch) is settled by content (a union).
     Whole files: three-way merge of (last synced, store, live) written atomically to the store; deletion
     by the agent deletes the store copy when the store still has the last synced version.
-    The secret scanner ``scan`` runs first: flagged lines (whole-file versions) stay on this machine and
-    are listed in the report's ``held``. A live file where the store has a directory (or a file above it)
-    is not published (deliver reports the clash). Raises ``OSError`` from the file system.
+    The secret scanner (:mod:`memsync.secrets.files`) runs first: flagged lines (whole-file versions, files
+    whose name it flags) stay on this machine and are listed in the report's ``held``. A live file where
+    the store has a directory (or a file above it) is not published (deliver reports the clash). Raises
+    ``OSError`` from the file system.
     """
-    return _run_publish(track, worktree, state, scan, time.time() if now is None else now, grace_s, True)
+    return _run_publish(track, worktree, state, time.time() if now is None else now, grace_s, True)
 
 
-def reconcile(track: Track, worktree: Path, state: SyncState, scan: Scanner = scan_text) -> PublishReport:
+def reconcile(track: Track, worktree: Path, state: SyncState) -> PublishReport:
     """Settle the sync state of ``track`` with its live files and the store copy by content (issue 4).
 
     Run on start and whenever state and store may disagree (after a crash). A recorded publish is applied
@@ -270,7 +269,7 @@ def reconcile(track: Track, worktree: Path, state: SyncState, scan: Scanner = sc
     added, or merged over an empty base, or recorded as synced when equal. Nothing is published twice
     or lost. Returns what was published; raises ``OSError`` from the file system.
     """
-    return _run_publish(track, worktree, state, scan, time.time(), float("inf"), False)
+    return _run_publish(track, worktree, state, time.time(), float("inf"), False)
 
 
 def deliver(
@@ -541,7 +540,6 @@ def _run_publish(
     track: Track,
     worktree: Path,
     state: SyncState,
-    scan: Scanner,
     now: float,
     grace_s: float,
     incremental: bool,
@@ -550,10 +548,13 @@ def _run_publish(
     known_track = bool(state.paths(track.store_path.strip("/")))
 
     def publish_one(f: _File) -> None:
-        if is_append_only(f.rel):
-            _publish_append(f, state, scan, now, grace_s, incremental, known_track, out)
+        named = scan_name(f.rel)
+        if named is not None:
+            _hold_named(f, state, named, out)
+        elif is_append_only(f.rel):
+            _publish_append(f, state, now, grace_s, incremental, known_track, out)
         else:
-            _publish_whole(f, state, scan, incremental, out)
+            _publish_whole(f, state, incremental, out)
         out.writes.flush(when_full=True)
 
     with state.batch():
@@ -667,24 +668,6 @@ def _find_block(live: bytes, block: bytes, start: int, end: int) -> int | None:
     return None
 
 
-def _scan_lines(lines: Sequence[bytes], scan: Scanner, context: Sequence[bytes] = ()) -> dict[int, str]:
-    """Index in ``lines`` -> detector, for the lines the scanner flags (first detector per line).
-
-    ``context``: the complete lines just before ``lines`` in the file, scanned with them so that a
-    secret spanning cycles (a key block whose BEGIN line came earlier) is seen whole; its findings are
-    not returned (those lines were settled before)."""
-    if not lines:
-        return {}
-    # Each line ends with b"\n" and decoding never creates a newline: text line i is the i-th line.
-    text = b"".join((*context, *lines)).decode("utf-8", errors="replace")
-    flagged: dict[int, str] = {}
-    for finding in scan(text):
-        index = finding.line - 1 - len(context)
-        if index >= 0:
-            flagged.setdefault(index, finding.detector)
-    return flagged
-
-
 def _lines_before(data: bytes, offset: int, count: int = SCAN_CONTEXT_LINES) -> list[bytes]:
     """The last ``count`` complete lines of ``data[:offset]`` (``offset`` at a line boundary)."""
     start = offset
@@ -783,7 +766,6 @@ def _settle_delivery_whole(f: _File, state: SyncState) -> None:
 def _publish_append(
     f: _File,
     state: SyncState,
-    scan: Scanner,
     now: float,
     grace_s: float,
     incremental: bool,
@@ -821,7 +803,7 @@ def _publish_append(
         out.warn(f"{f.live}: the store lost its copy; publishing the file again")
         current = None
     if current is None or current.offset is None:
-        _publish_by_content(f, state, current, live, scan, now, grace_s, out, shrunk)
+        _publish_by_content(f, state, current, live, now, grace_s, out, shrunk)
         return
     if not incremental:
         return
@@ -833,7 +815,7 @@ def _publish_append(
         for pos, line in _lines(live, current.offset, end)
         if not any(r[0] <= pos < r[1] for r in (skip, completed) if r is not None)
     ]
-    flagged = _scan_lines([line for _, line in pieces], scan, _lines_before(live, current.offset))
+    flagged = scan_appended(f.rel, [line for _, line in pieces], _lines_before(live, current.offset))
     held = tuple(
         HeldLine(live.count(b"\n", 0, pieces[i][0]) + 1, detector) for i, detector in sorted(flagged.items())
     )
@@ -857,7 +839,6 @@ def _publish_by_content(
     state: SyncState,
     current: FileState | None,
     live: bytes,
-    scan: Scanner,
     now: float,
     grace_s: float,
     out: _Collect,
@@ -879,7 +860,7 @@ def _publish_by_content(
     live_lines = _lines(live, 0, end)
     present = _present_in(live_lines, _split(store))
     missing = [item for i, item in enumerate(live_lines) if i not in present]
-    flagged = _scan_lines([line for _, line in missing], scan)
+    flagged = scan_appended(f.rel, [line for _, line in missing])
     held = tuple(
         HeldLine(live.count(b"\n", 0, missing[i][0]) + 1, detector) for i, detector in sorted(flagged.items())
     )
@@ -1025,10 +1006,24 @@ def _report_held(f: _File, held: Sequence[HeldLine], out: _Collect) -> None:
         out.warn(f"{f.live}: line {item.line} held back, it looks like a secret ({item.detector})")
 
 
+def _hold_named(f: _File, state: SyncState, detector: str, out: _Collect) -> None:
+    """Keep ``f``, whose path the scanner flags, on this machine: nothing of it enters the store (or a
+    commit message); it is held at line 0 (the name) while the live file exists, reported once."""
+    current = state.get(f.rel)
+    held = (HeldLine(0, detector),) if f.live.exists() else ()
+    if current is None and not held:
+        return
+    if current is not None and not held and current == FileState(f.rel, held=current.held):
+        state.forget(f.rel)  # renamed or deleted: nothing but the hold was ever recorded for it
+    elif current is None or current.held != held:
+        state.put(replace(current or FileState(f.rel), held=held))
+        _report_held(f, held, out)
+
+
 # --- publish: whole files ------------------------------------------------------------------------
 
 
-def _publish_whole(f: _File, state: SyncState, scan: Scanner, incremental: bool, out: _Collect) -> None:
+def _publish_whole(f: _File, state: SyncState, incremental: bool, out: _Collect) -> None:
     _settle_publish(f, state)  # a whole-file merge is idempotent, so "by content" needs nothing more
     _settle_delivery_whole(f, state)
     current = state.get(f.rel)
@@ -1042,7 +1037,7 @@ def _publish_whole(f: _File, state: SyncState, scan: Scanner, incremental: bool,
         return  # nothing to publish: the store copy need not be read
     store = _read(f.store)
     if current is not None and current.kept_present:
-        _publish_kept(f, state, current, store, scan, out)
+        _publish_kept(f, state, current, store, out)
         return
     if current is None or not current.synced_known:
         if live is None:
@@ -1052,7 +1047,7 @@ def _publish_whole(f: _File, state: SyncState, scan: Scanner, incremental: bool,
             return
         # First sight of both: git's add/add rule, a merge over an empty base.
         new = live if store is None else merge_for_path(f.rel, b"", store, live)
-        _write_whole(f, state, current, live, store, new, scan, out)
+        _write_whole(f, state, current, live, store, new, out)
         return
     if live is None:
         if store == current.synced:
@@ -1066,7 +1061,7 @@ def _publish_whole(f: _File, state: SyncState, scan: Scanner, incremental: bool,
         new = live  # also a peer's deletion of a file changed here: the change is kept
     else:
         new = merge_for_path(f.rel, current.synced or b"", store, live)
-    _write_whole(f, state, current, live, store, new, scan, out)
+    _write_whole(f, state, current, live, store, new, out)
 
 
 def _write_whole(
@@ -1076,14 +1071,12 @@ def _write_whole(
     live: bytes,
     store: bytes | None,
     new: bytes,
-    scan: Scanner,
     out: _Collect,
 ) -> None:
     """Scan ``live``; put ``new`` into the store unless flagged; the last synced version becomes ``live``."""
-    findings = scan(live.decode("utf-8", errors="replace"))
-    if findings:
-        first = min(findings, key=lambda finding: finding.line)
-        held = (HeldLine(first.line, first.detector),)
+    finding = scan_whole(live)
+    if finding is not None:
+        held = (HeldLine(*finding),)
         if current is None or current.held != held:  # report a held version once, status lists it
             state.put(replace(current or FileState(f.rel), held=held))
             _report_held(f, held, out)
@@ -1103,9 +1096,7 @@ def _write_whole(
         out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), action))
 
 
-def _publish_kept(
-    f: _File, state: SyncState, current: FileState, store: bytes | None, scan: Scanner, out: _Collect
-) -> None:
+def _publish_kept(f: _File, state: SyncState, current: FileState, store: bytes | None, out: _Collect) -> None:
     """Publish the bytes an agent wrote while deliver replaced the file (merged over their own base)."""
     kept = current.kept
     done = replace(current, kept=None, kept_base=None, kept_present=False, held=())
@@ -1113,10 +1104,9 @@ def _publish_kept(
         # The agent deleted the file in that instant; deliver already restored a version, nothing is lost.
         state.put(done)
         return
-    findings = scan(kept.decode("utf-8", errors="replace"))
-    if findings:
-        first = min(findings, key=lambda finding: finding.line)
-        held = (HeldLine(first.line, first.detector),)
+    finding = scan_whole(kept)
+    if finding is not None:
+        held = (HeldLine(*finding),)
         if current.held != held:
             state.put(replace(current, held=held))
             _report_held(f, held, out)

@@ -14,6 +14,10 @@ T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("MEMSYNC_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
+# The one credential in the corpus (file, line, detector): test users' passwords written as
+# `user`/`password` with no keyword ("`secretary-test`/`Sec#Acmp2026`"); its README lists the admin
+# password it replaced, not these. The scanner holds that entry back; everything else syncs.
+CORPUS_CREDENTIAL = ("skill/acmp-claude/p13-recording-upload.md", 14, "User and password")
 
 
 def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float = 0.05, what: str = "") -> T:
@@ -70,3 +74,42 @@ def run_cli(
         text=True,
         check=False,
     )
+
+
+def remote_blobs(repo: Path) -> list[bytes]:
+    """Every blob reachable from any ref of ``repo`` (bare or not)."""
+    listing = subprocess.run(
+        ["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.split()
+    shas = [word for word in listing if len(word) == 40]
+    out = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+        input="".join(f"{sha}\n" for sha in shas).encode(),
+    ).stdout
+    blobs, pos = [], 0
+    while pos < len(out):
+        header_end = out.index(b"\n", pos)
+        _, kind, size = out[pos:header_end].split()
+        if kind == b"blob":
+            blobs.append(out[header_end + 1 : header_end + 1 + int(size)])
+        pos = header_end + 1 + int(size) + 1
+    return blobs
+
+
+def commit_messages(repo: Path) -> list[str]:
+    """The message of every commit reachable from any ref of ``repo`` (bare or not)."""
+    out = subprocess.run(
+        ["git", "log", "--all", "--format=%B%x00"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+    return [message.strip() for message in out.split("\0") if message.strip()]
+
+
+def reachable_paths(repo: Path) -> set[str]:
+    """The path of every tree and blob reachable from any ref of ``repo``: the names git holds."""
+    listing = subprocess.run(
+        ["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+    return {line.split(" ", 1)[1] for line in listing.splitlines() if " " in line}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import bare_remote, git, wait_for
+from tests.helpers import bare_remote, git, remote_blobs, wait_for
 from tests.peers import DAY, HEADER, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer
 from tests.tmpfs import tmpfs
 
@@ -104,7 +104,6 @@ def store_blobs(peer: Peer, rel: str) -> list[bytes]:
     [
         ("malformed JSON line", b'{"id": "broken", "kind": "lesson", "text": \n'),
         ("JSON that is not an object", b'["a", "list", "not", "an", "entry"]\n'),
-        ("non-UTF-8 bytes", b'{"id":"latin1","text":"caf\xe9 \xff\xfe"}\n'),
         ("a NUL byte", b'{"id":"nul","text":"before\x00after"}\n'),
     ],
 )
@@ -127,6 +126,40 @@ def test_a_bad_memory_line_is_kept_verbatim_and_the_lines_around_it_sync(
     assert check.stdout.startswith(f"{bob.memory_file}:")
     shown = bob.cli("show", str(bob.memory_file))
     assert shown.returncode == 0 and "1 problem in" in shown.stderr and "good line after" in shown.stdout
+
+
+def test_text_that_is_not_utf8_stays_local_and_is_reported(pair: tuple[Peer, Peer]) -> None:
+    """A line of an append-only file, or a whole file, that memsync cannot read as UTF-8 is never
+    published as text (no scanner can say what it holds: UTF-16 text hid a key): it is held back like a
+    secret, `status` lists it, `check` names it; everything around it syncs."""
+    alice, bob = pair
+    latin1 = b'{"id":"latin1","kind":"fact","text":"caf\xe9 \xff\xfe","created_at":"2026-11-30T00:00:00Z"}\n'
+    before = alice.append_entry("good line before the latin-1 one")
+    with alice.memory_file.open("ab") as out:
+        out.write(latin1)
+    after = alice.append_entry("good line after the latin-1 one")
+    alice.append_daily("- [09:00] fine\n")
+    with (alice.role_dir / DAILY).open("ab") as out:
+        out.write(b"- [09:01] caf\xe9\n- [09:02] also fine\n")
+    (alice.role_dir / "utf16.md").write_bytes(
+        "---\nname: x\n---\n\nkey AKIAQ3EGRTYXPL7NMB2D\n".encode("utf-16")
+    )
+    both_sync(alice, bob)
+    assert lines(bob.read_live(MEMORY_FILE)) == lines(HEADER + before + after)
+    assert bob.read_live(DAILY) == b"- [09:00] fine\n- [09:02] also fine\n"
+    assert not (bob.role_dir / "utf16.md").exists()
+    assert all(b"\xe9" not in blob and b"\xff\xfe" not in blob for blob in remote_blobs(bob.remote))
+    held = {
+        (item["file"], item["line"], item["detector"])
+        for item in alice.status()["stores"]["main"]["held_back_secrets"]
+    }
+    assert held == {
+        (str(alice.memory_file), 3, "not UTF-8 text"),
+        (str(alice.role_dir / DAILY), 2, "not UTF-8 text"),
+        (str(alice.role_dir / "utf16.md"), 1, "not UTF-8 text"),
+    }
+    check = alice.cli("check", str(alice.memory_file))
+    assert check.returncode == 1 and check.stdout == f"{alice.memory_file}:3: not valid UTF-8 (byte 41)\n"
 
 
 @pytest.mark.slow
@@ -558,5 +591,6 @@ def test_the_daemon_survives_the_file_level_bad_inputs(pair: tuple[Peer, Peer]) 
         line = alice.append_entry("the daemon still syncs after all that")
         wait_for(lambda: line in bob.read_live(MEMORY_FILE), timeout=20, what="the last line at bob")
         assert not alice.proc_dead() and not bob.proc_dead()
-        assert lines(bob.read_live(MEMORY_FILE)) == lines(alice.read_live(MEMORY_FILE))
+        # Everything but the line that is not UTF-8, which stays on alice's machine (status lists it).
+        assert lines(bob.read_live(MEMORY_FILE)) == lines(alice.read_live(MEMORY_FILE)) - lines(b"\xff\xfe\n")
     assert "Traceback" not in alice.log() + bob.log()

@@ -53,6 +53,8 @@ def test_doctor_on_a_fresh_setup(home: Path, tmp_path: Path) -> None:
         "store personal merge drivers": "OK",
         "remote personal/origin": "OK",
         "clock vs personal": "OK",
+        "clock vs peers of personal": "OK",
+        "future entries in personal": "OK",
         "inotify": "OK",
         "daemon": "WARN",
         "service": "WARN",

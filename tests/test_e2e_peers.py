@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, wait_for
+from tests.helpers import CORPUS_CREDENTIAL, git, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, running
 
 pytestmark = pytest.mark.slow
@@ -267,6 +267,9 @@ def test_corpus_on_a_arrives_whole_on_b(
     def tree(root: Path) -> dict[str, bytes]:
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
+    # The corpus's one credential stays on alice's machine (held back by the scanner).
+    credential = Path(CORPUS_CREDENTIAL[0]).name
+
     with running(alice, bob):
         pairs = [
             (alice.role_dir, bob.role_dir),
@@ -274,7 +277,10 @@ def test_corpus_on_a_arrives_whole_on_b(
         ]
         for src, dst in pairs:
             wait_for(
-                lambda src=src, dst=dst: dst.is_dir() and tree(dst) == tree(src),
+                lambda src=src, dst=dst: (
+                    dst.is_dir()
+                    and tree(dst) == {rel: data for rel, data in tree(src).items() if rel != credential}
+                ),
                 timeout=60,
                 what=f"{dst} complete",
             )
@@ -288,4 +294,8 @@ def test_corpus_on_a_arrives_whole_on_b(
                 what=name,
             )
     assert tree(bob.role_dir) == tree(corpus / "skill" / "scout")
-    assert alice.status()["stores"]["main"]["held_back_secrets"] == []
+    held = alice.status()["stores"]["main"]["held_back_secrets"]
+    live = tmp_path / "alice" / ".claude" / "memory" / credential
+    assert [(item["file"], item["line"], item["detector"]) for item in held] == [
+        (str(live), CORPUS_CREDENTIAL[1], CORPUS_CREDENTIAL[2])
+    ]

@@ -13,6 +13,7 @@ from memsync.formats.markdown import RoleDir
 from memsync.handoff import handoff
 from memsync.secrets import scan_text
 from tests.handoff_fixtures import NOW, tree
+from tests.helpers import CORPUS_CREDENTIAL
 
 ROLE_DIRS = ("skill/scout", "skill/acmp-claude")
 MEMORY_FILES = ("jsonl/acmp.jsonl", "jsonl/qa-engineer.jsonl")
@@ -46,7 +47,8 @@ def test_role_directory_to_memory_file_and_back_keeps_every_text(
     role = RoleDir(given)
     as_file = tmp_path / "as-file.jsonl"
     there = handoff(str(given), str(as_file), now=NOW)
-    # The corpus holds no secret (README); anything the scanner flags is reported, never written.
+    # The corpus holds one credential (tests.helpers.CORPUS_CREDENTIAL); what the scanner flags is
+    # reported, never written.
     flagged = {s.item for s in there.skipped}
     for skip in there.skipped:
         assert skip.reason == "possible secret" and scan_text((given / skip.item).read_text())
@@ -119,7 +121,10 @@ def test_role_to_role_copies_real_entries_byte_for_byte(corpus: Path, tmp_path: 
     given = copy(corpus, "skill/acmp-claude", tmp_path)
     receiver = copy(corpus, "skill/scout", tmp_path)
     report = handoff(str(given), str(receiver), now=NOW)
-    assert len(report.handed) == len(RoleDir(given).entries())
+    credential = Path(CORPUS_CREDENTIAL[0]).name
+    assert [(skip.item, skip.reason) for skip in report.skipped] == [(credential, "possible secret")]
+    assert len(report.handed) == len(RoleDir(given).entries()) - 1
+    assert not (receiver / credential).exists()
     odd = "scan-must-prove-it-had-a-subject.md"  # holds a bare CR, kept as is
     original = (given / odd).read_bytes()
     assert b"\r" in original

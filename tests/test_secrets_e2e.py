@@ -9,14 +9,13 @@ counted by ``tests/test_secrets.py::test_whole_corpus_has_no_findings`` (enginee
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from memsync.fsio import append_once, atomic_write
 from memsync.secrets import scan_text
-from tests.helpers import bare_remote
+from tests.helpers import bare_remote, remote_blobs
 from tests.peers import DAY, MEMORY_FILE, Peer, entry_line
 
 pytestmark = pytest.mark.slow
@@ -58,29 +57,6 @@ NEEDLES = [
 IN_MEMORY = ("aws", "github", "slack", "jwt", "entropy", "pem")
 IN_DAILY = ("github_pat", "openai", "url", "pem")
 IN_CURATED = ("gitlab", "password", "pem")
-
-
-def remote_blobs(repo: Path) -> list[bytes]:
-    """Every blob reachable from any ref of ``repo`` (bare or not)."""
-    listing = subprocess.run(
-        ["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout.split()
-    shas = [word for word in listing if len(word) == 40]
-    out = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=repo,
-        capture_output=True,
-        check=True,
-        input="".join(f"{sha}\n" for sha in shas).encode(),
-    ).stdout
-    blobs, pos = [], 0
-    while pos < len(out):
-        header_end = out.index(b"\n", pos)
-        _, kind, size = out[pos:header_end].split()
-        if kind == b"blob":
-            blobs.append(out[header_end + 1 : header_end + 1 + int(size)])
-        pos = header_end + 1 + int(size) + 1
-    return blobs
 
 
 def leaked(repo: Path) -> list[str]:

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from memsync.config import Track
-from memsync.secrets import scan_text
 from memsync.syncstate import HeldLine, SyncState
 from memsync.track import (
     Clash,
     DeliverReport,
     FileChange,
+    HeldBack,
     PublishReport,
     deliver,
     describe_changes,
@@ -28,6 +28,7 @@ from memsync.track import (
     reconcile,
 )
 from memsync.track import _replace_keeping as _replace_keeping
+from tests.helpers import CORPUS_CREDENTIAL
 
 DAILY = "daily/2026-11-30.md"
 TOKEN = "ghp_" + "Zq7Xw2Lk9Vb4Nm8Rt5Yp1Hs6Jd3Gf0Ca2Eu7"
@@ -46,7 +47,7 @@ class Machine:
         return self.track.live
 
     def publish(self, now: float = 1000.0, grace_s: float = 300.0) -> PublishReport:
-        return publish(self.track, self.store, self.state, scan_text, now, grace_s=grace_s)
+        return publish(self.track, self.store, self.state, now, grace_s=grace_s)
 
     def deliver(self, now: float | None = None, grace_s: float = 300.0) -> DeliverReport:
         return deliver(self.track, self.store, self.state, now, grace_s=grace_s)
@@ -121,7 +122,7 @@ def test_memory_file_track_and_commit_message(tmp_path: Path) -> None:
         )
         tomb = b'{"id": "01", "deleted": true, "created_at": "2026-11-30T10:00:00Z"}\n'
         live.write_bytes(header + entries + tomb)
-        report = publish(track, store, state, scan_text, 0.0)
+        report = publish(track, store, state, 0.0)
         assert report.name == "qa-engineer"
         assert report.changes[0].entries == 3 and report.changes[0].tombstones == 1
         assert (store / "memory/qa-engineer.jsonl").read_bytes() == header + entries + tomb
@@ -374,6 +375,7 @@ def test_corpus_arrives_whole_on_the_other_machine(corpus: Path, tmp_path: Path)
         ("jsonl/acmp.jsonl", "memory/acmp.jsonl"),
         ("jsonl/qa-engineer.jsonl", "memory/qa-engineer.jsonl"),
     ]
+    held: list[HeldBack] = []
     with SyncState(tmp_path / "a-meta") as state_a, SyncState(tmp_path / "b-meta") as state_b:
         for source, store_path in tracks:
             live_a = tmp_path / "a" / source
@@ -382,14 +384,19 @@ def test_corpus_arrives_whole_on_the_other_machine(corpus: Path, tmp_path: Path)
             else:
                 live_a.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(corpus / source, live_a)
-            report = publish(Track(live_a, store_path), store, state_a, scan_text)
-            assert report.held == (), f"corpus text taken for a secret: {report.held}"
+            report = publish(Track(live_a, store_path), store, state_a)
+            held += report.held
             deliver(Track(tmp_path / "b" / source, store_path), store, state_b)
+        credential, line, detector = CORPUS_CREDENTIAL
+        assert held == [HeldBack(f"claude/memory/{Path(credential).name}", line, detector)]
         for path in sorted(p for p in (corpus).rglob("*") if p.is_file() and p.name != "README.md"):
             if path.relative_to(corpus).parts[0] == "history":
                 continue
             rel = path.relative_to(corpus)
-            assert (tmp_path / "b" / rel).read_bytes() == path.read_bytes(), rel
+            if str(rel) == credential:
+                assert not (tmp_path / "b" / rel).exists()
+            else:
+                assert (tmp_path / "b" / rel).read_bytes() == path.read_bytes(), rel
 
 
 def test_bytes_an_agent_wrote_during_delivery_are_published_next_cycle(pair: tuple[Machine, Machine]) -> None:
@@ -471,7 +478,7 @@ def test_paths_another_store_tracks_are_left_to_it_on_both_sides(tmp_path: Path)
     with SyncState(tmp_path / "meta") as state:
         track = Track(root, "roles", excludes=(owned,))
 
-        published = publish(track, store, state, scan_text, 1000.0)
+        published = publish(track, store, state, 1000.0)
         deliver(track, store, state)
 
     assert [c.path for c in published.changes] == [f"roles/dev/{DAILY}"]
@@ -576,7 +583,7 @@ def test_a_live_directory_meeting_a_store_file_is_left_alone_and_reported(
     (a.live / "notes.md").mkdir()
     (a.live / "notes.md" / "inner.md").write_bytes(b"a's file in a directory\n")
     (a.live / "other.md").write_bytes(b"other\n")
-    reconcile(a.track, a.store, a.state, scan_text)
+    reconcile(a.track, a.store, a.state)
     a.publish()
     report = a.deliver()
     assert report.clashes == (Clash("roles/qa/notes.md", a.live / "notes.md", "directory"),)

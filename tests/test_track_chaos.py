@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from memsync.config import Track
-from memsync.secrets import scan_text
 from memsync.syncstate import FileState, PendingDelivery, PendingPublish, SyncState, digest
 from memsync.track import deliver, publish, reconcile
 from tests.helpers import REPO_ROOT
@@ -54,7 +53,7 @@ def _round(root: Path, machines: list[tuple[Track, SyncState]]) -> bool:
     """One sync round of both machines; True when anything was published, delivered or left waiting."""
     busy = False
     for track, state in machines:
-        report = publish(track, root / "store", state, scan_text)
+        report = publish(track, root / "store", state)
         delivered = deliver(track, root / "store", state)
         busy = busy or bool(report.changes or delivered.changes or delivered.waiting)
     return busy
@@ -65,7 +64,7 @@ def worker(root: Path, mode: str) -> None:
     machines = _machines(root)
     print("started", flush=True)
     for track, state in machines:
-        reconcile(track, root / "store", state, scan_text)
+        reconcile(track, root / "store", state)
     quiet = 0
     while mode == "loop" or quiet < 2:
         quiet = 0 if _round(root, machines) else quiet + 1
@@ -168,7 +167,7 @@ def test_kill_between_store_append_and_state_update_is_settled(tmp_path: Path) -
     track, state = machines[0]
     live = track.live / DAILY
     live.write_bytes(b"one\n")
-    publish(track, tmp_path / "store", state, scan_text)
+    publish(track, tmp_path / "store", state)
     live.write_bytes(b"one\ntwo\nthree\n")
     # Reproduce what a process killed inside its append leaves: the intent recorded, half the bytes written.
     store_copy = tmp_path / "store/roles/qa" / DAILY
@@ -186,9 +185,9 @@ def test_kill_between_store_append_and_state_update_is_settled(tmp_path: Path) -
     )
     with store_copy.open("ab") as handle:
         handle.write(b"two\nthr")
-    reconcile(track, tmp_path / "store", state, scan_text)
+    reconcile(track, tmp_path / "store", state)
     assert store_copy.read_bytes() == b"one\n"
-    publish(track, tmp_path / "store", state, scan_text)
+    publish(track, tmp_path / "store", state)
     assert store_copy.read_bytes() == b"one\ntwo\nthree\n"
     for _, s in machines:
         s.close()
@@ -203,13 +202,13 @@ def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> N
     (track, state), (_, other) = _machines(tmp_path)
     live = track.live / DAILY
     live.write_bytes(b"mine\n")
-    publish(track, tmp_path / "store", state, scan_text)
+    publish(track, tmp_path / "store", state)
     rel = "roles/qa/" + DAILY
     data = b"peer 1\npeer 2\n"
     then = FileState(rel, offset=5 + len(data), prefix_hash=digest(b"mine\n" + data))
     # Killed before the write: the record is dropped and deliver writes the lines once.
     state.begin_delivery(rel, PendingDelivery(data, 5, False, then))
-    reconcile(track, tmp_path / "store", state, scan_text)
+    reconcile(track, tmp_path / "store", state)
     assert state.pending_delivery(rel) is None
     deliver(track, tmp_path / "store", state)
     assert live.read_bytes() == b"mine\npeer 1\npeer 2\n"
@@ -221,9 +220,9 @@ def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> N
     state.begin_delivery(rel, PendingDelivery(b"peer 3\n", current.offset, False, then))
     with live.open("ab") as handle:
         handle.write(b"peer 3\n")
-    reconcile(track, tmp_path / "store", state, scan_text)
+    reconcile(track, tmp_path / "store", state)
     assert state.get(rel) == then
-    publish(track, tmp_path / "store", state, scan_text)
+    publish(track, tmp_path / "store", state)
     deliver(track, tmp_path / "store", state)
     assert live.read_bytes() == b"mine\npeer 1\npeer 2\npeer 3\n"
     assert store_copy.read_bytes() == b"mine\npeer 1\npeer 2\npeer 3\n"
@@ -234,7 +233,7 @@ def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> N
     state.begin_delivery(rel, PendingDelivery(b"peer 4\n", size, False, FileState(rel, offset=size + 7)))
     with live.open("ab") as handle:
         handle.write(b"agent line\npeer 4\n")
-    publish(track, tmp_path / "store", state, scan_text)
+    publish(track, tmp_path / "store", state)
     assert store_copy.read_bytes() == b"mine\npeer 1\npeer 2\npeer 3\npeer 4\nagent line\n"
     assert state.pending_delivery(rel) is None
     assert deliver(track, tmp_path / "store", state).changes == ()

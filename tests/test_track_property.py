@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsync.config import Track
-from memsync.secrets import scan_text
 from memsync.syncstate import SyncState
 from memsync.track import deliver, publish
 
@@ -48,7 +47,7 @@ def test_every_line_arrives_as_often_as_written(steps: list[tuple[str, int, list
         unfinished = [b"", b""]
         try:
             for track, state in machines:
-                publish(track, store, state, scan_text, 0.0)
+                publish(track, store, state, 0.0)
                 deliver(track, store, state)
             for what, index, lines, tail in steps:
                 track, state = machines[index]
@@ -61,7 +60,7 @@ def test_every_line_arrives_as_often_as_written(steps: list[tuple[str, int, list
                     written.update(complete.splitlines(keepends=True))
                     unfinished[index] = text[len(complete) :]
                 elif what == "publish":
-                    publish(track, store, state, scan_text, 0.0)
+                    publish(track, store, state, 0.0)
                 else:
                     deliver(track, store, state)
             # The agents finish their lines; three quiet rounds settle everything.
@@ -72,7 +71,7 @@ def test_every_line_arrives_as_often_as_written(steps: list[tuple[str, int, list
                     written[unfinished[index] + b"\n"] += 1
             for _ in range(3):
                 for track, state in machines:
-                    publish(track, store, state, scan_text, 0.0)
+                    publish(track, store, state, 0.0)
                     deliver(track, store, state)
             assert _lines(store / "roles/qa" / DAILY) == written
             for track, _ in machines:

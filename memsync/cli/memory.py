@@ -16,6 +16,7 @@ import typer
 from memsync.argcheck import existing_parent
 from memsync.cli.app import app
 from memsync.formats import jsonl, markdown
+from memsync.mcp_tools import current_config, holder
 from memsync.prompt import prompt_text
 from memsync.wording import plural
 
@@ -29,10 +30,25 @@ def _memory_file(path: Path | None) -> jsonl.MemoryFile:
 @app.command("remember")
 def remember_command(
     text: Annotated[str, typer.Argument(help="The entry: one sentence an agent can read as is.")],
-    kind: Annotated[str, typer.Option("--kind", "-k", help=f"One of: {', '.join(jsonl.KINDS)}.")] = "fact",
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            "-k",
+            help=f"One of: {', '.join(jsonl.KINDS)}. Default: fact, or the kind of the entry it supersedes.",
+            show_default=False,
+        ),
+    ] = None,
     scope: Annotated[
-        str, typer.Option("--scope", "-s", help="global, a domain such as github.com, or project:<name>.")
-    ] = "global",
+        str | None,
+        typer.Option(
+            "--scope",
+            "-s",
+            help="global, a domain such as github.com, or project:<name>. Default: global, or the scope "
+            "of the entry it supersedes.",
+            show_default=False,
+        ),
+    ] = None,
     tags: Annotated[
         list[str] | None, typer.Option("--tag", "-t", help="A tag; repeat the option for several.")
     ] = None,
@@ -49,25 +65,55 @@ def remember_command(
             "--expires", help="When to ignore it: a UTC time (2026-12-31T00:00:00Z) or 30d, 12h, 2w."
         ),
     ] = None,
+    supersedes: Annotated[
+        str | None,
+        typer.Option(
+            "--supersedes",
+            metavar="ID",
+            help="Replace the entry with this id: it drops out of the view whatever its date (the way to "
+            "correct an entry a machine with a bad clock dated in the future). Without --file, the tracked "
+            "memory file that holds it. Its tags are kept unless --tag is given.",
+        ),
+    ] = None,
     file: Annotated[Path | None, typer.Option("--file", "-f", help=_FILE_HELP)] = None,
 ) -> int:
     """Append an entry to a memory file (created if missing) and print its id.
 
-    Refused when the text looks like it holds a secret: memory must never store one.
+    Refused when the text looks like it holds a secret (memory must never store one), and while this
+    machine's clock runs ahead of its remotes' (the entry would outrank later corrections everywhere).
     """
     now = datetime.now(UTC)
-    memory = _memory_file(None if file is None else existing_parent(file, "--file"))
-    entry = memory.remember(
-        text,
-        kind,
-        scope=scope,
-        tags=tags or (),
-        source=source,
-        confidence=confidence,
-        expires_at=None if expires is None else jsonl.parse_expiry(expires, now),
-        now=now,
-    )
-    typer.echo(f"remembered {entry.id} in {memory.path}")
+    if file is None and supersedes is not None:
+        # The tracked memory file that holds the entry, as the MCP tool finds it.
+        memory = jsonl.MemoryFile(holder(current_config(), supersedes, "supersede"))
+    else:
+        memory = _memory_file(None if file is None else existing_parent(file, "--file"))
+    expires_at = None if expires is None else jsonl.parse_expiry(expires, now)
+    if supersedes is not None:
+        entry = memory.supersede(
+            supersedes,
+            text,
+            kind=kind,
+            scope=scope,
+            tags=tags or None,
+            source=source,
+            confidence=confidence,
+            expires_at=expires_at,
+            now=now,
+        )
+    else:
+        entry = memory.remember(
+            text,
+            kind or "fact",
+            scope=scope or "global",
+            tags=tags or (),
+            source=source,
+            confidence=confidence,
+            expires_at=expires_at,
+            now=now,
+        )
+    replaced = f" (supersedes {supersedes})" if supersedes is not None else ""
+    typer.echo(f"remembered {entry.id} in {memory.path}{replaced}")
     return 0
 
 
@@ -185,12 +231,15 @@ def check_command(
 ) -> int:
     """Validate a memory file or role directory: one `path:line: message` per problem.
 
-    Exit code 0 when there is nothing to fix, 1 when problems are listed.
+    Entries dated in the future of this machine's clock are listed with the host that wrote them and how
+    to correct them. Exit code 0 when there is nothing to fix, 1 when problems are listed.
     """
     if path.is_dir():
         problems = [str(p) for p in markdown.check_role_dir(path)]
     else:
-        problems = jsonl.check_memory_file(path)
+        from memsync.clock import future_problems  # reads the config and the store's history
+
+        problems = jsonl.check_memory_file(path, future_problems)
     for problem in problems:
         typer.echo(problem)
     return 1 if problems else 0

@@ -87,8 +87,8 @@ def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
     config: ConfigOption = None,
 ) -> int:
-    """Show stores, remotes, last exchange, unpushed commits, held-back secrets, both-kept files, files
-    meeting directories, daemon."""
+    """Show stores, remotes, last exchange, unpushed commits, held-back secrets, entries dated in the
+    future of this clock, both-kept files, files meeting directories, daemon."""
     from memsync.cycle import collect_status
 
     status = collect_status(config or config_path())
@@ -129,6 +129,8 @@ def _render_status(status: dict[str, Any]) -> str:
         lines.append(f"  commits waiting to be pushed: {store['unpushed']}")
         for secret in store["held_back_secrets"]:
             lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
+        for entry in store["future_entries"]:
+            lines.append(f"  dated in the future: {entry['file']}: {entry['advice']}")
         for path in store["both_kept"]:
             lines.append(f"  both versions kept, resolve by editing: {path}")
         for path in store["set_aside"]:

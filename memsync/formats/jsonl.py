@@ -16,7 +16,7 @@ import logging
 import re
 import secrets as token_source
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -27,6 +27,7 @@ from typing import Any
 import filelock
 
 from memsync.errors import MemsyncError
+from memsync.formats.bounded_json import decode_object
 from memsync.fsio import append_once, atomic_write, writer_lock
 from memsync.secrets import scan_text
 
@@ -73,29 +74,12 @@ def canonical_json(obj: Mapping[str, Any]) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _decode(raw: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The JSON object of one line, or ``None`` and the reason it is not one."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 (byte {exc.start + 1})"
-    try:
-        obj = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
-        return None, f"not valid JSON ({exc})"
-    if not isinstance(obj, dict):
-        return None, f"not a JSON object (a {type(obj).__name__})"
-    return obj, ""
-
-
 def parse_record(raw: bytes) -> dict[str, Any] | None:
     """The JSON object held by one line ``raw`` (without its line end), or ``None`` when the line is not
-    UTF-8, not JSON (NaN/Infinity included), or not an object. Never raises."""
-    return _decode(raw)[0]
+    UTF-8, not JSON (NaN/Infinity included), not an object, or not readable within the bounds of
+    :mod:`memsync.formats.bounded_json` (depth, length, number size, surrogates, duplicate keys).
+    Never raises."""
+    return decode_object(raw)[0]
 
 
 def is_header(obj: Mapping[str, Any]) -> bool:
@@ -372,7 +356,7 @@ def parse_memory(data: bytes) -> ParsedMemory:
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue  # blank lines carry nothing; they stay in the file untouched
-        obj, reason = _decode(raw)
+        obj, reason = decode_object(raw)
         if obj is None:
             problems.append(Problem(number, reason))
             malformed.append((number, raw))
@@ -731,8 +715,12 @@ class MemoryFile:
         one O_APPEND write under the writer lock, creating the file with a header if needed.
 
         Raises MemsyncError for an invalid record, a secret in an entry, an unsupported file format,
-        or an OS error. Issue 2 "Create a file ... append"; DESIGN I5.
+        an OS error, or this machine's clock running ahead of its remotes' (``clock.refuse_if_ahead``:
+        the record's date would outrank later corrections everywhere). Issue 2 "Create a file ...
+        append"; DESIGN I5, "Hostile input".
         """
+        from memsync.clock import refuse_if_ahead  # reads the config and git: only a write needs them
+
         obj = record.to_obj()
         _, errors = record_from_obj(obj)
         if errors:
@@ -741,8 +729,13 @@ class MemoryFile:
         line = canonical_json(obj) + b"\n"
         if isinstance(record, Entry):
             _refuse_secrets(self.path, record)
+        moment = now or datetime.now(UTC)
+        dated = parse_timestamp(record.created_at) if record.created_at else moment
+        refuse_if_ahead(
+            f"{'remember' if isinstance(record, Entry) else 'forget'} in {self.path}", dated.timestamp()
+        )
         with self._locked("append"):
-            self._ensure_header(now or datetime.now(UTC))
+            self._ensure_header(moment)
             fmt = self._header_format()
             if fmt is not None and fmt != FORMAT:
                 raise MemsyncError(
@@ -951,14 +944,17 @@ def _refuse_secrets(path: Path, entry: Entry) -> None:
         )
 
 
-def check_memory_file(path: Path) -> list[str]:
+def check_memory_file(
+    path: Path, more: Callable[[Path, ParsedMemory], Iterable[Problem]] | None = None
+) -> list[str]:
     """Validate a memory file: one ``path:line: message`` string per problem (malformed line, bad field,
-    missing header, partial last line, an id used by entries with different content), sorted by line.
+    missing header, partial last line, an id used by entries with different content, and what ``more``
+    finds in the parsed file: ``clock.future_problems`` for `check`), sorted by line.
 
     Raises MemsyncError when the file cannot be read. Issue 2 "memsync check".
     """
     parsed = read_memory(path)
-    problems = list(parsed.problems)
+    problems = [*parsed.problems, *(more(path, parsed) if more is not None else ())]
     first_line: dict[str, tuple[int, bytes]] = {}
     for numbered in parsed.records:
         rec = numbered.record

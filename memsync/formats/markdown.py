@@ -20,9 +20,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from memsync.errors import MemsyncError
+from memsync.formats import bounded_yaml
 from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
 from memsync.formats.index import IndexBlock, item_key, parse_index, render
 from memsync.fsio import append_once, atomic_write, create_exclusive, writer_lock
@@ -38,17 +37,23 @@ BRIEFING_NAME = "Project briefing"
 DEFAULT_SNAPSHOT_BYTES = 32_000
 MIN_SNAPSHOT_BYTES = 512
 RECENT_LOGS = 3
+# What the readers of an index or a daily log read at most (bytes): the skill keeps both short (an index
+# line per entry, terse log lines), and a peer's 1 GB log must not be loaded whole for a snapshot.
+MAX_READ_BYTES = 8 << 20
 
 _DAILY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 _LOG_ITEM = re.compile(r"^- \[(\d{2}:\d{2})\][ \t]?(.*)$")
-# A markdown link to a .md file; the link text may hold backslash-escaped brackets.
-_MD_LINK = re.compile(r"\[((?:\\.|[^\]\\])*)\]\(<?([^()\s<>]+?\.md)>?(?:#[^)\s]*)?\)")
+# A markdown link to a .md file; the link text may hold backslash-escaped brackets. It holds no bare "[":
+# each "[" then starts at most one scan to the next bracket, so a line of brackets costs linear time.
+_MD_LINK = re.compile(r"\[((?:\\.|[^\[\]\\])*)\]\(<?([^()\s<>]+?\.md)>?(?:#[^)\s]*)?\)")
 _DESCRIPTION_SEP = re.compile(r"^[\s\u2014\u2013:-]+")  # em dash, en dash, colon, hyphen
-_TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
-_NESTED_KEY = re.compile(r"^[ \t]+([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
+# A key and the rest of its line (stripped by the caller: a lazy value before trailing blanks backtracks
+# quadratically over a long run of blanks).
+_TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(?=[ \t]|$)(.*)$")
+_NESTED_KEY = re.compile(r"^[ \t]+([A-Za-z_][\w.-]*)[ \t]*:(?=[ \t]|$)(.*)$")
 # First characters that make a YAML scalar something other than plain text.
 _NOT_PLAIN = "\"'|>[{&*!%@`#"
-_YAML_FAILURES = (yaml.YAMLError, ValueError, OverflowError, RecursionError)
+_YAML_FAILURES = bounded_yaml.FAILURES
 
 
 @dataclass(frozen=True)
@@ -198,8 +203,9 @@ def slugify(name: str) -> str:
 def parse_frontmatter(head: str) -> Frontmatter:
     """Understand a frontmatter block ``head`` (from ``split_frontmatter``; ``""`` for none).
 
-    Uses ``yaml.safe_load``; a plain one-line ``name`` or ``description`` is taken verbatim, so a `` #`` in
-    a description is text, not a YAML comment, and "2026-08-10" stays text. ``type`` nested under
+    Uses ``yaml.safe_load`` within bounds (:mod:`bounded_yaml`: no aliases, limited depth and size); a
+    plain one-line ``name`` or ``description`` is taken verbatim, so a `` #`` in a description is text,
+    not a YAML comment, and "2026-08-10" stays text. ``type`` nested under
     ``metadata:`` (Claude Code) is understood; so is ``metadata.node_type`` when it is one of the four
     types. Invalid YAML is reported with its line and the keys are read line by line instead. Never raises.
     """
@@ -210,7 +216,7 @@ def parse_frontmatter(head: str) -> Frontmatter:
     problems: list[tuple[int, str]] = []
     loaded: Any
     try:
-        loaded = yaml.safe_load(text) if text.strip() else {}
+        loaded = bounded_yaml.load(text) if text.strip() else {}
     except _YAML_FAILURES as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -263,10 +269,11 @@ def read_entry(path: Path) -> CuratedEntry:
 def read_daily_log(path: Path) -> DailyLog:
     """Read ``daily/YYYY-MM-DD.md``: title line, ``- [HH:MM]`` items, text; never raises on content.
 
-    Free-form logs (sections, tables, multi-line bullets) are fine; problems are only a non-UTF-8 byte and
-    a last line without its line end (a writer has not finished it). Raises ``MemsyncError`` if unreadable.
+    Free-form logs (sections, tables, multi-line bullets) are fine; problems are only a non-UTF-8 byte, a
+    last line without its line end (a writer has not finished it) and a log over ``MAX_READ_BYTES``, of
+    which only the lines within that size are read. Raises ``MemsyncError`` if unreadable.
     """
-    text, problems = _read_text(path)
+    text, problems = _read_text(path, MAX_READ_BYTES)
     lines = text.split("\n")
     title = lines[0][2:].strip() if lines[0].startswith("# ") else None
     items = tuple(
@@ -311,7 +318,7 @@ class RoleDir:
         """The items of ``MEMORY.md`` in file order (``[]`` without one); other lines are skipped."""
         if not self.index_path.is_file():
             return []
-        text, _ = _read_text(self.index_path)
+        text, _ = _read_text(self.index_path, MAX_READ_BYTES)
         items: list[IndexItem] = []
         line = 1
         for block in parse_index(text):
@@ -454,7 +461,7 @@ class RoleDir:
             "Do not edit: it is regenerated. -->\n",
         ]
         if self.index_path.is_file():
-            parts += ["\n## Index (MEMORY.md)\n\n", _block(_read_text(self.index_path)[0])]
+            parts += ["\n## Index (MEMORY.md)\n\n", _block(_read_text(self.index_path, MAX_READ_BYTES)[0])]
         indexed, unindexed = self._entries_by_index()
         if unindexed:
             # The byte cap may cut entry bodies; this list keeps every entry findable by name.
@@ -504,7 +511,7 @@ class RoleDir:
         problems: list[Problem] = []
         items = self.index_items()
         if self.index_path.is_file():
-            problems += _read_text(self.index_path)[1]
+            problems += _read_text(self.index_path, MAX_READ_BYTES)[1]
         seen: dict[str, int] = {}
         for item in items:
             local = self._local_target(item)
@@ -738,22 +745,29 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, limit: int = -1) -> bytes:
+    """The bytes of ``path``, at most ``limit`` of them when it is not negative."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as stream:
+            return stream.read(limit)
     except OSError as exc:
         raise MemsyncError(f"cannot read {path}: {exc.strerror or exc}. Check its permissions") from exc
 
 
-def _read_text(path: Path) -> tuple[str, list[Problem]]:
-    """The text of ``path`` decoded as UTF-8 (bad bytes replaced and reported with their line)."""
-    data = _read_bytes(path)
+def _read_text(path: Path, limit: int | None = None) -> tuple[str, list[Problem]]:
+    """The text of ``path`` decoded as UTF-8 (bad bytes replaced and reported with their line). With
+    ``limit`` (bytes), a larger file is read up to its last line end within the limit, and reported."""
+    problems: list[Problem] = []
+    data = _read_bytes(path, -1 if limit is None else limit + 1)
+    if limit is not None and len(data) > limit:
+        data = data[: data.rfind(b"\n", 0, limit) + 1]
+        problems.append(Problem(path, 0, f"larger than {limit >> 20} MiB: only its first lines were read"))
     try:
-        return data.decode("utf-8"), []
+        return data.decode("utf-8"), problems
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        problem = Problem(path, line, "not UTF-8 text: re-save it as UTF-8")
-        return data.decode("utf-8", errors="replace"), [problem]
+        problems.insert(0, Problem(path, line, "not UTF-8 text: re-save it as UTF-8"))
+        return data.decode("utf-8", errors="replace"), problems
 
 
 def _scan_keys(text: str) -> tuple[dict[str, tuple[str, bool]], dict[str, str]]:
@@ -767,9 +781,9 @@ def _scan_keys(text: str) -> tuple[dict[str, tuple[str, bool]], dict[str, str]]:
             parent = match.group(1)
             following = lines[number + 1] if number + 1 < len(lines) else ""
             continues = following[:1] in (" ", "\t") and bool(following.strip())
-            top.setdefault(parent, (match.group(2) or "", continues))
+            top.setdefault(parent, (match.group(2).strip(" \t"), continues))
         elif (match := _NESTED_KEY.match(line)) and parent == "metadata":
-            nested.setdefault(match.group(1), _unquote(match.group(2) or ""))
+            nested.setdefault(match.group(1), _unquote(match.group(2).strip(" \t")))
     return top, nested
 
 
@@ -799,7 +813,7 @@ def _unquote(raw: str) -> str:
     """A quoted YAML scalar's value when it parses as one string, else ``raw`` unchanged."""
     if raw[:1] in ("'", '"'):
         try:
-            value = yaml.safe_load(raw)
+            value = bounded_yaml.load(raw)
         except _YAML_FAILURES:
             return raw
         if isinstance(value, str):
@@ -820,7 +834,7 @@ def yaml_scalar(value: str) -> str:
     """
     fields: dict[str, Any] = {}
     with contextlib.suppress(*_YAML_FAILURES):
-        fields = yaml.safe_load(f"k: {value}") or {}
+        fields = bounded_yaml.load(f"k: {value}") or {}
     if value.isprintable() and value[:1] not in _NOT_PLAIN and fields.get("k") == value and " #" not in value:
         return value
     escaped = "".join("\\" + c if c in '"\\' else c if c.isprintable() else f"\\U{ord(c):08x}" for c in value)

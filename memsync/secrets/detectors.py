@@ -1,10 +1,13 @@
-"""The secret scanner: finds credentials in text before it is written to memory or leaves the machine.
+"""The detectors: which lines of a text hold a credential, as written (no decoding, no normalising: the
+caller, :mod:`memsync.secrets.text`, hands them what a reader will see).
 
 Built on detect-secrets' pattern plugins (used directly, without its global settings or its eager
 high-entropy word scan, which flags ordinary words) plus the token shapes it lacks. Generic
 high-entropy strings are flagged only where they look like a credential: the value of a
-``password``/``token``/``secret``/``api_key`` assignment or of an ``Authorization`` header.
-Implements DESIGN "One sync cycle" step 2 (scanner) and invariant I6; spec: never store secrets.
+``password``/``pw``/``token``/``secret``/``api_key`` assignment or of an ``Authorization`` header, a
+password on a database command line (``mysql -pPASS``), a ``user/password`` pair where a login is meant,
+and the bare secret keys of the clouds (an AWS secret access key, an Azure storage key or client
+secret). Implements DESIGN "One sync cycle" step 2 (scanner) and invariant I6; spec: never store secrets.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ _REFERENCE = re.compile(
 )
 
 _KEYWORD = (
-    r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
+    r"(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
     r"|client[_-]?secret|auth[_-]?token|credentials?)"
 )
 # key = value / key: value / "key": "value"; the keyword may sit inside a longer name
@@ -56,7 +59,7 @@ _ASSIGNMENT = re.compile(
     r"""(?P<value>[^\s"'`,;)\]}\\]+)""",
     re.IGNORECASE,
 )
-_PASSWORD_KEY = re.compile(r"pass|pwd", re.IGNORECASE)
+_PASSWORD_KEY = re.compile(r"pass|pw", re.IGNORECASE)
 # Prose that states a password: "the DB password is hunter2" (checked by _looks_like_password).
 _PASSWORD_SENTENCE = re.compile(
     r"""\b(?:pass(?:word|wd|phrase)|pwd)\s+(?:is|was)\s+["'`]?(?P<value>[^\s"'`]+?)["'`]?[.,;:!?)]*(?=\s|$)""",
@@ -101,6 +104,13 @@ _EXTRA_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
         ("://",),
         re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/]+"),
     ),
+    ("DigitalOcean token", ("_v1_",), re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b")),
+    (
+        "Azure client secret",
+        ("Q~",),
+        re.compile(r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])"),
+    ),
+    ("Azure storage key", ("==",), re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{86}==(?![A-Za-z0-9/+=])")),
 )
 
 # In the case-folded text: what follows the keyword in detect-secrets' keyword plugins (Cloudant, IBM,
@@ -207,6 +217,82 @@ def _auth_header_scan(line: str) -> Iterator[str]:
             yield "Authorization header"
 
 
+# A bare AWS secret access key: 40 characters of base64's alphabet standing alone (a longer run is a blob,
+# decoded and scanned by the caller), with upper and lower case and digits and random-looking.
+_BARE_CLOUD_KEY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+# Detectors of a value with no prefix of its own: gluing a word onto a neighbouring token can make one.
+BARE = frozenset({"AWS secret access key", "Azure storage key", "Azure client secret"})
+
+
+def _bare_cloud_key_scan(line: str) -> Iterator[str]:
+    for match in _BARE_CLOUD_KEY.finditer(line):
+        value = match.group(0)
+        if (
+            re.search(r"[a-z]", value)
+            and re.search(r"[A-Z]", value)
+            and re.search(r"[0-9]", value)
+            and _entropy(value) >= 4.2
+        ):
+            yield "AWS secret access key"
+
+
+# A password given on a database or ssh command line: mysql -pPASS (no space: with one, mysql prompts),
+# mysqldump/mariadb alike, sshpass -p PASS. The value is literal there (a variable would be $VAR).
+_COMMAND_PASSWORD = re.compile(
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p(?P<value>[^\s'\"`]{3,})"
+    r"|\bsshpass\s+-p\s*(?P<sshpass>[^\s'\"`]{3,})"
+)
+
+
+def _command_password_scan(line: str) -> Iterator[str]:
+    for match in _COMMAND_PASSWORD.finditer(line):
+        value = (match.group("value") or match.group("sshpass")).rstrip(";,.)&|")
+        if len(value) >= 3 and not value.startswith("$") and not _is_placeholder(value):
+            yield "Password on a command line"
+
+
+# user/password with no keyword ("log in as admin/Xk9#mP2q", "`root`/`S3cret!`"): a word, a slash and a
+# password-like value, not part of a path, a URL or a file name. Only where a login is meant: both halves
+# quoted alike, a well-known account name, or a login word just before.
+# The login is a user name (lower case after its first letter: not a ticket id such as DEF-053); the
+# password mixes cases and digits, or holds a symbol (not a version, a branch or a ticket).
+_USER_PASSWORD = re.compile(
+    r"""(?<![\w/.:@$%~-])(?P<q>[`'"]?)(?P<user>[A-Za-z][a-z0-9._-]{0,31})(?P=q)/"""
+    r"""(?P<q2>[`'"]?)(?P<value>[^\s/`'"<>]{6,64})(?P=q2)(?!/)"""
+)
+_PASSWORD_SYMBOL = re.compile(r"[!@#$%^&*+=~?]")
+_ACCOUNTS = frozenset(
+    (
+        *("admin", "administrator", "root", "superuser", "sa", "sysadmin", "user", "guest", "test"),
+        *("demo", "postgres", "mysql", "oracle", "elastic", "kibana", "grafana", "jenkins", "keycloak"),
+        *("ubuntu", "pi", "ec2-user"),
+    )
+)
+_LOGIN_WORDS = re.compile(
+    r"\b(?:log(?:ged)?[ -]?in|logon|sign(?:ed)?[ -]?in|creds?|credentials?|account|user(?:name)?|auth)\b",
+    re.IGNORECASE,
+)
+
+
+def _user_password_scan(line: str) -> Iterator[str]:
+    for match in _USER_PASSWORD.finditer(line):
+        value = match.group("value").rstrip(".,;:!?)]}")
+        if "." in value or not _looks_like_password(value):
+            continue
+        mixed = bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and re.search(r"[0-9]", value))
+        if not (mixed or _PASSWORD_SYMBOL.search(value)):
+            continue
+        quoted = bool(match.group("q")) and match.group("q") == match.group("q2")
+        if (
+            quoted
+            or match.group("user").lower() in _ACCOUNTS
+            or _LOGIN_WORDS.search(line, max(0, match.start() - 40), match.start())
+        ):
+            yield "User and password"
+
+
 @cache
 def _detectors() -> tuple[_Detector, ...]:
     """detect-secrets' pattern detectors (stateless, built once) and ours, each with its gates."""
@@ -232,7 +318,7 @@ def _detectors() -> tuple[_Detector, ...]:
             _assignment_scan,
             folded_gates=(
                 keyword + r"""[a-z0-9_-]*\\?["']?\s*[:=]"""
-                for keyword in ("pass", "pwd", "secret", "token", "key", "credential")
+                for keyword in ("pass", "pw", "secret", "token", "key", "credential")
             ),
         ),
         _gated(
@@ -240,7 +326,31 @@ def _detectors() -> tuple[_Detector, ...]:
             folded_gates=(r"pass(?:word|wd|phrase)\s+(?:is|was)\s", r"pwd\s+(?:is|was)\s"),
         ),
         _gated(_auth_header_scan, ("Bearer", "Basic", "token")),
+        _gated(_bare_cloud_key_scan, (r"[A-Za-z0-9/+]{40}",)),
+        _gated(_command_password_scan, (r"\s-p", "sshpass")),
+        _gated(_user_password_scan, (r"""[a-z0-9._`'"-]/[`'"]?[^\s/`'"<>]{6}""",)),
     )
+
+
+# Up to this many characters, one search for any gate is cheaper than one search per gate; past it, the
+# literal-led searches of single gates are (a union of patterns loses their literal prefix scan).
+_SHORT_TEXT = 4096
+
+
+@cache
+def _any_gate() -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """One pattern for every plain gate and one for every case-folded gate: a text neither matches has no
+    line a detector could flag, so it costs two searches instead of one per gate (names, small files).
+    None when a detector runs on every line (a plugin without gates)."""
+    gates = {gate for detector in _detectors() for gate in detector.gates}
+    if any(pattern.pattern == _EVERY_LINE for pattern, _ in gates):
+        return None
+
+    def union(folded: bool) -> re.Pattern[str]:
+        patterns = sorted(pattern.pattern for pattern, in_folded in gates if in_folded == folded)
+        return re.compile("|".join(f"(?:{pattern})" for pattern in patterns))
+
+    return union(False), union(True)
 
 
 def _case_fold(text: str) -> str:
@@ -293,8 +403,8 @@ _KEY_BLOCK_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?----
 _KEY_BLOCK_BODY = re.compile(r"^\s*(?:[A-Za-z0-9+/=]*|[A-Za-z-]+: .*|-----END .*)\s*$")
 
 
-def scan_text(text: str) -> list[Finding]:
-    """Find lines of ``text`` that hold a secret: one Finding per (line, detector), sorted.
+def detect(text: str) -> list[Finding]:
+    """Find lines of ``text`` that hold a secret, as written: one Finding per (line, detector), sorted.
 
     Lines are split on ``\\n`` only (a bare CR stays inside its line). Finding.line is 1-based. Every line
     of a private key block is flagged: from the BEGIN line to the END line, or to the last line that looks
@@ -321,6 +431,9 @@ def scan_text(text: str) -> list[Finding]:
             if _KEY_BLOCK_END.search(lines[body]):
                 break
     folded = _case_fold(text)
+    any_gate = _any_gate() if len(text) <= _SHORT_TEXT else None
+    if any_gate is not None and not (any_gate[0].search(text) or any_gate[1].search(folded)):
+        return sorted(findings, key=lambda f: (f.line, f.detector))
     gated: dict[tuple[re.Pattern[str], bool], set[int]] = {}  # gate -> 0-based indexes of its lines
     for detector in _detectors():
         candidates: set[int] = set()

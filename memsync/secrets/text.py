@@ -1,0 +1,115 @@
+"""Scan what a reader will see (DESIGN "Hostile input", invariant I6): each unit (a line of a log, an entry
+of a memory file, a frontmatter value) normalised (:mod:`.normalise`), then what it decodes to
+(:mod:`.decode`), then the seam between two adjacent units, so a token split over two lines is seen
+whole. All of it goes to the detectors in one text, so the cost stays one gated pass."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from memsync.secrets.decode import variants
+from memsync.secrets.detectors import BARE, Finding, detect
+from memsync.secrets.normalise import normalise
+
+SPLIT = " (split over two lines)"
+# The end of a line and the start of the next, glued: the last word of the first (with up to this many
+# characters before it, where a keyword such as "password is" sits) and the first word of the second.
+_CONTEXT_CHARS = 48
+_MAX_WORD = 512
+_FIRST_WORD = re.compile(rf"\s*(\S{{2,{_MAX_WORD}}})")
+_MIN_JOINED = 8  # shorter than any password: two short words glued say nothing
+# Between sections of the scanned text: no detector matches it, and it ends a private key block.
+_GAP = "~"
+
+
+@dataclass
+class _Sheet:
+    """The text the detectors read, line by line, with the units behind each line."""
+
+    lines: list[str] = field(default_factory=list)
+    sources: list[tuple[int, ...]] = field(default_factory=list)
+
+    def add(self, text: str, sources: tuple[int, ...]) -> None:
+        for line in text.split("\n"):
+            self.lines.append(line)
+            self.sources.append(sources)
+
+    def section(self, text: str, sources: tuple[int, ...]) -> None:
+        self.add(_GAP, ())
+        self.add(text, sources)
+
+
+def _seam(first: str, second: str) -> str | None:
+    """The end of ``first`` glued to the start of ``second``, when both end and start in a word."""
+    if not first or first[-1].isspace():
+        return None
+    last = first.rsplit(None, 1)[-1][-_MAX_WORD:]  # split, not a pattern: one backtracks on long words
+    head = _FIRST_WORD.match(second)
+    if head is None or len(last) < 2 or len(last) + len(head.group(1)) < _MIN_JOINED:
+        return None
+    return first[max(0, len(first) - len(last) - _CONTEXT_CHARS) :] + head.group(1)
+
+
+def scan_units(units: Sequence[str], edges: Sequence[str] | None = None) -> dict[int, set[str]]:
+    """Index in ``units`` -> the detectors that flag it, for the units holding a secret as read.
+
+    A unit may span several lines (they are scanned in place, so a private key block across units is
+    seen whole). ``edges``: per unit the text whose lines may carry a token on into the next unit's
+    (default: the units themselves; a memory file passes each entry's ``text``, not its JSON). A token
+    seen across a seam by a detector that flags neither side on its own flags both units, with the
+    detector's name plus :data:`SPLIT`; a side's own secret seen again across the seam flags nothing
+    more (no clean neighbour is held back).
+    Never raises; linear in the size of the units.
+    """
+    normal = [normalise(unit) for unit in units]
+    sheet = _Sheet()
+    for index, text in enumerate(normal):
+        sheet.add(text, (index,))
+    for index, text in enumerate(normal):
+        for line in text.split("\n"):
+            for decoded in variants(line):
+                sheet.section(decoded, (index,))
+    seams = normal if edges is None else [normalise(edge) for edge in edges]
+    for index, text in enumerate(seams):
+        for first, second in pairwise(text.split("\n")):
+            if (joined := _seam(first, second)) is not None:
+                sheet.section(joined, (index,))
+    for index in range(len(seams) - 1):
+        joined = _seam(seams[index].rpartition("\n")[2], seams[index + 1].partition("\n")[0])
+        if joined is not None:
+            sheet.section(joined, (index, index + 1))
+    flagged: dict[int, set[str]] = {}
+    across: dict[tuple[int, ...], set[str]] = {}
+    for finding in detect("\n".join(sheet.lines)):
+        sources = sheet.sources[finding.line - 1]
+        if len(sources) == 1:
+            flagged.setdefault(sources[0], set()).add(finding.detector)
+        elif sources:
+            across.setdefault(sources, set()).add(finding.detector)
+    alone = {index: set(names) for index, names in flagged.items()}
+    for sources, detectors in across.items():
+        # What neither side shows on its own: a token the seam completes (one side's own secret seen
+        # again across the seam holds nothing more). Next to a flagged side, a bare value is the
+        # neighbour's token glued to a word, not a token of its own.
+        seen = set().union(*(alone.get(index, ()) for index in sources))
+        new = detectors - seen - (BARE if seen else frozenset())
+        for index in sources if new else ():
+            flagged.setdefault(index, set()).update(detector + SPLIT for detector in new)
+    return flagged
+
+
+def scan_text(text: str) -> list[Finding]:
+    """The lines of ``text`` (split on ``\\n`` only) that hold a secret as a reader sees them, one
+    Finding per (1-based line, detector), sorted: see :func:`scan_units`, each line a unit.
+
+    Used on everything that may enter memory or leave the machine as text (an entry ``remember`` writes,
+    what handoff hands over, publish's lines). Never raises; linear.
+    """
+    flagged = scan_units(text.split("\n"))
+    return sorted(
+        (Finding(index + 1, name) for index, names in flagged.items() for name in names),
+        key=lambda f: (f.line, f.detector),
+    )
