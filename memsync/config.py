@@ -42,8 +42,10 @@ from typing import Any
 import platformdirs
 import tomli_w
 
+from memsync import identity
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
+from memsync.hosts import claude_code
 
 log = logging.getLogger(__name__)
 
@@ -68,23 +70,38 @@ class Track:
     """One tracked path: a live memory file or role directory on this machine and its path in the store.
 
     ``excludes``: live paths inside ``live`` that another store tracks; they belong to that store alone
-    (how one role of a tracked folder goes to a team store). Derived by ``load_config``, never written.
+    (how one role of a tracked folder goes to a team store). ``legacy``: store paths earlier versions gave
+    the same default (``legacy_store_paths_for``), whose content each cycle folds into ``store_path``
+    (``memsync.legacy``). Both derived by ``load_config``, never written.
     """
 
     live: Path
     store_path: str
     excludes: tuple[Path, ...] = ()
+    legacy: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HostRoot:
+    """A tracked folder of an agent host that holds one memory folder per project (Claude Code's
+    ``~/.claude/projects``): each project folder's memory is a track of its own, at ``<prefix>/<project
+    key>``. The daemon watches ``live`` for project folders that appear."""
+
+    live: Path
+    prefix: str
 
 
 @dataclass(frozen=True)
 class StoreConfig:
-    """One store: its git working tree, branch, remotes (name -> URL, in file order) and tracked paths."""
+    """One store: its git working tree, branch, remotes (name -> URL, in file order), tracked paths, and
+    the host folders whose project memory folders are tracks (``host_roots``)."""
 
     name: str
     path: Path
     branch: str = DEFAULT_BRANCH
     remotes: Mapping[str, str] = field(default_factory=dict)
     tracks: tuple[Track, ...] = ()
+    host_roots: tuple[HostRoot, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -131,17 +148,42 @@ def default_store_dir(name: str) -> Path:
 
 
 def default_store_path_for(live: Path) -> str:
-    """The store path a tracked ``live`` path maps to when the config gives none (DESIGN "Vocabulary").
+    """The store path a tracked ``live`` path maps to when the config gives none (DESIGN "Vocabulary",
+    "Agent hosts").
 
     ``~/.agents/memory/<role>`` -> ``roles/<role>``; ``<project>/.agents/memory/<role>`` ->
-    ``projects/<project>/<role>`` (project = the name in the project's ``origin`` URL, else its directory
-    name); ``<name>.jsonl`` -> ``memory/<name>.jsonl`` and the folder ``~/.agent-memory`` -> ``memory``;
-    any other path under the home directory -> its path relative to home without leading dots
-    (``~/.claude/memory`` -> ``claude/memory``); anything else -> ``paths/<name>``. Pure apart from
-    reading the project's git config; never raises.
+    ``projects/<project key>/<role>`` and a Claude Code project memory folder
+    ``~/.claude/projects/<name>/memory`` -> ``claude/projects/<project key>`` (the key is the project's
+    identity: ``memsync.identity.project_key``); ``<name>.jsonl`` -> ``memory/<name>.jsonl`` and the
+    folder ``~/.agent-memory`` -> ``memory``; any other path under the home directory -> its path relative
+    to home without leading dots (``~/.claude/memory`` -> ``claude/memory``, ``~/.codex/memories`` ->
+    ``codex/memories``); anything else -> ``paths/<name>``. Pure apart from reading the project's git
+    config and Claude Code's transcripts; never raises.
     """
-    live = Path(os.path.abspath(live.expanduser()))
-    home = Path(os.path.abspath(Path.home()))
+    live = _absolute_path(live)
+    if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
+        return claude_code.project_memory(live).store_path
+    return _default_store_path(live, identity.project_key)
+
+
+def legacy_store_paths_for(live: Path) -> tuple[str, ...]:
+    """The store paths earlier memsync versions gave ``live`` by default where they differ from
+    ``default_store_path_for(live)``: a project's role keyed by the last name of its ``origin`` URL (else
+    its directory name), a Claude Code project memory folder by its home-relative path or its folder
+    name. memsync folds their content into the current store path (``memsync.legacy``). Never raises."""
+    live = _absolute_path(live)
+    if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
+        return claude_code.project_memory(live).legacy
+    legacy = _default_store_path(live, _project_name)
+    return () if legacy == _default_store_path(live, identity.project_key) else (legacy,)
+
+
+def _absolute_path(path: Path) -> Path:
+    return Path(os.path.abspath(path.expanduser()))
+
+
+def _default_store_path(live: Path, project_name: Callable[[Path], str]) -> str:
+    home = _absolute_path(Path.home())
     if live.suffix == ".jsonl":
         return f"memory/{live.name}"
     if live == home / ".agent-memory":  # the folder of memory files: its files keep their per-file paths
@@ -152,22 +194,25 @@ def default_store_path_for(live: Path) -> str:
             continue
         owner = Path(*parts[: i - 1])
         rest = "/".join(parts[i + 1 :])
-        prefix = "roles" if owner == home else f"projects/{_project_name(owner)}"
+        prefix = "roles" if owner == home else f"projects/{project_name(owner)}"
         return f"{prefix}/{rest}" if rest else prefix
     if live != home and live.is_relative_to(home):
         return "/".join(part.lstrip(".") or part for part in live.relative_to(home).parts)
     return f"paths/{live.name}"
 
 
-def load_config(path: Path | None = None) -> Config:
+def load_config(path: Path | None = None, *, discover: bool = True) -> Config:
     """Read and validate the config at ``path`` (default ``config_path()``).
 
-    Expands ``~`` in paths, fills defaults, warns about unknown keys (kept in the file). A config with no
-    stores is valid. Raises ``MemsyncError`` naming the file (and the key) when the file is missing,
-    is not TOML, or a value is invalid.
+    Expands ``~`` in paths, fills defaults, warns about unknown keys (kept in the file). A tracked host
+    folder of project memory folders (``StoreConfig.host_roots``) becomes one track per project folder
+    found in it now (``hosts.claude_code.expand_projects_root``), unless ``discover`` is False (a reader
+    that needs only the configured tracks skips the per-project git calls). A config with no stores is
+    valid. Raises ``MemsyncError`` naming the file (and the key) when the file is missing, is not TOML,
+    or a value is invalid.
     """
     path = config_path() if path is None else path
-    return _validate(_read_raw(path, missing_ok=False), path)
+    return _validate(_read_raw(path, missing_ok=False), path, discover=discover)
 
 
 def edit_config(path: Path | None, mutate: Callable[[dict[str, Any]], None]) -> Config:
@@ -242,7 +287,9 @@ class _Checker:
                 log.warning("config %s: unknown key `%s%s` (kept, ignored)", self.path, prefix, key)
 
 
-def _validate(raw: Mapping[str, Any], path: Path, *, warn_unknown: bool = True) -> Config:
+def _validate(
+    raw: Mapping[str, Any], path: Path, *, warn_unknown: bool = True, discover: bool = True
+) -> Config:
     check = _Checker(path, warn_unknown)
     check.unknown(raw, _TOP_KEYS, "")
     host = check.string(raw["host"], "host") if "host" in raw else socket.gethostname()
@@ -254,7 +301,9 @@ def _validate(raw: Mapping[str, Any], path: Path, *, warn_unknown: bool = True) 
     author_name = check.string(author["name"], "author.name") if "name" in author else None
     author_email = check.string(author["email"], "author.email") if "email" in author else None
     stores = {
-        name: _store(check, check.name(name, f"stores.{name}"), check.table(table, f"stores.{name}"))
+        name: _store(
+            check, check.name(name, f"stores.{name}"), check.table(table, f"stores.{name}"), discover
+        )
         for name, table in check.table(raw.get("stores", {}), "stores").items()
     }
     return Config(
@@ -291,7 +340,7 @@ def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
     }
 
 
-def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
+def _store(check: _Checker, name: str, table: Mapping[str, Any], discover: bool) -> StoreConfig:
     key = f"stores.{name}"
     check.unknown(table, _STORE_KEYS, f"{key}.")
     store_dir = (
@@ -308,7 +357,8 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
     if not isinstance(entries, list):
         raise check.fail(f"{key}.track", "must be an array of tables ([[" + key + ".track]])")
     tracks: list[Track] = []
-    seen: dict[str, int] = {}
+    roots: list[HostRoot] = []
+    claimed: list[tuple[Path, str]] = []  # per entry: its live path and store path, for overlap checks
     for i, entry in enumerate(entries):
         tkey = f"{key}.track[{i}]"
         entry = check.table(entry, tkey)
@@ -316,21 +366,59 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
         if "path" not in entry:
             raise check.fail(f"{tkey}.path", "is required")
         live = _expand(check.string(entry["path"], f"{tkey}.path"))
-        store_path = (
-            _store_path(check, entry["as"], f"{tkey}.as") if "as" in entry else default_store_path_for(live)
-        )
-        for other, j in seen.items():
+        root = claude_code.is_projects_root(live)
+        if "as" in entry:
+            store_path = _store_path(check, entry["as"], f"{tkey}.as")
+        else:
+            store_path = claude_code.STORE_PREFIX if root else default_store_path_for(live)
+        for j, (other_live, other) in enumerate(claimed):
             mine, theirs = PurePosixPath(store_path), PurePosixPath(other)
             if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
                 raise check.fail(f"{tkey}.as", f"maps to {store_path!r}, overlapping track[{j}] ({other!r})")
-        for j, track in enumerate(tracks):
-            if live.is_relative_to(track.live) or track.live.is_relative_to(live):
-                raise check.fail(f"{tkey}.path", f"{live} overlaps track[{j}] ({track.live}); track it once")
+            if live.is_relative_to(other_live) or other_live.is_relative_to(live):
+                raise check.fail(f"{tkey}.path", f"{live} overlaps track[{j}] ({other_live}); track it once")
         if live.is_relative_to(store_dir) or store_dir.is_relative_to(live):
             raise check.fail(f"{tkey}.path", f"{live} overlaps the store itself ({store_dir})")
-        seen[store_path] = i
-        tracks.append(Track(live=live, store_path=store_path))
-    return StoreConfig(name=name, path=store_dir, branch=branch, remotes=remotes, tracks=tuple(tracks))
+        claimed.append((live, store_path))
+        if root:
+            roots.append(HostRoot(live, store_path))
+            if discover:
+                tracks.extend(
+                    Track(m.live, m.store_path, legacy=m.legacy)
+                    for m in claude_code.expand_projects_root(live, store_path)
+                )
+        else:
+            legacy = () if "as" in entry else legacy_store_paths_for(live)
+            tracks.append(Track(live=live, store_path=store_path, legacy=legacy))
+    return StoreConfig(
+        name=name,
+        path=store_dir,
+        branch=branch,
+        remotes=remotes,
+        tracks=_without_taken_legacy(tracks),
+        host_roots=tuple(roots),
+    )
+
+
+def _without_taken_legacy(tracks: list[Track]) -> tuple[Track, ...]:
+    """``tracks`` without the legacy store paths that overlap a current store path or another track's
+    legacy path: content a track maps now is never folded into another one."""
+    current = [PurePosixPath(track.store_path) for track in tracks]
+    counts: dict[PurePosixPath, int] = {}
+    for track in tracks:
+        for old in track.legacy:
+            counts[PurePosixPath(old)] = counts.get(PurePosixPath(old), 0) + 1
+
+    def free(old: str) -> bool:
+        mine = PurePosixPath(old)
+        if any(mine.is_relative_to(p) or p.is_relative_to(mine) for p in current):
+            return False
+        return not any(
+            (mine.is_relative_to(o) or o.is_relative_to(mine)) and (o != mine or n > 1)
+            for o, n in counts.items()
+        )
+
+    return tuple(replace(track, legacy=tuple(p for p in track.legacy if free(p))) for track in tracks)
 
 
 def _store_path(check: _Checker, value: object, key: str) -> str:
@@ -362,8 +450,8 @@ def _git_config_value(key: str) -> str | None:
 
 
 def _project_name(project: Path) -> str:
-    """The name of ``project``'s ``origin`` remote repository (``.../name.git`` -> ``name``), else the
-    directory's name."""
+    """The project name earlier versions keyed a project's roles by: the name of ``project``'s ``origin``
+    remote repository (``.../name.git`` -> ``name``), else the directory's name."""
     try:
         # The ceiling keeps git from reading the config of a repository that merely encloses the project.
         env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(project.parent)}
