@@ -31,6 +31,7 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, sweep_temps
 from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta
+from memsync.legacy import first_folds, fold_legacy
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import RemoteOutcome, Store
 from memsync.syncstate import SyncState
@@ -189,14 +190,31 @@ def _cycle(config: Config, store_cfg: StoreConfig, *, exchange: bool, full_recon
     with SyncState(store.meta_dir) as state:
         reports: list[PublishReport] = []
         reachable = [track for track in store_cfg.tracks if _reachable(track)]
+        waiting = first_folds(reachable, store)
         for track in reachable:
             _forget_vanished_dir(track, store.worktree, state)
+            if track in waiting:
+                continue  # published after its first fold, once the exchange brought peers' copies
             if full_reconcile:
                 reports.append(reconcile(track, store.worktree, state))
             reports.append(publish(track, store.worktree, state, grace_s=config.partial_line_grace_s))
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
         commit = store.commit_all(message)
         outcomes = tuple(store.exchange()) if exchange and store_cfg.remotes else ()
+        merged = any(outcome.merged for outcome in outcomes)
+        folds, folded, again = fold_legacy(
+            store,
+            reachable,
+            state,
+            waiting=waiting,
+            merged=merged,
+            full=full_reconcile,
+            exchange=exchange,
+            grace_s=config.partial_line_grace_s,
+        )
+        if folded is not None:
+            commit, message = folded, _shorten(describe_changes([*reports, *folds]))
+            outcomes += again
         delivered = [
             deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s) for track in reachable
         ]
@@ -384,6 +402,8 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
     size = 0
     root = store_cfg.path
     git_dir = root / ".git"
+    # Legacy store paths still hold what machines not upgraded yet sync there; they are folded, not lost.
+    folded = tuple(old for track in store_cfg.tracks for old in track.legacy)
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         in_git = here.is_relative_to(git_dir)  # once per directory: thousands of files share one
@@ -398,7 +418,9 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
             rel = path.relative_to(root).as_posix()
             if is_store_meta(rel):
                 continue
-            if _live_path(store_cfg.tracks, rel) is None:
+            if _live_path(store_cfg.tracks, rel) is None and not any(
+                rel.startswith(old + "/") or rel == old for old in folded
+            ):
                 untracked.add(_group(rel))
             if not is_append_only(rel) and _has_both_kept(path):
                 both_kept.append(str(_live_path(store_cfg.tracks, rel) or rel))
