@@ -232,7 +232,10 @@ def init(
         if remote is not None:
             table.setdefault("remotes", {})[DEFAULT_REMOTE] = remote
         entries = table.setdefault("track", [])
-        entries.extend({"path": _home_relative(loc.live)} for loc in found)
+        entries.extend(
+            {"path": _home_relative(loc.live), **({"as": loc.store_path} if loc.store_path else {})}
+            for loc in found
+        )
         entries.extend({"path": _home_relative(p)} for p in explicit)
 
     with _undone_on_failure(path):
