@@ -486,7 +486,7 @@ def collect_status(path: Path) -> dict[str, Any]:
     directory, not synced until renamed), untracked, size_bytes. Reads the status file the last cycle
     wrote (facts read from the store itself are refreshed). Raises ``MemsyncError`` for a bad config.
     """
-    from memsync.daemon import running_daemon_pid
+    from memsync.instance import running_daemon_pid
 
     config = load_config(path)
     pid = running_daemon_pid(path)

@@ -8,7 +8,6 @@ The observers' handlers only put ``WatchEvent``s on the queue.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import queue
@@ -22,11 +21,11 @@ from pathlib import Path
 from types import FrameType
 
 import filelock
-import platformdirs
 
 from memsync.config import Config, StoreConfig, config_path, load_config
 from memsync.cycle import CycleReport, remote_error, run_cycle
 from memsync.errors import MemsyncError
+from memsync.instance import instance_stem, pid_file, read_pid
 from memsync.watch import Debouncer, Watcher, WatchEvent, read_ref, remote_git_dir
 
 log = logging.getLogger(__name__)
@@ -46,56 +45,20 @@ LOOP_ERROR_PAUSE_S = 1.0
 SAFETY_PULL_FACTOR = 6
 
 
-def state_dir() -> Path:
-    """memsync's per-user state directory (``$XDG_STATE_HOME/memsync``): daemon locks and pid files."""
-    return platformdirs.user_state_path("memsync")
-
-
-def _instance_stem(path: Path) -> Path:
-    # resolve(): the same config reached through '..' or a symlink is the same daemon.
-    digest = hashlib.sha256(str(path.expanduser().resolve()).encode()).hexdigest()[:16]
-    return state_dir() / f"daemon-{digest}"
-
-
-def pid_file(path: Path) -> Path:
-    """The file holding the PID of the daemon running for the config file ``path``."""
-    return _instance_stem(path).with_suffix(".pid")
-
-
-def running_daemon_pid(path: Path) -> int | None:
-    """The PID of the live daemon for config file ``path``, or None when none runs.
-
-    "Live" means the instance lock is held: a pid file left by a killed daemon does not count.
-    """
-    lock = filelock.FileLock(_instance_stem(path).with_suffix(".lock"), timeout=0)
-    try:
-        with lock:
-            return None
-    except filelock.Timeout:
-        return _read_pid(pid_file(path))
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
 @contextmanager
 def instance_lock(path: Path) -> Iterator[None]:
     """Hold the one-daemon-per-config lock for config file ``path`` and record our PID while held.
 
     Raises ``MemsyncError`` naming the running daemon's PID when another daemon holds it.
     """
-    stem = _instance_stem(path)
+    stem = instance_stem(path)
     stem.parent.mkdir(parents=True, exist_ok=True)
     # A short wait, not none: `memsync status` probes this lock for an instant.
     lock = filelock.FileLock(stem.with_suffix(".lock"), timeout=INSTANCE_WAIT_S)
     try:
         lock.acquire()
     except filelock.Timeout:
-        pid = _read_pid(pid_file(path))
+        pid = read_pid(pid_file(path))
         who = f"PID {pid}" if pid else "another process"
         raise MemsyncError(
             f"memsync daemon: a daemon ({who}) is already running for {path}. "
@@ -137,6 +100,8 @@ class _StoreState:
     last_cycle: float = 0.0
     # A reload added tracks (or the store): their folders may already hold memory to publish.
     tracks_added: bool = False
+    # An agent host's hook asked for a sync now (SIGUSR1).
+    requested: bool = False
 
 
 class Daemon:
@@ -163,10 +128,11 @@ class Daemon:
         for name in set(self.states) - set(self.config.stores):
             del self.states[name]
 
-    def _targets(self) -> tuple[list[Path], list[Path]]:
+    def _targets(self) -> tuple[list[Path], list[Path], list[Path]]:
         tracked = [track.live for store in self.config.stores.values() for track in store.tracks]
         remotes = [d for store in self.config.stores.values() for d in _remote_dirs(store).values()]
-        return tracked, remotes
+        layout = [root.live for store in self.config.stores.values() for root in store.host_roots]
+        return tracked, remotes, layout
 
     def _stores_for(self, event: WatchEvent) -> list[str]:
         path = Path(event.path)
@@ -183,6 +149,9 @@ class Daemon:
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGHUP:
             self.reload_requested = True
+        elif signum == signal.SIGUSR1:
+            for state in self.states.values():
+                state.requested = True
         else:
             # One stop request is enough; a second TERM during interpreter shutdown (when Python has
             # restored the default handler) would kill the process mid-exit.
@@ -196,7 +165,7 @@ class Daemon:
         code (0 pushed, 75 committed but not pushed, 1 error)."""
         if once:
             return run_all(self.config)
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(signum, self._on_signal)
         watcher = Watcher(self.events.put)
         with watcher:
@@ -240,12 +209,14 @@ class Daemon:
             batch.append(self.events.get(timeout=timeout))
             while True:
                 batch.append(self.events.get_nowait())
+        events = [event for event in batch if event is not None]
+        if any(event.source == "layout" for event in events):
+            self.reload_requested = True  # a project memory folder appeared or went: the tracks change
         if self.reload_requested:
             self._reload(watcher)
-        events = [event for event in batch if event is not None]
         if events:
             watcher.refresh()
-        for event in events:
+        for event in (event for event in events if event.source != "layout"):
             for name in self._stores_for(event):
                 state = self.states[name]
                 if event.source == "remote":
@@ -280,6 +251,7 @@ class Daemon:
                     ("local changes", local),
                     ("pull timer", polled),
                     ("tracks added", state.tracks_added),
+                    ("sync requested", state.requested),
                 )
                 if hit
             ]
@@ -342,6 +314,7 @@ class Daemon:
         log.debug("store %s: cycle (%s)%s", name, reason, "" if exchange else ", local only: backing off")
         state.debouncer.take()
         state.tracks_added = False
+        state.requested = False
         state.last_cycle = time.monotonic()
         if exchange:
             state.remote_due = None
@@ -447,7 +420,9 @@ def run_daemon(path: Path | None = None, once: bool = False) -> int:
     another holds it), watches every tracked path and local-path remote, and syncs on debounced events,
     on the pull timer and with capped exponential backoff after failures. Returns 0 after SIGTERM/SIGINT
     (the running cycle is finished first); SIGHUP reloads the config (a store that gained tracks then runs
-    a full-reconcile cycle at once, publishing what they already hold). With ``once`` it runs one cycle per
+    a full-reconcile cycle at once, publishing what they already hold), and so does a project memory
+    folder appearing in a watched host root; SIGUSR1 (an agent host's hook) runs a cycle of every store
+    now. With ``once`` it runs one cycle per
     store and returns that exit code (0, 75 or 1, as `memsync sync`).
     """
     path = path or config_path()

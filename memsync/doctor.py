@@ -19,8 +19,8 @@ from typing import Literal, get_args
 
 from memsync import service
 from memsync.config import Config, StoreConfig, config_path, load_config
-from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
+from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
 
 Level = Literal["OK", "WARN", "FAIL"]

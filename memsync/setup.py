@@ -26,10 +26,11 @@ from memsync.config import (
     load_config,
 )
 from memsync.cycle import ensure_store
-from memsync.daemon import run_daemon, running_daemon_pid
+from memsync.daemon import run_daemon
 from memsync.detect import Location, detect
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
+from memsync.instance import running_daemon_pid
 
 DEFAULT_STORE = "personal"
 DEFAULT_REMOTE = "origin"

@@ -18,32 +18,7 @@ from memsync.hosts.claude_code import (
     project_path,
     sanitize,
 )
-from tests.helpers import git
-
-
-def claude_folder(home: Path, project: Path, *, transcript: bool = True, memory: bool = True) -> Path:
-    """A Claude Code project folder for ``project`` as Claude writes it: a transcript whose lines carry
-    the session's cwd (the first line, a summary, does not), and a memory folder with an index."""
-    folder = home / ".claude" / "projects" / sanitize(str(project))
-    folder.mkdir(parents=True, exist_ok=True)
-    if transcript:
-        lines = [
-            {"type": "summary", "summary": "Fixing the cart", "leafUuid": "1"},
-            {"type": "user", "cwd": str(project), "sessionId": "s1", "message": {"content": "hi"}},
-        ]
-        (folder / "0b1c.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    if memory:
-        (folder / "memory").mkdir(exist_ok=True)
-        (folder / "memory" / "MEMORY.md").write_text("- [Cart](cart.md) — the cart rounds totals\n")
-    return folder
-
-
-def checkout(path: Path, url: str | None = None) -> Path:
-    path.mkdir(parents=True)
-    git(path, "init", "-q")
-    if url:
-        git(path, "remote", "add", "origin", url)
-    return path
+from tests.claude_fixtures import checkout, claude_folder
 
 
 def test_sanitize_replaces_everything_but_letters_and_digits() -> None:
