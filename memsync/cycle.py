@@ -124,7 +124,12 @@ def ensure_store(config: Config, store_cfg: StoreConfig) -> Store:
 
 
 def run_cycle(
-    config: Config, store_cfg: StoreConfig, *, exchange: bool = True, full_reconcile: bool = True
+    config: Config,
+    store_cfg: StoreConfig,
+    *,
+    exchange: bool = True,
+    full_reconcile: bool = True,
+    lock_wait_s: float = LOCK_WAIT_S,
 ) -> CycleReport:
     """Run one sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5) and write its status.
 
@@ -132,10 +137,11 @@ def run_cycle(
     changes are still committed and what the store has is delivered). ``full_reconcile`` opens the
     store anew (recovery) and settles the sync state with the store by content first (on start and after
     a failure; always, from the CLI); without it, a store this process opened before is reused.
+    ``lock_wait_s`` bounds the wait for another cycle of the store (``cycle_lock``).
     Raises ``MemsyncError`` when the store is missing or broken; the status file then
     records the error. Remote problems are not exceptions: they are in the report's ``remotes``.
     """
-    with cycle_lock(store_cfg):
+    with cycle_lock(store_cfg, lock_wait_s):
         started = time.time()
         try:
             report = _cycle(config, store_cfg, exchange=exchange, full_reconcile=full_reconcile)

@@ -44,13 +44,12 @@ from memsync.config import Identity, StoreConfig
 from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
-from memsync.layout import IGNORED_NAMES, aside_name, is_ignored
+from memsync.layout import HOST_TRAILER, IGNORED_NAMES, aside_name, is_ignored
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 FORMAT_FILE = ".memsync/format"
-HOST_TRAILER = "Memsync-Host"
 NETWORK_TIMEOUT_S = 120.0
 LOCAL_TIMEOUT_S = 300.0
 PUSH_ATTEMPTS = 3
