@@ -225,7 +225,10 @@ def _parse(out: str, scope: Scope, me: str) -> list[Item]:
             if host == me and _under(path, scope.own):
                 continue
             project = _under(path, scope.project)
-            items.extend(Item(project, rank, at, host, path, text) for rank, text in _items(path, added, new))
+            items.extend(
+                Item(project, rank, when or at, host, path, text)
+                for rank, text, when in _items(path, added, new)
+            )
     return items
 
 
@@ -249,15 +252,16 @@ def _files(diff: str) -> list[tuple[str, list[str], bool]]:
     return files
 
 
-def _items(path: str, added: list[str], new: bool) -> list[tuple[int, str]]:
-    """What the added lines of store file ``path`` say, as (rank, text)."""
+def _items(path: str, added: list[str], new: bool) -> list[tuple[int, str, datetime | None]]:
+    """What the added lines of store file ``path`` say, as (rank, text, when: a memory-file entry's own
+    ``created_at``, else None for the commit's time)."""
     name = PurePosixPath(path).name
     if name.endswith(".jsonl"):
-        return [(_ENTRY, text) for line in added if (text := _entry_text(line))]
+        return [(_ENTRY, text, when) for line in added for text, when in [_entry(line)] if text]
     if DAILY_LOG.search(path):
-        return [(_DAILY, line.strip()) for line in added if line.strip() and not line.startswith("#")]
+        return [(_DAILY, line.strip(), None) for line in added if line.strip() and not line.startswith("#")]
     if name == "MEMORY.md":
-        return [(_INDEX, line.strip()) for line in added if line.lstrip().startswith(("- ", "* "))]
+        return [(_INDEX, line.strip(), None) for line in added if line.lstrip().startswith(("- ", "* "))]
     if not name.endswith(".md"):
         return []
     text = "\n".join(added)
@@ -267,7 +271,7 @@ def _items(path: str, added: list[str], new: bool) -> list[tuple[int, str]]:
     summary = described or " ".join(
         line.strip() for line in body.splitlines() if line.strip() and line.strip() != "---"
     )
-    return [(_ENTRY, summary)] if summary else []
+    return [(_ENTRY, summary, None)] if summary else []
 
 
 def _field(line: str) -> tuple[str, str]:
@@ -275,15 +279,21 @@ def _field(line: str) -> tuple[str, str]:
     return key.strip(), value.strip().strip("'\"")
 
 
-def _entry_text(line: str) -> str:
+def _entry(line: str) -> tuple[str, datetime | None]:
+    """A memory-file line as (``kind: text``, its ``created_at``); ("", None) for anything but a live
+    entry (a header, a tombstone, a malformed line)."""
     try:
         record: Any = json.loads(line)
     except ValueError:
-        return ""
+        return "", None
     if not isinstance(record, dict) or record.get("deleted") or not isinstance(record.get("text"), str):
-        return ""
+        return "", None
     kind = record.get("kind")
-    return f"{kind}: {record['text']}" if isinstance(kind, str) else record["text"]
+    try:
+        when = datetime.fromisoformat(str(record.get("created_at"))).astimezone(UTC)
+    except ValueError:
+        when = None
+    return (f"{kind}: {record['text']}" if isinstance(kind, str) else record["text"]), when
 
 
 def _under(path: str, prefixes: tuple[str, ...]) -> bool:
