@@ -30,6 +30,7 @@ from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, sweep_temps
+from memsync.hosts.claude_code import oversized_indexes
 from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta
 from memsync.legacy import first_folds, fold_legacy
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
@@ -489,7 +490,8 @@ def collect_status(path: Path) -> dict[str, Any]:
     store has path, branch, last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
     unpushed, held_back_secrets (file, line, detector), both_kept, set_aside (files a merge moved out of
     a directory's way), clashes (file, store_path, here: "file"/"directory", advice: a file meeting a
-    directory, not synced until renamed), untracked, size_bytes. Reads the status file the last cycle
+    directory, not synced until renamed), untracked, size_bytes, partly_loaded (file, lines, bytes: a
+    synced ``MEMORY.md`` longer than Claude Code loads). Reads the status file the last cycle
     wrote (facts read from the store itself are refreshed). Raises ``MemsyncError`` for a bad config.
     """
     from memsync.instance import running_daemon_pid
@@ -518,6 +520,10 @@ def collect_status(path: Path) -> dict[str, Any]:
             "unpushed": status.get("unpushed", 0),
             "clashes": status.get("clashes", []),
             "exists": (store_cfg.path / ".git").is_dir(),
+            "partly_loaded": [
+                {"file": str(index), "lines": lines, "bytes": size}
+                for index, lines, size in oversized_indexes(track.live for track in store_cfg.tracks)
+            ],
         }
         facts = (
             _store_facts(store_cfg)

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -267,3 +268,24 @@ def over_loaded_limit(index: Path) -> tuple[int, int] | None:
     if lines > LOADED_LINES or len(data) > LOADED_BYTES:
         return lines, len(data)
     return None
+
+
+def oversized_indexes(tracks: Iterable[Path]) -> list[tuple[Path, int, int]]:
+    """(index path, lines, bytes) for each ``MEMORY.md`` of the tracked directories ``tracks`` that
+    Claude Code loads (``is_claude_memory``) and loads only part of (``over_loaded_limit``): a merge of
+    two machines' indexes can push one over."""
+    found: list[tuple[Path, int, int]] = []
+    for live in tracks:
+        if is_claude_memory(live):
+            size = over_loaded_limit(live / "MEMORY.md")
+            if size is not None:
+                found.append((live / "MEMORY.md", *size))
+    return found
+
+
+def partly_loaded(index: str, lines: int, size: int) -> str:
+    """The warning for a ``MEMORY.md`` Claude Code loads only part of (``oversized_indexes``)."""
+    return (
+        f"{index} has {lines} lines, {size / 1024:.1f} KB: Claude Code loads only the first {LOADED_LINES} "
+        f"lines or {LOADED_BYTES // 1024} KB of it. Move detail into topic files and keep the index short"
+    )
