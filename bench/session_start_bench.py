@@ -68,14 +68,21 @@ def timed(command: Sequence[str], env: dict[str, str], stdin: str = "", cwd: Pat
     return elapsed
 
 
+def row(label: str, times: Sequence[float]) -> None:
+    median, p95 = statistics.median(times), percentile(times, 0.95)
+    print(f"| {label} | {median:.0f} ms | {p95:.0f} ms | {min(times):.0f} ms |")
+
+
 def measure(
-    label: str, runs: int, command: Sequence[str], env: dict[str, str], **kwargs: object
+    label: str,
+    runs: int,
+    command: Sequence[str],
+    env: dict[str, str],
+    stdin: str = "",
+    cwd: Path | None = None,
 ) -> list[float]:
-    times = [timed(command, env, **kwargs) for _ in range(runs)]  # type: ignore[arg-type]
-    print(
-        f"| {label} | {statistics.median(times):.0f} ms | {percentile(times, 0.95):.0f} ms | "
-        f"{min(times):.0f} ms |"
-    )
+    times = [timed(command, env, stdin, cwd) for _ in range(runs)]
+    row(label, times)
     return times
 
 
