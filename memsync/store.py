@@ -1098,6 +1098,18 @@ class Store:
                     out = self._git(repo, *args, f"-S{selector}").out
         return [_log_record(chunk) for chunk in out.split("\x1e") if chunk.strip()]
 
+    def introduced(self, text: str, path: str) -> LogRecord | None:
+        """The oldest commit whose change to store path ``path`` adds or removes ``text`` (``git log -S``,
+        merges skipped: a merged line is credited to the commit that wrote it), None when there is none.
+        Raises ``MemsyncError`` when git fails."""
+        args = ["log", "--reverse", "--no-ext-diff", "--no-color", "--format=%x1e%H%x1f%aI%x1f%B%x1f"]
+        with self._repo() as repo:
+            if self._rev(repo, "HEAD") is None:
+                return None
+            out = self._git(repo, *args, f"-S{text}", "--", path).out
+        first = next((chunk for chunk in out.split("\x1e") if chunk.strip()), None)
+        return None if first is None else _log_record(first)
+
     def ahead_behind(self, remote: str) -> tuple[int, int]:
         """(commits here not on ``remote``, commits on ``remote`` not here) as of the last fetch."""
         tracking = f"refs/remotes/{remote}/{self.cfg.branch}"

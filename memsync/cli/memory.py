@@ -14,8 +14,8 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app
-from memsync.errors import MemsyncError
 from memsync.formats import jsonl, markdown
+from memsync.prompt import prompt_text
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
 
@@ -144,17 +144,7 @@ def prompt_command(
     For a role directory: its snapshot text (index, entries, latest daily logs), not written to disk.
     """
     target = path if path is not None else jsonl.default_memory_path()
-    if target.is_dir():
-        if scope is not None or kinds:
-            raise MemsyncError(
-                f"prompt {target}: --scope and --kind apply to memory files, not role directories. Drop them"
-            )
-        cap = markdown.DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes
-        text = markdown.role_prompt(target, cap)
-    else:
-        text = jsonl.MemoryFile(target).to_prompt(
-            scope, kinds or None, jsonl.DEFAULT_PROMPT_BYTES if max_bytes is None else max_bytes
-        )
+    text = prompt_text(target, scope, kinds or (), max_bytes)
     typer.echo(text, nl=False)
     return 0
 

@@ -1,0 +1,126 @@
+"""CLI: `memsync mcp` (the MCP server on stdio), `mcp install|uninstall|status HOST`, and `recall`.
+
+The server imports the MCP SDK in the command's body: every CLI call imports this module to list its
+commands, and only `memsync mcp` needs the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsync.cli.app import app
+from memsync.formats.jsonl import KINDS
+from memsync.hosts import mcp_install
+from memsync.recall import DEFAULT_LIMIT
+
+mcp_app = typer.Typer(invoke_without_command=True)
+app.add_typer(mcp_app, name="mcp")
+
+
+class HostName(StrEnum):
+    """The agent hosts `memsync mcp install` knows."""
+
+    claude_code = "claude-code"
+    codex = "codex"
+    cursor = "cursor"
+
+
+ProjectOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--project",
+        help="A project's root: register there (.mcp.json, .cursor/mcp.json, .codex/config.toml) instead of "
+        "for the user. The entry names this machine's interpreter and config.",
+    ),
+]
+
+
+@mcp_app.callback()
+def mcp_command(ctx: typer.Context) -> None:
+    """Run the MCP server on stdin/stdout (what an agent host starts), or register it with a host.
+
+    Without a command the server runs until the client closes stdin. Tools: remember, forget, recall,
+    prompt, history, handoff, status. Resources: every tracked memory file and role directory, as
+    memsync://<store>/<store path>. `memsync mcp install HOST` registers it with an agent host.
+    """
+    if ctx.invoked_subcommand is None:
+        from memsync.mcp_server import serve  # the MCP SDK: only the server needs it
+
+        serve()
+
+
+@mcp_app.command("install")
+def install_command(
+    host: Annotated[HostName, typer.Argument(help="The agent host.")], project: ProjectOption = None
+) -> int:
+    """Register `memsync mcp` in HOST's config file (the rest of it is kept; repeating changes nothing)."""
+    done = mcp_install.install(mcp_install.HOSTS[list(HostName).index(host)], project)
+    if done.changed:
+        typer.echo(f"registered memsync's MCP server with {host} in {done.path}; restart {host} to load it")
+    else:
+        typer.echo(f"memsync's MCP server is already registered with {host} in {done.path}")
+    return 0
+
+
+@mcp_app.command("uninstall")
+def uninstall_command(
+    host: Annotated[HostName, typer.Argument(help="The agent host.")], project: ProjectOption = None
+) -> int:
+    """Remove memsync's entry from HOST's config file (nothing else)."""
+    done = mcp_install.uninstall(mcp_install.HOSTS[list(HostName).index(host)], project)
+    verb = (
+        "removed memsync's MCP server from" if done.changed else "memsync's MCP server was not registered in"
+    )
+    typer.echo(f"{verb} {done.path}")
+    return 0
+
+
+@mcp_app.command("status")
+def status_command(project: ProjectOption = None) -> int:
+    """Show, for each agent host, whether memsync's MCP server is registered and with which interpreter."""
+    for host in mcp_install.HOSTS:
+        path = mcp_install.config_file(host, project)
+        entry = mcp_install.registered(host, project)
+        if entry is None:
+            typer.echo(f"{host}: not registered ({path})")
+            continue
+        command = str(entry.get("command", ""))
+        missing = "" if Path(command).exists() else " (that interpreter no longer exists: install again)"
+        typer.echo(
+            f"{host}: registered in {path}: {command} {' '.join(map(str, entry.get('args', [])))}{missing}"
+        )
+    return 0
+
+
+@app.command("recall")
+def recall_command(
+    query: Annotated[str, typer.Argument(help="A few keywords.")],
+    scope: Annotated[
+        str | None, typer.Option("--scope", "-s", help="Only memory-file entries that apply to this scope.")
+    ] = None,
+    kinds: Annotated[
+        list[str] | None,
+        typer.Option("--kind", "-k", help=f"Only this kind ({', '.join(KINDS)}); repeatable."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="How many hits at most (1 to 100).")
+    ] = DEFAULT_LIMIT,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,
+) -> int:
+    """Search the tracked memory (entries, curated entries, index, daily logs) by keywords, best first,
+    each hit with its id, file, the host that wrote it and when."""
+    from memsync.mcp_tools import current_config
+    from memsync.recall import recall
+
+    for hit in recall(current_config(), query, scope, kinds or (), limit):
+        if as_json:
+            typer.echo(json.dumps(hit.to_json(), ensure_ascii=False))
+        else:
+            where = hit.doc.store_file or str(hit.doc.file)
+            typer.echo(f"{hit.doc.id}  {hit.date}  {hit.host}  {where}\n    {hit.doc.text}")
+    return 0

@@ -1,0 +1,212 @@
+"""What the MCP server's tools do, as plain functions over memsync's library (DESIGN "Agent hosts",
+MCP): which memory file a tool writes, remember/forget through ``MemoryFile`` (the writer lock and one
+``O_APPEND`` write per line, DESIGN I5; the secret scanner refuses secrets, I6), the prompt target, and
+history/handoff/status through the functions the CLI commands call.
+
+Memory is named the way ``handoff`` names it: a tracked memory file or role directory by its file or
+directory name, its name without ``.jsonl``, or its store path (``memory/ada.jsonl``, ``roles/qa``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memsync.config import Config, config_path, load_config
+from memsync.errors import MemsyncError
+from memsync.formats.jsonl import Entry, MemoryFile, default_memory_path, parse_expiry
+from memsync.tracked import Format, Tracked, tracked_memory
+
+# A recall hit's id for a line names its file and line: `roles/qa/daily/2026-11-30.md:7`.
+_LINE_SUFFIX = re.compile(r"^(?P<path>.+/.+):\d+$")
+
+
+def current_config() -> Config | None:
+    """The config (``config_path()``), or None when there is none yet. Raises MemsyncError when it
+    exists but is invalid."""
+    path = config_path()
+    return load_config(path) if path.is_file() else None
+
+
+def _names(item: Tracked) -> set[str]:
+    names = {item.live.name, item.store_path, item.store_path.rsplit("/", 1)[-1]}
+    if item.format == "jsonl":
+        names.add(item.live.stem)
+    return names
+
+
+def find_memory(config: Config | None, name: str | None, fmt: Format | None = None) -> Tracked:
+    """The tracked memory file or role directory called ``name`` (see the module doc), of format ``fmt``
+    when given; ``None`` names the default memory file (``~/.agent-memory/<user>.jsonl``, which need not
+    exist yet). Raises MemsyncError for an unknown or ambiguous name, listing the names there are."""
+    items = [item for item in tracked_memory(config) if fmt is None or item.format == fmt]
+    if name is None:
+        default = default_memory_path()
+        return next((i for i in items if i.live == default), Tracked(None, default.name, default, "jsonl"))
+    matches = [item for item in items if name in _names(item)]
+    if len(matches) == 1:
+        return matches[0]
+    what = {"jsonl": "memory file", "role": "role directory", None: "memory file or role directory"}[fmt]
+    if matches:
+        listed = ", ".join(f"{m.store}:{m.store_path}" for m in matches)
+        raise MemsyncError(f"{name!r} names several tracked {what}s ({listed}). Give its store path")
+    known = ", ".join(sorted(item.store_path for item in items)[:20]) or "none"
+    raise MemsyncError(f"no tracked {what} is called {name!r} (tracked here: {known}). Give one of those")
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """An entry ``remember`` appended to the memory file ``path``."""
+
+    entry: Entry
+    path: Path
+
+
+def remember(
+    config: Config | None,
+    text: str,
+    *,
+    kind: str | None = None,
+    scope: str | None = None,
+    tags: Sequence[str] | None = None,
+    source: str,
+    confidence: float,
+    expires: str | None = None,
+    supersedes: str | None = None,
+    file: str | None = None,
+) -> Remembered:
+    """Append an entry to the memory file ``file`` names (default: the default memory file, created
+    if missing). With ``supersedes`` it replaces that entry (kind, scope and tags default to the old
+    entry's), in the memory file holding it when no file is named; otherwise kind defaults to ``fact``,
+    scope to ``global``. ``expires``: a UTC time or a duration (``30d``). Raises MemsyncError for a bad
+    field, an unknown file or id, a secret in the text, a user entry an inferred one may not replace, or
+    a failed write."""
+    now = datetime.now(UTC)
+    if file is None and supersedes is not None:
+        memory = MemoryFile(holder(config, supersedes, "supersede"))
+    else:
+        memory = MemoryFile(find_memory(config, file, "jsonl").live)
+    expires_at = None if expires is None else parse_expiry(expires, now)
+    if supersedes is not None:
+        entry = memory.supersede(
+            supersedes,
+            text,
+            kind=kind,
+            scope=scope,
+            tags=tags,
+            source=source,
+            confidence=confidence,
+            expires_at=expires_at,
+            now=now,
+        )
+    else:
+        entry = memory.remember(
+            text,
+            kind or "fact",
+            scope=scope or "global",
+            tags=tags or (),
+            source=source,
+            confidence=confidence,
+            expires_at=expires_at,
+            now=now,
+        )
+    return Remembered(entry, memory.path)
+
+
+def forget(config: Config | None, entry_id: str, file: str | None = None) -> Path:
+    """Delete the entry ``entry_id`` for good (a tombstone) in the memory file ``file`` names, or, with
+    no file, in the one tracked memory file that holds it; returns that file's path. Raises MemsyncError
+    when no file or several hold the id, or it is already deleted."""
+    path = find_memory(config, file, "jsonl").live if file is not None else holder(config, entry_id, "forget")
+    MemoryFile(path).forget(entry_id)
+    return path
+
+
+def holder(config: Config | None, entry_id: str, action: str) -> Path:
+    """The one tracked memory file (or the default one) with an entry ``entry_id``. Raises MemsyncError
+    ("<action> <id>: ...") when none or several have it."""
+    holders = [
+        item.live for item in tracked_memory(config) if item.format == "jsonl" and _holds(item.live, entry_id)
+    ]
+    if not holders:
+        raise MemsyncError(
+            f"{action} {entry_id}: no tracked memory file has an entry with that id. "
+            "Take the id from a recall hit of type entry"
+        )
+    if len(holders) > 1:
+        listed = ", ".join(str(p) for p in holders)
+        raise MemsyncError(f"{action} {entry_id}: several memory files hold it ({listed}). Name the file")
+    return holders[0]
+
+
+def _holds(path: Path, entry_id: str) -> bool:
+    """Whether the memory file at ``path`` has an entry with ``entry_id`` (a byte search first: cheap)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if entry_id.encode() not in data:
+        return False
+    return any(r.record.id == entry_id for r in MemoryFile(path).read().records)
+
+
+def prompt(
+    config: Config | None,
+    target: str | None,
+    scope: str | None,
+    kinds: Sequence[str],
+    max_bytes: int | None,
+) -> str:
+    """The prompt block (``memsync prompt``) of the tracked memory file or role directory ``target``
+    names (default: the default memory file). Raises MemsyncError (see ``prompt.prompt_text``)."""
+    from memsync.prompt import prompt_text
+
+    item = find_memory(config, target)
+    if not item.live.exists():
+        return ""
+    return prompt_text(item.live, scope, kinds, max_bytes)
+
+
+def history(target: str | None, limit: int) -> str:
+    """`memsync log` for an entry id, a recall hit's id, a tracked live path or a store path (None: all
+    memory), at most ``limit`` commits per store, one line per commit and file. Raises MemsyncError
+    (no config, git failing) or when nothing in the history mentions ``target``."""
+    from memsync.cycle import history as store_history
+
+    if target is not None and (line := _LINE_SUFFIX.match(target)):
+        target = line.group("path")
+    lines = store_history(config_path(), target, limit)
+    if not lines:
+        raise MemsyncError(
+            f"history {target or ''}: no commit mentions it yet. Give an entry id, a tracked path or a "
+            "store path (memory written since the last sync has no history yet)"
+        )
+    return "\n".join(lines)
+
+
+def handoff(from_agent: str, to_agent: str, dry_run: bool) -> dict[str, Any]:
+    """`memsync handoff FROM TO`: the report as JSON data (summary, handed, present, skipped, written).
+    Raises MemsyncError (see ``handoff.handoff``)."""
+    from memsync.handoff import handoff as hand
+
+    report = hand(from_agent, to_agent, dry_run=dry_run)
+    return {
+        "summary": f"{report.source} -> {report.target}: {report.summary()}",
+        "handed": list(report.handed),
+        "present": list(report.present),
+        "skipped": [
+            {"item": skip.item, "reason": skip.reason, "detail": skip.detail} for skip in report.skipped
+        ],
+        "written": [str(path) for path in report.written],
+    }
+
+
+def status() -> dict[str, Any]:
+    """`memsync status --json` as JSON data. Raises MemsyncError for a missing or bad config."""
+    from memsync.cycle import collect_status
+
+    return collect_status(config_path())

@@ -1,0 +1,64 @@
+"""Who wrote a piece of memory, and when: read from the local store's git history (DESIGN "One sync
+cycle" step 3: every commit carries a ``Memsync-Host:`` trailer; "Agent hosts", MCP ``recall``).
+
+An entry or a line is credited to the oldest commit that added it to its store file (``git log -S`` on
+that file), which is the commit of the machine that published it, whoever merged it later. A curated
+entry, replaced whole by its writers, is credited to the latest commit that changed it. Memory not
+committed yet (written since the last sync, or untracked) is credited to this machine.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TypedDict
+
+from memsync.config import Config
+from memsync.recall import Hit
+from memsync.store import LogRecord, Store
+
+
+class Attribution(TypedDict):
+    """The ``host``, ``date`` (ISO 8601) and ``committed`` fields of a hit."""
+
+    host: str
+    date: str
+    committed: bool
+
+
+def _local_date(hit: Hit) -> str:
+    try:
+        moment = datetime.fromtimestamp(hit.doc.file.stat().st_mtime, UTC)
+    except OSError:
+        return ""
+    return moment.isoformat(timespec="seconds")
+
+
+def attribute(config: Config | None, hits: Sequence[Hit]) -> list[Attribution]:
+    """The attribution of each of ``hits``, in order: one git call per hit in a store. The date is what
+    the item itself says (an entry's ``created_at``, a log line's day and time), else the commit's date,
+    else the file's modification time. Raises ``MemsyncError`` when git fails in a store."""
+    here = config.host if config is not None else socket.gethostname()
+    stores: dict[str, Store] = {}
+    result: list[Attribution] = []
+    for hit in hits:
+        doc = hit.doc
+        record: LogRecord | None = None
+        rel = doc.store_file
+        if config is not None and doc.source.store is not None and rel is not None:
+            store_cfg = config.stores[doc.source.store]
+            if (store_cfg.path / ".git").is_dir():
+                if store_cfg.name not in stores:
+                    stores[store_cfg.name] = Store(store_cfg, config.host, config.identity())
+                store = stores[store_cfg.name]
+                if doc.needle is not None:
+                    record = store.introduced(doc.needle, rel)
+                else:
+                    record = next(iter(store.log(rel, limit=1)), None)
+        if record is None:
+            result.append(Attribution(host=here, date=doc.date or _local_date(hit), committed=False))
+        else:
+            date = doc.date or record.date.isoformat(timespec="seconds")
+            result.append(Attribution(host=record.host or "?", date=date, committed=True))
+    return result

@@ -1,0 +1,168 @@
+"""`memsync mcp install|uninstall|status HOST`: real host config files with other content in them come
+back byte for byte apart from memsync's entry; installing twice changes nothing."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import tomli_w
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from memsync.errors import MemsyncError
+from memsync.hosts import mcp_install
+from memsync.hosts.toml_table import edit_table, with_table
+from tests.helpers import run_cli
+
+CLAUDE = {
+    "numStartups": 12,
+    "theme": "dark",
+    "mcpServers": {"github": {"type": "stdio", "command": "npx", "args": ["-y", "gh-mcp"], "env": {}}},
+    "projects": {"/home/ada/shop": {"allowedTools": [], "mcpServers": {}}},
+    "note": "naïve café",
+}
+CURSOR = {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}
+CODEX = """# Codex settings
+model = "o3"  # the default model
+approval_policy = "on-request"
+
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+
+[mcp_servers.context7.env]
+MY_VAR = "value" # kept
+
+[profiles.fast]
+model = "o4-mini"
+"""
+
+
+def _files(home: Path) -> dict[str, tuple[Path, bytes]]:
+    claude = home / ".claude.json"
+    cursor = home / ".cursor" / "mcp.json"
+    codex = home / ".codex" / "config.toml"
+    cursor.parent.mkdir(parents=True)
+    codex.parent.mkdir(parents=True)
+    claude.write_text(json.dumps(CLAUDE, indent=2, ensure_ascii=False))  # Claude writes no final newline
+    cursor.write_text(json.dumps(CURSOR, indent=4) + "\n")
+    codex.write_text(CODEX)
+    return {
+        "claude-code": (claude, claude.read_bytes()),
+        "cursor": (cursor, cursor.read_bytes()),
+        "codex": (codex, codex.read_bytes()),
+    }
+
+
+@pytest.mark.parametrize("host", mcp_install.HOSTS)
+def test_install_twice_then_uninstall_gives_back_the_same_bytes(home: Path, host: mcp_install.Host) -> None:
+    path, original = _files(home)[host]
+    first = run_cli("mcp", "install", host)
+    assert first.returncode == 0 and "registered memsync's MCP server" in first.stdout, first.stderr
+    installed = path.read_bytes()
+    entry = mcp_install.registered(host)
+    assert entry is not None and entry["command"] == sys.executable
+    assert entry["args"] == ["-m", "memsync", "mcp"] and entry["env"]["MEMSYNC_CONFIG"].endswith(
+        "config.toml"
+    )
+    if host == "codex":
+        data = tomllib.loads(installed.decode())
+        assert data["mcp_servers"]["context7"]["env"] == {"MY_VAR": "value"}
+        assert installed.startswith(original)  # appended: every byte before it kept, comments too
+    else:
+        data = json.loads(installed)
+        servers = data["mcpServers"]
+        assert list(servers) == [*json.loads(original)["mcpServers"], "memsync"]
+        assert data["projects"] == CLAUDE["projects"] if host == "claude-code" else True
+        assert (servers["memsync"].get("type") == "stdio") is (host == "claude-code")
+    again = run_cli("mcp", "install", host)
+    assert again.returncode == 0 and "already registered" in again.stdout
+    assert path.read_bytes() == installed
+    status = run_cli("mcp", "status")
+    assert f"{host}: registered in {path}: {sys.executable} -m memsync mcp" in status.stdout
+    removed = run_cli("mcp", "uninstall", host)
+    assert removed.returncode == 0 and "removed" in removed.stdout
+    assert path.read_bytes() == original
+    assert run_cli("mcp", "uninstall", host).stdout.startswith("memsync's MCP server was not registered")
+    assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("host", mcp_install.HOSTS)
+def test_a_project_gets_its_own_file_and_a_missing_one_is_created(
+    home: Path, tmp_path: Path, host: mcp_install.Host
+) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    result = run_cli("mcp", "install", host, "--project", str(project))
+    assert result.returncode == 0, result.stderr
+    path = mcp_install.config_file(host, project)
+    assert path.is_relative_to(project) and path.exists()
+    assert mcp_install.registered(host, project) == mcp_install.server_entry(host)
+    assert mcp_install.registered(host) is None  # the user's file is untouched
+    missing = run_cli("mcp", "install", host, "--project", str(tmp_path / "nope"))
+    assert missing.returncode == 1 and "--project" in missing.stderr and "not a directory" in missing.stderr
+
+
+def test_codex_home_is_honoured(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    mcp_install.install("codex")
+    assert "mcp_servers" in tomllib.loads((tmp_path / "codex-home" / "config.toml").read_text())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[mcp_servers]\nmemsync = { command = "old" }\n',
+        'mcp_servers.memsync.command = "old"\n',
+        "not = [valid\n",
+    ],
+)
+def test_a_codex_entry_memsync_cannot_rewrite_is_refused_and_left_alone(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(MemsyncError, match=r"config\.toml"):
+        edit_table(path, ("mcp_servers", "memsync"), {"command": "python"})
+    assert path.read_text() == text
+
+
+def test_an_unreadable_json_file_is_refused_with_its_name(home: Path) -> None:
+    (home / ".cursor").mkdir()
+    (home / ".cursor" / "mcp.json").write_text("{oops")
+    result = run_cli("mcp", "install", "cursor")
+    assert result.returncode == 1 and "mcp.json" in result.stderr and "Traceback" not in result.stderr
+    assert (home / ".cursor" / "mcp.json").read_text() == "{oops"
+
+
+_keys = st.text(alphabet="abcxyz_-0123456789", min_size=1, max_size=6)
+_scalars = st.one_of(
+    st.integers(-5, 5), st.booleans(), st.text(max_size=8), st.lists(st.integers(0, 3), max_size=3)
+)
+_documents = st.dictionaries(
+    _keys, st.one_of(_scalars, st.dictionaries(_keys, _scalars, max_size=3)), max_size=5
+).filter(lambda d: "mcp_servers" not in d)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    document=_documents, top=st.sampled_from(["", "# top\n"]), end=st.sampled_from(["", "# end\n", "\n\n"])
+)
+@example(document={}, top="", end="")
+def test_toml_table_round_trip(document: dict[str, object], top: str, end: str) -> None:
+    text = top + tomli_w.dumps(document) + end
+    for cut in (text, text.rstrip("\n")):
+        _round_trip(cut)
+
+
+def _round_trip(text: str) -> None:
+    values = {"command": "/usr/bin/python3", "args": ["-m", "memsync", "mcp"], "env": {"K": 'v "q" ü'}}
+    table = ("mcp_servers", "memsync")
+    added = with_table(text, table, values)
+    assert added.startswith(text) and with_table(added, table, values) == added
+    parsed = tomllib.loads(added)
+    assert parsed.pop("mcp_servers") == {"memsync": values}
+    assert parsed == tomllib.loads(text)
+    assert with_table(added, table, None) == text
