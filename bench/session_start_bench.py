@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,13 +40,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 # Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
-import tomli_w  # noqa: E402
-
 from memsync.fsio import append_once  # noqa: E402
 from memsync.session_context import SESSIONS_FILE  # noqa: E402
 from tests.claude_fixtures import checkout, claude_folder  # noqa: E402
 from tests.helpers import bare_remote, wait_for  # noqa: E402
-from tests.peers import HEADER, Peer, entry_line  # noqa: E402
+from tests.peers import HEADER, Peer, entry_line, sync  # noqa: E402
 
 SESSION_P95_MS = 300.0
 SYNC_NOW_P95_MS = 200.0
@@ -86,19 +83,6 @@ def measure(
     return times
 
 
-def with_claude_projects(peer: Peer) -> None:
-    raw = tomllib.loads(peer.config.read_text())
-    raw["stores"]["main"]["track"].append({"path": str(peer.home / ".claude" / "projects")})
-    peer.config.write_text(tomli_w.dumps(raw))
-
-
-def sync(*peers: Peer) -> None:
-    for peer in peers:
-        done = peer.cli("sync", timeout=600)
-        if done.returncode != 0:
-            raise SystemExit(f"{peer.name}: sync failed: {done.stderr}")
-
-
 def bench_size(root: Path, entries: int, runs: int) -> dict[str, list[float]]:
     remote = bare_remote(root / "remote.git")
     alice = Peer.create(root, "alice", remote, memory_header=False)
@@ -108,7 +92,7 @@ def bench_size(root: Path, entries: int, runs: int) -> dict[str, list[float]]:
     memory_a = claude_folder(alice.home, shop_a) / "memory"
     claude_folder(bob.home, shop_b)
     for peer in (alice, bob):
-        with_claude_projects(peer)
+        peer.add_track(peer.home / ".claude" / "projects")
     lines = b"".join(
         entry_line(f"Lesson {i}: the bridge on the harbor road closes at dusk.") for i in range(entries)
     )

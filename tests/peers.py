@@ -20,6 +20,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -273,6 +274,21 @@ class Peer:
     def load_config(self) -> Any:
         """This peer's parsed config."""
         return load_config(self.config)
+
+    def add_track(self, live: Path, store_path: str | None = None) -> None:
+        """Track ``live`` too, at ``store_path`` (default: memsync's default store path)."""
+        raw = tomllib.loads(self.config.read_text())
+        raw["stores"]["main"]["track"].append(
+            {"path": str(live), **({"as": store_path} if store_path else {})}
+        )
+        self.config.write_text(tomli_w.dumps(raw))
+
+
+def sync(*peers: Peer, timeout: float = 600) -> None:
+    """One `memsync sync` on each of ``peers`` in turn; each must exit 0."""
+    for peer in peers:
+        done = peer.cli("sync", timeout=timeout)
+        assert done.returncode == 0, f"{peer.name}: sync exited {done.returncode}: {done.stderr}"
 
 
 @contextmanager

@@ -8,10 +8,7 @@ runs is picked up without a restart.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-
-import tomli_w
 
 from memsync.hosts.claude_code import sanitize
 from tests.claude_fixtures import checkout, claude_folder
@@ -19,15 +16,6 @@ from tests.helpers import git, wait_for
 from tests.peers import Peer, running
 
 KEY = "claude/projects/example.com~org~shop"
-
-
-def with_claude_projects(peer: Peer) -> Path:
-    """Track the peer's ``~/.claude/projects`` with the default store paths; return that folder."""
-    root = peer.home / ".claude" / "projects"
-    raw = tomllib.loads(peer.config.read_text())
-    raw["stores"]["main"]["track"].append({"path": str(root)})
-    peer.config.write_text(tomli_w.dumps(raw))
-    return root
 
 
 def remote_tree(remote: Path) -> list[str]:
@@ -45,7 +33,9 @@ def test_two_checkout_paths_converge_to_one_store_path(tmp_path: Path, remote: P
         "---\nname: Cart\ndescription: rounding\ntype: project\n---\n\nCents.\n"
     )
     (memory_b / "deploy.md").write_text("---\nname: Deploy\ndescription: when\ntype: project\n---\n\nTue.\n")
-    root_a, root_b = with_claude_projects(a), with_claude_projects(b)
+    root_a, root_b = (peer.home / ".claude" / "projects" for peer in (a, b))
+    a.add_track(root_a)
+    b.add_track(root_b)
 
     with running(a, b):
         wait_for(lambda: (memory_b / "cart.md").is_file() and (memory_a / "deploy.md").is_file(), timeout=60)

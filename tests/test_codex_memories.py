@@ -3,10 +3,7 @@ watched, never written, never in the store (real daemons, real git repositories 
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-
-import tomli_w
 
 from memsync.watch import Watcher
 from tests.helpers import git, wait_for
@@ -23,9 +20,7 @@ def codex_memories(peer: Peer, files: dict[str, str]) -> Path:
     git(memories, "init", "-q")
     git(memories, "add", "-A")
     git(memories, "commit", "-q", "--allow-empty", "-m", "Initialize Codex git baseline")
-    raw = tomllib.loads(peer.config.read_text())
-    raw["stores"]["main"]["track"].append({"path": str(memories)})
-    peer.config.write_text(tomli_w.dumps(raw))
+    peer.add_track(memories)
     return memories
 
 

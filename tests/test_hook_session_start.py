@@ -7,29 +7,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tomllib
 from pathlib import Path
 from typing import Any
-
-import tomli_w
 
 from memsync.fsio import append_once
 from memsync.hosts.hooks import hook_command
 from memsync.session_context import MAX_CHARS
 from tests.claude_fixtures import checkout, claude_folder
-from tests.peers import Peer, entry_line
-
-
-def with_claude_projects(peer: Peer) -> None:
-    raw = tomllib.loads(peer.config.read_text())
-    raw["stores"]["main"]["track"].append({"path": str(peer.home / ".claude" / "projects")})
-    peer.config.write_text(tomli_w.dumps(raw))
-
-
-def sync(*peers: Peer) -> None:
-    for peer in peers:
-        done = peer.cli("sync")
-        assert done.returncode == 0, f"{peer.name}: {done.stderr}"
+from tests.peers import Peer, entry_line, sync
 
 
 def session_start(peer: Peer, cwd: Path, source: str = "startup", agent: str = "claude-code") -> str:
@@ -66,7 +51,7 @@ def two_machines(tmp_path: Path, remote: Path) -> tuple[Peer, Peer, Path, Path, 
     memory_a = claude_folder(a.home, shop_a, index="") / "memory"
     memory_b = claude_folder(b.home, shop_b, index="") / "memory"
     for peer in (a, b):
-        with_claude_projects(peer)
+        peer.add_track(peer.home / ".claude" / "projects")
     sync(a, b)
     return a, b, shop_b, memory_a, memory_b
 

@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
-
-import tomli_w
 
 from tests.claude_fixtures import checkout, claude_folder
 from tests.peers import Peer
@@ -25,9 +22,7 @@ def test_a_merged_index_past_what_claude_code_loads_is_reported(tmp_path: Path, 
         peer = Peer.create(tmp_path, name, remote)
         project = checkout(peer.home / name / "shop", "git@example.com:org/shop.git")
         claude_folder(peer.home, project, index=index(name, count))
-        raw = tomllib.loads(peer.config.read_text())
-        raw["stores"]["main"]["track"].append({"path": str(peer.home / ".claude" / "projects")})
-        peer.config.write_text(tomli_w.dumps(raw))
+        peer.add_track(peer.home / ".claude" / "projects")
         peers.append(peer)
     a, b = peers
     assert a.cli("sync").returncode == 0

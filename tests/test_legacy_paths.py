@@ -14,7 +14,7 @@ import tomli_w
 
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from tests.helpers import git
-from tests.peers import Peer
+from tests.peers import Peer, sync
 
 NEW = "projects/github.com~org~shop/qa"
 
@@ -45,12 +45,6 @@ def use(peer: Peer, store_path: str | None) -> None:
         },
     }
     peer.config.write_text(tomli_w.dumps(raw))
-
-
-def sync(*peers: Peer) -> None:
-    for peer in peers:
-        done = peer.cli("sync")
-        assert done.returncode == 0, f"{peer.name}: {done.stderr}"
 
 
 def daily(peer: Peer) -> bytes:
