@@ -103,13 +103,19 @@ def scope(store: StoreConfig, root: Path | None, key: str, agent: str) -> Scope:
         else {claude_code.claude_dir() / "memory", claude_code.auto_memory_directory()}
     )
     for track in store.tracks:
-        if root is not None and track.live.is_relative_to(root):
+        if _in_checkout(track.live, root, home):
             project.append(track.store_path)
         elif not _in_a_project(track.live, home):
             user.append(track.store_path)
             if track.live in agent_folders:
                 own.append(track.store_path)
     return Scope(tuple(project), tuple(user), tuple(own))
+
+
+def _in_checkout(live: Path, root: Path | None, home: Path) -> bool:
+    """True when ``live`` lies in the project checkout at ``root``; a checkout holding the home directory
+    (dotfiles kept in git) holds no project memory of its own."""
+    return root is not None and live.is_relative_to(root) and not home.is_relative_to(root)
 
 
 def _in_a_project(live: Path, home: Path) -> bool:
@@ -313,9 +319,7 @@ def _pointers(config: Config, root: Path | None, key: str) -> list[str]:
     home = Path(os.path.abspath(Path.home()))
     for store in config.stores.values():
         for track in store.tracks:
-            mine = (root is not None and track.live.is_relative_to(root)) or not _in_a_project(
-                track.live, home
-            )
+            mine = _in_checkout(track.live, root, home) or not _in_a_project(track.live, home)
             if mine and track.live.exists():
                 found.append(str(track.live))
     return found[:6]

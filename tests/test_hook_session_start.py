@@ -14,6 +14,7 @@ from memsync.fsio import append_once
 from memsync.hosts.hooks import hook_command
 from memsync.session_context import MAX_CHARS
 from tests.claude_fixtures import checkout, claude_folder
+from tests.helpers import git
 from tests.peers import Peer, entry_line, sync
 
 
@@ -138,3 +139,14 @@ def test_without_a_config_the_hook_says_why_and_lets_the_session_start(home: Pat
     )
     assert done.returncode == 0 and done.stdout == ""
     assert "memsync hook session-start" in done.stderr and "memsync init" in done.stderr
+
+
+def test_a_home_directory_kept_in_git_is_no_project_of_its_own(tmp_path: Path, remote: Path) -> None:
+    a, b, _, _, _ = two_machines(tmp_path, remote)
+    git(b.home, "init", "-q")  # dotfiles: the whole home is a checkout
+    assert session_start(b, b.home) == ""
+    a.append_entry("Rotate the keys every quarter.")
+    sync(a, b)
+    context = session_start(b, b.home)
+    assert "## Your memory (every project)" in context and "Rotate the keys" in context
+    assert "memory.jsonl" not in context.split("## Your memory", 1)[0]
