@@ -26,7 +26,8 @@ from memsync.config import Config, StoreConfig, config_path, load_config
 from memsync.cycle import CycleReport, remote_error, run_cycle
 from memsync.errors import MemsyncError
 from memsync.instance import instance_stem, pid_file, read_pid
-from memsync.watch import Debouncer, Watcher, WatchEvent, read_ref, remote_git_dir
+from memsync.refs import read_ref
+from memsync.watch import Debouncer, Watcher, WatchEvent, remote_git_dir
 
 log = logging.getLogger(__name__)
 

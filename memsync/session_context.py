@@ -26,16 +26,19 @@ from typing import Any
 
 from memsync.config import Config, StoreConfig
 from memsync.formats.frontmatter import split_frontmatter
-from memsync.fsio import atomic_write, writer_lock
+from memsync.fsio import temp_beside, writer_lock
 from memsync.hosts import claude_code, codex
 from memsync.identity import project_key
 from memsync.instance import state_dir
-from memsync.layout import DAILY_LOG, HOST_TRAILER
+from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
+from memsync.refs import head
 
 MAX_CHARS = 8000
 ITEM_CHARS = 300
 FIRST_SESSION_DAYS = 7
 MAX_COMMITS = 2000
+# At most MAX_CHARS / ~80 items fit: of a long append, the newest lines are enough.
+LINES_PER_FILE = 300
 GIT_TIMEOUT_S = 20.0
 SESSIONS_FILE = "sessions.json"
 REPEATING_SOURCES = ("clear", "compact")
@@ -136,22 +139,20 @@ def session_context(config: Config, cwd: Path, agent: str, source: str = "startu
     root = project_root(cwd)
     key = project_key(root) if root is not None else ""
     stores = {name: store for name, store in config.stores.items() if (store.path / ".git").is_dir()}
-    heads = {name: head for name, store in stores.items() if (head := _head(store.path)) is not None}
+    heads = {name: sha for name, store in stores.items() if (sha := head(store.path / ".git")) is not None}
     since, since_at = _rotate(f"{agent}\0{key or cwd}", heads, source)
     items: list[Item] = []
+    unread = 0
     for name, store in stores.items():
         if name in heads:
-            items.extend(
-                _added(store, scope(store, root, key, agent), config.host, since.get(name), since_at)
+            found, skipped = _added(
+                store, scope(store, root, key, agent), config.host, since.get(name), since_at
             )
+            items.extend(found)
+            unread += skipped
     if not items:
         return ""
-    return _render(items, since_at, key, _pointers(config, root, key))
-
-
-def _head(worktree: Path) -> str | None:
-    out = _git(worktree, "rev-parse", "-q", "--verify", "HEAD")
-    return out.strip() or None if out is not None else None
+    return _render(items, unread, since_at, key, _pointers(config, root, key))
 
 
 def _rotate(key: str, heads: dict[str, str], source: str) -> tuple[dict[str, str], datetime | None]:
@@ -175,7 +176,10 @@ def _rotate(key: str, heads: dict[str, str], source: str) -> tuple[dict[str, str
         else:
             since, at = {}, None
         sessions[key] = {"since": since, "since_at": at, "current": heads, "current_at": now.isoformat()}
-        atomic_write(path, json.dumps(sessions, indent=1, sort_keys=True).encode("utf-8"))
+        # Replaced in one step, not synced to disk: losing it to a power cut only shows the next session
+        # more than it needs (a session start is not worth two fsyncs).
+        data = json.dumps(sessions, indent=1, sort_keys=True).encode("utf-8")
+        os.replace(temp_beside(path, data, 0o600, fsync=False), path)
     try:
         when = datetime.fromisoformat(at) if isinstance(at, str) else None
     except ValueError:
@@ -185,12 +189,12 @@ def _rotate(key: str, heads: dict[str, str], source: str) -> tuple[dict[str, str
 
 def _added(
     store: StoreConfig, scope: Scope, host: str, since: str | None, since_at: datetime | None
-) -> list[Item]:
+) -> tuple[list[Item], int]:
     """The items the commits after ``since`` (a head; else those after ``since_at``, else of the last
-    ``FIRST_SESSION_DAYS``) added under ``scope``'s paths."""
+    ``FIRST_SESSION_DAYS``) added under ``scope``'s paths, and the count of added lines not read."""
     paths = [*scope.project, *scope.user]
     if not paths:
-        return []
+        return [], 0
     base = [
         "-c",
         "core.quotePath=false",
@@ -210,11 +214,14 @@ def _added(
     return _parse(out or "", scope, host)
 
 
-def _parse(out: str, scope: Scope, me: str) -> list[Item]:
+def _parse(out: str, scope: Scope, me: str) -> tuple[list[Item], int]:
+    """The items of a ``git log -p`` in ``_added``'s format, and how many added lines were not read (of
+    an append-only file or index, a commit's last ``LINES_PER_FILE`` lines are read: newest last)."""
     items: list[Item] = []
+    unread = 0
     for record in out.split("\x01")[1:]:
-        head, _, diff = record.partition("\x02")
-        _, date, body = [*head.split("\x1f", 2), "", ""][:3]
+        meta, _, diff = record.partition("\x02")
+        _, date, body = [*meta.split("\x1f", 2), "", ""][:3]
         host = next(
             (
                 line.split(":", 1)[1].strip()
@@ -230,12 +237,15 @@ def _parse(out: str, scope: Scope, me: str) -> list[Item]:
         for path, added, new in _files(diff):
             if host == me and _under(path, scope.own):
                 continue
+            if len(added) > LINES_PER_FILE and (is_append_only(path) or path.endswith("/MEMORY.md")):
+                unread += sum(1 for line in added[:-LINES_PER_FILE] if line.strip())
+                added = added[-LINES_PER_FILE:]
             project = _under(path, scope.project)
             items.extend(
                 Item(project, rank, when or at, host, path, text)
                 for rank, text, when in _items(path, added, new)
             )
-    return items
+    return items, unread
 
 
 def _files(diff: str) -> list[tuple[str, list[str], bool]]:
@@ -325,7 +335,7 @@ def _pointers(config: Config, root: Path | None, key: str) -> list[str]:
     return found[:6]
 
 
-def _render(items: list[Item], since_at: datetime | None, key: str, pointers: list[str]) -> str:
+def _render(items: list[Item], unread: int, since_at: datetime | None, key: str, pointers: list[str]) -> str:
     items = _newest_unique(items)
     items.sort(key=lambda item: (not item.project, item.rank, -item.at.timestamp(), item.path, item.text))
     when = (
@@ -358,8 +368,9 @@ def _render(items: list[Item], since_at: datetime | None, key: str, pointers: li
         lines.append(line)
         budget -= extra
         shown += 1
-    if shown < len(items):
-        lines.append(f"({len(items) - shown} more not shown: see the files below or `memsync log`.)")
+    if shown < len(items) + unread:
+        more = f"{len(items) - shown}" if not unread else f"up to {len(items) + unread - shown}"
+        lines.append(f"({more} more not shown: see the files below or `memsync log`.)")
     lines.extend(part for part in tail_parts if part)
     return "\n".join(lines)
 

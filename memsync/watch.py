@@ -421,29 +421,6 @@ class Debouncer:
         self._first = self._last = None
 
 
-def read_ref(git_dir: Path, ref: str) -> str | None:
-    """The sha ``ref`` (e.g. ``refs/heads/main``) points to in the repository at ``git_dir``, read from
-    its loose ref file or ``packed-refs`` without running git; None when absent or unreadable.
-
-    Cheap enough to run on every refs event (to tell a peer's push from the daemon's own).
-    """
-    try:
-        text = (git_dir / ref).read_text().strip()
-        if text and not text.startswith("ref:"):
-            return text
-    except (OSError, UnicodeDecodeError):
-        pass
-    try:
-        packed = (git_dir / "packed-refs").read_text()
-    except (OSError, UnicodeDecodeError):
-        return None
-    for line in packed.splitlines():
-        sha, _, name = line.partition(" ")
-        if name == ref:
-            return sha
-    return None
-
-
 def _resolved(path: Path) -> Path | None:
     """Where the symlink ``path`` points, or None for a symlink loop (which cannot be watched)."""
     try:
