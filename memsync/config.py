@@ -46,6 +46,7 @@ from memsync import identity
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
 from memsync.hosts import claude_code
+from memsync.paths import config_path as config_path  # re-exported: every command imports it from here
 
 log = logging.getLogger(__name__)
 
@@ -132,14 +133,6 @@ class Config:
         name = self.author_name or _git_config_value("user.name") or "memsync"
         email = self.author_email or _git_config_value("user.email") or f"memsync@{self.host}"
         return Identity(name=name, email=email)
-
-
-def config_path() -> Path:
-    """Where the config lives: ``$MEMSYNC_CONFIG`` if set, else ``<user config dir>/memsync/config.toml``."""
-    override = os.environ.get("MEMSYNC_CONFIG")
-    if override:
-        return Path(override).expanduser()
-    return platformdirs.user_config_path("memsync") / "config.toml"
 
 
 def default_store_dir(name: str) -> Path:

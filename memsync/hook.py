@@ -24,9 +24,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.instance import running_daemon_pid
+from memsync.paths import config_path
 
 ACTIONS = ("session-start", "sync-now")
 AGENTS = ("claude-code", "codex")
@@ -44,6 +44,7 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
     if action == "sync-now":
         sync_now(path)
         return ""
+    from memsync.config import load_config
     from memsync.session_context import session_context
 
     cwd, source = payload.get("cwd"), payload.get("source")
@@ -66,6 +67,7 @@ def sync_now(path: Path) -> str:
             return f"asked the daemon (PID {pid}) to sync"
         except OSError:
             pass  # it just exited: sync here
+    from memsync.config import load_config
     from memsync.cycle import run_cycle  # the sync engine, only when there is no daemon to ask
 
     config = load_config(path)
