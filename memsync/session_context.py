@@ -178,7 +178,7 @@ def _rotate(key: str, heads: dict[str, str], source: str) -> tuple[dict[str, str
         sessions[key] = {"since": since, "since_at": at, "current": heads, "current_at": now.isoformat()}
         # Replaced in one step, not synced to disk: losing it to a power cut only shows the next session
         # more than it needs (a session start is not worth two fsyncs).
-        data = json.dumps(sessions, indent=1, sort_keys=True).encode("utf-8")
+        data = json.dumps(sessions, sort_keys=True).encode("utf-8")
         os.replace(temp_beside(path, data, 0o600, fsync=False), path)
     try:
         when = datetime.fromisoformat(at) if isinstance(at, str) else None
@@ -234,12 +234,10 @@ def _parse(out: str, scope: Scope, me: str) -> tuple[list[Item], int]:
             at = datetime.fromisoformat(date.strip()).astimezone(UTC)
         except ValueError:
             continue
-        for path, added, new in _files(diff):
+        for path, added, new, skipped in _files(diff):
             if host == me and _under(path, scope.own):
                 continue
-            if len(added) > LINES_PER_FILE and (is_append_only(path) or path.endswith("/MEMORY.md")):
-                unread += sum(1 for line in added[:-LINES_PER_FILE] if line.strip())
-                added = added[-LINES_PER_FILE:]
+            unread += skipped
             project = _under(path, scope.project)
             items.extend(
                 Item(project, rank, when or at, host, path, text)
@@ -248,23 +246,30 @@ def _parse(out: str, scope: Scope, me: str) -> tuple[list[Item], int]:
     return items, unread
 
 
-def _files(diff: str) -> list[tuple[str, list[str], bool]]:
-    """(store path, added lines, whether the commit created the file) per file of a ``git log -p``."""
-    files: list[tuple[str, list[str], bool]] = []
-    current: list[str] | None = None
-    new = False
-    for line in diff.splitlines():
-        if line.startswith("diff --git "):
-            current, new = None, False
-        elif line.startswith("--- "):
-            new = line == "--- /dev/null"
-        elif line.startswith("+++ "):
-            name = line[4:].rstrip("\t")
-            current = None if name == "/dev/null" else []
-            if current is not None:
-                files.append((name.removeprefix("b/"), current, new))
-        elif current is not None and line.startswith("+"):
-            current.append(line[1:])
+def _files(diff: str) -> list[tuple[str, list[str], bool, int]]:
+    """Per file of one commit's ``git log -p --unified=0`` output: (store path, added lines, whether the
+    commit created the file, how many added lines were not kept). Of an append-only file or an index
+    only the last ``LINES_PER_FILE`` added lines are kept (newest last; the cut shows far fewer), found
+    from the end, so a commit that added thousands of lines costs little more than one that added a few."""
+    files: list[tuple[str, list[str], bool, int]] = []
+    for section in ("\n" + diff).split("\ndiff --git ")[1:]:
+        header, hunk, body = section.partition("\n@@")
+        plus = next((line for line in header.splitlines() if line.startswith("+++ ")), None)
+        name = plus[4:].rstrip("\t") if plus is not None else "/dev/null"
+        if name == "/dev/null" or not hunk:
+            continue  # a deletion, a mode change or a binary file: nothing added to read
+        path = name.removeprefix("b/")
+        total = body.count("\n+")
+        tail = is_append_only(path) or path.endswith("/MEMORY.md") or path == "MEMORY.md"
+        lines = (
+            body.rsplit("\n", 2 * LINES_PER_FILE + 1)[1:]
+            if tail and total > LINES_PER_FILE
+            else body.split("\n")
+        )
+        added = [line[1:] for line in lines if line.startswith("+")]
+        if tail:
+            added = added[-LINES_PER_FILE:]
+        files.append((path, added, "\n--- /dev/null" in "\n" + header, total - len(added)))
     return files
 
 
