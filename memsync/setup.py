@@ -116,10 +116,15 @@ def _store_table(raw: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _tracked(config: Config, live: Path) -> tuple[StoreConfig, str] | None:
+    """The store tracking ``live`` and its store path (for a host folder of project folders, the prefix
+    of theirs), or None."""
     for store in config.stores.values():
         for track in store.tracks:
             if track.live == live:
                 return store, track.store_path
+        for root in store.host_roots:
+            if root.live == live:
+                return store, root.prefix
     return None
 
 
@@ -341,7 +346,9 @@ def track(
 
     new, lines = _edit(cfg_path, mutate)
     store_cfg = new.stores[store]
-    store_path = next(t.store_path for t in store_cfg.tracks if t.live == live)
+    added = _tracked(new, live)
+    assert added is not None  # edit_config validated the config with the new track in it
+    store_path = added[1]
     lines.append(f"tracking {live} in store {store} as {store_path}")
     lines.extend(
         f"{live} is taken out of the tracked {outer} (store {name}): it syncs with store {store} only"
