@@ -256,7 +256,12 @@ def init(
         lines.append(_create_store(config, personal))
     for track in personal.tracks:
         lines.append(f"tracking {track.live} as {track.store_path}")
-    if not personal.tracks:
+    for root in personal.host_roots:
+        lines.append(
+            f"tracking {root.live}: each project's memory folder in it as {root.prefix}/<project>, "
+            "also those created later"
+        )
+    if not personal.tracks and not personal.host_roots:
         lines.append("tracking nothing in this store: add memory with `memsync track PATH`")
     if changed and existing is not None:
         lines.append(_reload_daemon(path))
