@@ -38,7 +38,7 @@ def log_output(draw: st.DrawFn) -> str:
     return draw(st.text(max_size=40)) + "".join(records)
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(log_output(), st.text(max_size=300))
 def test_any_history_gives_items_and_a_bounded_context(out: str, noise: str) -> None:
     scope = Scope(project=("roles",), user=("memory",), own=("roles/qa",))
@@ -50,7 +50,7 @@ def test_any_history_gives_items_and_a_bounded_context(out: str, noise: str) -> 
             assert len(rendered) < MAX_CHARS
 
 
-@settings(max_examples=50, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=2000))
 def test_any_transcript_bytes_give_a_path_or_none(tmp_path: Path, data: bytes) -> None:
     folder = tmp_path / "projects" / sanitize("/nowhere/at/all/x")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.identity import identity_name, normalise_remote_url, project_identity, project_key
@@ -64,6 +64,7 @@ def test_the_store_path_component_cannot_nest_or_hide() -> None:
     assert identity_name("") == "project"
 
 
+@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200))
 def test_any_url_gives_a_safe_name_or_none(url: str) -> None:
     normalised = normalise_remote_url(url)
