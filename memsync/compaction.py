@@ -157,7 +157,7 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
             f"{track_name(tracked.track)}: {label + ' ' if label else ''}"
             f"compacted, -{removed} line{'' if removed == 1 else 's'}"
         )
-    log.info("compacted %s and its store copy %s:%s (-%d lines)", tracked.live, store_cfg.name, rel, removed)
+    log.debug("compacted %s and its store copy %s:%s (-%d lines)", tracked.live, store_cfg.name, rel, removed)
     return Compaction(
         tracked.live, report.lines_before, report.lines_after, store_cfg.name, rel, removed, commit
     )

@@ -20,15 +20,16 @@ Layout::
     origin = "git@github.com:ada/memory.git"
 
     [[stores.personal.track]]
-    path = "~/.agents/memory/python-dev"
-    as = "roles/python-dev"          # optional, default: default_store_path_for(path)
+    path = "~/.agents/memory"
+    as = "roles"                     # optional, default: default_store_path_for(path)
+    exclude = ["scout"]              # optional: paths inside a tracked folder left out of it
 
-Unknown keys are kept (``edit_config`` writes them back) and logged as a warning when loading.
+A key none of ``KNOWN_KEYS`` names is an error naming the key and its table: a typo or a key written
+under the wrong table (a top-level key after ``[stores.x.remotes]``) would otherwise be taken silently.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import socket
@@ -42,13 +43,12 @@ from typing import Any
 import platformdirs
 import tomli_w
 
-from memsync import identity
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
 from memsync.hosts import claude_code
 from memsync.paths import config_path as config_path  # re-exported: every command imports it from here
-
-log = logging.getLogger(__name__)
+from memsync.remote_url import PLAIN_NAME, name_problem, url_problem
+from memsync.store_paths import default_store_path_for, legacy_store_paths_for, untaken
 
 DEFAULT_BRANCH = "main"
 _TOP_NUMBERS = {
@@ -57,23 +57,27 @@ _TOP_NUMBERS = {
     "pull_interval_s": 10.0,
     "partial_line_grace_s": 300.0,
 }
-_TOP_KEYS = {"host", "author", "stores", *_TOP_NUMBERS}
-_STORE_KEYS = {"path", "branch", "remotes", "track"}
-_TRACK_KEYS = {"path", "as"}
-# A store or remote name becomes part of git ref names and of file names: keep it plain.
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# The keys of each table of the config, in one place: a key added to the config goes here (and into
+# _validate). `stores.*.remotes` is a table of remote names, so it has no fixed keys.
+KNOWN_KEYS: Mapping[str, frozenset[str]] = {
+    "": frozenset({"host", "author", "stores", *_TOP_NUMBERS}),
+    "author": frozenset({"name", "email"}),
+    "stores.*": frozenset({"path", "branch", "remotes", "track"}),
+    "stores.*.track[]": frozenset({"path", "as", "exclude"}),
+}
+_NAME = PLAIN_NAME
 # What `git check-ref-format --branch` would accept for the simple names a store uses.
-_BRANCH = re.compile(r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9._/-]+(?<![./])$")
+BRANCH_NAME = re.compile(r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9._/-]+(?<![./])$")
 
 
 @dataclass(frozen=True)
 class Track:
     """One tracked path: a live memory file or role directory on this machine and its path in the store.
 
-    ``excludes``: live paths inside ``live`` that another store tracks; they belong to that store alone
-    (how one role of a tracked folder goes to a team store). ``legacy``: store paths earlier versions gave
-    the same default (``legacy_store_paths_for``), whose content each cycle folds into ``store_path``
-    (``memsync.legacy``). Both derived by ``load_config``, never written.
+    ``excludes``: live paths inside ``live`` that are not synced with it: those another store tracks
+    (they belong to that store alone: how one role of a tracked folder goes to a team store) and those
+    the track's own ``exclude`` list names (relative to ``live``). Sorted; derived by ``load_config``.
+    ``legacy``: the store paths earlier versions gave it, folded into ``store_path`` (``memsync.legacy``).
     """
 
     live: Path
@@ -84,9 +88,8 @@ class Track:
 
 @dataclass(frozen=True)
 class HostRoot:
-    """A tracked folder of an agent host that holds one memory folder per project (Claude Code's
-    ``~/.claude/projects``): each project folder's memory is a track of its own, at ``<prefix>/<project
-    key>``. The daemon watches ``live`` for project folders that appear."""
+    """A tracked host folder of one memory folder per project (Claude Code's ``~/.claude/projects``): each
+    is a track of its own at ``<prefix>/<project key>``; the daemon watches ``live`` for new ones."""
 
     live: Path
     prefix: str
@@ -140,85 +143,39 @@ def default_store_dir(name: str) -> Path:
     return platformdirs.user_data_path("memsync") / "stores" / name
 
 
-def default_store_path_for(live: Path) -> str:
-    """The store path a tracked ``live`` path maps to when the config gives none (DESIGN "Vocabulary",
-    "Agent hosts").
-
-    ``~/.agents/memory/<role>`` -> ``roles/<role>``; ``<project>/.agents/memory/<role>`` ->
-    ``projects/<project key>/<role>`` and a Claude Code project memory folder
-    ``~/.claude/projects/<name>/memory`` -> ``claude/projects/<project key>`` (the key is the project's
-    identity: ``memsync.identity.project_key``); ``<name>.jsonl`` -> ``memory/<name>.jsonl`` and the
-    folder ``~/.agent-memory`` -> ``memory``; any other path under the home directory -> its path relative
-    to home without leading dots (``~/.claude/memory`` -> ``claude/memory``, ``~/.codex/memories`` ->
-    ``codex/memories``); anything else -> ``paths/<name>``. Pure apart from reading the project's git
-    config and Claude Code's transcripts; never raises.
-    """
-    live = _absolute_path(live)
-    if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
-        return claude_code.project_memory(live).store_path
-    return _default_store_path(live, identity.project_key)
-
-
-def legacy_store_paths_for(live: Path) -> tuple[str, ...]:
-    """The store paths earlier memsync versions gave ``live`` by default where they differ from
-    ``default_store_path_for(live)``: a project's role keyed by the last name of its ``origin`` URL (else
-    its directory name), a Claude Code project memory folder by its home-relative path or its folder
-    name. memsync folds their content into the current store path (``memsync.legacy``). Never raises."""
-    live = _absolute_path(live)
-    if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
-        return claude_code.project_memory(live).legacy
-    legacy = _default_store_path(live, _project_name)
-    return () if legacy == _default_store_path(live, identity.project_key) else (legacy,)
-
-
-def _absolute_path(path: Path) -> Path:
-    return Path(os.path.abspath(path.expanduser()))
-
-
-def _default_store_path(live: Path, project_name: Callable[[Path], str]) -> str:
-    home = _absolute_path(Path.home())
-    if live.suffix == ".jsonl":
-        return f"memory/{live.name}"
-    if live == home / ".agent-memory":  # the folder of memory files: its files keep their per-file paths
-        return "memory"
-    parts = live.parts
-    for i in range(len(parts) - 1, 0, -1):
-        if parts[i - 1 : i + 1] != (".agents", "memory"):
-            continue
-        owner = Path(*parts[: i - 1])
-        rest = "/".join(parts[i + 1 :])
-        prefix = "roles" if owner == home else f"projects/{project_name(owner)}"
-        return f"{prefix}/{rest}" if rest else prefix
-    if live != home and live.is_relative_to(home):
-        return "/".join(part.lstrip(".") or part for part in live.relative_to(home).parts)
-    return f"paths/{live.name}"
-
-
 def load_config(path: Path | None = None, *, discover: bool = True) -> Config:
     """Read and validate the config at ``path`` (default ``config_path()``).
 
-    Expands ``~`` in paths, fills defaults, warns about unknown keys (kept in the file). A tracked host
-    folder of project memory folders (``StoreConfig.host_roots``) becomes one track per project folder
-    found in it now (``hosts.claude_code.expand_projects_root``), unless ``discover`` is False (a reader
-    that needs only the configured tracks skips the per-project git calls). A config with no stores is
-    valid. Raises ``MemsyncError`` naming the file (and the key) when the file is missing, is not TOML,
-    or a value is invalid.
+    Expands ``~`` in paths and fills defaults. A host folder of project memory folders (``host_roots``)
+    gives a track per project folder in it now, unless ``discover`` is False (the readers that need only
+    the configured tracks skip its git calls). A config with no stores is valid. Raises
+    ``MemsyncError`` naming the file (and the key, and its table) when the file is missing, is not TOML,
+    holds a key ``KNOWN_KEYS`` does not name, or a value is invalid.
     """
     path = config_path() if path is None else path
-    return _validate(_read_raw(path, missing_ok=False), path, discover=discover)
+    return _validate(_read_raw(path, missing_ok=False), _Checker(path), discover=discover)
+
+
+def validate_raw(raw: Mapping[str, Any], path: Path) -> Config:
+    """Validate ``raw`` (a config as TOML data, e.g. after a change) as ``load_config`` would, but say
+    in an error that the change is at fault, not the file at ``path``. Raises ``MemsyncError``."""
+    return _validate(raw, _Checker(path, change=True))
 
 
 def edit_config(path: Path | None, mutate: Callable[[dict[str, Any]], None]) -> Config:
     """Change the config file under a lock: read its raw TOML table (empty if the file is missing), let
-    ``mutate`` change it in place, validate, and write it back atomically; unrelated keys (unknown ones
-    included) are kept. ``mutate`` must store plain TOML values (str, not Path). Returns the new Config;
-    raises ``MemsyncError`` (file unchanged) when the result is invalid or the file cannot be read.
+    ``mutate`` change it in place, validate, and write it back atomically; every other key and value is
+    kept. ``mutate`` must store plain TOML values (str, not Path). Returns the new Config; raises
+    ``MemsyncError`` (file unchanged) when the file is invalid already (naming it), when the result
+    would be (naming the key, not the file), or when the file cannot be read.
     """
     path = config_path() if path is None else path
     with writer_lock(path):
         raw = _read_raw(path, missing_ok=True)
+        if raw:
+            _validate(raw, _Checker(path))
         mutate(raw)
-        config = _validate(raw, path, warn_unknown=False)
+        config = validate_raw(raw, path)
         try:
             data = tomli_w.dumps(raw).encode("utf-8")
         except (TypeError, ValueError) as exc:
@@ -243,13 +200,16 @@ def _read_raw(path: Path, *, missing_ok: bool) -> dict[str, Any]:
 
 
 class _Checker:
-    """Type checks that raise one-line errors naming the key and the file."""
+    """Type checks that raise one-line errors naming the key: and the file when it is at fault, or,
+    for a change not written yet (``change``), the change."""
 
-    def __init__(self, path: Path, warn_unknown: bool) -> None:
+    def __init__(self, path: Path, *, change: bool = False) -> None:
         self.path = path
-        self.warn_unknown = warn_unknown
+        self.change = change
 
     def fail(self, key: str, why: str) -> MemsyncError:
+        if self.change:
+            return MemsyncError(f"cannot change the config: `{key}` {why}. Nothing was written")
         return MemsyncError(f"invalid config {self.path}: `{key}` {why}. Edit the file and try again")
 
     def string(self, value: object, key: str) -> str:
@@ -272,25 +232,35 @@ class _Checker:
             raise self.fail(key, "must be a plain name (letters, digits, '.', '_', '-')")
         return value
 
-    def unknown(self, table: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
-        if not self.warn_unknown:
-            return
+    def unknown(self, table: Mapping[str, Any], kind: str, where: str) -> None:
+        """Refuse a key of ``table`` that ``KNOWN_KEYS[kind]`` lacks; ``where`` names the table."""
+        allowed = KNOWN_KEYS[kind]
         for key in table:
             if key not in allowed:
-                log.warning("config %s: unknown key `%s%s` (kept, ignored)", self.path, prefix, key)
+                place = f"in table [{where}]" if where else "at the top level"
+                known = ", ".join(sorted(allowed))
+                raise self.fail(
+                    f"{where + '.' if where else ''}{key}", f"is not a known key {place} (known: {known})"
+                )
+
+    def remote(self, name: str, url: object, key: str) -> str:
+        text = self.string(url, key)
+        why = name_problem(name) or url_problem(text)
+        if why is None:
+            return text
+        if name in KNOWN_KEYS[""] or name in KNOWN_KEYS["author"]:
+            why += f" (`{name}` looks like a setting: top-level keys go before the first [table])"
+        raise self.fail(key, f"= {text!r}: {why}")
 
 
-def _validate(
-    raw: Mapping[str, Any], path: Path, *, warn_unknown: bool = True, discover: bool = True
-) -> Config:
-    check = _Checker(path, warn_unknown)
-    check.unknown(raw, _TOP_KEYS, "")
+def _validate(raw: Mapping[str, Any], check: _Checker, *, discover: bool = True) -> Config:
+    check.unknown(raw, "", "")
     host = check.string(raw["host"], "host") if "host" in raw else socket.gethostname()
     numbers = {
         key: check.seconds(raw[key], key) if key in raw else default for key, default in _TOP_NUMBERS.items()
     }
     author = check.table(raw.get("author", {}), "author")
-    check.unknown(author, {"name", "email"}, "author.")
+    check.unknown(author, "author", "author")
     author_name = check.string(author["name"], "author.name") if "name" in author else None
     author_email = check.string(author["email"], "author.email") if "email" in author else None
     stores = {
@@ -300,7 +270,7 @@ def _validate(
         for name, table in check.table(raw.get("stores", {}), "stores").items()
     }
     return Config(
-        path=path,
+        path=check.path,
         host=host,
         author_name=author_name,
         author_email=author_email,
@@ -310,22 +280,22 @@ def _validate(
 
 
 def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
-    """Give each track the live paths inside it that another store tracks (a nested track wins)."""
+    """Give each track the live paths inside it that another store tracks (a nested track wins), beside
+    those its own ``exclude`` list names."""
     everything = [(name, track.live) for name, store in stores.items() for track in store.tracks]
+
+    def nested(name: str, track: Track) -> set[Path]:
+        return {
+            live
+            for other, live in everything
+            if other != name and live != track.live and live.is_relative_to(track.live)
+        }
+
     return {
         name: replace(
             store,
             tracks=tuple(
-                replace(
-                    track,
-                    excludes=tuple(
-                        sorted(
-                            live
-                            for other, live in everything
-                            if other != name and live != track.live and live.is_relative_to(track.live)
-                        )
-                    ),
-                )
+                replace(track, excludes=tuple(sorted({*track.excludes, *nested(name, track)})))
                 for track in store.tracks
             ),
         )
@@ -335,15 +305,15 @@ def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
 
 def _store(check: _Checker, name: str, table: Mapping[str, Any], discover: bool) -> StoreConfig:
     key = f"stores.{name}"
-    check.unknown(table, _STORE_KEYS, f"{key}.")
+    check.unknown(table, "stores.*", key)
     store_dir = (
         _expand(check.string(table["path"], f"{key}.path")) if "path" in table else default_store_dir(name)
     )
     branch = check.string(table.get("branch", DEFAULT_BRANCH), f"{key}.branch")
-    if not _BRANCH.match(branch):
+    if not BRANCH_NAME.match(branch):
         raise check.fail(f"{key}.branch", f"is not a valid git branch name ({branch!r})")
     remotes = {
-        check.name(remote, f"{key}.remotes.{remote}"): check.string(url, f"{key}.remotes.{remote}")
+        remote: check.remote(remote, url, f"{key}.remotes.{remote}")
         for remote, url in check.table(table.get("remotes", {}), f"{key}.remotes").items()
     }
     entries = table.get("track", [])
@@ -355,7 +325,7 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any], discover: bool)
     for i, entry in enumerate(entries):
         tkey = f"{key}.track[{i}]"
         entry = check.table(entry, tkey)
-        check.unknown(entry, _TRACK_KEYS, f"{tkey}.")
+        check.unknown(entry, "stores.*.track[]", tkey)
         if "path" not in entry:
             raise check.fail(f"{tkey}.path", "is required")
         live = _expand(check.string(entry["path"], f"{tkey}.path"))
@@ -373,45 +343,33 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any], discover: bool)
         if live.is_relative_to(store_dir) or store_dir.is_relative_to(live):
             raise check.fail(f"{tkey}.path", f"{live} overlaps the store itself ({store_dir})")
         claimed.append((live, store_path))
-        if root:
+        excludes = _excludes(check, entry.get("exclude", []), f"{tkey}.exclude", live)
+        if root:  # one track per project memory folder in it, but those its exclude list names
             roots.append(HostRoot(live, store_path))
-            if discover:
-                tracks.extend(
-                    Track(m.live, m.store_path, legacy=m.legacy)
-                    for m in claude_code.expand_projects_root(live, store_path)
-                )
+            found = claude_code.expand_projects_root(live, store_path) if discover else []
+            tracks.extend(
+                Track(m.live, m.store_path, legacy=m.legacy) for m in found if m.live.parent not in excludes
+            )
         else:
             legacy = () if "as" in entry else legacy_store_paths_for(live)
-            tracks.append(Track(live=live, store_path=store_path, legacy=legacy))
-    return StoreConfig(
-        name=name,
-        path=store_dir,
-        branch=branch,
-        remotes=remotes,
-        tracks=_without_taken_legacy(tracks),
-        host_roots=tuple(roots),
-    )
+            tracks.append(Track(live=live, store_path=store_path, excludes=excludes, legacy=legacy))
+    # Only the legacy store paths no other track takes are folded (``store_paths.untaken``).
+    kept = untaken([track.store_path for track in tracks], [track.legacy for track in tracks])
+    tracks = [replace(track, legacy=legacy) for track, legacy in zip(tracks, kept, strict=True)]
+    return StoreConfig(name, store_dir, branch, remotes, tuple(tracks), tuple(roots))
 
 
-def _without_taken_legacy(tracks: list[Track]) -> tuple[Track, ...]:
-    """``tracks`` without the legacy store paths that overlap a current store path or another track's
-    legacy path: content a track maps now is never folded into another one."""
-    current = [PurePosixPath(track.store_path) for track in tracks]
-    counts: dict[PurePosixPath, int] = {}
-    for track in tracks:
-        for old in track.legacy:
-            counts[PurePosixPath(old)] = counts.get(PurePosixPath(old), 0) + 1
-
-    def free(old: str) -> bool:
-        mine = PurePosixPath(old)
-        if any(mine.is_relative_to(p) or p.is_relative_to(mine) for p in current):
-            return False
-        return not any(
-            (mine.is_relative_to(o) or o.is_relative_to(mine)) and (o != mine or n > 1)
-            for o, n in counts.items()
-        )
-
-    return tuple(replace(track, legacy=tuple(p for p in track.legacy if free(p))) for track in tracks)
+def _excludes(check: _Checker, value: object, key: str, live: Path) -> tuple[Path, ...]:
+    """A track's ``exclude`` list: paths relative to the tracked folder (``"scout"``), as live paths."""
+    if not isinstance(value, list):
+        raise check.fail(key, f"must be a list of paths inside the tracked folder (got {value!r})")
+    paths = []
+    for item in value:
+        rel = PurePosixPath(check.string(item, key))
+        if rel.is_absolute() or ".." in rel.parts or rel == PurePosixPath("."):
+            raise check.fail(key, f"must list paths relative to {live}, inside it (got {item!r})")
+        paths.append(live / rel)
+    return tuple(sorted(paths))
 
 
 def _store_path(check: _Checker, value: object, key: str) -> str:
@@ -440,26 +398,3 @@ def _git_config_value(key: str) -> str | None:
         return None
     value = result.stdout.strip()
     return value if result.returncode == 0 and value else None
-
-
-def _project_name(project: Path) -> str:
-    """The project name earlier versions keyed a project's roles by: the name of ``project``'s ``origin``
-    remote repository (``.../name.git`` -> ``name``), else the directory's name."""
-    try:
-        # The ceiling keeps git from reading the config of a repository that merely encloses the project.
-        env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(project.parent)}
-        result = subprocess.run(
-            ["git", "-C", str(project), "config", "--get", "remote.origin.url"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        result = None
-    url = result.stdout.strip() if result is not None and result.returncode == 0 else ""
-    name = re.split(r"[/:\\]", url.rstrip("/"))[-1] if url else ""
-    name = name.removesuffix(".git")
-    return name if name and _NAME.match(name) else project.name

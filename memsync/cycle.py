@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import filelock
@@ -37,6 +37,8 @@ from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import RemoteOutcome, Store
 from memsync.syncstate import SyncState
 from memsync.track import Clash, DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
+from memsync.track_listing import list_tracks, untracked_group
+from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +257,9 @@ def sweep_stale_temps(store_cfg: StoreConfig) -> int:
             removed += sweep_temps(track.live.parent, recursive=False)
     if removed:
         log.info(
-            "store %s: removed %d memsync temp file(s) left by an interrupted write", store_cfg.name, removed
+            "store %s: removed %s left by an interrupted write",
+            store_cfg.name,
+            plural(removed, "memsync temp file"),
         )
     return removed
 
@@ -314,7 +318,8 @@ def _shorten(message: str) -> str:
 
 def _delivered(report: DeliverReport) -> list[str]:
     return [
-        f"{report.name}: {c.label or c.path} {c.action}" + (f" (+{c.lines} lines)" if c.lines else "")
+        f"{report.name}: {c.label or c.path} {c.action}"
+        + (f" (+{plural(c.lines, 'line')})" if c.lines else "")
         for c in report.changes
     ]
 
@@ -428,7 +433,7 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
             if _live_path(store_cfg.tracks, rel) is None and not any(
                 rel.startswith(old + "/") or rel == old for old in folded
             ):
-                untracked.add(_group(rel))
+                untracked.add(untracked_group(rel, store_cfg.tracks))
             if not is_append_only(rel) and _has_both_kept(path):
                 both_kept.append(str(_live_path(store_cfg.tracks, rel) or rel))
             if is_aside(rel):
@@ -467,27 +472,24 @@ def _has_both_kept(path: Path) -> bool:
 
 
 def _live_path(tracks: tuple[Track, ...], rel: str) -> Path | None:
-    """The live path of store path ``rel`` on this machine, None when no track maps it."""
+    """The live path of store path ``rel`` on this machine, None when no track maps it (or the track
+    leaves it out: ``Track.excludes``)."""
     for track in tracks:
         prefix = track.store_path.strip("/")
         if rel == prefix:
             return track.live
         if rel.startswith(prefix + "/"):
-            return track.live / rel[len(prefix) + 1 :]
+            live = track.live / rel[len(prefix) + 1 :]
+            return None if any(live.is_relative_to(p) for p in track.excludes) else live
     return None
-
-
-def _group(rel: str) -> str:
-    """An untracked store path shown by its top two directories (``roles/x/...`` -> ``roles/x/``)."""
-    parts = PurePosixPath(rel).parts
-    return rel if len(parts) <= 2 else "/".join(parts[:2]) + "/"
 
 
 def collect_status(path: Path) -> dict[str, Any]:
     """Everything `memsync status` shows, for the config file ``path``, as plain JSON data.
 
-    ``{"config": str, "daemon": {"running": bool, "pid": int|None}, "stores": {name: {...}}}`` where each
-    store has path, branch, last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
+    ``{"config": str, "host": str, "daemon": {"running": bool, "pid": int|None}, "stores": {name: {...}}}``
+    where each store has path, branch, tracks (``track_listing.list_tracks``: path, store_path, files,
+    exists, excludes), last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
     unpushed, held_back_secrets (file, line, detector), both_kept, set_aside (files a merge moved out of
     a directory's way), clashes (file, store_path, here: "file"/"directory", advice: a file meeting a
     directory, not synced until renamed), untracked, size_bytes, partly_loaded (file, lines, bytes: a
@@ -520,6 +522,7 @@ def collect_status(path: Path) -> dict[str, Any]:
             "unpushed": status.get("unpushed", 0),
             "clashes": status.get("clashes", []),
             "exists": (store_cfg.path / ".git").is_dir(),
+            "tracks": list_tracks(store_cfg),
             "partly_loaded": [
                 {"file": str(index), "lines": lines, "bytes": size}
                 for index, lines, size in oversized_indexes(track.live for track in store_cfg.tracks)
@@ -531,7 +534,12 @@ def collect_status(path: Path) -> dict[str, Any]:
             else {"held_back_secrets": [], "both_kept": [], "set_aside": [], "untracked": [], "size_bytes": 0}
         )
         stores[name].update(facts)
-    return {"config": str(path), "daemon": {"running": pid is not None, "pid": pid}, "stores": stores}
+    return {
+        "config": str(path),
+        "host": config.host,
+        "daemon": {"running": pid is not None, "pid": pid},
+        "stores": stores,
+    }
 
 
 # --- log and resync ------------------------------------------------------------------------------
@@ -636,8 +644,8 @@ def resync(path: Path, remote: str, store_name: str | None = None) -> str:
         reset_sync_state(store)
     report = run_cycle(config, store_cfg)
     removed = (
-        f"; {purged.live_lines} line(s) purged there removed from {len(purged.live_files)} live "
-        "file(s) here too"
+        f"; {plural(purged.live_lines, 'line')} purged there removed from "
+        f"{plural(len(purged.live_files), 'live file')} here too"
         if purged.live_lines
         else ""
     )

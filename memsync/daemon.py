@@ -28,6 +28,7 @@ from memsync.errors import MemsyncError
 from memsync.instance import instance_stem, pid_file, read_pid
 from memsync.refs import read_ref
 from memsync.watch import Debouncer, Watcher, WatchEvent, remote_git_dir
+from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def instance_lock(path: Path) -> Iterator[None]:
         pid = read_pid(pid_file(path))
         who = f"PID {pid}" if pid else "another process"
         raise MemsyncError(
-            f"memsync daemon: a daemon ({who}) is already running for {path}. "
+            f"cannot start the daemon: another one ({who}) is already running for {path}. "
             "Stop it first, or run `memsync sync` for a one-off cycle"
         ) from None
     try:
@@ -172,9 +173,9 @@ class Daemon:
         with watcher:
             watcher.set_targets(*self._targets())
             log.info(
-                "watching %d directories for %d stores (config %s)",
-                len(watcher.watched_dirs),
-                len(self.config.stores),
+                "watching %s for %s (config %s)",
+                plural(len(watcher.watched_dirs), "directory", "directories"),
+                plural(len(self.config.stores), "store"),
                 self.path,
             )
             sd_notify("READY=1")
@@ -305,9 +306,9 @@ class Daemon:
                 self.states[name].reconciled = False
         watcher.set_targets(*self._targets())
         log.info(
-            "config reloaded: %d stores, %d watched directories",
-            len(self.config.stores),
-            len(watcher.watched_dirs),
+            "config reloaded: %s, %s",
+            plural(len(self.config.stores), "store"),
+            plural(len(watcher.watched_dirs), "watched directory", "watched directories"),
         )
 
     def _cycle(self, name: str, *, exchange: bool, reason: str) -> None:

@@ -24,6 +24,7 @@ from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
 from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
+from memsync.wording import plural
 
 Level = Literal["OK", "WARN", "FAIL"]
 MIN_GIT = (2, 25)
@@ -237,7 +238,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
     except MemsyncError as exc:
         checks.append(Check("FAIL", "config", str(exc)))
         return checks
-    checks.append(Check("OK", "config", f"{path}, {len(config.stores)} store(s)"))
+    checks.append(Check("OK", "config", f"{path}, {plural(len(config.stores), 'store')}"))
     checks.append(check_identity(config))
     for store in config.stores.values():
         checks.extend(check_store(store))

@@ -53,6 +53,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, Literal
 
+from memsync.argcheck import existing_parent
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats import jsonl, markdown
@@ -375,6 +376,7 @@ def resolve_agent(spec: str, *, create: bool = False) -> Agent:
             f"handoff: {spec!r} is not a tracked agent. To create a new role that syncs, "
             f"give its path in a tracked folder, such as ~/.agents/memory/{spec}"
         )
+    path = existing_parent(path, "TO")
     fmt = "jsonl" if path.suffix == ".jsonl" else "role"
     return Agent(agent_name(path, fmt), path, fmt)
 

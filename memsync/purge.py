@@ -57,6 +57,7 @@ from memsync.fsio import atomic_write, writer_lock
 from memsync.layout import STORE_META_DIR, is_ignored
 from memsync.store import Store
 from memsync.syncstate import FileState, SyncState
+from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
         live_files += [path for path in done.live_files if path not in live_files]
         changed += done.objects_changed
     report = PurgeReport(store_cfg.name, live_lines, tuple(live_files), changed, tuple(remotes))
-    log.info(
+    log.debug(
         "store %s: purged %s: %d live lines, %d objects rewritten",
         store_cfg.name,
         needle.describe(),
@@ -436,11 +437,11 @@ def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
     changed, _ = _rewrite_history(git, needle)
     if live_lines or changed:
         log.info(
-            "store %s: honoured %s's purge records: %d live lines, %d objects rewritten",
+            "store %s: honoured %s's purge records: %s removed, %s rewritten",
             store.cfg.name,
             remote,
-            live_lines,
-            changed,
+            plural(live_lines, "live line"),
+            plural(changed, "object"),
         )
     return PurgeReport(store.cfg.name, live_lines, tuple(live_files), changed, ())
 

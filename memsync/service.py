@@ -190,7 +190,7 @@ def install() -> ServiceReport:
     """
     if not config_path().exists():
         raise MemsyncError(
-            f"memsync service install: no config at {config_path()}. "
+            f"cannot install the service: no config at {config_path()}. "
             "Run `memsync init` first, then install the service"
         )
     argv, env = daemon_argv(), service_env()

@@ -45,6 +45,7 @@ from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
 from memsync.layout import HOST_TRAILER, IGNORED_NAMES, aside_name, is_ignored
+from memsync.remote_head import point_local_head
 
 log = logging.getLogger(__name__)
 
@@ -307,6 +308,11 @@ class Store:
                 head = self._rev(repo, "HEAD")
                 assert head is not None
                 self._state_set(first, seen=head)
+                local = local_remote_path(self.cfg.remotes[first])
+                if (
+                    local is not None
+                ):  # a bare remote made with a HEAD for another branch: clone shows this one
+                    point_local_head(local, self.cfg.branch)
 
     def _prepare(self, lock_wait_s: float) -> None:
         self.meta_dir.mkdir(parents=True, exist_ok=True)

@@ -125,7 +125,7 @@ def test_a_bad_memory_line_is_kept_verbatim_and_the_lines_around_it_sync(
     assert check.returncode == 1 and len(check.stdout.splitlines()) == 1
     assert check.stdout.startswith(f"{bob.memory_file}:")
     shown = bob.cli("show", str(bob.memory_file))
-    assert shown.returncode == 0 and "problem(s)" in shown.stderr and "good line after" in shown.stdout
+    assert shown.returncode == 0 and "1 problem in" in shown.stderr and "good line after" in shown.stdout
 
 
 @pytest.mark.slow
@@ -275,15 +275,15 @@ def test_a_symlink_loop_inside_a_role_directory(pair: tuple[Peer, Peer]) -> None
 
 @pytest.mark.slow
 def test_a_role_directory_with_10000_files(pair: tuple[Peer, Peer]) -> None:
-    """10,000 new files arrive whole at the peer; the first sync stays within a bound (40 s) that the old
-    per-file fsyncs and sync state commits overran (~50 s idle, 125 s under load) while the batched writes
-    keep well inside it on a loaded 2-core CI machine (7-11 s). Figures: bench/first_sync_bench.py."""
+    """10,000 new files arrive whole at the peer. How long the first sync takes is a figure of
+    bench/first_sync_bench.py (against cp + git in the same run), not a bound here: on a loaded machine a
+    bound only flakes."""
     alice, bob = pair
     notes = alice.role_dir / "notes"
     notes.mkdir()
     for i in range(10_000):
         (notes / f"n{i:05d}.md").write_bytes(b"note %d\n" % i)
-    result = alice.cli("sync", timeout=40)
+    result = alice.cli("sync", timeout=600)
     assert result.returncode == 0, result.stderr
     sync(bob)
     arrived = sorted((bob.role_dir / "notes").iterdir())

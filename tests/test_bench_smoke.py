@@ -52,3 +52,17 @@ def test_session_start_bench_quick_runs() -> None:
         assert f"| {label}" in out
     targets = out.split("## targets", 1)[1]
     assert targets.count("PASS") + targets.count("FAIL") == 3
+
+
+def test_scan_bench_runs() -> None:
+    """The secret-scan benchmark (bench/scan_bench.py) prints both scanners and a verdict; its exit code
+    is that verdict, a figure of the machine, so only the report is checked here."""
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "scan_bench.py"), "--lines", "200", "--repeat", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "| memsync scan_text |" in result.stdout and "ungated |" in result.stdout, result.stderr
+    assert "ratio memsync / baseline: " in result.stdout and "target per line < 1000 µs: " in result.stdout

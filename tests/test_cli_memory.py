@@ -126,7 +126,7 @@ def test_check_lists_each_problem_and_exits_1(tmp_path: Path, cli: Cli) -> None:
     assert lines[2].startswith(f"{path}:5: last line has no newline")
     assert len(lines) == 3
     code, out, err = cli("show", str(path))
-    assert code == 0 and "3 problem(s)" in err and out.count("\n") == 1
+    assert code == 0 and "3 problems in" in err and out.count("\n") == 1
 
 
 def test_prompt_and_compact(tmp_path: Path, cli: Cli) -> None:

@@ -21,7 +21,7 @@ def test_status_with_the_store_missing_says_so_and_exits_1(
     shutil.rmtree(store)
     result = run_cli("status")
     assert result.returncode == 1, result.stderr
-    assert result.stdout.splitlines()[1] == (
+    assert result.stdout.splitlines()[2] == (
         f"store personal: missing, no git repository at {store}. Run `memsync init` to create it, "
         "or fix stores.personal.path in the config"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import logging
+import re
 import socket
 import tempfile
 import tomllib
@@ -20,12 +20,12 @@ from memsync.config import (
     Track,
     config_path,
     default_store_dir,
-    default_store_path_for,
     edit_config,
     legacy_store_paths_for,
     load_config,
 )
 from memsync.errors import MemsyncError
+from memsync.store_paths import default_store_path_for
 from tests.helpers import git
 
 FULL = """\
@@ -34,7 +34,6 @@ debounce_s = 2
 max_delay_s = 20.5
 pull_interval_s = 30.0
 partial_line_grace_s = 60.0
-future_knob = "kept"
 
 [author]
 name = "Ada"
@@ -166,29 +165,54 @@ def test_bad_toml_names_the_file(tmp_path: Path) -> None:
         load_config(path)
 
 
-def test_unknown_keys_warn_and_are_kept_by_edit_config(
-    home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("text", "key", "table"),
+    [
+        ("future_knob = 1\n" + FULL, "future_knob", "at the top level"),
+        (FULL.replace("[author]\n", '[author]\nnickname = "A"\n'), "author.nickname", "in table [author]"),
+        (FULL + "colour = 'blue'\n", "stores.team.colour", "in table [stores.team]"),
+        (
+            FULL + "[[stores.team.track]]\npath = '/m.jsonl'\nalias = 'x'\n",
+            "stores.team.track[0].alias",
+            "in table [stores.team.track[0]]",
+        ),
+    ],
+)
+def test_an_unknown_key_in_any_table_is_an_error_naming_the_key_and_the_table(
+    home: Path, tmp_path: Path, text: str, key: str, table: str
 ) -> None:
-    path = _write(tmp_path / "config.toml", FULL + "colour = 'blue'\n")
-    with caplog.at_level(logging.WARNING, logger="memsync.config"):
+    path = _write(tmp_path / "config.toml", text)
+    expected = f"invalid config {path}: `{key}` is not a known key {table}"
+    with pytest.raises(MemsyncError, match=re.escape(expected)):
         load_config(path)
-    warned = " ".join(record.getMessage() for record in caplog.records)
-    assert "future_knob" in warned and "stores.team.colour" in warned
 
     def add_remote(raw: dict[str, Any]) -> None:
         raw["stores"]["team"]["remotes"] = {"origin": "/srv/team.git"}
 
-    config = edit_config(path, add_remote)
-    assert dict(config.stores["team"].remotes) == {"origin": "/srv/team.git"}
-    raw = tomllib.loads(path.read_text())
-    assert raw["future_knob"] == "kept"
-    assert raw["stores"]["team"]["colour"] == "blue"
-    assert raw["stores"]["personal"]["path"] == "~/stores/personal"  # written as the user wrote it
-    assert raw["stores"]["personal"]["track"][1] == {
-        "path": "~/notes/lessons.jsonl",
-        "as": "memory/mine.jsonl",
-    }
-    assert load_config(path) == config
+    with pytest.raises(MemsyncError, match=re.escape(expected)):
+        edit_config(path, add_remote)
+    assert path.read_text() == text  # nothing written
+
+
+def test_a_setting_written_under_the_remotes_table_is_refused_with_a_hint(home: Path, tmp_path: Path) -> None:
+    """Appending `host = ...` to a config that ends in [stores.x.remotes] made a remote named host."""
+    text = '[stores.personal.remotes]\norigin = "/srv/me.git"\nhost = "desk"\n'
+    path = _write(tmp_path / "config.toml", text)
+    with pytest.raises(MemsyncError, match=r"stores\.personal\.remotes\.host` = 'desk'.*go before the first"):
+        load_config(path)
+
+
+def test_an_edit_that_would_make_the_config_invalid_names_the_key_not_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "missing" / "config.toml"
+
+    def bad(raw: dict[str, Any]) -> None:
+        raw["colour"] = "blue"
+
+    with pytest.raises(MemsyncError) as caught:
+        edit_config(path, bad)
+    message = str(caught.value)
+    assert message.startswith("cannot change the config: `colour` is not a known key at the top level")
+    assert str(path) not in message and not path.exists()
 
 
 def test_edit_config_creates_the_file_and_refuses_invalid_results(home: Path, tmp_path: Path) -> None:
@@ -271,21 +295,27 @@ _KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
 
 @settings(max_examples=40, deadline=None)
 @given(
-    top=st.dictionaries(_KEYS, _TOML_SCALARS, max_size=4),
-    in_store=st.dictionaries(_KEYS, st.lists(st.text(max_size=10), max_size=3), max_size=3),
+    top=st.dictionaries(_KEYS, _TOML_SCALARS, max_size=2),
+    in_store=st.dictionaries(_KEYS, st.lists(st.text(max_size=10), max_size=3), max_size=2),
 )
-def test_edit_config_round_trips_whatever_it_does_not_understand(
+def test_any_unknown_key_is_refused_naming_it_and_the_file_is_left_as_it_was(
     top: dict[str, Any], in_store: dict[str, Any]
 ) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "config.toml"
-        path.write_text(tomli_w.dumps({**top, "stores": {"p": {"path": "/s", **in_store}}}))
+        text = tomli_w.dumps({**top, "stores": {"p": {"path": "/s", **in_store}}})
+        path.write_text(text)
+        unknown = [*top, *(f"stores.p.{key}" for key in in_store)]
 
         def add_remote(raw: dict[str, Any]) -> None:
             raw["stores"]["p"]["remotes"] = {"origin": "/srv/p.git"}
 
-        edit_config(path, add_remote)
-        raw = tomllib.loads(path.read_text())
-        assert {key: raw[key] for key in top} == top
-        assert {key: raw["stores"]["p"][key] for key in in_store} == in_store
-        assert raw["stores"]["p"]["remotes"] == {"origin": "/srv/p.git"}
+        if not unknown:
+            edit_config(path, add_remote)
+            assert tomllib.loads(path.read_text())["stores"]["p"]["remotes"] == {"origin": "/srv/p.git"}
+            return
+        for attempt in (lambda: load_config(path), lambda: edit_config(path, add_remote)):
+            with pytest.raises(MemsyncError) as caught:
+                attempt()
+            assert f"`{unknown[0]}` is not a known key" in str(caught.value)
+        assert path.read_text() == text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsync import setup
+from memsync import setup, setup_remote
 from memsync.config import StoreConfig
 from memsync.doctor import check_remote
 from tests.helpers import run_cli
@@ -33,11 +33,10 @@ def test_other_failures_keep_gits_first_line(tmp_path: Path) -> None:
 
 def test_doctor_prints_the_clean_line(home: Path, tmp_path: Path) -> None:
     setup.init()
-    setup.remote_add("origin", str(tmp_path / "x" / "does-not-exist.git"))
+    setup_remote.remote_add("origin", str(tmp_path / "does-not-exist.git"))
     result = run_cli("doctor")
     assert result.returncode == 1
     line = next(line for line in result.stdout.splitlines() if line.startswith("FAIL remote "))
     assert line == (
-        f"FAIL remote personal/origin: {tmp_path}/x/does-not-exist.git: no git repository there. "
-        "Check the URL"
+        f"FAIL remote personal/origin: {tmp_path}/does-not-exist.git: no git repository there. Check the URL"
     )

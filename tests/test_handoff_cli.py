@@ -21,7 +21,7 @@ def test_handoff_writes_prints_the_summary_and_lists_secrets(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     memory = write_memory(tmp_path / "giver.jsonl")
-    target = tmp_path / "agents" / "reviewer"
+    target = tmp_path / "reviewer"
     result = run_cli("handoff", str(memory), str(target), *KINDS)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()

@@ -226,7 +226,7 @@ def test_a_peer_that_only_runs_resync_does_not_bring_the_text_back(tmp_path: Pat
     assert "rewritten" in run(bob, "sync", expect=75)
     unsynced = bob.append_entry("bob after the purge, not synced yet")
     said = run(bob, "resync", "origin")
-    assert "3 line(s) purged there removed from 3 live file(s)" in said and "everything pushed" in said
+    assert "3 lines purged there removed from 3 live files" in said and "everything pushed" in said
     assert objects_holding(remote, pin, reachable_only=True) == 0
     assert objects_holding(bob.store, pin, reachable_only=False) == 0
     run(bob, "sync")
@@ -265,7 +265,7 @@ def test_purge_records_from_both_peers_are_all_kept_and_honoured(tmp_path: Path)
     assert record == bob.read_store(PURGE_RECORD) and record.count(b"\n") == 2
     assert b'"host":"alice"' in record and b'"host":"bob"' in record
     said = run(carol, "resync", "origin")
-    assert "2 line(s) purged there removed from 1 live file(s)" in said
+    assert "2 lines purged there removed from 1 live file" in said
     # Carol's history, rewritten by hash, is the remote's commit for commit: nothing was re-applied.
     remote_head = subprocess.run(
         ["git", "rev-parse", "main"], cwd=remote, capture_output=True, text=True, check=True
@@ -352,7 +352,7 @@ def test_a_purge_on_a_machine_that_missed_another_purge_keeps_it(tmp_path: Path)
         assert objects_holding(bob.store, text.encode(), reachable_only=False) == 0, text
 
     said = run(carol, "resync", "origin")
-    assert "2 line(s) purged there removed from 1 live file(s)" in said
+    assert "2 lines purged there removed from 1 live file" in said
     run(alice, "resync", "origin")
     for peer in (bob, carol, alice, bob, carol):
         run(peer, "sync")

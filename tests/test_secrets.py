@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -102,17 +101,6 @@ def test_whole_corpus_has_no_findings(corpus: Path) -> None:
     print(f"secret scan of the corpus: {lines} lines, {len(findings)} findings: {findings}")
     assert lines > 9000
     assert findings == []
-
-
-def test_scanning_is_fast_enough_for_every_published_line() -> None:
-    line = (
-        "ACMP design rule: a breadcrumb sits 12px above content — owned on .breadcrumb; see "
-        "https://github.com/org/repo/issues/153#issuecomment-123456789 (PR #155, `7991f93`)."
-    )
-    start = time.perf_counter()
-    scan_text("\n".join([line] * 5000))
-    per_line = (time.perf_counter() - start) / 5000
-    assert per_line < 0.001, f"{per_line * 1e6:.0f} µs per line"
 
 
 def test_remembering_a_secret_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

@@ -129,7 +129,10 @@ def test_init_leaves_memory_alone_that_a_tracked_directory_already_covers(home: 
     report = setup.init(tracks=[home / ".agents/memory/scout"])
 
     assert f"tracking {home}/.agents/memory as roles" in report.lines
-    assert any("overlaps the tracked" in line for line in report.lines)
+    assert (
+        f"{home}/.agents/memory/scout is synced as roles/scout, as part of the tracked folder "
+        in "\n".join(report.lines)
+    )
     assert [t.store_path for t in load_config(config).stores["personal"].tracks] == ["roles", "memory"]
 
 

@@ -14,7 +14,7 @@ from tests.helpers import git, run_cli
 
 def test_missing_path_warns_in_the_output_and_is_added(home: Path, tmp_path: Path) -> None:
     setup.init()
-    missing = tmp_path / "path" / "that" / "does" / "not" / "exist.git"
+    missing = tmp_path / "not-yet.git"
     result = run_cli("remote", "add", "backup", str(missing))
     assert result.returncode == 0, result.stderr
     warning = (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import doctor, setup
+from memsync import doctor, setup, setup_remote, setup_track
 from memsync.config import config_path, load_config
 from memsync.daemon import run_all_from
 from memsync.errors import MemsyncError
@@ -21,7 +21,6 @@ USER_CONFIG = """\
 # my memsync settings
 host = "work-laptop"
 debounce_s = 2.5  # slower, please
-my_own_key = "kept"
 
 [author]
 name = "Ada"
@@ -57,14 +56,14 @@ def test_track_and_untrack_keep_unrelated_keys_and_back_up_comments(home: Path) 
     assert "not comments" in tracked.stdout  # tomli-w drops comments: said, and the old file is kept
     assert path.with_name("config.toml.bak").read_text() == USER_CONFIG
     raw = tomllib.loads(path.read_text())
-    assert raw["host"] == "work-laptop" and raw["debounce_s"] == 2.5 and raw["my_own_key"] == "kept"
+    assert raw["host"] == "work-laptop" and raw["debounce_s"] == 2.5
     assert raw["author"] == {"name": "Ada", "email": "ada@example.org"}
     assert [t["path"] for t in raw["stores"]["personal"]["track"]] == [
         "~/.agents/memory/scout",
         "~/.agent-memory/lessons.jsonl",
     ]
 
-    untracked = setup.untrack(home / ".agents" / "memory" / "scout")
+    untracked = setup_track.untrack(home / ".agents" / "memory" / "scout")
 
     assert untracked.changed and "stays in store personal" in untracked.lines[-2]
     raw_after = tomllib.loads(path.read_text())
@@ -75,12 +74,12 @@ def test_track_and_untrack_keep_unrelated_keys_and_back_up_comments(home: Path) 
 
 def test_track_twice_is_a_no_op_and_untracking_an_untracked_path_fails(home: Path) -> None:
     path = _write_user_config(home)
-    again = setup.track(home / ".agents" / "memory" / "scout")
+    again = setup_track.track(home / ".agents" / "memory" / "scout")
     assert not again.changed and "already tracked" in again.lines[0]
     assert path.read_text() == USER_CONFIG
 
     with pytest.raises(MemsyncError, match="is not tracked"):
-        setup.untrack(home / "nothing")
+        setup_track.untrack(home / "nothing")
 
 
 def test_track_into_unknown_store_fails_without_changing_the_config(home: Path) -> None:
@@ -101,14 +100,14 @@ def test_store_add_and_remotes(home: Path, tmp_path: Path) -> None:
     assert git(remote, "rev-parse", "refs/heads/main").strip()  # the new store was pushed
 
     assert run_cli("remote", "add", "backup", "/srv/backup.git", "--store", "team").returncode == 0
-    with pytest.raises(MemsyncError, match="already has remote backup"):
-        setup.remote_add("backup", "/elsewhere.git", store="team")
+    with pytest.raises(MemsyncError, match="store team already has one of that name"):
+        setup_remote.remote_add("backup", "/elsewhere.git", store="team")
     raw = tomllib.loads(_config(home).read_text())
     assert raw["stores"]["team"]["remotes"] == {"origin": str(remote), "backup": "/srv/backup.git"}
 
-    assert setup.remote_remove("backup", store="team").changed
-    with pytest.raises(MemsyncError, match="has no remote backup"):
-        setup.remote_remove("backup", store="team")
+    assert setup_remote.remote_remove("backup", store="team").changed
+    with pytest.raises(MemsyncError, match="store team has none of that name"):
+        setup_remote.remote_remove("backup", store="team")
     assert tomllib.loads(_config(home).read_text())["stores"]["team"]["remotes"] == {"origin": str(remote)}
 
 
@@ -128,13 +127,13 @@ def test_tracking_a_path_the_store_already_holds_merges_both(home: Path, tmp_pat
     # Bob's copy of the role lives in a project, so init does not find it; he maps it to roles/scout,
     # which the default folder track (~/.agents/memory as roles) would overlap: he untracks that first.
     setup.init(remote=str(remote))
-    setup.untrack(home / ".agents" / "memory")
+    setup_track.untrack(home / ".agents" / "memory")
     bob_role = home / "work" / "shop" / ".agents" / "memory" / "scout"
     (bob_role / "daily").mkdir(parents=True)
     (bob_role / "from_bob.md").write_text("---\nname: from bob\ndescription: b\ntype: user\n---\n\nB\n")
     (bob_role / "daily" / "2026-11-30.md").write_text("# Daily log — 2026-11-30\n\n- [09:01] bob\n")
 
-    tracked = "\n".join(setup.track(bob_role, as_path="roles/scout").lines)
+    tracked = "\n".join(setup_track.track(bob_role, as_path="roles/scout").lines)
 
     assert "already holds roles/scout (from peers)" in tracked and "nothing on either side is lost" in tracked
     assert run_all_from(config_path()) == 0
@@ -165,7 +164,7 @@ def test_track_makes_a_running_daemon_reload_and_sync_the_new_path(home: Path, t
         log_file.parent.mkdir(parents=True)
         log_file.write_text("# Daily log — 2026-11-30\n\n- [09:00] first\n")
 
-        tracked = setup.track(log_file.parents[1])
+        tracked = setup_track.track(log_file.parents[1])
 
         assert f"the running daemon (PID {daemon.pid}) reloads its config now" in tracked.lines
         store_copy = home / ".local/share/memsync/stores/personal/projects/shop/qa/daily/2026-11-30.md"
@@ -184,15 +183,15 @@ def test_track_inside_a_tracked_directory_is_already_synced_or_refused(home: Pat
     before = _config(home).read_bytes()
     inside = home / ".agents" / "memory" / "scout" / "daily"
 
-    same = setup.track(inside, store="personal")
+    same = setup_track.track(inside, store="personal")
 
     assert not same.changed and _config(home).read_bytes() == before
     assert same.lines == (
-        f"{inside} is already synced in store personal as roles/scout/daily, as part of "
-        f"the tracked {home / '.agents' / 'memory' / 'scout'}",
+        f"{inside} is synced as roles/scout/daily, as part of the tracked folder "
+        f"{home / '.agents' / 'memory' / 'scout'}",
     )
     with pytest.raises(MemsyncError, match="overlaps the tracked"):
-        setup.track(inside, store="personal", as_path="elsewhere/daily")
+        setup_track.track(inside, store="personal", as_path="elsewhere/daily")
 
 
 def test_track_in_another_store_takes_the_path_out_of_the_enclosing_track(home: Path) -> None:
@@ -200,7 +199,7 @@ def test_track_in_another_store_takes_the_path_out_of_the_enclosing_track(home: 
     setup.store_add("team")
     role = home / ".agents" / "memory" / "qa"
 
-    report = setup.track(role, store="team")
+    report = setup_track.track(role, store="team")
 
     assert (
         f"{role} is taken out of the tracked {home / '.agents' / 'memory'} (store personal): it syncs "

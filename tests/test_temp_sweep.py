@@ -79,7 +79,7 @@ def test_sync_removes_old_temp_files_only(tmp_path: Path) -> None:
     result = alice.cli("-v", "sync")
 
     assert result.returncode == 0, result.stderr
-    assert "removed 5 memsync temp file(s)" in result.stderr
+    assert "removed 5 memsync temp files" in result.stderr
     assert not any(path.exists() for path in old)
     expected = {path: data for path, data in before.items() if Path(path) not in old}
     assert tree(*roots) == {

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from memsync.argcheck import existing_parent
 from memsync.cli.app import app
 from memsync.formats.jsonl import KINDS
 from memsync.handoff import DEFAULT_MAX_BYTES, Filters, HandoffReport, handoff, import_file, parse_since
@@ -127,7 +128,7 @@ def handoff_command(
         max_bytes=max_bytes,
         dry_run=dry_run,
         fmt="prompt" if prompt else "write",
-        out=out,
+        out=None if out is None else existing_parent(out, "--out"),
     )
     if report.prompt is not None:
         typer.echo(report.prompt, nl=False)

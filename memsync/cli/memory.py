@@ -13,9 +13,11 @@ from typing import Annotated
 
 import typer
 
+from memsync.argcheck import existing_parent
 from memsync.cli.app import app
 from memsync.formats import jsonl, markdown
 from memsync.prompt import prompt_text
+from memsync.wording import plural
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
 
@@ -54,7 +56,7 @@ def remember_command(
     Refused when the text looks like it holds a secret: memory must never store one.
     """
     now = datetime.now(UTC)
-    memory = _memory_file(file)
+    memory = _memory_file(None if file is None else existing_parent(file, "--file"))
     entry = memory.remember(
         text,
         kind,
@@ -76,6 +78,9 @@ def forget_command(
 ) -> int:
     """Delete an entry for good by appending a tombstone for its id."""
     memory = _memory_file(file)
+    if memory.is_forgotten(entry_id):
+        typer.echo(f"{entry_id} is already forgotten in {memory.path}; nothing changed")
+        return 0
     memory.forget(entry_id)
     typer.echo(f"forgot {entry_id} in {memory.path}")
     return 0
@@ -105,7 +110,7 @@ def show_command(
             typer.echo(f"{entry.id}  {entry.kind:<10}  {entry.scope}  [{who}]  {text}")
     if parsed.problems:
         typer.echo(
-            f"memsync: {len(parsed.problems)} problem(s) in {memory.path} skipped; "
+            f"memsync: {plural(len(parsed.problems), 'problem')} in {memory.path} skipped; "
             f"see `memsync check {memory.path}`",
             err=True,
         )
@@ -162,8 +167,15 @@ def compact_command(
 
     memory = _memory_file(file)
     report = compact(memory.path)
-    store = f"; store {report.store}: -{report.store_lines_removed} lines" if report.store else ""
-    typer.echo(f"compacted {memory.path}: {report.lines_before} -> {report.lines_after} lines{store}")
+    store = (
+        f"; store {report.store}: {plural(report.store_lines_removed, 'line')} removed"
+        if report.store and report.store_lines_removed
+        else f"; store {report.store}: unchanged"
+        if report.store
+        else ""
+    )
+    after = plural(report.lines_after, "line")
+    typer.echo(f"compacted {memory.path}: {report.lines_before} -> {after}{store}")
     return 0
 
 

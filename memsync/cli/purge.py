@@ -11,6 +11,7 @@ from memsync.cli.app import app
 from memsync.cli.sync import ConfigOption
 from memsync.config import config_path
 from memsync.errors import MemsyncError
+from memsync.wording import plural
 
 # typer's rich help re-wraps only a command's first paragraph; it keeps the line breaks of the others as
 # written, so a docstring paragraph wrapped at the source's line length came out broken mid-sentence. Each
@@ -62,21 +63,24 @@ def purge_command(
             "force-push the rewritten history?",
             abort=True,
         )
+    found = False
     for report in purge(config or config_path(), needle, store):
         if not report.found:
             typer.echo(f"store {report.store}: {needle.describe()} was not found; nothing changed")
             continue
+        found = True
         typer.echo(
-            f"store {report.store}: removed {report.live_lines} line(s) from "
-            f"{len(report.live_files)} live file(s); rewrote {report.objects_changed} object(s) of "
-            "its history"
+            f"store {report.store}: removed {plural(report.live_lines, 'line')} from "
+            f"{plural(len(report.live_files), 'live file')}; rewrote "
+            f"{plural(report.objects_changed, 'object')} of its history"
         )
         for path in report.live_files:
             typer.echo(f"  cleaned {path}")
         for line in report.remotes:
             typer.echo(f"  {line}")
-    typer.echo(
-        "Run the same `memsync purge` (or `memsync resync REMOTE`) on every other machine that syncs "
-        "these stores (their `memsync status` shows the remote as rewritten)."
-    )
+    if found:
+        typer.echo(
+            "Run the same `memsync purge` (or `memsync resync REMOTE`) on every other machine that syncs "
+            "these stores (their `memsync status` shows the remote as rewritten)."
+        )
     return 0

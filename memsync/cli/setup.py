@@ -1,5 +1,5 @@
-"""CLI: `memsync init`, `up`, `track`, `untrack`, `store add`, `remote add|remove`, `service ...`,
-`doctor`, `demo` (issue 5).
+"""CLI: `memsync init`, `up`, `track`, `untrack`, `store add`, `remote add|remove`, `config get|set`,
+`service ...`, `doctor`, `demo`.
 
 setup and doctor pull in the sync engine (GitPython, watchdog, the scanner): the commands import them in
 their bodies, since every CLI call imports this module to list its commands.
@@ -21,7 +21,12 @@ remote_app = typer.Typer(help="Manage a store's remotes.", no_args_is_help=True)
 service_app = typer.Typer(
     help="Run the daemon as a per-user service (systemd, launchd).", no_args_is_help=True
 )
+config_app = typer.Typer(
+    help="Read or change one setting of the config (host, author.name, stores.NAME.branch, ...).",
+    no_args_is_help=True,
+)
 app.add_typer(store_app, name="store")
+app.add_typer(config_app, name="config")
 app.add_typer(remote_app, name="remote")
 app.add_typer(service_app, name="service")
 
@@ -58,11 +63,15 @@ def init_command(
             "--track", help="A memory file or role directory to track besides those found; repeatable."
         ),
     ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option("--host", help="This machine's name in commits and `memsync log` (default: hostname)."),
+    ] = None,
 ) -> int:
     """Write the config, create the personal store, track the memory found here. Safe to rerun."""
     from memsync import setup
 
-    return _print(setup.init(remote=remote, store=store, branch=branch, tracks=track or ()).lines)
+    return _print(setup.init(remote=remote, store=store, branch=branch, tracks=track or (), host=host).lines)
 
 
 @app.command("up")
@@ -87,17 +96,24 @@ def track_command(
     ] = None,
 ) -> int:
     """Start syncing PATH; what the store already holds at its store path is merged with it, nothing lost."""
-    from memsync import setup
+    from memsync import setup_track
+    from memsync.config_edits import DEFAULT_STORE
 
-    return _print(setup.track(path, store=store or setup.DEFAULT_STORE, as_path=as_path).lines)
+    return _print(setup_track.track(path, store=store or DEFAULT_STORE, as_path=as_path).lines)
 
 
 @app.command("untrack")
-def untrack_command(path: Annotated[Path, typer.Argument(help="A tracked path.")]) -> int:
+def untrack_command(
+    path: Annotated[Path, typer.Argument(help="A tracked path, or (--exclude) a path in a tracked folder.")],
+    exclude: Annotated[
+        bool,
+        typer.Option("--exclude", help="Leave PATH out of the tracked folder it is in; the rest syncs on."),
+    ] = False,
+) -> int:
     """Stop syncing PATH; its files and its history in the store are kept."""
-    from memsync import setup
+    from memsync import setup_track
 
-    return _print(setup.untrack(path).lines)
+    return _print(setup_track.untrack(path, exclude=exclude).lines)
 
 
 @store_app.command("add")
@@ -122,9 +138,10 @@ def remote_add_command(
     store: StoreName = None,
 ) -> int:
     """Add a remote to a store; the next cycle fetches, merges and pushes to it."""
-    from memsync import setup
+    from memsync import setup_remote
+    from memsync.config_edits import DEFAULT_STORE
 
-    return _print(setup.remote_add(name, url, store=store or setup.DEFAULT_STORE).lines)
+    return _print(setup_remote.remote_add(name, url, store=store or DEFAULT_STORE).lines)
 
 
 @remote_app.command("remove")
@@ -133,9 +150,32 @@ def remote_remove_command(
     store: StoreName = None,
 ) -> int:
     """Remove a remote from a store; history already exchanged stays."""
-    from memsync import setup
+    from memsync import setup_remote
+    from memsync.config_edits import DEFAULT_STORE
 
-    return _print(setup.remote_remove(name, store=store or setup.DEFAULT_STORE).lines)
+    return _print(setup_remote.remote_remove(name, store=store or DEFAULT_STORE).lines)
+
+
+@config_app.command("get")
+def config_get_command(
+    key: Annotated[str, typer.Argument(help="A dotted key: host, author.email, stores.personal.branch, ...")],
+) -> int:
+    """Print the value in effect for KEY (its default when the config does not set it)."""
+    from memsync import settings
+
+    typer.echo(settings.get_value(key))
+    return 0
+
+
+@config_app.command("set")
+def config_set_command(
+    key: Annotated[str, typer.Argument(help="A dotted key: host, debounce_s, author.name, ...")],
+    value: Annotated[str, typer.Argument(help="Its new value (seconds for the *_s keys).")],
+) -> int:
+    """Set KEY to VALUE in the config, checked as when memsync loads it; a running daemon reloads."""
+    from memsync import settings
+
+    return _print(settings.set_value(key, value).lines)
 
 
 @service_app.command("install")

@@ -17,6 +17,7 @@ import typer
 from memsync.cli.app import app
 from memsync.config import Config, config_path, load_config
 from memsync.hosts.claude_code import partly_loaded
+from memsync.wording import plural
 
 ConfigOption = Annotated[
     Path | None,
@@ -102,7 +103,10 @@ def status_command(
 
 def _render_status(status: dict[str, Any]) -> str:
     daemon = status["daemon"]
-    lines = [f"daemon: {'running (PID ' + str(daemon['pid']) + ')' if daemon['running'] else 'not running'}"]
+    lines = [
+        f"host: {status['host']} (this machine, as commits name it)",
+        f"daemon: {'running (PID ' + str(daemon['pid']) + ')' if daemon['running'] else 'not running'}",
+    ]
     for name, store in status["stores"].items():
         if not store["exists"]:
             lines.append(
@@ -112,6 +116,12 @@ def _render_status(status: dict[str, Any]) -> str:
             continue
         lines.append(f"store {name}: {store['path']} (branch {store['branch']}, {store['size_bytes']} bytes)")
         lines.append(f"  last cycle: {store.get('last_cycle') or 'never'}")
+        for track in store["tracks"]:
+            held = plural(track["files"], "file") if track["exists"] else "does not exist yet"
+            lines.append(f"  tracking {track['path']} as {track['store_path']} ({held})")
+            lines.extend(f"    left out: {path}" for path in track["excludes"])
+        if not store["tracks"]:
+            lines.append("  tracking nothing: `memsync track PATH` adds memory")
         for remote, info in store["remotes"].items():
             state = f"last exchange {info.get('last_success') or 'never'}"
             if info.get("last_error"):

@@ -824,6 +824,10 @@ class MemoryFile:
     def _entry_versions(self, parsed: ParsedMemory, entry_id: str) -> list[Entry]:
         return [r.record for r in parsed.records if isinstance(r.record, Entry) and r.record.id == entry_id]
 
+    def is_forgotten(self, entry_id: str) -> bool:
+        """True when the file holds a tombstone for ``entry_id`` (``forget`` then has nothing to do)."""
+        return any(isinstance(r.record, Tombstone) and r.record.id == entry_id for r in self.read().records)
+
     def forget(self, entry_id: str, now: datetime | None = None) -> Tombstone:
         """Append a tombstone for ``entry_id`` (final: the id never comes back) and return it.
 
@@ -928,7 +932,7 @@ class MemoryFile:
                     f"compact {self.path}: {exc.strerror or exc}. The file is unchanged"
                 ) from None
             report = CompactReport(lines_before=before.count(b"\n"), lines_after=out.count(b"\n"))
-            log.info("compacted %s: %d -> %d lines", self.path, report.lines_before, report.lines_after)
+            log.debug("compacted %s: %d -> %d lines", self.path, report.lines_before, report.lines_after)
             return report
         finally:
             lock.release()

@@ -1,0 +1,88 @@
+"""A remote's HEAD: the branch a plain ``git clone`` of it checks out.
+
+A store that pushes ``main`` to a bare repository whose HEAD names ``master`` (``git init --bare`` on git
+2.39 without ``init.defaultBranch``) leaves that repository looking empty to anyone who clones it with
+plain git ("remote HEAD refers to nonexistent ref"). So a new store adopts the branch the remote's HEAD
+names when the user named none, and a local bare remote whose HEAD names a branch it lacks is pointed at
+the store's branch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+_HEADS = "refs/heads/"
+
+
+def run_git(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str] | None:
+    """Run ``git ARGS`` without a terminal prompt, within ``timeout_s`` seconds; None when git could not
+    be started or timed out. For the few git calls made outside a store (setup's questions to a remote)."""
+    try:
+        return subprocess.run(
+            ["git", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def remote_head_branch(url: str, timeout_s: float) -> str | None:
+    """The branch ``url``'s HEAD names, or None when git cannot tell (unreachable; a HEAD that is
+    detached, or that names a branch missing from a repository with history).
+
+    A repository with history: what ``git ls-remote --symref URL HEAD`` says. An empty one: its unborn
+    HEAD, which protocol v2 advertises and a ``git clone`` of the empty repository records (ls-remote
+    does not print it), read from a bare clone into a temporary directory. ``timeout_s`` bounds each git
+    call (seconds). Never raises.
+    """
+    listed = run_git("ls-remote", "--symref", url, timeout_s=timeout_s)
+    if listed is None or listed.returncode != 0:
+        return None
+    for line in listed.stdout.splitlines():
+        target, _, name = line.partition("\t")
+        if name == "HEAD" and target.startswith(f"ref: {_HEADS}"):
+            return target.removeprefix(f"ref: {_HEADS}")
+    if listed.stdout.strip():
+        return None  # refs but no usable HEAD: the store keeps its own branch
+    with tempfile.TemporaryDirectory(prefix="memsync-head-") as scratch:
+        clone = Path(scratch) / "empty.git"
+        cloned = run_git("clone", "--quiet", "--bare", url, str(clone), timeout_s=timeout_s)
+        if cloned is None or cloned.returncode != 0:
+            return None
+        head = run_git("-C", str(clone), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
+    if head is None or head.returncode != 0 or not head.stdout.strip().startswith(_HEADS):
+        return None
+    return head.stdout.strip().removeprefix(_HEADS)
+
+
+def point_local_head(remote_dir: Path, branch: str, timeout_s: float = 30.0) -> bool:
+    """Point the HEAD of the bare repository at ``remote_dir`` at ``branch`` when HEAD names a branch the
+    repository lacks and it has ``branch``; True when it did. A non-bare repository (someone's checkout)
+    and a HEAD that names an existing branch are left alone. Never raises."""
+    bare = run_git("-C", str(remote_dir), "rev-parse", "--is-bare-repository", timeout_s=timeout_s)
+    if bare is None or bare.stdout.strip() != "true":
+        return False
+    head = run_git("-C", str(remote_dir), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
+    current = head.stdout.strip() if head is not None and head.returncode == 0 else ""
+    if not current or current == f"{_HEADS}{branch}":
+        return False
+    for ref, wanted in ((current, False), (f"{_HEADS}{branch}", True)):
+        found = run_git("-C", str(remote_dir), "rev-parse", "-q", "--verify", ref, timeout_s=timeout_s)
+        if found is None or (found.returncode == 0) != wanted:
+            return False
+    done = run_git("-C", str(remote_dir), "symbolic-ref", "HEAD", f"{_HEADS}{branch}", timeout_s=timeout_s)
+    if done is None or done.returncode != 0:
+        return False
+    log.info("%s: HEAD named %s, which it lacks; it now names %s", remote_dir, current, branch)
+    return True

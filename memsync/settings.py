@@ -1,0 +1,119 @@
+"""``memsync config get|set KEY [VALUE]``: read or change one setting of the config by its dotted key.
+
+Keys: the top-level ones (``host``, ``debounce_s``, ...), ``author.name``, ``author.email``,
+``stores.<store>.path``, ``stores.<store>.branch`` and ``stores.<store>.remotes.<remote>``. A change is
+checked by the same validation ``config.load_config`` runs (an unknown key is refused, naming its table)
+and written through ``config.edit_config``; tracks have their own commands (``track``, ``untrack``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memsync import argcheck
+from memsync.config import KNOWN_KEYS, Config, config_path, load_config
+from memsync.config_edits import Report, edit, reload_daemon, store_table
+from memsync.errors import MemsyncError
+
+_TABLES = {"author", "stores"}
+
+
+def _parts(key: str) -> list[str]:
+    """``key`` split into its table path: ``stores.my.team.remotes.origin`` -> ``stores``, ``my.team``
+    (a store name may hold dots), ``remotes``, ``origin``."""
+    if not key.startswith("stores."):
+        return key.split(".")
+    rest = key.removeprefix("stores.")
+    store, sep, remote = rest.rpartition(".remotes.")
+    if sep:
+        return ["stores", store, "remotes", remote]
+    store, _, leaf = rest.rpartition(".")
+    return ["stores", store, leaf] if store else ["stores", rest]
+
+
+def _refuse_tables(key: str, parts: list[str]) -> None:
+    if (parts[0] in _TABLES and len(parts) == 1) or (parts[:1] == ["stores"] and len(parts) == 2):
+        raise MemsyncError(f"config key `{key}` is a table, not a setting. Name one of its keys")
+    if parts[0] == "stores" and parts[-1] == "track":
+        raise MemsyncError(
+            f"config key `{key}` is the list of tracks. Use `memsync track` and `memsync untrack`"
+        )
+    if parts[0] == "stores" and parts[-1] == "remotes":
+        raise MemsyncError(f"config key `{key}` is a table of remotes. Name one: `{key}.origin`")
+
+
+def get_value(key: str, path: Path | None = None) -> str:
+    """The value in effect for ``key`` (a default when the file does not set it), as text. Raises
+    ``MemsyncError`` for an unknown key or store, or a config that does not load."""
+    config = load_config(path)
+    parts = _parts(key)
+    _refuse_tables(key, parts)
+    value = _effective(config, key, parts)
+    return str(value)
+
+
+def _effective(config: Config, key: str, parts: list[str]) -> object:
+    if len(parts) == 1 and parts[0] in KNOWN_KEYS[""]:
+        return getattr(config, parts[0])
+    if parts[0] == "author" and len(parts) == 2 and parts[1] in KNOWN_KEYS["author"]:
+        return getattr(config.identity(), parts[1])
+    if parts[0] == "stores":
+        if parts[1] not in config.stores:
+            raise MemsyncError(
+                f"config key `{key}`: no store {parts[1]!r}. Its stores: {', '.join(config.stores) or 'none'}"
+            )
+        store = config.stores[parts[1]]
+        if len(parts) == 4:
+            if parts[3] not in store.remotes:
+                raise MemsyncError(
+                    f"config key `{key}`: store {store.name} has no remote {parts[3]!r}. "
+                    f"Its remotes: {', '.join(store.remotes) or 'none'}"
+                )
+            return store.remotes[parts[3]]
+        if parts[2] in ("path", "branch"):
+            return getattr(store, parts[2])
+    if parts[0] == "stores":
+        kind, where, wrong = "stores.*", f"in table [stores.{parts[1]}]", parts[-1]
+    elif parts[0] == "author":
+        kind, where, wrong = "author", "in table [author]", parts[-1]
+    else:
+        kind, where, wrong = "", "at the top level", parts[0]
+    known = ", ".join(sorted(KNOWN_KEYS[kind]))
+    raise MemsyncError(f"config key `{key}`: `{wrong}` is not a known key {where} (known: {known}). Check it")
+
+
+def set_value(key: str, value: str, path: Path | None = None) -> Report:
+    """Set ``key`` to ``value`` in the config file (created if missing): a number for the durations
+    (``*_s``), a URL (a relative path made absolute) for a remote, text otherwise; a running daemon
+    reloads. Raises ``MemsyncError`` (nothing written) for an unknown key, a value the validation
+    refuses, or an unknown store."""
+    cfg_path = config_path() if path is None else path
+    parts = _parts(key)
+    _refuse_tables(key, parts)
+    stored: Any = value
+    if len(parts) == 1 and parts[0].endswith("_s"):
+        try:
+            stored = float(value)
+        except ValueError:
+            raise MemsyncError(
+                f"config key `{key}`: {value!r} is not a number of seconds. Give one, e.g. 2.5"
+            ) from None
+    elif len(parts) == 4:
+        stored = argcheck.remote_url(value, f"`{key}`")
+
+    def mutate(raw: dict[str, Any]) -> None:
+        if parts[0] == "stores":
+            table = store_table(raw, parts[1])
+            for part in parts[2:-1]:
+                table = table.setdefault(part, {})
+        else:
+            table = raw
+            for part in parts[:-1]:
+                table = table.setdefault(part, {})
+        table[parts[-1]] = stored
+
+    _, lines = edit(cfg_path, mutate)
+    lines.append(f"{key} = {stored!r}" if not isinstance(stored, str) else f"{key} = {stored}")
+    lines.extend(reload_daemon(cfg_path))
+    return Report(tuple(lines), True)

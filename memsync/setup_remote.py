@@ -1,0 +1,89 @@
+"""``memsync remote add`` / ``remote remove``: a store's remotes in the config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memsync import argcheck
+from memsync.config import config_path
+from memsync.config_edits import (
+    DEFAULT_STORE,
+    Report,
+    edit,
+    reload_daemon,
+    store_table,
+)
+from memsync.errors import MemsyncError
+from memsync.remote_head import run_git
+from memsync.store import local_remote_path
+
+REMOTE_TIMEOUT_S = 30.0
+
+
+def remote_add(name: str, url: str, store: str = DEFAULT_STORE, config: Path | None = None) -> Report:
+    """Add remote ``name`` = ``url`` to ``store``; the next cycle fetches, merges and pushes to it. A
+    relative local path is made absolute. Raises ``MemsyncError`` (nothing written) for a name git
+    refuses, a URL git cannot use, a local path whose directory does not exist, an unknown store, or a
+    remote of that name in the store already."""
+    cfg_path = config_path() if config is None else config
+    name = argcheck.remote_name(name)
+    url = argcheck.remote_url(url)
+
+    def mutate(raw: dict[str, Any]) -> None:
+        remotes = store_table(raw, store).setdefault("remotes", {})
+        if name in remotes:
+            raise MemsyncError(
+                f"cannot add remote {name}: store {store} already has one of that name "
+                f"({remotes[name]}). Run `memsync remote remove {name} --store {store}` first"
+            )
+        remotes[name] = url
+
+    _, lines = edit(cfg_path, mutate)
+    lines.append(f"store {store}: remote {name} = {url}")
+    warning = _local_remote_warning(url)
+    if warning:
+        lines.append(warning)
+    lines.extend(reload_daemon(cfg_path))
+    return Report(tuple(lines), True)
+
+
+def _local_remote_warning(url: str) -> str | None:
+    """A warning line when ``url`` is a local path (or ``file://`` URL) with no git repository there, None
+    otherwise; network URLs are not contacted (the remote may be offline for now). The remote is added
+    anyway: the user may create the repository later."""
+    path = local_remote_path(url)
+    if path is None:
+        return None  # a network URL, or git's scp-like host:path: not contacted
+    if not path.exists():
+        return (
+            f"warning: {url} does not exist (added anyway): create it with `git init --bare {path}`, "
+            "or fix the URL with `memsync remote remove` and `memsync remote add`"
+        )
+    done = run_git("ls-remote", "--heads", str(path), timeout_s=REMOTE_TIMEOUT_S)
+    if done is not None and done.returncode != 0:
+        return (
+            f"warning: {url} is not a git repository (added anyway): syncing fails until it is one. "
+            "Fix the URL with `memsync remote remove` and `memsync remote add`"
+        )
+    return None
+
+
+def remote_remove(name: str, store: str = DEFAULT_STORE, config: Path | None = None) -> Report:
+    """Remove remote ``name`` from ``store``; history already exchanged stays. Raises ``MemsyncError`` if
+    there is no such remote."""
+    cfg_path = config_path() if config is None else config
+
+    def mutate(raw: dict[str, Any]) -> None:
+        remotes = store_table(raw, store).get("remotes", {})
+        if name not in remotes:
+            raise MemsyncError(
+                f"cannot remove remote {name}: store {store} has none of that name. "
+                f"Its remotes: {', '.join(remotes) or 'none'}"
+            )
+        del remotes[name]
+
+    _, lines = edit(cfg_path, mutate)
+    lines.append(f"store {store}: remote {name} removed (history already exchanged stays)")
+    lines.extend(reload_daemon(cfg_path))
+    return Report(tuple(lines), True)
