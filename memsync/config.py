@@ -93,6 +93,7 @@ class HostRoot:
 
     live: Path
     prefix: str
+    excludes: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -345,11 +346,9 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any], discover: bool)
         claimed.append((live, store_path))
         excludes = _excludes(check, entry.get("exclude", []), f"{tkey}.exclude", live)
         if root:  # one track per project memory folder in it, but those its exclude list names
-            roots.append(HostRoot(live, store_path))
-            found = claude_code.expand_projects_root(live, store_path) if discover else []
-            tracks.extend(
-                Track(m.live, m.store_path, legacy=m.legacy) for m in found if m.live.parent not in excludes
-            )
+            roots.append(HostRoot(live, store_path, excludes))
+            found = claude_code.expand_projects_root(live, store_path, excludes) if discover else []
+            tracks.extend(Track(m.live, m.store_path, legacy=m.legacy) for m in found)
         else:
             legacy = () if "as" in entry else legacy_store_paths_for(live)
             tracks.append(Track(live=live, store_path=store_path, excludes=excludes, legacy=legacy))

@@ -25,6 +25,7 @@ import filelock
 from memsync.config import Config, StoreConfig, config_path, load_config
 from memsync.cycle import CycleReport, remote_error, run_cycle
 from memsync.errors import MemsyncError
+from memsync.hosts import claude_code
 from memsync.instance import instance_stem, pid_file, read_pid
 from memsync.refs import read_ref
 from memsync.watch import Debouncer, Watcher, WatchEvent, remote_git_dir
@@ -172,6 +173,7 @@ class Daemon:
         watcher = Watcher(self.events.put)
         with watcher:
             watcher.set_targets(*self._targets())
+            self._recheck_layout()
             log.info(
                 "watching %s for %s (config %s)",
                 plural(len(watcher.watched_dirs), "directory", "directories"),
@@ -305,11 +307,22 @@ class Daemon:
                 self.states[name].tracks_added = True
                 self.states[name].reconciled = False
         watcher.set_targets(*self._targets())
+        self._recheck_layout()
         log.info(
             "config reloaded: %s, %s",
             plural(len(self.config.stores), "store"),
             plural(len(watcher.watched_dirs), "watched directory", "watched directories"),
         )
+
+    def _recheck_layout(self) -> None:
+        """Reload again when a project memory folder appeared in a host root after the config was read
+        but before the root was watched (its event came before the watch)."""
+        for store in self.config.stores.values():
+            tracked = [track.live for track in store.tracks]
+            if any(claude_code.memory_folders_differ(r.live, r.excludes, tracked) for r in store.host_roots):
+                self.reload_requested = True
+                self.events.put(None)
+                return
 
     def _cycle(self, name: str, *, exchange: bool, reason: str) -> None:
         state = self.states[name]

@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,13 +214,18 @@ def is_project_memory(path: Path) -> bool:
     return False
 
 
-def expand_projects_root(root: Path, prefix: str = STORE_PREFIX) -> list[ProjectMemory]:
+def expand_projects_root(
+    root: Path, prefix: str = STORE_PREFIX, excludes: Sequence[Path] = ()
+) -> list[ProjectMemory]:
     """One ``ProjectMemory`` per project folder with a memory directory under ``root`` (sorted by folder
-    name). Two folders of one project (two clones, not worktrees) cannot share a store path: the second
-    gets ``<key>@<folder name>``, and a warning says so. Never raises."""
+    name), but the folders ``excludes`` names. Two folders of one project (two clones, not worktrees)
+    cannot share a store path: the second gets ``<key>@<folder name>``, and a warning says so. Never
+    raises."""
     found: list[ProjectMemory] = []
     used: set[str] = set()
     for folder in project_folders(root):
+        if folder in excludes:
+            continue
         memory = project_memory(folder / MEMORY_DIR, prefix)
         if memory.store_path in used:
             alone = f"{memory.store_path}@{identity_name(folder.name)}"
@@ -234,6 +239,14 @@ def expand_projects_root(root: Path, prefix: str = STORE_PREFIX) -> list[Project
         used.add(memory.store_path)
         found.append(memory)
     return found
+
+
+def memory_folders_differ(root: Path, excludes: Sequence[Path], tracked: Iterable[Path]) -> bool:
+    """True when the project memory folders under ``root`` (but ``excludes``) are not the ``tracked``
+    ones: a folder appeared or went after the tracks were read (the daemon then reads them again). One
+    directory listing."""
+    found = {folder / MEMORY_DIR for folder in project_folders(root) if folder not in excludes}
+    return found != {live for live in tracked if live.is_relative_to(root)}
 
 
 def auto_memory_directory() -> Path | None:
