@@ -134,8 +134,8 @@ class Config:
     def identity(self) -> Identity:
         """The commit identity: ``[author]`` if set, else git's global ``user.name``/``user.email``,
         else ``memsync`` / ``memsync@<host>``. Runs ``git config`` (no network); never raises."""
-        name = self.author_name or _git_config_value("user.name") or "memsync"
-        email = self.author_email or _git_config_value("user.email") or f"memsync@{self.host}"
+        name = self.author_name or git_config_value("user.name") or "memsync"
+        email = self.author_email or git_config_value("user.email") or f"memsync@{self.host}"
         return Identity(name=name, email=email)
 
 
@@ -383,7 +383,9 @@ def _expand(text: str) -> Path:
     return Path(os.path.abspath(Path(text).expanduser()))
 
 
-def _git_config_value(key: str) -> str | None:
+def git_config_value(key: str) -> str | None:
+    """The value of ``key`` in the user's own git config (global or system), None when unset or when git
+    cannot be run. Never raises."""
     try:
         result = subprocess.run(
             ["git", "config", "--get", key],

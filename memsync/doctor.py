@@ -21,6 +21,7 @@ from typing import Literal, get_args
 from memsync import service
 from memsync.config import Config, StoreConfig, config_path, load_config
 from memsync.errors import MemsyncError
+from memsync.git_env import noninteractive_env
 from memsync.hosts import claude_code
 from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
@@ -51,11 +52,7 @@ class Check:
 def _git(
     *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S
 ) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10"),
-    }
+    env = {**os.environ, **noninteractive_env(timeout)}
     return subprocess.run(
         ["git", *args],
         cwd=cwd,

@@ -15,14 +15,17 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from memsync.git_env import noninteractive_env
+
 log = logging.getLogger(__name__)
 
 _HEADS = "refs/heads/"
 
 
 def run_git(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str] | None:
-    """Run ``git ARGS`` without a terminal prompt, within ``timeout_s`` seconds; None when git could not
-    be started or timed out. For the few git calls made outside a store (setup's questions to a remote)."""
+    """Run ``git ARGS`` asking nothing (``git_env.noninteractive_env``: no prompt, batch-mode ssh) within
+    ``timeout_s`` seconds; None when git could not be started or timed out. For the few git calls made
+    outside a store (setup's questions to a remote)."""
     try:
         return subprocess.run(
             ["git", *args],
@@ -31,7 +34,7 @@ def run_git(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str] | 
             timeout=timeout_s,
             check=False,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            env={**os.environ, **noninteractive_env(timeout_s)},
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import functools
 import json
 import logging
 import os
@@ -44,6 +43,7 @@ from memsync.config import Identity, StoreConfig
 from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
+from memsync.git_env import noninteractive_env
 from memsync.layout import HOST_TRAILER, IGNORED_NAMES, aside_name, is_ignored
 from memsync.remote_head import point_local_head
 
@@ -85,6 +85,8 @@ _RETRYABLE_PUSH = re.compile(
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
 _REMOTE_LOCK = re.compile(r"Unable to create '[^']+\.lock': File exists")
+# ssh's verdict on a changed host key, after a banner of '@' lines and warnings that say less.
+_HOST_KEY_CHANGED = re.compile(r"^Host key for \S+ has changed")
 _BOILERPLATE = (
     "Could not read from remote repository",
     "Please make sure you have the correct access",
@@ -145,6 +147,11 @@ class _Result:
         for line in lines:
             if line.startswith("Timeout:"):
                 return "no answer before the timeout (" + line.rsplit(" in ", 1)[-1].rstrip(".") + ")"
+        changed = next((line for line in lines if _HOST_KEY_CHANGED.match(line)), None)
+        if changed is not None:
+            offending = next((line for line in lines if line.startswith("Offending ")), None)
+            where = f" ({offending[0].lower()}{offending[1:]})" if offending else ""
+            return f"{changed.rstrip('.')}{where}"
         # git's closing boilerplate after an ssh failure says less than ssh's own line before it.
         telling = [line for line in lines if not any(text in line for text in _BOILERPLATE)] or lines
         for line in telling:
@@ -347,18 +354,9 @@ class Store:
                 self._ensure_branch(repo)
 
     def _git_env(self) -> dict[str, str]:
-        ssh = os.environ.get("GIT_SSH_COMMAND") or _global_git_config("core.sshCommand") or "ssh"
         name, email = self.identity.name, self.identity.email
         return {
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_ASKPASS": "true",
-            "SSH_ASKPASS": "true",
-            "SSH_ASKPASS_REQUIRE": "never",
-            "GCM_INTERACTIVE": "never",
-            "GIT_SSH_COMMAND": f"{ssh} -o BatchMode=yes -o ConnectTimeout=10 "
-            "-o ServerAliveInterval=15 -o ServerAliveCountMax=2",
-            "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
-            "GIT_HTTP_LOW_SPEED_TIME": str(max(1, min(30, int(self.network_timeout_s)))),
+            **noninteractive_env(self.network_timeout_s),
             "GIT_EDITOR": "true",
             "GIT_MERGE_AUTOEDIT": "no",
             "GIT_OPTIONAL_LOCKS": "0",
@@ -1236,15 +1234,3 @@ def _log_record(chunk: str) -> LogRecord:
         message="\n".join(kept).strip(),
         files=files,
     )
-
-
-@functools.lru_cache(maxsize=8)
-def _global_git_config(key: str) -> str | None:
-    """A value of the user's own git config (global/system), read once per process."""
-    try:
-        value = git.Git().execute(
-            ["git", "config", "--get", key], with_exceptions=False, kill_after_timeout=10
-        )
-    except git.GitCommandError:
-        return None
-    return str(value).strip() or None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from tests.helpers import CORPUS, bare_remote
 
 if TYPE_CHECKING:
     from tests.peers import Peer
+    from tests.servers.transport import Kind, Remote
 
 _SESSION_ROOT = Path(tempfile.mkdtemp(prefix="memsync-tests-"))
 
@@ -77,3 +79,35 @@ def peers() -> Iterator[list[Peer]]:
     for peer in made:
         if not peer.proc_dead():
             peer.kill()
+
+
+def _served(kind: Kind, root: Path, *, partitions: bool = False) -> Iterator[Remote]:
+    from tests.servers.process import Unavailable
+    from tests.servers.transport import open_remote
+
+    with ExitStack() as stack:
+        try:
+            remote = stack.enter_context(open_remote(kind, root, partitions=partitions))
+        except Unavailable as exc:
+            pytest.skip(str(exc))
+        yield remote
+
+
+@pytest.fixture
+def ssh_remote(tmp_path: Path) -> Iterator[Remote]:
+    """A bare remote behind a real sshd on 127.0.0.1 (``tests.servers``); make peers with
+    ``ssh_remote.peer(tmp_path, name)``. Skips, with the reason, where sshd cannot run."""
+    yield from _served("ssh", tmp_path)
+
+
+@pytest.fixture
+def https_remote(tmp_path: Path) -> Iterator[Remote]:
+    """A bare remote behind nginx + git http-backend with TLS and basic auth on 127.0.0.1."""
+    yield from _served("https", tmp_path)
+
+
+@pytest.fixture
+def partitioned_ssh_remote(tmp_path: Path) -> Iterator[Remote]:
+    """A bare remote behind sshd in a network namespace; each peer it makes has a namespace and a link
+    that ``cut``/``restore`` take down and up. Skips where namespaces cannot be made (not root)."""
+    yield from _served("ssh", tmp_path, partitions=True)

@@ -33,8 +33,10 @@ import tomli_w
 from memsync.config import load_config
 from memsync.cycle import ensure_store
 from memsync.fsio import append_once, atomic_write
+from memsync.store import local_remote_path
 from tests.conftest import isolated_env
 from tests.helpers import git, wait_for
+from tests.servers.process import in_netns
 
 ROLE = "qa"
 ROLE_STORE = f"roles/{ROLE}"
@@ -73,6 +75,7 @@ class Peer:
     role_dir: Path
     memory_file: Path
     proc: subprocess.Popen[bytes] | None = None
+    netns: str | None = None
     log_path: Path = field(init=False)
     _terminated: bool = field(default=False, init=False, repr=False)
 
@@ -92,10 +95,14 @@ class Peer:
         extra_tracks: Mapping[str, str] = {},
         init_store: bool = True,
         memory_header: bool = True,
+        url: str | None = None,
+        netns: str | None = None,
     ) -> Peer:
         """Lay out a peer under ``root/name``: live role dir and memory file (with a header line), a
         config tracking both (plus ``extra_tracks``: live path -> store path), and, with ``init_store``,
-        its store cloned from or initialised for ``remote``."""
+        its store cloned from or initialised for ``remote``. ``url``: the remote's URL in the config when
+        it is not the path ``remote`` (ssh, https; ``tests.servers.transport`` sets up the rest);
+        ``netns``: the network namespace its daemon and CLI run in."""
         home = root / name
         env = isolated_env(home)
         config = home / ".config" / "memsync" / "config.toml"
@@ -115,25 +122,47 @@ class Peer:
             "max_delay_s": max_delay_s,
             "pull_interval_s": pull_interval_s,
             "author": {"name": name, "email": f"{name}@example.invalid"},
-            "stores": {"main": {"path": str(store), "remotes": {"origin": str(remote)}, "track": tracks}},
+            "stores": {
+                "main": {"path": str(store), "remotes": {"origin": url or str(remote)}, "track": tracks}
+            },
         }
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(tomli_w.dumps(raw))
-        peer = cls(name, home, remote, env, config, store, role_dir, memory_file)
+        peer = cls(name, home, remote, env, config, store, role_dir, memory_file, netns=netns)
         if init_store:
             peer.init_store()
         return peer
 
     def init_store(self) -> None:
-        """Create the store the way memsync does (cloned from the remote if it has history)."""
+        """Create the store the way memsync does (cloned from the remote if it has history). Over a
+        network remote it runs in a subprocess with this peer's environment (and namespace)."""
         config = load_config(self.config)
-        for store_cfg in config.stores.values():
-            ensure_store(config, store_cfg)
+        if self.netns is None and all(
+            local_remote_path(url) is not None
+            for cfg in config.stores.values()
+            for url in cfg.remotes.values()
+        ):
+            for store_cfg in config.stores.values():
+                ensure_store(config, store_cfg)
+            return
+        self.run_python(
+            "from pathlib import Path\n"
+            "from memsync.config import load_config\n"
+            "from memsync.cycle import ensure_store\n"
+            f"config = load_config(Path({str(self.config)!r}))\n"
+            "for store_cfg in config.stores.values():\n"
+            "    ensure_store(config, store_cfg)\n"
+        )
+
+    @property
+    def prefix(self) -> list[str]:
+        """What runs a command of this peer in its network namespace (empty outside one)."""
+        return in_netns(self.netns, [])
 
     def run_python(self, code: str) -> str:
         """Run ``code`` in a Python subprocess with this peer's env; return stdout (raise on failure)."""
         result = subprocess.run(
-            [sys.executable, "-c", code],
+            [*self.prefix, sys.executable, "-c", code],
             env={**os.environ, **self.env},
             capture_output=True,
             text=True,
@@ -147,7 +176,7 @@ class Peer:
     def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``python -m memsync ARGS`` with this peer's environment (never raises on exit code)."""
         return subprocess.run(
-            [sys.executable, "-m", "memsync", *args],
+            [*self.prefix, sys.executable, "-m", "memsync", *args],
             env={**os.environ, **self.env},
             capture_output=True,
             text=True,
@@ -164,7 +193,7 @@ class Peer:
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "memsync", "daemon", "-v", *args],
+                [*self.prefix, sys.executable, "-m", "memsync", "daemon", "-v", *args],
                 env={**os.environ, **self.env, **env},
                 stdout=log,
                 stderr=log,
@@ -174,11 +203,12 @@ class Peer:
             self.wait_ready(offset)
         return offset
 
-    def wait_ready(self, offset: int = 0) -> None:
-        """Wait until the daemon started at log ``offset`` finished its start-up cycle."""
+    def wait_ready(self, offset: int = 0, timeout: float = 30) -> None:
+        """Wait up to ``timeout`` seconds until the daemon started at log ``offset`` finished its start-up
+        cycle."""
         wait_for(
             lambda: "start-up cycle done" in self.log(offset) or self.proc_dead(),
-            timeout=30,
+            timeout=timeout,
             what=f"{self.name}: daemon start",
         )
         assert not self.proc_dead(), f"{self.name}: daemon died:\n{self.log(offset)}"
@@ -292,13 +322,13 @@ def sync(*peers: Peer, timeout: float = 600) -> None:
 
 
 @contextmanager
-def running(*peers: Peer, args: tuple[str, ...] = ()) -> Iterator[None]:
-    """Start the daemons of ``peers`` together, wait until all are ready; at the end stop them together
-    and require exit code 0 from each."""
+def running(*peers: Peer, args: tuple[str, ...] = (), ready_timeout: float = 30) -> Iterator[None]:
+    """Start the daemons of ``peers`` together, wait (up to ``ready_timeout`` seconds each) until all are
+    ready; at the end stop them together and require exit code 0 from each."""
     offsets = [peer.start(*args, wait_ready=False) for peer in peers]
     try:
         for peer, offset in zip(peers, offsets, strict=True):
-            peer.wait_ready(offset)
+            peer.wait_ready(offset, timeout=ready_timeout)
         yield
     finally:
         live = [peer for peer in peers if not peer.proc_dead()]

@@ -1,11 +1,13 @@
 """The chaos run shared by ``tests/chaos/test_chaos.py`` (short) and ``bench/chaos.py`` (long).
 
-Three peers (own HOME, config, store, daemon) and one bare remote. On each peer two writer processes
+Three peers by default (own HOME, config, store, daemon) and one bare remote, reached as a local path or
+over real ssh or HTTPS (``tests.servers.transport``). On each peer two writer processes
 (``tests/chaos/writer.py``) append entries, tombstones, supersedes and daily-log lines and rewrite curated
 entries; one peer's writers skew their timestamps by up to +/- 90 s. Meanwhile daemons are killed with
-SIGKILL at random moments and restarted, the remote is renamed away (unreachable) for random periods,
-and one peer runs ``memsync compact`` on its memory file once. Then the writers stop and the daemons sync
-until every peer agrees. ``check`` measures DESIGN I1-I4 on the result.
+SIGKILL at random moments and restarted, the remote is taken away for random periods (a path remote is
+renamed away, a server is killed; with partitions, the links of a random group of peers are cut while
+the others go on), and one peer runs ``memsync compact`` on its memory file once. Then the writers stop
+and the daemons sync until every peer agrees. ``check`` measures DESIGN I1-I4 on the result.
 """
 
 from __future__ import annotations
@@ -13,23 +15,24 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable
-from contextlib import suppress
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.formats.jsonl import build_view, canonical_json, parse_memory, parse_record
 from memsync.layout import is_append_only
-from tests.helpers import REPO_ROOT, bare_remote, wait_for
+from tests.helpers import REPO_ROOT, wait_for
 from tests.peers import DAY, MEMORY_FILE, Peer
+from tests.servers.transport import Kind, Remote, open_remote
 
-NAMES = ("alice", "bob", "carol")
+NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
 SKEWED = "carol"
 SHARED_SLUG = "shared-notes"
 MARKERS = (b"<<<<<<<", b">>>>>>>")
@@ -39,6 +42,7 @@ MARKERS = (b"<<<<<<<", b">>>>>>>")
 class Figures:
     """What a chaos run measured (counts; durations in seconds)."""
 
+    setup: str = ""
     entries_written: int = 0
     daily_lines_written: int = 0
     lost: int = 0
@@ -62,6 +66,7 @@ class Figures:
         """The figures as printed lines."""
         return "\n".join(
             [
+                *([self.setup] if self.setup else []),
                 f"memory lines written (entries, tombstones, supersedes): {self.entries_written}",
                 f"daily-log lines written: {self.daily_lines_written}",
                 f"lines lost (I1): {self.lost}  (removed by compact as dead: {self.compacted_away}); "
@@ -84,18 +89,38 @@ class Chaos:
     """One chaos run under ``root``: build with :meth:`create`, then :meth:`run` and :meth:`check`."""
 
     root: Path
-    remote: Path
+    link: Remote
     peers: list[Peer]
     rng: random.Random
+    stack: ExitStack
     figures: Figures = field(default_factory=Figures)
     writers: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @classmethod
-    def create(cls, root: Path, seed: int) -> Chaos:
-        """Lay out the remote and the three peers (stores initialised, daemons not started)."""
-        remote = bare_remote(root / "remote.git")
-        peers = [Peer.create(root, name, remote, pull_interval_s=2.0) for name in NAMES]
-        return cls(root, remote, peers, random.Random(seed))
+    def create(
+        cls, root: Path, seed: int, *, peers: int = 3, transport: Kind = "path", partitions: bool = False
+    ) -> Chaos:
+        """Lay out the remote (behind its server, for ``transport`` ssh or https; with ``partitions``,
+        in network namespaces) and ``peers`` peers (stores initialised, daemons not started). Raises
+        ``tests.servers.process.Unavailable`` when this machine cannot run that transport."""
+        stack = ExitStack()
+        try:
+            link = stack.enter_context(open_remote(transport, root, partitions=partitions))
+            names = [*NAMES, *(f"peer{n}" for n in range(len(NAMES) + 1, peers + 1))][:peers]
+            made = [link.peer(root, name, pull_interval_s=2.0) for name in names]
+        except BaseException:
+            stack.close()
+            raise
+        chaos = cls(root, link, made, random.Random(seed), stack)
+        chaos.figures.setup = f"{peers} peers over {transport}" + (
+            ", partitions (links cut in network namespaces)" if partitions else ""
+        )
+        return chaos
+
+    @property
+    def remote(self) -> Path:
+        """The bare repository (on this machine whatever the transport)."""
+        return self.link.path
 
     @property
     def stop_file(self) -> Path:
@@ -141,14 +166,15 @@ class Chaos:
             if code != 0:
                 self.figures.problems.append(f"a writer exited {code}")
 
-    def run(self, write_s: float, min_kills: int, log: bool = False) -> None:
+    def run(self, write_s: float, min_kills: int, log: bool = False, converge_timeout_s: float = 180) -> None:
         """Write for ``write_s`` seconds while killing daemons (at least ``min_kills`` in all, spread
         over the period), taking the remote away now and then and compacting once; then stop the writers,
         bring everything back and wait until every peer agrees (``figures.converge_s``)."""
         for peer in self.peers:
             peer.start(wait_ready=False)
         for peer in self.peers:
-            peer.wait_ready()
+            # All start-up cycles at once contend for the remote: more peers, longer.
+            peer.wait_ready(timeout=30 + 15 * len(self.peers))
         self.start_writers()
         start = time.monotonic()
         end = start + write_s
@@ -158,7 +184,10 @@ class Chaos:
         outage_until: float | None = None
         outage_from = 0.0
         compact_at = start + write_s * self.rng.uniform(0.3, 0.6)
-        away = self.remote.with_name("remote.git.away")
+        # In a thread: compact waits for the daemon's cycle, which a cut link can hold for a while.
+        compactor = threading.Thread(
+            target=self._compact_once, args=(self.peers[min(2, len(self.peers) - 1)],)
+        )
         shown = (0, 0)
         while (now := time.monotonic()) < end or self.figures.kills < min_kills:
             if now >= next_kill:
@@ -169,47 +198,53 @@ class Chaos:
                 peer.start(wait_ready=False)
                 next_kill = now + self.rng.uniform(0.3, 1.7) * kill_gap
             if outage_until is None and now >= next_outage and now < end - 2:
-                self.remote.rename(away)
+                cut = self.rng.sample(self.peers, self.rng.randint(1, max(1, len(self.peers) // 2)))
+                self.link.take_down(cut)
                 outage_from, outage_until = now, now + self.rng.uniform(1.0, 5.0)
                 self.figures.outages += 1
             elif outage_until is not None and now >= outage_until:
-                self._bring_back(away)
+                self.link.bring_back()
                 self.figures.outage_s += now - outage_from
                 outage_until = None
                 next_outage = now + self.rng.uniform(3.0, 10.0)
-            if not self.figures.compact_done and now >= compact_at:
-                self.figures.compact_done = self.compact(self.peers[2])
+            if compactor.ident is None and now >= compact_at:
+                compactor.start()
             progress = (self.figures.kills, self.figures.outages)
             if log and progress != shown:
                 print(f"{now - start:6.1f} s  kills {progress[0]}  outages {progress[1]}", flush=True)
                 shown = progress
             time.sleep(0.05)
         if outage_until is not None:
-            self._bring_back(away)
+            self.link.bring_back()
             self.figures.outage_s += time.monotonic() - outage_from
+        if compactor.ident is not None:
+            compactor.join(300)
         self.stop_writers()
         for peer in self.peers:
             if peer.proc_dead():
                 peer.start(wait_ready=False)
         settled = time.monotonic()
-        wait_for(self.converged, timeout=180, interval=0.5, what="convergence of the three peers")
+        wait_for(self.converged, timeout=converge_timeout_s, interval=0.5, what="convergence of the peers")
         self.figures.converge_s = time.monotonic() - settled
 
-    def _bring_back(self, away: Path) -> None:
-        """Rename the remote back. A push caught by the outage may have recreated the old path with a
-        half-received pack (git names its incoming-object dir by absolute path): that stub goes."""
-        if self.remote.exists():
-            shutil.rmtree(self.remote)
-        away.rename(self.remote)
+    def _compact_once(self, peer: Peer) -> None:
+        self.figures.compact_done = self.compact(peer)
 
     def compact(self, peer: Peer) -> bool:
-        """``memsync compact`` on ``peer``'s memory file (retried while a writer holds the lock)."""
+        """``memsync compact`` on ``peer``'s memory file (retried while a writer holds the lock; it
+        waits for the daemon's cycle, which a cut link holds up to ssh's keep-alive limit)."""
+        why = "no attempt"
         for _ in range(50):
-            result = peer.cli("compact", str(peer.memory_file))
+            try:
+                result = peer.cli("compact", str(peer.memory_file), timeout=180)
+            except subprocess.TimeoutExpired:
+                why = "it waited for the daemon's cycle for 180 s"
+                continue
             if result.returncode == 0:
                 return True
+            why = result.stderr.strip()
             time.sleep(0.02)
-        self.figures.problems.append(f"compact never succeeded: {result.stderr.strip()}")
+        self.figures.problems.append(f"compact never succeeded: {why}")
         return False
 
     def stop_daemons(self) -> None:
@@ -221,7 +256,8 @@ class Chaos:
                     self.figures.problems.append(f"{peer.name}: daemon exited {code} on SIGTERM")
 
     def kill_all(self) -> None:
-        """Clean-up: kill whatever still runs (daemons, writers)."""
+        """Clean-up: kill whatever still runs (writers, daemons), then stop the servers and delete the
+        namespaces."""
         self.stop_file.touch()
         for proc in self.writers:
             with suppress(ProcessLookupError):
@@ -229,6 +265,7 @@ class Chaos:
         for peer in self.peers:
             if not peer.proc_dead():
                 peer.kill()
+        self.stack.close()
 
     # --- convergence and checks --------------------------------------------------------------------
 
