@@ -28,10 +28,11 @@ from pathlib import Path
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import Entry, ParsedMemory, Problem, parse_memory
+from memsync.layout import HOST_TRAILER
 from memsync.tracked import locate
 
 TOLERANCE_S = 300.0
-HOST_TRAILER = "Memsync-Host"  # store.HOST_TRAILER; store imports GitPython, which a writer need not
+
 _TIMEOUT_S = 60.0
 _OWN_COMMITS_SCANNED = 500
 

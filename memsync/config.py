@@ -46,8 +46,10 @@ import tomli_w
 
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
+from memsync.hosts import claude_code
+from memsync.paths import config_path as config_path  # re-exported: every command imports it from here
 from memsync.remote_url import PLAIN_NAME, name_problem, url_problem
-from memsync.store_paths import default_store_path_for
+from memsync.store_paths import default_store_path_for, legacy_store_paths_for, untaken
 
 DEFAULT_BRANCH = "main"
 NETWORK_TIMEOUT_S = 30.0
@@ -78,22 +80,36 @@ class Track:
     ``excludes``: live paths inside ``live`` that are not synced with it: those another store tracks
     (they belong to that store alone: how one role of a tracked folder goes to a team store) and those
     the track's own ``exclude`` list names (relative to ``live``). Sorted; derived by ``load_config``.
+    ``legacy``: the store paths earlier versions gave it, folded into ``store_path`` (``memsync.legacy``).
     """
 
     live: Path
     store_path: str
     excludes: tuple[Path, ...] = ()
+    legacy: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HostRoot:
+    """A tracked host folder of one memory folder per project (Claude Code's ``~/.claude/projects``): each
+    is a track of its own at ``<prefix>/<project key>``; the daemon watches ``live`` for new ones."""
+
+    live: Path
+    prefix: str
+    excludes: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
 class StoreConfig:
-    """One store: its git working tree, branch, remotes (name -> URL, in file order) and tracked paths."""
+    """One store: its git working tree, branch, remotes (name -> URL, in file order), tracked paths, and
+    the host folders whose project memory folders are tracks (``host_roots``)."""
 
     name: str
     path: Path
     branch: str = DEFAULT_BRANCH
     remotes: Mapping[str, str] = field(default_factory=dict)
     tracks: tuple[Track, ...] = ()
+    host_roots: tuple[HostRoot, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,28 +143,22 @@ class Config:
         return Identity(name=name, email=email)
 
 
-def config_path() -> Path:
-    """Where the config lives: ``$MEMSYNC_CONFIG`` if set, else ``<user config dir>/memsync/config.toml``."""
-    override = os.environ.get("MEMSYNC_CONFIG")
-    if override:
-        return Path(override).expanduser()
-    return platformdirs.user_config_path("memsync") / "config.toml"
-
-
 def default_store_dir(name: str) -> Path:
     """The default working tree of store ``name``: ``<user data dir>/memsync/stores/<name>``."""
     return platformdirs.user_data_path("memsync") / "stores" / name
 
 
-def load_config(path: Path | None = None) -> Config:
+def load_config(path: Path | None = None, *, discover: bool = True) -> Config:
     """Read and validate the config at ``path`` (default ``config_path()``).
 
-    Expands ``~`` in paths and fills defaults. A config with no stores is valid. Raises ``MemsyncError``
-    naming the file (and the key, and its table) when the file is missing, is not TOML, holds a key
-    ``KNOWN_KEYS`` does not name, or a value is invalid.
+    Expands ``~`` in paths and fills defaults. A host folder of project memory folders (``host_roots``)
+    gives a track per project folder in it now, unless ``discover`` is False (the readers that need only
+    the configured tracks skip its git calls). A config with no stores is valid. Raises
+    ``MemsyncError`` naming the file (and the key, and its table) when the file is missing, is not TOML,
+    holds a key ``KNOWN_KEYS`` does not name, or a value is invalid.
     """
     path = config_path() if path is None else path
-    return _validate(_read_raw(path, missing_ok=False), _Checker(path))
+    return _validate(_read_raw(path, missing_ok=False), _Checker(path), discover=discover)
 
 
 def validate_raw(raw: Mapping[str, Any], path: Path) -> Config:
@@ -248,7 +258,7 @@ class _Checker:
         raise self.fail(key, f"= {text!r}: {why}")
 
 
-def _validate(raw: Mapping[str, Any], check: _Checker) -> Config:
+def _validate(raw: Mapping[str, Any], check: _Checker, *, discover: bool = True) -> Config:
     check.unknown(raw, "", "")
     host = check.string(raw["host"], "host") if "host" in raw else socket.gethostname()
     numbers = {
@@ -259,7 +269,9 @@ def _validate(raw: Mapping[str, Any], check: _Checker) -> Config:
     author_name = check.string(author["name"], "author.name") if "name" in author else None
     author_email = check.string(author["email"], "author.email") if "email" in author else None
     stores = {
-        name: _store(check, check.name(name, f"stores.{name}"), check.table(table, f"stores.{name}"))
+        name: _store(
+            check, check.name(name, f"stores.{name}"), check.table(table, f"stores.{name}"), discover
+        )
         for name, table in check.table(raw.get("stores", {}), "stores").items()
     }
     return Config(
@@ -296,7 +308,7 @@ def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
     }
 
 
-def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
+def _store(check: _Checker, name: str, table: Mapping[str, Any], discover: bool) -> StoreConfig:
     key = f"stores.{name}"
     check.unknown(table, "stores.*", key)
     store_dir = (
@@ -313,7 +325,8 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
     if not isinstance(entries, list):
         raise check.fail(f"{key}.track", "must be an array of tables ([[" + key + ".track]])")
     tracks: list[Track] = []
-    seen: dict[str, int] = {}
+    roots: list[HostRoot] = []
+    claimed: list[tuple[Path, str]] = []  # per entry: its live path and store path, for overlap checks
     for i, entry in enumerate(entries):
         tkey = f"{key}.track[{i}]"
         entry = check.table(entry, tkey)
@@ -321,22 +334,32 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
         if "path" not in entry:
             raise check.fail(f"{tkey}.path", "is required")
         live = _expand(check.string(entry["path"], f"{tkey}.path"))
-        store_path = (
-            _store_path(check, entry["as"], f"{tkey}.as") if "as" in entry else default_store_path_for(live)
-        )
-        for other, j in seen.items():
+        root = claude_code.is_projects_root(live)
+        if "as" in entry:
+            store_path = _store_path(check, entry["as"], f"{tkey}.as")
+        else:
+            store_path = claude_code.STORE_PREFIX if root else default_store_path_for(live)
+        for j, (other_live, other) in enumerate(claimed):
             mine, theirs = PurePosixPath(store_path), PurePosixPath(other)
             if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
                 raise check.fail(f"{tkey}.as", f"maps to {store_path!r}, overlapping track[{j}] ({other!r})")
-        for j, track in enumerate(tracks):
-            if live.is_relative_to(track.live) or track.live.is_relative_to(live):
-                raise check.fail(f"{tkey}.path", f"{live} overlaps track[{j}] ({track.live}); track it once")
+            if live.is_relative_to(other_live) or other_live.is_relative_to(live):
+                raise check.fail(f"{tkey}.path", f"{live} overlaps track[{j}] ({other_live}); track it once")
         if live.is_relative_to(store_dir) or store_dir.is_relative_to(live):
             raise check.fail(f"{tkey}.path", f"{live} overlaps the store itself ({store_dir})")
-        seen[store_path] = i
+        claimed.append((live, store_path))
         excludes = _excludes(check, entry.get("exclude", []), f"{tkey}.exclude", live)
-        tracks.append(Track(live=live, store_path=store_path, excludes=excludes))
-    return StoreConfig(name=name, path=store_dir, branch=branch, remotes=remotes, tracks=tuple(tracks))
+        if root:  # one track per project memory folder in it, but those its exclude list names
+            roots.append(HostRoot(live, store_path, excludes))
+            found = claude_code.expand_projects_root(live, store_path, excludes) if discover else []
+            tracks.extend(Track(m.live, m.store_path, legacy=m.legacy) for m in found)
+        else:
+            legacy = () if "as" in entry else legacy_store_paths_for(live)
+            tracks.append(Track(live=live, store_path=store_path, excludes=excludes, legacy=legacy))
+    # Only the legacy store paths no other track takes are folded (``store_paths.untaken``).
+    kept = untaken([track.store_path for track in tracks], [track.legacy for track in tracks])
+    tracks = [replace(track, legacy=legacy) for track, legacy in zip(tracks, kept, strict=True)]
+    return StoreConfig(name, store_dir, branch, remotes, tuple(tracks), tuple(roots))
 
 
 def _excludes(check: _Checker, value: object, key: str, live: Path) -> tuple[Path, ...]:

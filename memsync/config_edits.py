@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from memsync.config import Config, StoreConfig, Track, edit_config
-from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
+from memsync.instance import running_daemon_pid
 
 DEFAULT_STORE = "personal"
 DEFAULT_REMOTE = "origin"
@@ -106,10 +106,15 @@ def store_table(raw: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def tracked(config: Config, live: Path) -> tuple[StoreConfig, str] | None:
+    """The store tracking ``live`` and its store path (for a host folder of project folders, the prefix
+    of theirs), or None."""
     for store in config.stores.values():
         for track in store.tracks:
             if track.live == live:
                 return store, track.store_path
+        for root in store.host_roots:
+            if root.live == live:
+                return store, root.prefix
     return None
 
 

@@ -25,12 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from memsync.clock import future_in_store
+from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.diskfull import ADVICE, is_full, named, nearly_full
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, sweep_temps
+from memsync.hosts.claude_code import oversized_indexes
 from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta
+from memsync.legacy import first_folds, fold_legacy
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import Progress, RemoteOutcome, Store
 from memsync.storelock import hold_cycle
@@ -122,17 +125,6 @@ def ensure_store(config: Config, store_cfg: StoreConfig) -> Store:
     )
 
 
-def commit_written(store: Store, state: SyncState, message: str) -> str | None:
-    """Commit what memsync wrote into ``store`` since its last commit, as ``state`` records it (a publish
-    a killed process made too); anything else found changed is put back from the last commit, never
-    committed (``Store.commit_all``, DESIGN "Hostile input"). Returns the new commit's sha, or None.
-    Raises ``MemsyncError`` (git failed: the record stays for the retry) or ``sqlite3.Error``."""
-    written = state.written()
-    sha = store.commit_all(message, written)
-    state.clear_written(written)
-    return sha
-
-
 def run_cycle(
     config: Config,
     store_cfg: StoreConfig,
@@ -141,6 +133,7 @@ def run_cycle(
     full_reconcile: bool = True,
     progress: Progress | None = None,
     stop: threading.Event | None = None,
+    lock_wait_s: float = LOCK_WAIT_S,
 ) -> CycleReport:
     """Run one sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5) and write its status.
 
@@ -150,11 +143,12 @@ def run_cycle(
     working tree put back) and settles the sync state with the store by content first (on start and
     after a failure; always, from the CLI); without it, a store this process opened before is reused.
     ``progress``: see ``Store.exchange``. ``stop``: once set, git is killed and ``gitrun.Stopped``
-    raised (what is cut short is recovered like after ``kill -9``). Raises ``MemsyncError`` when the
-    store is missing or broken, or a disk is full ("disk full: PATH"); the status file then records
-    the error. Remote problems are not exceptions: they are in the report's ``remotes``.
+    raised (what is cut short is recovered like after ``kill -9``). ``lock_wait_s`` bounds the wait for
+    another cycle of the store (``cycle_lock``). Raises ``MemsyncError`` when the store is missing or
+    broken, or a disk is full ("disk full: PATH"); the status file then records the error. Remote
+    problems are not exceptions: they are in the report's ``remotes``.
     """
-    with cycle_lock(store_cfg, config=config.path, stop=stop):
+    with cycle_lock(store_cfg, lock_wait_s, config=config.path, stop=stop):
         started = time.time()
         try:
             report = _cycle(config, store_cfg, remotes, full_reconcile, progress, stop)
@@ -220,8 +214,11 @@ def _cycle(
             store.restore(keep=state.written())
         reports: list[PublishReport] = []
         reachable = [track for track in store_cfg.tracks if _reachable(track)]
+        waiting = first_folds(reachable, store)
         for track in reachable:
             _forget_vanished_dir(track, store.worktree, state)
+            if track in waiting:
+                continue  # published after its first fold, once the exchange brought peers' copies
             if full_reconcile:
                 reports.append(reconcile(track, store.worktree, state))
             reports.append(publish(track, store.worktree, state, grace_s=config.partial_line_grace_s))
@@ -230,6 +227,20 @@ def _cycle(
         if full_reconcile:
             store.ensure_identity()
         outcomes = tuple(store.exchange(names, progress)) if names else ()
+        merged = any(outcome.merged for outcome in outcomes)
+        folds, folded, again = fold_legacy(
+            store,
+            reachable,
+            state,
+            waiting=waiting,
+            merged=merged,
+            full=full_reconcile,
+            remotes=names,
+            grace_s=config.partial_line_grace_s,
+        )
+        if folded is not None:
+            commit, message = folded, _shorten(describe_changes([*reports, *folds]))
+            outcomes += again
         delivered = [
             deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s) for track in reachable
         ]
@@ -420,6 +431,8 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
     size = 0
     root = store_cfg.path
     git_dir = root / ".git"
+    # Legacy store paths still hold what machines not upgraded yet sync there; they are folded, not lost.
+    folded = tuple(old for track in store_cfg.tracks for old in track.legacy)
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         in_git = here.is_relative_to(git_dir)  # once per directory: thousands of files share one
@@ -434,7 +447,9 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
             rel = path.relative_to(root).as_posix()
             if is_store_meta(rel):
                 continue
-            if _live_path(store_cfg.tracks, rel) is None:
+            if _live_path(store_cfg.tracks, rel) is None and not any(
+                rel.startswith(old + "/") or rel == old for old in folded
+            ):
                 untracked.add(untracked_group(rel, store_cfg.tracks))
             if not is_append_only(rel) and _has_both_kept(path):
                 both_kept.append(str(_live_path(store_cfg.tracks, rel) or rel))
@@ -496,10 +511,11 @@ def collect_status(path: Path) -> dict[str, Any]:
     host, advice: entries dated beyond ``clock.TOLERANCE_S`` in this clock's future), both_kept,
     set_aside (files a merge moved out of a directory's way), clashes (file, store_path, here:
     "file"/"directory", advice: a file meeting a directory, not synced until renamed), untracked,
-    size_bytes. Reads the status file the last cycle
+    size_bytes, partly_loaded (file, lines, bytes: a synced ``MEMORY.md`` longer than Claude Code
+    loads). Reads the status file the last cycle
     wrote (facts read from the store itself are refreshed). Raises ``MemsyncError`` for a bad config.
     """
-    from memsync.daemon import running_daemon_pid
+    from memsync.instance import running_daemon_pid
 
     config = load_config(path)
     pid = running_daemon_pid(path)
@@ -526,6 +542,10 @@ def collect_status(path: Path) -> dict[str, Any]:
             "clashes": status.get("clashes", []),
             "exists": (store_cfg.path / ".git").is_dir(),
             "tracks": list_tracks(store_cfg),
+            "partly_loaded": [
+                {"file": str(index), "lines": lines, "bytes": size}
+                for index, lines, size in oversized_indexes(track.live for track in store_cfg.tracks)
+            ],
         }
         facts = (
             _store_facts(store_cfg)

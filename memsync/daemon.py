@@ -29,6 +29,7 @@ from types import FrameType
 from memsync.backoff import CAP_S, Backoff, Remotes
 from memsync.config import Config, config_path, load_config
 from memsync.errors import MemsyncError
+from memsync.hosts import claude_code
 from memsync.instance import instance_lock, running_daemon_pid, sd_notify
 from memsync.oneshot import EXIT_OK, log_report, run_all, run_all_from
 from memsync.remotedirs import remote_dirs, remote_moved
@@ -72,6 +73,8 @@ class _StoreState:
     last_cycle: float = 0.0
     # A reload added tracks (or the store): their folders may already hold memory to publish.
     tracks_added: bool = False
+    # An agent host's hook asked for a sync now (SIGUSR1).
+    requested: bool = False
     busy: bool = False
 
 
@@ -109,10 +112,11 @@ class Daemon:
         for name in set(self.states) - set(self.config.stores):
             self.states.pop(name).guard.release()
 
-    def _targets(self) -> tuple[list[Path], list[Path]]:
+    def _targets(self) -> tuple[list[Path], list[Path], list[Path]]:
         tracked = [track.live for store in self.config.stores.values() for track in store.tracks]
         remotes = [d for store in self.config.stores.values() for d in remote_dirs(store).values()]
-        return tracked, remotes
+        layout = [root.live for store in self.config.stores.values() for root in store.host_roots]
+        return tracked, remotes, layout
 
     def _stores_for(self, event: WatchEvent) -> list[str]:
         path = Path(event.path)
@@ -129,6 +133,9 @@ class Daemon:
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGHUP:
             self.reload_requested = True
+        elif signum == signal.SIGUSR1:
+            for state in self.states.values():
+                state.requested = True
         else:
             # One stop request is enough; a second TERM during interpreter shutdown (when Python has
             # restored the default handler) would kill the process mid-exit.
@@ -147,7 +154,7 @@ class Daemon:
         daemon serves one of the stores."""
         if once:
             return run_all(self.config)
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(signum, self._on_signal)
         try:
             for name, store in self.config.stores.items():
@@ -168,6 +175,7 @@ class Daemon:
 
     def _serve(self, watcher: Watcher) -> None:
         watcher.set_targets(*self._targets())
+        self._recheck_layout()
         log.info(
             "watching %s for %s (config %s)",
             plural(len(watcher.watched_dirs), "directory", "directories"),
@@ -223,6 +231,8 @@ class Daemon:
             batch.append(self.events.get(timeout=timeout))
             while True:
                 batch.append(self.events.get_nowait())
+        if any(isinstance(event, WatchEvent) and event.source == "layout" for event in batch):
+            self.reload_requested = True  # a project memory folder appeared or went: the tracks change
         if self.reload_requested:
             self._reload(watcher)
         if any(isinstance(event, WatchEvent) for event in batch):
@@ -247,7 +257,7 @@ class Daemon:
             self._cycle_done(event)
         elif isinstance(event, Probed):
             self._probed(event)
-        elif isinstance(event, WatchEvent):
+        elif isinstance(event, WatchEvent) and event.source != "layout":
             for name in self._stores_for(event):
                 state = self.states[name]
                 if event.source == "remote":
@@ -282,6 +292,7 @@ class Daemon:
                 ("pull timer", polled),
                 ("tracks added", state.tracks_added),
                 ("a remote is tried again", came_back),
+                ("sync requested", state.requested),
             )
             if hit
         ]
@@ -317,11 +328,22 @@ class Daemon:
                 self.states[name].tracks_added = True
                 self.states[name].reconciled = False
         watcher.set_targets(*self._targets())
+        self._recheck_layout()
         log.info(
             "config reloaded: %s, %s",
             plural(len(self.config.stores), "store"),
             plural(len(watcher.watched_dirs), "watched directory", "watched directories"),
         )
+
+    def _recheck_layout(self) -> None:
+        """Reload again when a project memory folder appeared in a host root after the config was read
+        but before the root was watched (its event came before the watch)."""
+        for store in self.config.stores.values():
+            tracked = [track.live for track in store.tracks]
+            if any(claude_code.memory_folders_differ(r.live, r.excludes, tracked) for r in store.host_roots):
+                self.reload_requested = True
+                self.events.put(None)
+                return
 
     def _start_cycle(self, name: str, reason: str, remotes: Collection[str]) -> None:
         state = self.states[name]
@@ -332,6 +354,7 @@ class Daemon:
         )
         state.debouncer.take()
         state.tracks_added = False
+        state.requested = False
         state.last_cycle = time.monotonic()
         state.busy = True
         if len(remotes) == len(store_cfg.remotes):
@@ -389,8 +412,9 @@ def run_daemon(path: Path | None = None, once: bool = False) -> int:
     docstring. Holds the lock of that config and the daemon lock of each of its stores (``MemsyncError``
     naming the daemon holding one: PID and config). Returns 0 after SIGTERM/SIGINT, within
     ``STOP_DEADLINE_S``; SIGHUP reloads the config (a store that gained tracks then runs a full-reconcile
-    cycle at once). With ``once`` it runs one cycle per store and returns its exit code (as `memsync
-    sync`: 0, 75 or 1)."""
+    cycle at once), and so does a project memory folder appearing in a watched host root; SIGUSR1 (an
+    agent host's hook) runs a cycle of every store now. With ``once`` it runs one cycle per store and
+    returns its exit code (as `memsync sync`: 0, 75 or 1)."""
     path = path or config_path()
     daemon = Daemon(path)
     with instance_lock(path):

@@ -1,17 +1,21 @@
 """Find the memory that already lives on this machine, so ``memsync init`` can track it (issue 5).
 
-Looks only under the home directory, at the places agents write by default (DESIGN "Vocabulary"):
+Looks at the places agents write by default (DESIGN "Vocabulary", "Agent hosts"):
 ``~/.agents/memory/<role>/`` role directories, ``~/.agent-memory/*.jsonl`` memory files,
-``~/.claude/memory/`` (a Claude Code memory folder when it holds ``MEMORY.md``), and the markdown skill's
-legacy locations (``~/.claude/memory/<role>/``, ``~/.agents-legacy/memory/<role>/``, and flat
-``~/.claude/memory/<role>.md`` files, which need ``memsync migrate`` before they can be synced).
+``~/.claude/memory/`` (a Claude Code memory folder when it holds ``MEMORY.md``), Claude Code's projects
+folder (one auto memory folder per project) and its ``autoMemoryDirectory``, Codex's memories folder,
+and the markdown skill's legacy locations (``~/.claude/memory/<role>/``, ``~/.agents-legacy/memory/<role>/``,
+and flat ``~/.claude/memory/<role>.md`` files, which need ``memsync migrate`` before they can be synced).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+
+from memsync.hosts import claude_code, codex
 
 
 class Found(Enum):
@@ -21,6 +25,10 @@ class Found(Enum):
     ROLE_ROOT = "folder of role directories"
     MEMORY_ROOT = "folder of memory files"
     CLAUDE = "Claude Code memory folder"
+    CLAUDE_PROJECTS = "Claude Code projects folder"
+    CLAUDE_PROJECT = "Claude Code project memory folder"
+    CLAUDE_AUTO = "Claude Code autoMemoryDirectory"
+    CODEX = "Codex memories folder"
     JSONL = "memory file"
     LEGACY_ROLE = "legacy role directory"
     LEGACY_FLAT = "legacy flat file"
@@ -31,7 +39,8 @@ class Location:
     """One memory location found on this machine.
 
     ``role`` is the role name for role directories (current or legacy) and flat legacy files, else None.
-    ``track`` says whether ``init`` tracks it; ``note`` says why not, or what the user may do next.
+    ``track`` says whether ``init`` tracks it; ``note`` says why not, or what the user may do next;
+    ``store_path`` is the store path to track it at when the default would not do (None: the default).
     """
 
     live: Path
@@ -39,6 +48,7 @@ class Location:
     role: str | None
     track: bool
     note: str = ""
+    store_path: str | None = None
 
 
 def _subdirs(path: Path) -> list[Path]:
@@ -97,6 +107,7 @@ def detect(home: Path | None = None) -> list[Location]:
             for flat in sorted(claude.glob("*.md"))
             if flat.is_file()
         )
+    found.extend(_agent_hosts(home, found))
     legacy_roots.append(home / ".agents-legacy" / "memory")
     for root in legacy_roots:
         for role_dir in _subdirs(root):
@@ -109,3 +120,41 @@ def detect(home: Path | None = None) -> list[Location]:
             roles.add(role)
             found.append(Location(role_dir, Found.LEGACY_ROLE, role, False, note))
     return found
+
+
+def _agent_hosts(home: Path, found: list[Location]) -> list[Location]:
+    """Claude Code's projects folder (when Claude Code's directory exists; tracked whole, so project
+    folders created later sync too) with the memory folders in it, its ``autoMemoryDirectory`` (when it
+    is not inside a location found already), and Codex's memories folder (when it exists)."""
+    hosts: list[Location] = []
+    default_home = home == Path.home()
+    claude = claude_code.claude_dir() if default_home else home / ".claude"
+    root = claude / "projects"
+    if claude.is_dir():
+        hosts.append(Location(root, Found.CLAUDE_PROJECTS, None, True))
+        hosts.extend(
+            Location(
+                memory.live,
+                Found.CLAUDE_PROJECT,
+                None,
+                False,
+                f"synced as {memory.store_path}, within {root}",
+            )
+            for memory in claude_code.expand_projects_root(root)
+        )
+    auto = claude_code.auto_memory_directory() if default_home else None
+    tracked = [loc.live for loc in (*found, *hosts) if loc.track]
+    if auto is not None and not any(auto.is_relative_to(p) or p.is_relative_to(auto) for p in tracked):
+        hosts.append(
+            Location(auto, Found.CLAUDE_AUTO, None, True, store_path=claude_code.AUTO_MEMORY_STORE_PATH)
+        )
+    memories = codex.memories_dir() if default_home else home / ".codex" / "memories"
+    if memories.is_dir():
+        inside_home = Path(os.path.abspath(memories)).is_relative_to(Path(os.path.abspath(home)))
+        default = inside_home and memories.parent.name == ".codex"  # the default: codex/memories
+        hosts.append(
+            Location(
+                memories, Found.CODEX, None, True, store_path=None if default else codex.MEMORIES_STORE_PATH
+            )
+        )
+    return hosts

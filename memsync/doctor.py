@@ -2,9 +2,10 @@
 
 Checks: git's version, the commit identity, each store's health (``git fsck --connectivity-only``) and
 merge drivers, each remote's reachability (``git ls-remote`` with a timeout), the inotify watch limit
-against what the tracked paths need, the daemon, the service, and this clock against the commit times
-of peers' commits, this clock against the peers that built on its commits, and entries dated in the
-future of this clock. Only git and the file system are consulted; nothing is changed.
+against what the tracked paths need, synced Claude Code indexes against what Claude Code loads, the
+daemon, the service, and this clock against the commit times of peers' commits, this clock against the
+peers that built on its commits, and entries dated in the future of this clock. Only git and the file
+system are consulted; nothing is changed.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from typing import Literal, get_args
 from memsync import service
 from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
-from memsync.daemon import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.git_env import noninteractive_env
+from memsync.hosts import claude_code
+from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
 from memsync.wording import plural
 
@@ -177,6 +179,23 @@ def check_inotify(config: Config) -> Check:
     return Check("OK", "inotify", f"{need} watches needed, limit {limit}")
 
 
+def check_indexes(config: Config) -> list[Check]:
+    """Every synced ``MEMORY.md`` Claude Code loads fits in what it loads (200 lines or 25 KB); no line
+    when no such index is tracked."""
+    tracks = [track.live for store in config.stores.values() for track in store.tracks]
+    over = claude_code.oversized_indexes(tracks)
+    if not over:
+        loaded = sum(
+            1 for live in tracks if claude_code.is_claude_memory(live) and (live / "MEMORY.md").is_file()
+        )
+        detail = f"{loaded} MEMORY.md, each within what Claude Code loads"
+        return [Check("OK", "Claude Code indexes", detail)] if loaded else []
+    return [
+        Check("WARN", "Claude Code index", claude_code.partly_loaded(str(index), lines, size))
+        for index, lines, size in over
+    ]
+
+
 def check_daemon(path: Path) -> Check:
     """A daemon holds the instance lock for config file ``path``."""
     pid = running_daemon_pid(path)
@@ -269,6 +288,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
             checks.append(check_clock_ahead(store, config.host))
             checks.append(check_future_entries(store))
     checks.append(check_inotify(config))
+    checks.extend(check_indexes(config))
     checks.append(check_daemon(path))
     checks.append(check_service())
     return checks

@@ -1,6 +1,10 @@
-"""One daemon per config file: its lock and PID file under memsync's state directory, and telling systemd
-the daemon is ready (issue 4 "Daemon"; DESIGN "Layers": instance). The lock that keeps one daemon per
-store lives with the store: ``memsync.storelock``."""
+"""One daemon per config file: its lock and PID file under memsync's state directory, whether it is
+alive, and telling systemd the daemon is ready (DESIGN "Layers": instance). The lock that keeps one
+daemon per store lives with the store: ``memsync.storelock``.
+
+Light (no GitPython, no watchdog): the agent-host hooks ask it in a few milliseconds whether a daemon
+runs, to signal it instead of syncing themselves.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +31,9 @@ def state_dir() -> Path:
     return platformdirs.user_state_path("memsync")
 
 
-def _instance_stem(path: Path) -> Path:
+def instance_stem(path: Path) -> Path:
+    """The state-dir path, without suffix, of the daemon instance for config file ``path`` (its
+    ``.lock`` and ``.pid`` files)."""
     # resolve(): the same config reached through '..' or a symlink is the same daemon.
     digest = hashlib.sha256(str(path.expanduser().resolve()).encode()).hexdigest()[:16]
     return state_dir() / f"daemon-{digest}"
@@ -35,7 +41,7 @@ def _instance_stem(path: Path) -> Path:
 
 def pid_file(path: Path) -> Path:
     """The file holding the PID of the daemon running for the config file ``path``."""
-    return _instance_stem(path).with_suffix(".pid")
+    return instance_stem(path).with_suffix(".pid")
 
 
 def running_daemon_pid(path: Path) -> int | None:
@@ -43,15 +49,16 @@ def running_daemon_pid(path: Path) -> int | None:
 
     "Live" means the instance lock is held: a pid file left by a killed daemon does not count.
     """
-    lock = filelock.FileLock(_instance_stem(path).with_suffix(".lock"), timeout=0)
+    lock = filelock.FileLock(instance_stem(path).with_suffix(".lock"), timeout=0)
     try:
         with lock:
             return None
     except filelock.Timeout:
-        return _read_pid(pid_file(path))
+        return read_pid(pid_file(path))
 
 
-def _read_pid(path: Path) -> int | None:
+def read_pid(path: Path) -> int | None:
+    """The PID written in the file ``path``, None when it is missing or not a number."""
     try:
         return int(path.read_text().strip())
     except (OSError, ValueError):
@@ -64,14 +71,14 @@ def instance_lock(path: Path) -> Iterator[None]:
 
     Raises ``MemsyncError`` naming the running daemon's PID when another daemon holds it.
     """
-    stem = _instance_stem(path)
+    stem = instance_stem(path)
     stem.parent.mkdir(parents=True, exist_ok=True)
     # A short wait, not none: `memsync status` probes this lock for an instant.
     lock = filelock.FileLock(stem.with_suffix(".lock"), timeout=INSTANCE_WAIT_S)
     try:
         lock.acquire()
     except filelock.Timeout:
-        pid = _read_pid(pid_file(path))
+        pid = read_pid(pid_file(path))
         who = f"PID {pid}" if pid else "another process"
         raise MemsyncError(
             f"cannot start the daemon: another one ({who}) is already running for {path}. "

@@ -34,6 +34,8 @@ IGNORED_DIRS = (".git",)
 # memsync's own files in a store (format version, purge records): no track maps them (config refuses a
 # store path through it), so they are never delivered, and `status` does not list them as unmapped.
 STORE_META_DIR = ".memsync"
+# The trailer naming the machine in every commit memsync makes in a store: ``Memsync-Host: <host>``.
+HOST_TRAILER = "Memsync-Host"
 
 
 def kind_of(rel_path: str) -> Kind:

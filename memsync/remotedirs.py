@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from memsync.config import StoreConfig
-from memsync.watch import read_ref, remote_git_dir
+from memsync.refs import read_ref
+from memsync.watch import remote_git_dir
 
 
 def remote_dirs(store: StoreConfig) -> dict[str, Path]:

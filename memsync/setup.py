@@ -182,7 +182,10 @@ def init(
         if remote is not None:
             table.setdefault("remotes", {})[DEFAULT_REMOTE] = remote
         entries = table.setdefault("track", [])
-        entries.extend({"path": home_relative(loc.live)} for loc in found)
+        entries.extend(
+            {"path": home_relative(loc.live), **({"as": loc.store_path} if loc.store_path else {})}
+            for loc in found
+        )
         entries.extend({"path": home_relative(p)} for p in explicit)
 
     with undone_on_failure(path):
@@ -198,7 +201,12 @@ def init(
         lines.append(_create_store(config, personal))
     for track in personal.tracks:
         lines.append(f"tracking {track.live} as {track.store_path}")
-    if not personal.tracks:
+    for root in personal.host_roots:
+        lines.append(
+            f"tracking {root.live}: each project's memory folder in it as {root.prefix}/<project>, "
+            "also those created later"
+        )
+    if not personal.tracks and not personal.host_roots:
         lines.append("tracking nothing in this store: add memory with `memsync track PATH`")
     if changed and existing is not None:
         lines.extend(reload_daemon(path, silent_without=True))

@@ -97,7 +97,9 @@ def track(
 
     new, lines = edit(cfg_path, mutate)
     store_cfg = new.stores[store]
-    store_path = next(t.store_path for t in store_cfg.tracks if t.live == live)
+    added = tracked(new, live)
+    assert added is not None  # edit_config validated the config with the new track in it
+    store_path = added[1]
     lines.append(f"tracking {live} in store {store} as {store_path}")
     lines.extend(
         f"{live} is taken out of the tracked {outer} (store {name}): it syncs with store {store} only"

@@ -49,7 +49,7 @@ from memsync.fsio import atomic_write
 from memsync.git_env import noninteractive_env
 from memsync.gitrun import Result as _Result
 from memsync.gitrun import run as run_git
-from memsync.layout import IGNORED_NAMES, aside_name, is_ignored
+from memsync.layout import HOST_TRAILER, IGNORED_NAMES, aside_name, is_ignored
 from memsync.remote_head import point_local_head
 from memsync.storeid import STORE_ID_FILE, derived_id, new_id, unrelated_message
 from memsync.worktree import STATUS_ARGS, Change, parse_status, put_back
@@ -58,7 +58,6 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 FORMAT_FILE = ".memsync/format"
-HOST_TRAILER = "Memsync-Host"
 LOCAL_TIMEOUT_S = 300.0
 PUSH_ATTEMPTS = 3
 # How long commit/exchange/resync wait for another git process (a user's `git status` in the store).

@@ -1,28 +1,77 @@
 """Default store paths: where a tracked live path lands in a store when the config gives no ``as``, so
-the same memory meets on every machine (DESIGN "Vocabulary")."""
+the same memory meets on every machine (DESIGN "Vocabulary", "Agent hosts"), and the store paths earlier
+versions gave the same paths (folded into the current ones by ``memsync.legacy``)."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
-from pathlib import Path
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePosixPath
 
+from memsync import identity
+from memsync.hosts import claude_code
 from memsync.remote_url import PLAIN_NAME
 
 
 def default_store_path_for(live: Path) -> str:
-    """The store path a tracked ``live`` path maps to when the config gives none (DESIGN "Vocabulary").
+    """The store path a tracked ``live`` path maps to when the config gives none (DESIGN "Vocabulary",
+    "Agent hosts").
 
     ``~/.agents/memory/<role>`` -> ``roles/<role>``; ``<project>/.agents/memory/<role>`` ->
-    ``projects/<project>/<role>`` (project = the name in the project's ``origin`` URL, else its directory
-    name); ``<name>.jsonl`` -> ``memory/<name>.jsonl`` and the folder ``~/.agent-memory`` -> ``memory``;
-    any other path under the home directory -> its path relative to home without leading dots
-    (``~/.claude/memory`` -> ``claude/memory``); anything else -> ``paths/<name>``. Pure apart from
-    reading the project's git config; never raises.
+    ``projects/<project key>/<role>`` and a Claude Code project memory folder
+    ``~/.claude/projects/<name>/memory`` -> ``claude/projects/<project key>`` (the key is the project's
+    identity: ``memsync.identity.project_key``); ``<name>.jsonl`` -> ``memory/<name>.jsonl`` and the
+    folder ``~/.agent-memory`` -> ``memory``; any other path under the home directory -> its path relative
+    to home without leading dots (``~/.claude/memory`` -> ``claude/memory``, ``~/.codex/memories`` ->
+    ``codex/memories``); anything else -> ``paths/<name>``. Pure apart from reading the project's git
+    config and Claude Code's transcripts; never raises.
     """
-    live = Path(os.path.abspath(live.expanduser()))
-    home = Path(os.path.abspath(Path.home()))
+    live = _absolute(live)
+    if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
+        return claude_code.project_memory(live).store_path
+    return _default_store_path(live, identity.project_key)
+
+
+def legacy_store_paths_for(live: Path) -> tuple[str, ...]:
+    """The store paths earlier memsync versions gave ``live`` by default where they differ from
+    ``default_store_path_for(live)``: a project's role keyed by the last name of its ``origin`` URL (else
+    its directory name), a Claude Code project memory folder by its home-relative path or its folder
+    name. memsync folds their content into the current store path (``memsync.legacy``). Never raises."""
+    live = _absolute(live)
+    if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
+        return claude_code.project_memory(live).legacy
+    legacy = _default_store_path(live, _project_name)
+    return () if legacy == _default_store_path(live, identity.project_key) else (legacy,)
+
+
+def untaken(current: Sequence[str], legacy: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Per track, its ``legacy`` store paths without those that overlap a ``current`` store path (of
+    any track) or another legacy path: content a track maps now is never folded into another one, nor
+    one legacy path into two tracks."""
+    now = [PurePosixPath(path) for path in current]
+    counts = Counter(PurePosixPath(old) for olds in legacy for old in olds)
+
+    def free(old: str) -> bool:
+        mine = PurePosixPath(old)
+        if any(mine.is_relative_to(p) or p.is_relative_to(mine) for p in now):
+            return False
+        return not any(
+            (mine.is_relative_to(o) or o.is_relative_to(mine)) and (o != mine or n > 1)
+            for o, n in counts.items()
+        )
+
+    return [tuple(old for old in olds if free(old)) for olds in legacy]
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path.expanduser()))
+
+
+def _default_store_path(live: Path, project_name: Callable[[Path], str]) -> str:
+    home = _absolute(Path.home())
     if live.suffix == ".jsonl":
         return f"memory/{live.name}"
     if live == home / ".agent-memory":  # the folder of memory files: its files keep their per-file paths
@@ -33,7 +82,7 @@ def default_store_path_for(live: Path) -> str:
             continue
         owner = Path(*parts[: i - 1])
         rest = "/".join(parts[i + 1 :])
-        prefix = "roles" if owner == home else f"projects/{_project_name(owner)}"
+        prefix = "roles" if owner == home else f"projects/{project_name(owner)}"
         return f"{prefix}/{rest}" if rest else prefix
     if live != home and live.is_relative_to(home):
         return "/".join(part.lstrip(".") or part for part in live.relative_to(home).parts)
@@ -41,8 +90,8 @@ def default_store_path_for(live: Path) -> str:
 
 
 def _project_name(project: Path) -> str:
-    """The name of ``project``'s ``origin`` remote repository (``.../name.git`` -> ``name``), else the
-    directory's name."""
+    """The project name earlier versions keyed a project's roles by: the name of ``project``'s ``origin``
+    remote repository (``.../name.git`` -> ``name``), else the directory's name."""
     try:
         # The ceiling keeps git from reading the config of a repository that merely encloses the project.
         env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(project.parent)}

@@ -43,7 +43,7 @@ from memsync.store import local_remote_path
 
 log = logging.getLogger(__name__)
 
-Source = Literal["local", "remote"]
+Source = Literal["local", "remote", "layout"]
 
 # Directory-modified, open, access and attribute events say nothing a cycle needs; leaving them out keeps
 # a watched ancestor such as $HOME (for a tracked path not created yet) quiet.
@@ -59,12 +59,15 @@ _EVENT_TYPES: list[type[FileSystemEvent]] = [
 ]
 _LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 POLL_INTERVAL_S = 1.0
+# In a host root (one folder per project), the folder whose appearance makes a project folder a track.
+LAYOUT_CHILD = "memory"
 
 
 @dataclass(frozen=True)
 class WatchEvent:
     """One relevant change: ``at`` is ``time.monotonic()`` seconds when the handler saw it; ``source`` is
-    "local" (a tracked path) or "remote" (the refs of a remote that is a local path); ``path`` is absolute."""
+    "local" (a tracked path), "remote" (the refs of a remote that is a local path) or "layout" (a project
+    folder, or the memory folder in one, appeared or went in a host root); ``path`` is absolute."""
 
     at: float
     source: Source
@@ -81,9 +84,10 @@ class _Rules:
     ref_dirs: tuple[Path, ...] = ()
     packed_refs: frozenset[Path] = frozenset()
     pending_refs: tuple[Path, ...] = ()
+    layout: tuple[Path, ...] = ()
 
     def classify(self, raw: str) -> Source | None:
-        """ "local", "remote" or None (irrelevant) for the absolute path ``raw`` of an event."""
+        """ "local", "remote", "layout" or None (irrelevant) for the absolute path ``raw`` of an event."""
         path = Path(raw)
         if path in self.files:
             return "local"
@@ -100,6 +104,11 @@ class _Rules:
             return "remote"
         if any(_on_the_way(path, target) for target in self.pending_refs):
             return "remote"
+        for root in self.layout:
+            if path.parent == root or (path.name == LAYOUT_CHILD and path.parent.parent == root):
+                return "layout"
+            if root.is_relative_to(path):
+                return "layout"
         return None
 
 
@@ -154,6 +163,16 @@ def _nearest_existing(path: Path) -> Path:
     return path
 
 
+def _subdirs(root: Path) -> list[Path]:
+    """The directories directly in ``root`` (not ignored ones); [] when it cannot be listed."""
+    try:
+        return [
+            Path(entry.path) for entry in os.scandir(root) if entry.is_dir() and not is_ignored(entry.name)
+        ]
+    except OSError:
+        return []
+
+
 def _walk_dirs(root: Path) -> list[Path]:
     found = [root]
     for parent, dirnames, _ in os.walk(root):
@@ -174,16 +193,18 @@ class _Scheduled:
 class Watcher:
     """The observer(s) over tracked paths and remote refs; ``on_event`` is called from observer threads.
 
-    Use ``with Watcher(on_event) as w: w.set_targets(tracked, remote_dirs)``. ``tracked`` are live role
-    directories and memory files (missing ones are watched from their nearest existing parent);
+    Use ``with Watcher(on_event) as w: w.set_targets(tracked, remote_dirs, layout)``. ``tracked`` are
+    live role directories and memory files (missing ones are watched from their nearest existing parent);
     ``remote_dirs`` are git dirs of local-path remotes (see :func:`remote_git_dir`), of which
-    ``refs/heads`` and ``packed-refs`` are watched.
+    ``refs/heads`` and ``packed-refs`` are watched; ``layout`` are host roots (Claude Code's projects
+    folder), watched with each folder in them, not recursively, for project memory folders that appear.
     """
 
     on_event: Callable[[WatchEvent], None]
     _rules: _Rules = field(default_factory=_Rules)
     _tracked: tuple[Path, ...] = ()
     _remote_dirs: tuple[Path, ...] = ()
+    _layout: tuple[Path, ...] = ()
     _scheduled: dict[Path, _Scheduled] = field(default_factory=dict)
     _observer: Any = None
     _poller: Any = None
@@ -231,11 +252,14 @@ class Watcher:
         """Every directory watched right now, by inotify or polling."""
         return sorted(self._scheduled)
 
-    def set_targets(self, tracked: Iterable[Path], remote_dirs: Iterable[Path]) -> None:
-        """Watch exactly these tracked paths and the refs of these remote git dirs (replaces earlier
-        targets)."""
+    def set_targets(
+        self, tracked: Iterable[Path], remote_dirs: Iterable[Path], layout: Iterable[Path] = ()
+    ) -> None:
+        """Watch exactly these tracked paths, the refs of these remote git dirs and these host roots
+        (replaces earlier targets)."""
         self._tracked = tuple(Path(path).expanduser().absolute() for path in tracked)
         self._remote_dirs = tuple(remote_dirs)
+        self._layout = tuple(Path(path).expanduser().absolute() for path in layout)
         self.refresh()
 
     def refresh(self) -> None:
@@ -280,6 +304,8 @@ class Watcher:
                 else:
                     pending_refs.append(heads)
                     wanted.append(_nearest_existing(heads))
+            for root in self._layout:
+                wanted.extend([root, *_subdirs(root)] if root.is_dir() else [_nearest_existing(root)])
             self._rules = _Rules(
                 tuple(dirs),
                 frozenset(files),
@@ -287,6 +313,7 @@ class Watcher:
                 tuple(ref_dirs),
                 frozenset(packed),
                 tuple(pending_refs),
+                self._layout,
             )
             self._reschedule(dict.fromkeys(wanted))
 
@@ -392,29 +419,6 @@ class Debouncer:
         """Forget the pending events: a cycle is starting and will see their effect. Events after this
         call (also those during the cycle) are pending again."""
         self._first = self._last = None
-
-
-def read_ref(git_dir: Path, ref: str) -> str | None:
-    """The sha ``ref`` (e.g. ``refs/heads/main``) points to in the repository at ``git_dir``, read from
-    its loose ref file or ``packed-refs`` without running git; None when absent or unreadable.
-
-    Cheap enough to run on every refs event (to tell a peer's push from the daemon's own).
-    """
-    try:
-        text = (git_dir / ref).read_text().strip()
-        if text and not text.startswith("ref:"):
-            return text
-    except (OSError, UnicodeDecodeError):
-        pass
-    try:
-        packed = (git_dir / "packed-refs").read_text()
-    except (OSError, UnicodeDecodeError):
-        return None
-    for line in packed.splitlines():
-        sha, _, name = line.partition(" ")
-        if name == ref:
-            return sha
-    return None
 
 
 def _resolved(path: Path) -> Path | None:

@@ -314,6 +314,21 @@ class Peer:
         raw.update(top)
         self.config.write_text(tomli_w.dumps(raw))
 
+    def add_track(self, live: Path, store_path: str | None = None) -> None:
+        """Track ``live`` too, at ``store_path`` (default: memsync's default store path)."""
+        raw = tomllib.loads(self.config.read_text())
+        raw["stores"]["main"]["track"].append(
+            {"path": str(live), **({"as": store_path} if store_path else {})}
+        )
+        self.config.write_text(tomli_w.dumps(raw))
+
+
+def sync(*peers: Peer, timeout: float = 600) -> None:
+    """One `memsync sync` on each of ``peers`` in turn; each must exit 0."""
+    for peer in peers:
+        done = peer.cli("sync", timeout=timeout)
+        assert done.returncode == 0, f"{peer.name}: sync exited {done.returncode}: {done.stderr}"
+
 
 @contextmanager
 def running(

@@ -36,6 +36,24 @@ def test_sync_bench_quick_runs() -> None:
     assert targets.count("PASS") + targets.count("FAIL") == 5
 
 
+def test_session_start_bench_quick_runs() -> None:
+    """The hook benchmark's smoke run: every measured line and a verdict per target."""
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "session_start_bench.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "## 20 entries tracked" in out and "baseline: `python -c pass`" in out
+    for label in ("(a) session-start", "(b) session-start", "(c) sync-now", "(d) sync-now"):
+        assert f"| {label}" in out
+    targets = out.split("## targets", 1)[1]
+    assert targets.count("PASS") + targets.count("FAIL") == 3
+
+
 def test_scan_bench_runs() -> None:
     """The secret-scan benchmark (bench/scan_bench.py) prints both scanners and a verdict; its exit code
     is that verdict, a figure of the machine, so only the report is checked here."""

@@ -21,6 +21,7 @@ from memsync.config import (
     config_path,
     default_store_dir,
     edit_config,
+    legacy_store_paths_for,
     load_config,
 )
 from memsync.errors import MemsyncError
@@ -260,7 +261,10 @@ def test_default_store_paths(home: Path, tmp_path: Path) -> None:
     cloned.mkdir()
     git(cloned, "init", "-q")
     git(cloned, "remote", "add", "origin", "git@github.com:acme/shop.git")
-    assert default_store_path_for(cloned / ".agents" / "memory" / "qa") == "projects/shop/qa"
+    # The project's identity (its remote's normalised URL) keys it; the old key is folded in (legacy).
+    assert default_store_path_for(cloned / ".agents" / "memory" / "qa") == "projects/github.com~acme~shop/qa"
+    assert legacy_store_paths_for(cloned / ".agents" / "memory" / "qa") == ("projects/shop/qa",)
+    assert legacy_store_paths_for(plain / ".agents" / "memory" / "dev") == ()
 
 
 _TOML_SCALARS = st.one_of(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memsync.detect import Found, detect
 
 
@@ -39,6 +41,7 @@ def test_role_dirs_jsonl_and_claude_folder(home: Path) -> None:
         (".agent-memory", Found.MEMORY_ROOT, True),
         (".agent-memory/team.jsonl", Found.JSONL, False),
         (".claude/memory", Found.CLAUDE, True),
+        (".claude/projects", Found.CLAUDE_PROJECTS, True),
     ]
 
 
@@ -53,7 +56,8 @@ def test_claude_folder_without_index_holds_legacy_flat_files_and_role_dirs(home:
     flat = by_path[".claude/memory/scout.md"]
     assert (flat.found, flat.role, flat.track) == (Found.LEGACY_FLAT, "scout", False)
     # Legacy copies are offered to `memsync migrate`, never tracked (a moved tracked dir syncs as a delete).
-    roots = {".agents/memory", ".agent-memory"}  # tracked as folders: a migrated role is picked up there
+    # Tracked as folders: a migrated role is picked up there (and ~/.claude exists: Claude Code's projects).
+    roots = {".agents/memory", ".agent-memory", ".claude/projects"}
     assert {path for path, loc in by_path.items() if loc.track} == roots
     for legacy in (".claude/memory/scout.md", ".claude/memory/python-dev", ".agents-legacy/memory/qa"):
         assert "memsync migrate" in by_path[legacy].note
@@ -69,3 +73,54 @@ def test_legacy_dir_is_superseded_when_the_current_role_dir_exists(home: Path) -
 
     assert len(legacy) == 1 and not legacy[0].track
     assert "superseded" in legacy[0].note
+
+
+def test_claude_code_projects_auto_memory_and_codex_memories(home: Path, tmp_path: Path) -> None:
+    from memsync import setup
+    from memsync.config import load_config
+    from memsync.hosts.claude_code import sanitize
+    from tests.helpers import git
+
+    project = tmp_path / "src" / "shop"
+    project.mkdir(parents=True)
+    git(project, "init", "-q")
+    git(project, "remote", "add", "origin", "git@github.com:org/shop.git")
+    folder = home / ".claude/projects" / sanitize(str(project))
+    _touch(folder / "memory/MEMORY.md", "- [Cart](cart.md) — rounding\n")
+    _touch(folder / "4f1e.jsonl", '{"type":"user","cwd":"' + str(project) + '"}\n')
+    _touch(home / ".claude/settings.json", '{"autoMemoryDirectory": "~/notes/claude", "theme": "dark"}')
+    _touch(home / ".codex/memories/MEMORY.md", "# Codex memory\n")
+    git(home / ".codex/memories", "init", "-q")
+
+    by_path = {loc.live.relative_to(home).as_posix(): loc for loc in detect(home)}
+
+    assert by_path[".claude/projects"].found is Found.CLAUDE_PROJECTS and by_path[".claude/projects"].track
+    inside = by_path[f".claude/projects/{folder.name}/memory"]
+    assert (inside.found, inside.track) == (Found.CLAUDE_PROJECT, False)
+    assert "synced as claude/projects/github.com~org~shop" in inside.note
+    auto = by_path["notes/claude"]
+    assert (auto.found, auto.track, auto.store_path) == (Found.CLAUDE_AUTO, True, "claude/auto-memory")
+    codex = by_path[".codex/memories"]
+    assert (codex.found, codex.track, codex.store_path) == (Found.CODEX, True, None)
+
+    setup.init()
+    store = load_config().stores["personal"]
+    assert {t.store_path: t.live for t in store.tracks} == {
+        "roles": home / ".agents/memory",
+        "memory": home / ".agent-memory",
+        "claude/projects/github.com~org~shop": folder / "memory",
+        "claude/auto-memory": home / "notes/claude",
+        "codex/memories": home / ".codex/memories",
+    }
+
+
+def test_codex_home_elsewhere_keeps_the_codex_store_path(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    _touch(tmp_path / "codex-home/memories/MEMORY.md")
+    found = [loc for loc in detect() if loc.found is Found.CODEX]
+    assert [(loc.live, loc.store_path) for loc in found] == [
+        (tmp_path / "codex-home/memories", "codex/memories")
+    ]
+    assert not any(loc.found is Found.CLAUDE_PROJECTS for loc in detect())  # no ~/.claude: no Claude Code

@@ -50,7 +50,12 @@ def test_init_without_remote_tracks_detected_memory_in_a_local_store(home: Path)
     assert "memsync migrate" in result.stdout  # the flat legacy file is offered, not tracked
     assert "created (local history" in result.stdout
     raw = tomllib.loads(_config(home).read_text())
-    assert [t["path"] for t in raw["stores"]["personal"]["track"]] == ["~/.agents/memory", "~/.agent-memory"]
+    # ~/.claude exists (Claude Code is installed): its projects folder is tracked, one track per project.
+    assert [t["path"] for t in raw["stores"]["personal"]["track"]] == [
+        "~/.agents/memory",
+        "~/.agent-memory",
+        "~/.claude/projects",
+    ]
     assert git(_store(home), "rev-parse", "--verify", "HEAD").strip()
 
 

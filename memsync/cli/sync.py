@@ -16,6 +16,7 @@ import typer
 
 from memsync.cli.app import app
 from memsync.config import Config, config_path, load_config
+from memsync.hosts.claude_code import partly_loaded
 from memsync.wording import plural
 
 ConfigOption = Annotated[
@@ -139,6 +140,8 @@ def _render_status(status: dict[str, Any]) -> str:
             lines.append(f"  not synced, a file meets a directory: {clash['advice']}")
         for path in store["untracked"]:
             lines.append(f"  in the store, not tracked here: {path}")
+        for index in store["partly_loaded"]:
+            lines.append(f"  {partly_loaded(index['file'], index['lines'], index['bytes'])}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,100 @@
+"""CLI: `memsync hooks install|uninstall|status` (memsync's hooks in an agent host's settings) and
+`memsync hook session-start|sync-now` (what those hooks run; hosts call the lighter
+``python -P -m memsync.hook``, see :mod:`memsync.hook`)."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsync.cli.app import app
+from memsync.cli.sync import ConfigOption
+from memsync.config import config_path
+
+hooks_app = typer.Typer(
+    help="Install memsync's hooks into Claude Code's or Codex's settings: peers' memory at session start.",
+    no_args_is_help=True,
+)
+hook_app = typer.Typer(help="What memsync's agent-host hooks run (hosts call these).", no_args_is_help=True)
+app.add_typer(hooks_app, name="hooks")
+app.add_typer(hook_app, name="hook")
+
+
+class Host(StrEnum):
+    """The agent hosts whose hook settings memsync edits."""
+
+    claude_code = "claude-code"
+    codex = "codex"
+
+
+HostArgument = Annotated[Host, typer.Argument(help="The agent host: claude-code or codex.")]
+ProjectOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--project",
+        help="A project directory: its .claude/settings.json (.codex/hooks.json) instead of the user's.",
+    ),
+]
+AgentOption = Annotated[Host, typer.Option("--agent", help="The host running the hook.")]
+
+
+@hooks_app.command("install")
+def install_command(host: HostArgument, project: ProjectOption = None) -> int:
+    """Add memsync's hooks to HOST's settings, keeping every other hook (the previous file is backed up).
+
+    SessionStart prints what other machines and agents added since the last session; Stop, SessionEnd
+    and PreCompact ask the daemon to sync now. Running it again changes nothing.
+    """
+    from memsync.hosts import hooks
+
+    for line in hooks.install(host.value, project):
+        typer.echo(line)
+    return 0
+
+
+@hooks_app.command("uninstall")
+def uninstall_command(host: HostArgument, project: ProjectOption = None) -> int:
+    """Remove memsync's hooks from HOST's settings; nothing else changes."""
+    from memsync.hosts import hooks
+
+    for line in hooks.uninstall(host.value, project):
+        typer.echo(line)
+    return 0
+
+
+@hooks_app.command("status")
+def status_command(project: ProjectOption = None) -> int:
+    """Show, per host, which memsync hooks are installed and whether they run this memsync."""
+    from memsync.hosts import hooks
+
+    for line in hooks.status(project=project):
+        typer.echo(line)
+    return 0
+
+
+@hook_app.command("session-start")
+def session_start_command(agent: AgentOption = Host.claude_code, config: ConfigOption = None) -> int:
+    """Print what peers added since this agent's last session, as a SessionStart hook's JSON output.
+
+    Reads the host's hook input (JSON with cwd and source) on stdin when there is one. Prints nothing
+    when nothing was added.
+    """
+    from memsync.hook import _payload, run
+
+    out = run("session-start", agent.value, config, _payload())
+    if out:
+        typer.echo(out)
+    return 0
+
+
+@hook_app.command("sync-now")
+def sync_now_command(config: ConfigOption = None) -> int:
+    """Ask the running daemon to sync now; with no daemon, publish and commit once (no exchange)."""
+    from memsync.hook import sync_now
+
+    print(sync_now(config or config_path()), file=sys.stderr)
+    return 0

@@ -1,0 +1,18 @@
+"""Committing what memsync wrote into a store, as a sync state records it (DESIGN "Hostile input", I2):
+the one way a cycle, a fold of legacy paths, compaction and purge commit."""
+
+from __future__ import annotations
+
+from memsync.store import Store
+from memsync.syncstate import SyncState
+
+
+def commit_written(store: Store, state: SyncState, message: str) -> str | None:
+    """Commit what memsync wrote into ``store`` since its last commit, as ``state`` records it (a publish
+    a killed process made too); anything else found changed is put back from the last commit, never
+    committed (``Store.commit_all``, DESIGN "Hostile input"). Returns the new commit's sha, or None.
+    Raises ``MemsyncError`` (git failed: the record stays for the retry) or ``sqlite3.Error``."""
+    written = state.written()
+    sha = store.commit_all(message, written)
+    state.clear_written(written)
+    return sha

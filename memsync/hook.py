@@ -1,0 +1,114 @@
+"""The light entry point agent hosts run as hooks: ``<python> -P -m memsync.hook ACTION --agent HOST``
+(DESIGN "Agent hosts"; installed by ``memsync hooks install``).
+
+- ``session-start`` prints, as ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
+  "additionalContext": ...}}`` (the shape Claude Code and Codex both read on stdout), what peers added
+  since the agent's last session (``memsync.session_context``), or nothing when nothing was added.
+- ``sync-now`` (end of a turn, of a session, before a compaction) sends the running daemon SIGUSR1 and
+  returns at once; with no daemon it publishes and commits once itself (no exchange), waiting at most
+  ``SYNC_LOCK_WAIT_S`` for another cycle. It prints nothing (Codex reads a Stop hook's stdout as JSON).
+
+A hook never fails the agent's session: problems are one line on stderr and the exit code is 0. Only
+what an action needs is imported (no typer, and GitPython only for a sync without a daemon); ``-P``
+keeps the project directory the host runs hooks in off ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from memsync.errors import MemsyncError
+from memsync.instance import running_daemon_pid
+from memsync.paths import config_path
+
+ACTIONS = ("session-start", "sync-now")
+AGENTS = ("claude-code", "codex")
+SYNC_LOCK_WAIT_S = 5.0
+STDIN_WAIT_S = 0.5
+STDIN_MAX_BYTES = 1 << 20
+
+
+def run(action: str, agent: str, config: Path | None = None, payload: dict[str, Any] | None = None) -> str:
+    """Run hook ``action`` for ``agent`` with the host's hook input ``payload`` (``cwd``, ``source``);
+    returns what to print on stdout ("" for nothing). Raises ``MemsyncError`` (e.g. no config) and
+    ``OSError``."""
+    payload = payload or {}
+    path = config or config_path()
+    if action == "sync-now":
+        sync_now(path)
+        return ""
+    from memsync.config import load_config
+    from memsync.session_context import session_context
+
+    cwd, source = payload.get("cwd"), payload.get("source")
+    cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    source = source if isinstance(source, str) else "startup"
+    text = session_context(load_config(path, discover=False), Path(cwd), agent, source)
+    if not text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+
+
+def sync_now(path: Path) -> str:
+    """Ask the daemon running for config ``path`` to sync now (SIGUSR1), or, with none running, publish
+    and commit every store once without exchanging. Returns what was done, in a few words. Raises
+    ``MemsyncError`` for a bad config."""
+    pid = running_daemon_pid(path)
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGUSR1)
+            return f"asked the daemon (PID {pid}) to sync"
+        except OSError:
+            pass  # it just exited: sync here
+    from memsync.config import load_config
+    from memsync.cycle import run_cycle  # the sync engine, only when there is no daemon to ask
+
+    config = load_config(path)
+    for store in config.stores.values():
+        try:
+            run_cycle(config, store, remotes=(), lock_wait_s=SYNC_LOCK_WAIT_S)
+        except MemsyncError as exc:
+            print(f"memsync hook sync-now: {exc}", file=sys.stderr)
+    return "published and committed locally (no daemon runs)"
+
+
+def _payload() -> dict[str, Any]:
+    """The host's JSON on stdin when there is some within ``STDIN_WAIT_S`` (bounded), else {}."""
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return {}
+    try:
+        ready, _, _ = select.select([stream], [], [], STDIN_WAIT_S)
+        data = stream.buffer.read(STDIN_MAX_BYTES) if ready else b""
+        parsed = json.loads(data) if data.strip() else {}
+    except (OSError, ValueError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m memsync.hook ACTION --agent HOST [--config PATH]``; always exits 0 (see the module)."""
+    parser = argparse.ArgumentParser(prog="python -m memsync.hook", description="memsync's agent-host hooks")
+    parser.add_argument("action", choices=ACTIONS)
+    parser.add_argument("--agent", choices=AGENTS, default="claude-code")
+    parser.add_argument("--config", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        out = run(args.action, args.agent, args.config, _payload())
+    except Exception as exc:  # a hook must never break the agent's session
+        print(f"memsync hook {args.action}: {exc}", file=sys.stderr)
+        return 0
+    if out:
+        print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

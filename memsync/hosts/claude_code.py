@@ -1,0 +1,304 @@
+"""Claude Code's own memory folders: where they are, which project each belongs to, what Claude loads.
+
+Claude Code keeps auto memory in ``~/.claude/projects/<sanitized project path>/memory/`` (``MEMORY.md``
+plus topic files), one folder per git repository (its worktrees share it), unless ``autoMemoryDirectory``
+in the user's settings moves it; ``$CLAUDE_CONFIG_DIR`` moves ``~/.claude`` as a whole. The sanitized name
+is the project path with every character but ASCII letters and digits replaced by ``-``, which cannot be
+reversed (``/src/my.shop`` and ``/src/my-shop`` give the same name), so the project path is recovered
+from the session transcripts Claude writes beside the memory folder (each line records the session's
+``cwd``), else by finding an existing directory whose sanitized path is the folder's name.
+
+A folder's store path comes from its project's identity (``memsync.identity``), not from its name, so the
+same project meets on machines whose checkout paths differ (DESIGN "Agent hosts").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memsync.identity import identity_name, project_key
+
+log = logging.getLogger(__name__)
+
+STORE_PREFIX = "claude/projects"
+AUTO_MEMORY_STORE_PATH = "claude/auto-memory"
+MEMORY_DIR = "memory"
+# What Claude Code loads of MEMORY.md at the start of a session: whichever limit comes first.
+LOADED_LINES = 200
+LOADED_BYTES = 25 * 1024
+# Claude Code cuts a sanitized name at 200 characters and appends a hash of the full path.
+_MAX_SANITIZED = 200
+_TRANSCRIPTS_READ = 5
+_TRANSCRIPT_HEAD_BYTES = 64 * 1024
+_SEARCH_LISTINGS = 200
+_CWD = re.compile(rb'"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+def claude_dir() -> Path:
+    """Claude Code's config directory: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    override = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(override).expanduser() if override else Path.home() / ".claude"
+
+
+def projects_root() -> Path:
+    """The folder holding one folder per project: ``<claude dir>/projects``."""
+    return claude_dir() / "projects"
+
+
+def is_projects_root(path: Path) -> bool:
+    """True when ``path`` is Claude Code's projects folder (``projects_root()`` or ``~/.claude/projects``),
+    which memsync tracks as one folder per project memory rather than as one directory."""
+    return path in (
+        Path(os.path.abspath(projects_root())),
+        Path(os.path.abspath(Path.home())) / ".claude/projects",
+    )
+
+
+def sanitize(path: str) -> str:
+    """``path`` as Claude Code names its project folder: every character but ASCII letters and digits
+    becomes ``-`` (not cut at 200 characters; see ``_matches``). Pure."""
+    return _NOT_ALNUM.sub("-", path)
+
+
+def _matches(name: str, path: str) -> bool:
+    sanitized = sanitize(path)
+    if len(sanitized) <= _MAX_SANITIZED:
+        return name == sanitized
+    return name.startswith(sanitized[:_MAX_SANITIZED])
+
+
+def project_folders(root: Path) -> list[Path]:
+    """The project folders under ``root`` that hold a ``memory`` directory, sorted by name; [] when
+    ``root`` does not exist. Reads one directory listing; never raises for a missing or unreadable root."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [
+        Path(entry.path)
+        for entry in entries
+        if not entry.name.startswith(".") and entry.is_dir() and (Path(entry.path) / MEMORY_DIR).is_dir()
+    ]
+
+
+def project_path(folder: Path) -> Path | None:
+    """The project (checkout) path whose memory ``folder`` (``<projects>/<name>``) holds, or None.
+
+    First from the transcripts in ``folder`` (the newest few, their first 64 KB): a ``cwd`` whose
+    sanitized form is the folder's name. Else an existing directory on this machine whose sanitized path
+    is the name. Never raises; reads are bounded.
+    """
+    name = folder.name
+    found = _from_transcripts(folder, name)
+    return found if found is not None else _search(name)
+
+
+def _from_transcripts(folder: Path, name: str) -> Path | None:
+    try:
+        transcripts = sorted(
+            (entry for entry in os.scandir(folder) if entry.name.endswith(".jsonl") and entry.is_file()),
+            key=lambda entry: entry.stat().st_mtime,
+            reverse=True,
+        )[:_TRANSCRIPTS_READ]
+    except OSError:
+        return None
+    for entry in transcripts:
+        try:
+            with open(entry.path, "rb") as handle:
+                head = handle.read(_TRANSCRIPT_HEAD_BYTES)
+        except OSError:
+            continue
+        for match in _CWD.finditer(head):
+            try:
+                cwd = json.loads(match.group(1))
+            except ValueError:
+                continue
+            if isinstance(cwd, str) and cwd and _matches(name, cwd):
+                return Path(cwd)
+    return None
+
+
+def _search(name: str) -> Path | None:
+    """An existing absolute directory whose sanitized path is ``name``: a walk from ``/`` that follows
+    only entries whose sanitized path is a prefix of ``name`` (at most ``_SEARCH_LISTINGS`` listings);
+    None when there is none or more than one."""
+    found: list[Path] = []
+    budget = [_SEARCH_LISTINGS]
+
+    def walk(directory: Path, sanitized: str) -> None:
+        if budget[0] <= 0 or len(found) > 1:
+            return
+        budget[0] -= 1
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            candidate = f"{sanitized}-{sanitize(entry.name)}"
+            if not (name == candidate or name.startswith(candidate + "-")):
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if not is_dir:
+                continue
+            if name == candidate:
+                found.append(Path(entry.path))
+            else:
+                walk(Path(entry.path), candidate)
+
+    if name.startswith("-") and len(name) <= _MAX_SANITIZED:
+        walk(Path("/"), "")
+    return found[0] if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class ProjectMemory:
+    """One project's memory folder (``live``) and where it goes in a store: ``store_path`` from the
+    project's identity, ``legacy`` the store paths earlier memsync versions (or this one, before the
+    project path was known) used for it."""
+
+    live: Path
+    store_path: str
+    legacy: tuple[str, ...]
+
+
+def folder_key(folder: Path) -> str:
+    """The store path component of project folder ``folder``: the identity of its project
+    (``memsync.identity.project_key``; the project's own folder name when the checkout is gone), else,
+    when the project path cannot be recovered, the folder's own (sanitized) name. Never raises."""
+    project = project_path(folder)
+    if project is None:
+        return identity_name(folder.name)
+    return project_key(project) if project.is_dir() else identity_name(project.name)
+
+
+def project_memory(memory: Path, prefix: str = STORE_PREFIX) -> ProjectMemory:
+    """Where the memory folder ``memory`` (``<projects>/<name>/memory``, possibly a path inside it) goes:
+    ``<prefix>/<project key>[/<rest>]``. Its legacy store paths (under the default prefix only): the
+    home-relative path earlier versions gave it and the folder-name key used while the project path was
+    unknown. Never raises."""
+    folder = _folder_of(memory)
+    key = folder_key(folder)
+    rest = memory.relative_to(folder / MEMORY_DIR).as_posix()
+    suffix = "" if rest == "." else f"/{rest}"
+    store_path = f"{prefix}/{key}{suffix}"
+    legacy: list[str] = []
+    if prefix == STORE_PREFIX:
+        legacy.append(f"{STORE_PREFIX}/{folder.name.lstrip('.') or folder.name}/{MEMORY_DIR}{suffix}")
+        legacy.append(f"{STORE_PREFIX}/{identity_name(folder.name)}{suffix}")
+    return ProjectMemory(memory, store_path, tuple(dict.fromkeys(p for p in legacy if p != store_path)))
+
+
+def _folder_of(memory: Path) -> Path:
+    """The project folder (``<projects>/<name>``) of a path at or inside its ``memory`` directory."""
+    root = next(p for p in memory.parents if is_projects_root(p))
+    return root / memory.relative_to(root).parts[0]
+
+
+def is_project_memory(path: Path) -> bool:
+    """True when ``path`` is a project's memory folder, or inside one, under Claude Code's projects
+    folder."""
+    for root in path.parents:
+        if is_projects_root(root):
+            parts = path.relative_to(root).parts
+            return len(parts) >= 2 and parts[1] == MEMORY_DIR
+    return False
+
+
+def expand_projects_root(
+    root: Path, prefix: str = STORE_PREFIX, excludes: Sequence[Path] = ()
+) -> list[ProjectMemory]:
+    """One ``ProjectMemory`` per project folder with a memory directory under ``root`` (sorted by folder
+    name), but the folders ``excludes`` names. Two folders of one project (two clones, not worktrees)
+    cannot share a store path: the second gets ``<key>@<folder name>``, and a warning says so. Never
+    raises."""
+    found: list[ProjectMemory] = []
+    used: set[str] = set()
+    for folder in project_folders(root):
+        if folder in excludes:
+            continue
+        memory = project_memory(folder / MEMORY_DIR, prefix)
+        if memory.store_path in used:
+            alone = f"{memory.store_path}@{identity_name(folder.name)}"
+            log.warning(
+                "%s: another Claude Code folder of the same project syncs as %s; this one syncs as %s",
+                memory.live,
+                memory.store_path,
+                alone,
+            )
+            memory = ProjectMemory(memory.live, alone, ())
+        used.add(memory.store_path)
+        found.append(memory)
+    return found
+
+
+def memory_folders_differ(root: Path, excludes: Sequence[Path], tracked: Iterable[Path]) -> bool:
+    """True when the project memory folders under ``root`` (but ``excludes``) are not the ``tracked``
+    ones: a folder appeared or went after the tracks were read (the daemon then reads them again). One
+    directory listing."""
+    found = {folder / MEMORY_DIR for folder in project_folders(root) if folder not in excludes}
+    return found != {live for live in tracked if live.is_relative_to(root)}
+
+
+def auto_memory_directory() -> Path | None:
+    """Where ``autoMemoryDirectory`` in the user's Claude Code settings (``settings.local.json`` over
+    ``settings.json`` in the Claude config directory) moves auto memory, or None. The value must be
+    absolute or start with ``~/`` (Claude Code ignores anything else). Unreadable files count as unset."""
+    for name in ("settings.local.json", "settings.json"):
+        try:
+            settings = json.loads((claude_dir() / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        value = settings.get("autoMemoryDirectory") if isinstance(settings, dict) else None
+        if isinstance(value, str) and (value.startswith("~/") or value.startswith("/")):
+            return Path(os.path.abspath(Path(value).expanduser()))
+    return None
+
+
+def is_claude_memory(live: Path) -> bool:
+    """True when the tracked ``live`` directory is memory Claude Code loads: a project memory folder,
+    ``<claude dir>/memory``, or the ``autoMemoryDirectory``."""
+    return is_project_memory(live) or live in (claude_dir() / "memory", auto_memory_directory())
+
+
+def over_loaded_limit(index: Path) -> tuple[int, int] | None:
+    """(lines, bytes) of the ``MEMORY.md`` at ``index`` when Claude Code loads only part of it (more than
+    ``LOADED_LINES`` lines or ``LOADED_BYTES`` bytes), else None (also when it cannot be read)."""
+    try:
+        data = index.read_bytes()
+    except OSError:
+        return None
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if lines > LOADED_LINES or len(data) > LOADED_BYTES:
+        return lines, len(data)
+    return None
+
+
+def oversized_indexes(tracks: Iterable[Path]) -> list[tuple[Path, int, int]]:
+    """(index path, lines, bytes) for each ``MEMORY.md`` of the tracked directories ``tracks`` that
+    Claude Code loads (``is_claude_memory``) and loads only part of (``over_loaded_limit``): a merge of
+    two machines' indexes can push one over."""
+    found: list[tuple[Path, int, int]] = []
+    for live in tracks:
+        if is_claude_memory(live):
+            size = over_loaded_limit(live / "MEMORY.md")
+            if size is not None:
+                found.append((live / "MEMORY.md", *size))
+    return found
+
+
+def partly_loaded(index: str, lines: int, size: int) -> str:
+    """The warning for a ``MEMORY.md`` Claude Code loads only part of (``oversized_indexes``)."""
+    return (
+        f"{index} has {lines} lines, {size / 1024:.1f} KB: Claude Code loads only the first {LOADED_LINES} "
+        f"lines or {LOADED_BYTES // 1024} KB of it. Move detail into topic files and keep the index short"
+    )

@@ -1,0 +1,237 @@
+"""memsync's hooks in an agent host's hook settings: install, uninstall, status (DESIGN "Agent hosts").
+
+Claude Code (``~/.claude/settings.json`` or a project's ``.claude/settings.json``) and Codex
+(``~/.codex/hooks.json`` or a project's ``.codex/hooks.json``) read hooks in one shape: ``{"hooks":
+{EVENT: [{"matcher": ..., "hooks": [{"type": "command", "command": ..., "timeout": s}]}]}}``. memsync
+adds one matcher group of its own per event and never touches another group: uninstall removes only
+handlers whose command runs ``memsync.hook``, and the containers that leaves empty, so a file comes back
+byte for byte (``hosts.settings_file`` keeps the rest and backs the previous file up).
+
+The commands run this interpreter (``sys.executable``) with ``-P -m memsync.hook``: the same memsync,
+and nothing imported from the project directory the host runs hooks in.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from memsync.errors import MemsyncError
+from memsync.hosts import claude_code, codex
+from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object, read_json_object
+
+Host = Literal["claude-code", "codex"]
+HOSTS: tuple[Host, ...] = ("claude-code", "codex")
+SESSION_SOURCES = "startup|resume|clear|compact"
+SESSION_TIMEOUT_S = 10
+SYNC_TIMEOUT_S = 30
+_OURS = re.compile(r"(?:^|\s)-m\s+memsync\.hook(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class Handler:
+    """One hook memsync installs: the host ``event``, its ``matcher`` (None: every occurrence), the
+    ``command`` and its ``timeout`` in seconds."""
+
+    event: str
+    matcher: str | None
+    command: str
+    timeout: int
+
+
+def hook_command(action: str, host: Host) -> str:
+    """The shell command a host runs for memsync's hook ``action`` (``session-start`` or ``sync-now``)."""
+    return f"{shlex.quote(sys.executable)} -P -m memsync.hook {action} --agent {host}"
+
+
+def handlers(host: Host) -> tuple[Handler, ...]:
+    """What memsync installs for ``host``: SessionStart prints what peers added; the end of a turn, of
+    a session and a compaction ask for a sync now. Codex has no SessionEnd event."""
+    start = Handler("SessionStart", SESSION_SOURCES, hook_command("session-start", host), SESSION_TIMEOUT_S)
+    sync = hook_command("sync-now", host)
+    ends = ("Stop", "SessionEnd", "PreCompact") if host == "claude-code" else ("Stop", "PreCompact")
+    return (start, *(Handler(event, None, sync, SYNC_TIMEOUT_S) for event in ends))
+
+
+def settings_path(host: Host, project: Path | None = None) -> Path:
+    """The hook settings file of ``host``: the user's, or the one of the project directory ``project``."""
+    if host == "codex":
+        return codex.hooks_file(project)
+    return (project / ".claude" if project is not None else claude_code.claude_dir()) / "settings.json"
+
+
+def is_ours(handler: object) -> bool:
+    """True for a hook handler (a JSON object) whose command runs memsync's hook entry point."""
+    return (
+        isinstance(handler, dict)
+        and isinstance(handler.get("command"), str)
+        and bool(_OURS.search(handler["command"]))
+    )
+
+
+def _hooks_table(settings: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    table = settings.get("hooks")
+    if table is None:
+        return None
+    if not isinstance(table, dict) or not all(isinstance(groups, list) for groups in table.values()):
+        raise MemsyncError(
+            f"cannot edit hooks in {path}: `hooks` is not an object of event lists. "
+            "Fix the file (see the host's hooks reference), then retry"
+        )
+    return table
+
+
+def installed(settings: dict[str, Any], path: Path) -> list[Handler]:
+    """memsync's handlers in ``settings`` (read from ``path``, for messages), in file order."""
+    found: list[Handler] = []
+    for event, groups in (_hooks_table(settings, path) or {}).items():
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                continue
+            matcher = group.get("matcher") if isinstance(group.get("matcher"), str) else None
+            for handler in group["hooks"]:
+                if is_ours(handler):
+                    timeout = handler.get("timeout")
+                    found.append(
+                        Handler(
+                            event, matcher, handler["command"], timeout if isinstance(timeout, int) else 0
+                        )
+                    )
+    return found
+
+
+def others(settings: dict[str, Any], path: Path) -> int:
+    """How many hook handlers in ``settings`` are not memsync's."""
+    return sum(
+        1
+        for groups in (_hooks_table(settings, path) or {}).values()
+        for group in groups
+        for handler in (group.get("hooks") if isinstance(group, dict) else None) or []
+        if not is_ours(handler)
+    )
+
+
+def remove_ours(settings: dict[str, Any], path: Path) -> int:
+    """Remove memsync's handlers from ``settings`` in place, and the groups, event lists and ``hooks``
+    object that this leaves empty; returns how many handlers went. Everything else keeps its place."""
+    table = _hooks_table(settings, path)
+    if table is None:
+        return 0
+    removed = 0
+    for event in list(table):
+        groups: list[Any] = []
+        touched = False
+        for group in table[event]:
+            handlers_ = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(handlers_, list) and any(is_ours(h) for h in handlers_):
+                kept = [h for h in handlers_ if not is_ours(h)]
+                removed += len(handlers_) - len(kept)
+                touched = True
+                if kept:
+                    groups.append({**group, "hooks": kept})
+                continue
+            groups.append(group)
+        if touched:
+            if groups:
+                table[event] = groups
+            else:
+                del table[event]
+    if removed and not table:
+        del settings["hooks"]
+    return removed
+
+
+def add_ours(settings: dict[str, Any], path: Path, wanted: Sequence[Handler]) -> None:
+    """Put ``wanted`` into ``settings`` in place, one matcher group of memsync's own per handler, after
+    removing memsync's earlier handlers (another interpreter path, say)."""
+    remove_ours(settings, path)  # also refuses a `hooks` value of another shape
+    table = settings.setdefault("hooks", {})
+    for handler in wanted:
+        group: dict[str, Any] = {} if handler.matcher is None else {"matcher": handler.matcher}
+        group["hooks"] = [{"type": "command", "command": handler.command, "timeout": handler.timeout}]
+        table.setdefault(handler.event, []).append(group)
+
+
+def install(host: Host, project: Path | None = None) -> list[str]:
+    """Install memsync's hooks for ``host`` into its user settings, or into the project directory
+    ``project``'s. Idempotent: an install that is already there writes nothing. Returns report lines.
+    Raises ``MemsyncError`` for a settings file memsync cannot read or edit, and for a project directory
+    that does not exist."""
+    path = _target(host, project)
+    wanted = list(handlers(host))
+    if installed(read_json_object(path), path) == wanted:
+        return [f"{host}: memsync's hooks are already installed in {path}"]
+    existed = path.exists()
+    edit_json_object(path, lambda settings: add_ours(settings, path, wanted))
+    lines = [f"{host}: installed memsync's hooks in {path} ({', '.join(h.event for h in wanted)})"]
+    if existed:
+        lines.append(f"{host}: the previous file is saved as {path}{BACKUP_SUFFIX}")
+    if host == "codex":
+        lines.append("codex: open /hooks in Codex and trust the new hooks; Codex skips hooks until trusted")
+    return lines
+
+
+def uninstall(host: Host, project: Path | None = None) -> list[str]:
+    """Remove memsync's hooks for ``host`` from its user (or ``project``'s) settings, nothing else.
+    Returns report lines. Raises ``MemsyncError`` for a settings file memsync cannot read."""
+    path = _target(host, project)
+    if not installed(read_json_object(path), path):
+        return [f"{host}: no memsync hooks in {path}"]
+
+    def remove(settings: dict[str, Any]) -> None:
+        remove_ours(settings, path)
+
+    edit_json_object(path, remove)
+    return [f"{host}: removed memsync's hooks from {path}; other hooks kept"]
+
+
+def status(hosts: Sequence[Host] = HOSTS, project: Path | None = None) -> list[str]:
+    """One line per host settings file: which memsync hooks are installed, whether they run this memsync,
+    how many other hooks the file holds; for Codex, whether hooks are switched off in its config."""
+    lines: list[str] = []
+    for host in hosts:
+        path = settings_path(host, project)
+        try:
+            settings = read_json_object(path)
+            ours, other = installed(settings, path), others(settings, path)
+        except MemsyncError as exc:
+            lines.append(f"{host}: {exc}")
+            continue
+        if not ours:
+            lines.append(f"{host}: not installed in {path} ({other} other hooks)")
+            continue
+        events = ", ".join(dict.fromkeys(h.event for h in ours))
+        current = {h.command for h in handlers(host)}
+        stale = [h.command for h in ours if h.command not in current]
+        state = (
+            "runs this memsync"
+            if not stale
+            else f"runs another memsync ({stale[0].split()[0]}): run `memsync hooks install {host}` again"
+        )
+        lines.append(f"{host}: installed in {path}: {events}; {state}; {other} other hooks")
+    if "codex" in hosts and _codex_hooks_off():
+        lines.append("codex: hooks are switched off in config.toml ([features] hooks = false)")
+    return lines
+
+
+def _target(host: Host, project: Path | None) -> Path:
+    if project is not None and not project.is_dir():
+        raise MemsyncError(f"cannot install hooks in {project}: no such directory. Give a project directory")
+    return settings_path(host, project)
+
+
+def _codex_hooks_off() -> bool:
+    try:
+        config = tomllib.loads((codex.codex_home() / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    features = config.get("features")
+    if not isinstance(features, Mapping):
+        return False
+    return any(features.get(key) is False for key in ("hooks", "codex_hooks"))

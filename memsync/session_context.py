@@ -1,0 +1,410 @@
+"""What other machines and agents added to this project's and this user's memory since an agent's last
+session: the context an agent host's session-start hook adds (DESIGN "Agent hosts").
+
+Read from the local stores' history only (the daemon has merged already; no network): the lines each
+commit added to the memory of this project (the Claude Code folder of the project the session runs in,
+roles under the project's checkout) and of this user (roles, memory files, Claude Code's and Codex's own
+folders), each with the host that wrote it and when. Memory-file entries and curated entries first, then
+index lines, then daily-log lines, newest first within each, this project before the user's memory,
+cut at whole items under ``MAX_CHARS``, then a pointer to the full memory. Commits this machine made to
+the agent's own folder are left out: the agent wrote them, or loads them itself.
+
+"Since the last session" is the store head each session started at, kept per agent and project in
+``<state dir>/sessions.json``; a first session looks back ``FIRST_SESSION_DAYS``. A ``clear`` or
+``compact`` start repeats what its session started with (the context was dropped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memsync.config import Config, StoreConfig
+from memsync.formats.frontmatter import split_frontmatter
+from memsync.fsio import temp_beside, writer_lock
+from memsync.hosts import claude_code, codex
+from memsync.identity import project_key
+from memsync.instance import state_dir
+from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
+from memsync.refs import head
+
+MAX_CHARS = 8000
+ITEM_CHARS = 300
+FIRST_SESSION_DAYS = 7
+MAX_COMMITS = 2000
+# At most MAX_CHARS / ~80 items fit: of a long append, the newest lines are enough.
+LINES_PER_FILE = 300
+GIT_TIMEOUT_S = 20.0
+SESSIONS_FILE = "sessions.json"
+REPEATING_SOURCES = ("clear", "compact")
+_ENTRY, _INDEX, _DAILY = 0, 1, 2
+_KIND_NAMES = {_ENTRY: "entry", _INDEX: "index", _DAILY: "daily log"}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing a peer added: ``project`` (this project's memory, else the user's), ``rank`` (entry,
+    index line, daily-log line), ``at`` (commit time, UTC), ``host``, store ``path`` and ``text``."""
+
+    project: bool
+    rank: int
+    at: datetime
+    host: str
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The store paths of one store a session cares about: ``project``'s and ``user``'s, and ``own``,
+    the agent's own folder (its commits from this machine are left out)."""
+
+    project: tuple[str, ...]
+    user: tuple[str, ...]
+    own: tuple[str, ...]
+
+
+def project_root(cwd: Path) -> Path | None:
+    """The top of the git checkout holding ``cwd`` (for a linked worktree, its main checkout: Claude
+    Code keys a repository's memory by it), None outside any checkout. Reads files only."""
+    for directory in (cwd, *cwd.parents):
+        marker = directory / ".git"
+        if marker.is_dir():
+            return directory
+        if marker.is_file():
+            try:
+                gitdir = Path(marker.read_text().partition("gitdir:")[2].strip())
+                common = (directory / gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+            except OSError:
+                return directory
+            return common.parent if common.name == ".git" else directory
+    return None
+
+
+def scope(store: StoreConfig, root: Path | None, key: str, agent: str) -> Scope:
+    """What of ``store`` belongs to the project checked out at ``root`` (key ``key``; None: no project)
+    and to the user, for the session of ``agent`` (``claude-code`` or ``codex``). A track inside another
+    project (a role of another checkout) belongs to neither. ``store`` need not have its host roots
+    expanded: this project's folder in them is ``<prefix>/<key>``."""
+    project: list[str] = []
+    user: list[str] = []
+    own: list[str] = []
+    if root is not None:
+        for host_root in store.host_roots:
+            project.append(f"{host_root.prefix}/{key}")
+            if agent == "claude-code":
+                own.append(f"{host_root.prefix}/{key}")
+    home = Path(os.path.abspath(Path.home()))
+    agent_folders = (
+        {codex.memories_dir()}
+        if agent == "codex"
+        else {claude_code.claude_dir() / "memory", claude_code.auto_memory_directory()}
+    )
+    for track in store.tracks:
+        if _in_checkout(track.live, root, home):
+            project.append(track.store_path)
+        elif not _in_a_project(track.live, home):
+            user.append(track.store_path)
+            if track.live in agent_folders:
+                own.append(track.store_path)
+    return Scope(tuple(project), tuple(user), tuple(own))
+
+
+def _in_checkout(live: Path, root: Path | None, home: Path) -> bool:
+    """True when ``live`` lies in the project checkout at ``root``; a checkout holding the home directory
+    (dotfiles kept in git) holds no project memory of its own."""
+    return root is not None and live.is_relative_to(root) and not home.is_relative_to(root)
+
+
+def _in_a_project(live: Path, home: Path) -> bool:
+    """True for a role of some project checkout (``<project>/.agents/memory/...``, not the home's) or a
+    project folder of an agent host."""
+    parts = live.parts
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i - 1 : i + 1] == (".agents", "memory"):
+            return Path(*parts[: i - 1]) != home
+    return claude_code.is_project_memory(live)
+
+
+def session_context(config: Config, cwd: Path, agent: str, source: str = "startup") -> str:
+    """The context text for a session of ``agent`` starting (``source``: startup, resume, clear,
+    compact) in ``cwd``: what peers added since the agent's last session there, at most ``MAX_CHARS``
+    characters, "" when nothing was added. Records this session's start. Runs local git only; raises
+    ``OSError`` when the state directory cannot be written."""
+    root = project_root(cwd)
+    key = project_key(root) if root is not None else ""
+    stores = {name: store for name, store in config.stores.items() if (store.path / ".git").is_dir()}
+    heads = {name: sha for name, store in stores.items() if (sha := head(store.path / ".git")) is not None}
+    since, since_at = _rotate(f"{agent}\0{key or cwd}", heads, source)
+    items: list[Item] = []
+    unread = 0
+    for name, store in stores.items():
+        if name in heads:
+            found, skipped = _added(
+                store, scope(store, root, key, agent), config.host, since.get(name), since_at
+            )
+            items.extend(found)
+            unread += skipped
+    if not items:
+        return ""
+    return _render(items, unread, since_at, key, _pointers(config, root, key))
+
+
+def _rotate(key: str, heads: dict[str, str], source: str) -> tuple[dict[str, str], datetime | None]:
+    """This session's starting point (store name -> head, and when): the last session's start, or for a
+    clear/compact start the one its session started with. Records ``heads`` as this session's start."""
+    path = state_dir() / SESSIONS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    now = datetime.now(UTC)
+    with writer_lock(path):
+        try:
+            sessions = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            sessions = {}
+        if not isinstance(sessions, dict):
+            sessions = {}
+        record = sessions.get(key) if isinstance(sessions.get(key), dict) else None
+        if record is not None and source in REPEATING_SOURCES:
+            since, at = record.get("since") or {}, record.get("since_at")
+        elif record is not None:
+            since, at = record.get("current") or {}, record.get("current_at")
+        else:
+            since, at = {}, None
+        sessions[key] = {"since": since, "since_at": at, "current": heads, "current_at": now.isoformat()}
+        # Replaced in one step, not synced to disk: losing it to a power cut only shows the next session
+        # more than it needs (a session start is not worth two fsyncs).
+        data = json.dumps(sessions, sort_keys=True).encode("utf-8")
+        os.replace(temp_beside(path, data, 0o600, fsync=False), path)
+    try:
+        when = datetime.fromisoformat(at) if isinstance(at, str) else None
+    except ValueError:
+        when = None
+    return ({k: v for k, v in since.items() if isinstance(v, str)} if isinstance(since, dict) else {}), when
+
+
+def _added(
+    store: StoreConfig, scope: Scope, host: str, since: str | None, since_at: datetime | None
+) -> tuple[list[Item], int]:
+    """The items the commits after ``since`` (a head; else those after ``since_at``, else of the last
+    ``FIRST_SESSION_DAYS``) added under ``scope``'s paths, and the count of added lines not read."""
+    paths = [*scope.project, *scope.user]
+    if not paths:
+        return [], 0
+    base = [
+        "-c",
+        "core.quotePath=false",
+        "log",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-renames",
+        "--unified=0",
+        "-p",
+        f"--max-count={MAX_COMMITS}",
+        "--format=%x01%H%x1f%aI%x1f%B%x02",
+    ]
+    after = since_at or datetime.now(UTC) - timedelta(days=FIRST_SESSION_DAYS)
+    out = _git(store.path, *base, f"{since}..HEAD", "--", *paths) if since else None
+    if out is None:
+        out = _git(store.path, *base, f"--since={after.isoformat()}", "HEAD", "--", *paths)
+    return _parse(out or "", scope, host)
+
+
+def _parse(out: str, scope: Scope, me: str) -> tuple[list[Item], int]:
+    """The items of a ``git log -p`` in ``_added``'s format, and how many added lines were not read (of
+    an append-only file or index, a commit's last ``LINES_PER_FILE`` lines are read: newest last)."""
+    items: list[Item] = []
+    unread = 0
+    for record in out.split("\x01")[1:]:
+        meta, _, diff = record.partition("\x02")
+        _, date, body = [*meta.split("\x1f", 2), "", ""][:3]
+        host = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in reversed(body.splitlines())
+                if line.startswith(f"{HOST_TRAILER}:")
+            ),
+            "?",
+        )
+        try:
+            at = datetime.fromisoformat(date.strip()).astimezone(UTC)
+        except ValueError:
+            continue
+        for path, added, new, skipped in _files(diff):
+            if host == me and _under(path, scope.own):
+                continue
+            unread += skipped
+            project = _under(path, scope.project)
+            items.extend(
+                Item(project, rank, when or at, host, path, text)
+                for rank, text, when in _items(path, added, new)
+            )
+    return items, unread
+
+
+def _files(diff: str) -> list[tuple[str, list[str], bool, int]]:
+    """Per file of one commit's ``git log -p --unified=0`` output: (store path, added lines, whether the
+    commit created the file, how many added lines were not kept). Of an append-only file or an index
+    only the last ``LINES_PER_FILE`` added lines are kept (newest last; the cut shows far fewer), found
+    from the end, so a commit that added thousands of lines costs little more than one that added a few."""
+    files: list[tuple[str, list[str], bool, int]] = []
+    for section in ("\n" + diff).split("\ndiff --git ")[1:]:
+        header, hunk, body = section.partition("\n@@")
+        plus = next((line for line in header.splitlines() if line.startswith("+++ ")), None)
+        name = plus[4:].rstrip("\t") if plus is not None else "/dev/null"
+        if name == "/dev/null" or not hunk:
+            continue  # a deletion, a mode change or a binary file: nothing added to read
+        path = name.removeprefix("b/")
+        total = body.count("\n+")
+        tail = is_append_only(path) or path.endswith("/MEMORY.md") or path == "MEMORY.md"
+        lines = (
+            body.rsplit("\n", 2 * LINES_PER_FILE + 1)[1:]
+            if tail and total > LINES_PER_FILE
+            else body.split("\n")
+        )
+        added = [line[1:] for line in lines if line.startswith("+")]
+        if tail:
+            added = added[-LINES_PER_FILE:]
+        files.append((path, added, "\n--- /dev/null" in "\n" + header, total - len(added)))
+    return files
+
+
+def _items(path: str, added: list[str], new: bool) -> list[tuple[int, str, datetime | None]]:
+    """What the added lines of store file ``path`` say, as (rank, text, when: a memory-file entry's own
+    ``created_at``, else None for the commit's time)."""
+    name = PurePosixPath(path).name
+    if name.endswith(".jsonl"):
+        return [(_ENTRY, text, when) for line in added for text, when in [_entry(line)] if text]
+    if DAILY_LOG.search(path):
+        return [(_DAILY, line.strip(), None) for line in added if line.strip() and not line.startswith("#")]
+    if name == "MEMORY.md":
+        return [(_INDEX, line.strip(), None) for line in added if line.lstrip().startswith(("- ", "* "))]
+    if not name.endswith(".md"):
+        return []
+    text = "\n".join(added)
+    head, body = split_frontmatter(text + "\n") if new else ("", text)
+    fields = dict(_field(line) for line in head.splitlines() if ":" in line)
+    described = ": ".join(v for v in (fields.get("name"), fields.get("description")) if v)
+    summary = described or " ".join(
+        line.strip() for line in body.splitlines() if line.strip() and line.strip() != "---"
+    )
+    return [(_ENTRY, summary, None)] if summary else []
+
+
+def _field(line: str) -> tuple[str, str]:
+    key, _, value = line.partition(":")
+    return key.strip(), value.strip().strip("'\"")
+
+
+def _entry(line: str) -> tuple[str, datetime | None]:
+    """A memory-file line as (``kind: text``, its ``created_at``); ("", None) for anything but a live
+    entry (a header, a tombstone, a malformed line)."""
+    try:
+        record: Any = json.loads(line)
+    except ValueError:
+        return "", None
+    if not isinstance(record, dict) or record.get("deleted") or not isinstance(record.get("text"), str):
+        return "", None
+    kind = record.get("kind")
+    try:
+        when = datetime.fromisoformat(str(record.get("created_at"))).astimezone(UTC)
+    except ValueError:
+        when = None
+    return (f"{kind}: {record['text']}" if isinstance(kind, str) else record["text"]), when
+
+
+def _under(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(
+        path == p or path.startswith(p.rstrip("/") + "/") or path.startswith(p + "@") for p in prefixes
+    )
+
+
+def _pointers(config: Config, root: Path | None, key: str) -> list[str]:
+    """Where the full memory lives on this machine: this project's Claude Code folder and the tracked
+    folders and files (at most a few), for the context's last line."""
+    found: list[str] = []
+    if root is not None:
+        folder = claude_code.projects_root() / claude_code.sanitize(str(root)) / claude_code.MEMORY_DIR
+        if folder.is_dir():
+            found.append(str(folder))
+    home = Path(os.path.abspath(Path.home()))
+    for store in config.stores.values():
+        for track in store.tracks:
+            mine = _in_checkout(track.live, root, home) or not _in_a_project(track.live, home)
+            if mine and track.live.exists():
+                found.append(str(track.live))
+    return found[:6]
+
+
+def _render(items: list[Item], unread: int, since_at: datetime | None, key: str, pointers: list[str]) -> str:
+    items = _newest_unique(items)
+    items.sort(key=lambda item: (not item.project, item.rank, -item.at.timestamp(), item.path, item.text))
+    when = (
+        since_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        if since_at
+        else f"the last {FIRST_SESSION_DAYS} days"
+    )
+    head = (
+        f"memsync: what other machines and agents added to your memory since your last session ({when}), "
+        "most relevant first. It is already merged into the memory files."
+    )
+    tail_parts = [
+        "Full memory: " + ", ".join(pointers) + "." if pointers else "",
+        "History (who taught what, when): `memsync log`.",
+    ]
+    lines = [head]
+    groups = {True: f"## This project ({key})", False: "## Your memory (every project)"}
+    budget = MAX_CHARS - len(head) - sum(len(p) + 1 for p in tail_parts) - 80  # 80: the "N more" line
+    shown = 0
+    group: bool | None = None
+    for item in items:
+        kind = _KIND_NAMES[item.rank]
+        line = f"- {item.at:%Y-%m-%d %H:%M} {item.host}, {item.path} ({kind}): {_cut(item.text)}"
+        extra = len(line) + 1 + (len(groups[item.project]) + 1 if item.project is not group else 0)
+        if extra > budget:
+            break
+        if item.project is not group:
+            group = item.project
+            lines.append(groups[group])
+        lines.append(line)
+        budget -= extra
+        shown += 1
+    if shown < len(items) + unread:
+        more = f"{len(items) - shown}" if not unread else f"up to {len(items) + unread - shown}"
+        lines.append(f"({more} more not shown: see the files below or `memsync log`.)")
+    lines.extend(part for part in tail_parts if part)
+    return "\n".join(lines)
+
+
+def _newest_unique(items: list[Item]) -> list[Item]:
+    seen: dict[tuple[str, str], Item] = {}
+    for item in items:
+        kept = seen.get((item.path, item.text))
+        if kept is None or item.at > kept.at:
+            seen[(item.path, item.text)] = item
+    return list(seen.values())
+
+
+def _cut(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= ITEM_CHARS else flat[: ITEM_CHARS - 1] + "…"
+
+
+def _git(worktree: Path, *args: str) -> str | None:
+    """git's stdout in ``worktree``, None when it fails."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=worktree,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
