@@ -123,11 +123,6 @@ class FileState:
         """The same record for store path ``path`` (a fold of a legacy path): the store copy is not seen."""
         return replace(self, path=path, store_seen=None)
 
-    @property
-    def partial(self) -> Partial:
-        """The unfinished last line recorded for the file."""
-        return Partial(self.partial_at, self.partial_hash, self.partial_since)
-
     def _with_partial(self, partial: Partial) -> FileState:
         return replace(self, partial_at=partial.at, partial_hash=partial.hash, partial_since=partial.since)
 
