@@ -4,7 +4,7 @@ the one way a cycle, a fold of legacy paths, compaction and purge commit."""
 from __future__ import annotations
 
 from memsync.store import Store
-from memsync.syncstate import SyncState
+from memsync.sync.state import SyncState
 
 
 def commit_written(store: Store, state: SyncState, message: str) -> str | None:

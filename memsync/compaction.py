@@ -26,7 +26,7 @@ settles it by content: the store lacks the dead lines, so they stay removed, and
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -42,8 +42,10 @@ from memsync.formats.jsonl import (
 )
 from memsync.fsio import atomic_write
 from memsync.layout import is_ignored, kind_of
-from memsync.syncstate import FileState, HeldLine, SyncState, digest
-from memsync.track import describe_changes, publish, track_name
+from memsync.sync.passes import publish
+from memsync.sync.records import FileState, HeldLine, digest
+from memsync.sync.reports import describe_changes, track_name
+from memsync.sync.state import SyncState
 
 log = logging.getLogger(__name__)
 
@@ -208,15 +210,7 @@ def _state_after(current: FileState, accounted: bytes, expected: bytes, live: by
     """
     if not live.startswith(expected):
         log.info("compacted file changed by an agent meanwhile: the next publish settles it by content")
-        return replace(
-            current,
-            offset=None,
-            prefix_hash=None,
-            partial_at=None,
-            partial_hash=None,
-            partial_since=None,
-            store_seen=None,
-        )
+        return current.rewritten(None, current.held)
     old_lines = accounted.split(b"\n")
     new_numbers = {line: number for number, line in enumerate(expected.split(b"\n")[:-1], start=1)}
     held = tuple(
@@ -224,13 +218,4 @@ def _state_after(current: FileState, accounted: bytes, expected: bytes, live: by
         for h in current.held
         if h.line <= len(old_lines) and old_lines[h.line - 1] in new_numbers
     )
-    return replace(
-        current,
-        offset=len(expected),
-        prefix_hash=digest(expected),
-        partial_at=None,
-        partial_hash=None,
-        partial_since=None,
-        store_seen=None,
-        held=held,
-    )
+    return current.rewritten(expected, held)

@@ -37,8 +37,11 @@ from memsync.legacy import first_folds, fold_legacy
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import Progress, RemoteOutcome, Store
 from memsync.storelock import hold_cycle
-from memsync.syncstate import SyncState
-from memsync.track import Clash, DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
+from memsync.sync.clashes import Clash
+from memsync.sync.notices import Notices
+from memsync.sync.passes import deliver, publish, reconcile
+from memsync.sync.reports import DeliverReport, PublishReport, describe_changes
+from memsync.sync.state import SyncState
 from memsync.track_listing import list_tracks, untracked_group
 from memsync.wording import plural
 
@@ -183,6 +186,8 @@ def _failure(store_cfg: StoreConfig, exc: OSError | sqlite3.Error) -> str:
 # Stores opened by earlier cycles of this process: opening runs recovery and rewrites the store's git
 # config (several git processes), which a long-running daemon needs on start and after a failure only.
 _opened: dict[Path, tuple[object, Store]] = {}
+# What the passes of this process warned about already (a clash, a file that is not regular): logged once.
+_notices = Notices()
 
 
 def _store_for(config: Config, store_cfg: StoreConfig, reopen: bool, stop: threading.Event | None) -> Store:
@@ -220,8 +225,10 @@ def _cycle(
             if track in waiting:
                 continue  # published after its first fold, once the exchange brought peers' copies
             if full_reconcile:
-                reports.append(reconcile(track, store.worktree, state))
-            reports.append(publish(track, store.worktree, state, grace_s=config.partial_line_grace_s))
+                reports.append(reconcile(track, store.worktree, state, notices=_notices))
+            reports.append(
+                publish(track, store.worktree, state, grace_s=config.partial_line_grace_s, notices=_notices)
+            )
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
         commit = commit_written(store, state, message)
         if full_reconcile:
@@ -237,12 +244,14 @@ def _cycle(
             full=full_reconcile,
             remotes=names,
             grace_s=config.partial_line_grace_s,
+            notices=_notices,
         )
         if folded is not None:
             commit, message = folded, _shorten(describe_changes([*reports, *folds]))
             outcomes += again
         delivered = [
-            deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s) for track in reachable
+            deliver(track, store.worktree, state, grace_s=config.partial_line_grace_s, notices=_notices)
+            for track in reachable
         ]
     if commit is not None and int(_read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
         store.gc_auto()

@@ -3,11 +3,11 @@ its legacy store paths hold into the current one, every cycle, losing nothing (D
 
 The legacy path is never moved or deleted: a machine that has not upgraded yet keeps syncing it, and
 whatever it writes there reaches the current path at the next cycle of any upgraded machine. The fold is
-a publish (``memsync.track``) whose "live" side is the legacy directory in the store worktree, with a sync
-state of its own (``<meta dir>/legacy/<id>/``): append-only files gain the complete lines the legacy copy
-gained, whole files are merged three-way with the legacy version last folded, deletions made there reach
-the current path only where it still holds what was folded. Two machines folding the same lines meet in
-git's merge, where memsync's drivers keep each line once.
+a publish (``memsync.sync.passes``) whose "live" side is the legacy directory in the store worktree, with
+a sync state of its own (``<meta dir>/legacy/<id>/``): append-only files gain the complete lines the
+legacy copy gained, whole files are merged three-way with the legacy version last folded, deletions made
+there reach the current path only where it still holds what was folded. Two machines folding the same
+lines meet in git's merge, where memsync's drivers keep each line once.
 
 On the first fold on a machine:
 - the track's own sync state records for the legacy paths are copied to the current paths, so the live
@@ -31,8 +31,11 @@ from memsync.commits import commit_written
 from memsync.config import Track
 from memsync.layout import is_append_only
 from memsync.store import RemoteOutcome, Store
-from memsync.syncstate import FileState, SyncState, digest
-from memsync.track import PublishReport, describe_changes, publish, reconcile
+from memsync.sync.notices import Notices
+from memsync.sync.passes import publish, reconcile
+from memsync.sync.records import FileState, digest
+from memsync.sync.reports import PublishReport, describe_changes
+from memsync.sync.state import SyncState
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +66,14 @@ def fold_legacy(
     full: bool,
     remotes: Sequence[str],
     grace_s: float,
+    notices: Notices,
 ) -> tuple[list[PublishReport], str | None, tuple[RemoteOutcome, ...]]:
     """After the exchange: fold the legacy store paths of ``tracks`` into their current ones, where the
     exchange ``merged`` peers' commits (an old machine writes only to its legacy path), on a ``full``
     (start-up) cycle, or for the ``waiting`` tracks (``first_folds``), whose own reconcile and publish
     follow their first fold. ``state`` is the tracks' sync state; each fold has its own. Commits what
     changed and exchanges again with ``remotes`` (those the cycle exchanged with) so it leaves now.
+    ``notices``: what this process warned about already.
     Returns (reports, the commit or None, the second exchange's outcomes). Raises ``MemsyncError`` from
     the store, ``OSError``, ``sqlite3.Error``."""
     reports: list[PublishReport] = []
@@ -76,10 +81,10 @@ def fold_legacy(
     for track in tracks:
         if track.legacy and (merged or full or track in waiting):
             sources.extend(old for old in track.legacy if (store.worktree / old).exists())
-            reports.extend(_fold_track(track, store, state, full=full, grace_s=grace_s))
+            reports.extend(_fold_track(track, store, state, full=full, grace_s=grace_s, notices=notices))
         if track in waiting:
-            reports.append(reconcile(track, store.worktree, state))
-            reports.append(publish(track, store.worktree, state, grace_s=grace_s))
+            reports.append(reconcile(track, store.worktree, state, notices=notices))
+            reports.append(publish(track, store.worktree, state, grace_s=grace_s, notices=notices))
     if not any(report.changes for report in reports):
         return reports, None, ()
     # The mark says which legacy paths this commit's tree has folded: a later first fold starts there.
@@ -95,7 +100,7 @@ def _state_dir(store: Store, old: str, track: Track) -> Path:
 
 
 def _fold_track(
-    track: Track, store: Store, state: SyncState, *, full: bool, grace_s: float
+    track: Track, store: Store, state: SyncState, *, full: bool, grace_s: float, notices: Notices
 ) -> list[PublishReport]:
     """Fold each legacy store path of ``track`` found in ``store`` into ``track.store_path`` (see the
     module docstring); reports that changed something, named after the legacy path."""
@@ -114,8 +119,8 @@ def _fold_track(
                 _adopt_records(state, old, track.store_path)
                 _start_from_folded(folded, worktree, old, track.store_path)
             if first or full:
-                found.append(reconcile(alias, worktree, folded))
-            found.append(publish(alias, worktree, folded, grace_s=grace_s))
+                found.append(reconcile(alias, worktree, folded, notices=notices))
+            found.append(publish(alias, worktree, folded, grace_s=grace_s, notices=notices))
             _hand_over_written(folded, state)
         reports.extend(
             replace(report, name=f"{report.name} (from {old})") for report in found if report.changes
@@ -141,7 +146,7 @@ def _adopt_records(state: SyncState, old: str, new: str) -> None:
         for path in state.paths(old):
             current = state.get(path)
             if current is not None:
-                state.put(replace(current, path=new + path[len(old) :], store_seen=None))
+                state.put(current.moved(new + path[len(old) :]))
 
 
 def _start_from_folded(folded: SyncState, worktree: Path, old: str, new: str) -> None:
@@ -157,9 +162,9 @@ def _start_from_folded(folded: SyncState, worktree: Path, old: str, new: str) ->
                 except OSError:
                     continue
                 if legacy.startswith(base):
-                    folded.put(FileState(path, offset=len(base), prefix_hash=digest(base)))
+                    folded.put(FileState.accounted(path, base))
             else:
-                folded.put(FileState(path, synced=base, synced_known=True))
+                folded.put(FileState.synced_as(path, base))
 
 
 def _folded_versions(worktree: Path, old: str, new: str) -> dict[str, bytes]:

@@ -57,7 +57,7 @@ from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, writer_lock
 from memsync.layout import STORE_META_DIR, is_ignored
 from memsync.store import Store
-from memsync.syncstate import FileState, SyncState
+from memsync.sync.state import SyncState
 from memsync.wording import plural
 
 log = logging.getLogger(__name__)
@@ -482,16 +482,7 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
             for path in state.paths():
                 old = state.get(path)
                 if old is not None:
-                    state.put(
-                        FileState(
-                            path,
-                            synced=clean(old.synced),
-                            synced_known=old.synced_known,
-                            kept=clean(old.kept),
-                            kept_base=clean(old.kept_base),
-                            kept_present=old.kept_present,
-                        )
-                    )
+                    state.put(old.purged(clean))
                 state.drop_publish(path)
                 state.drop_delivery(path)
         state.scrub()

@@ -23,7 +23,8 @@ from memsync.purge import (
     recorded_hashes,
     reset_sync_state,
 )
-from memsync.syncstate import FileState, HeldLine, PendingDelivery, SyncState
+from memsync.sync.records import FileState, HeldLine, PendingDelivery
+from memsync.sync.state import SyncState
 from tests.helpers import bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
 from tests.stores import new_store

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState
+from memsync.sync.records import FileState, HeldLine, PendingDelivery, PendingPublish
+from memsync.sync.state import SyncState
 from tests.helpers import REPO_ROOT, wait_for
 
 
@@ -92,7 +93,8 @@ def test_pending_delivery_keeps_exact_bytes(tmp_path: Path) -> None:
 _WRITER = """
 import sys
 from pathlib import Path
-from memsync.syncstate import FileState, SyncState
+from memsync.sync.records import FileState
+from memsync.sync.state import SyncState
 state = SyncState(Path(sys.argv[1]))
 print("ready", flush=True)
 n = 0

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync.syncstate import FileState, PendingDelivery, PendingPublish, SyncState
+from memsync.sync.records import FileState, PendingDelivery, PendingPublish
+from memsync.sync.state import SyncState
 from tests.helpers import REPO_ROOT, wait_for
 
 
@@ -59,7 +60,8 @@ def test_a_failed_method_in_a_batch_leaves_no_half_record(tmp_path: Path) -> Non
 _WRITER = """
 import sys
 from pathlib import Path
-from memsync.syncstate import FileState, SyncState
+from memsync.sync.records import FileState
+from memsync.sync.state import SyncState
 state = SyncState(Path(sys.argv[1]))
 print("ready", flush=True)
 group = 0

@@ -15,19 +15,12 @@ from pathlib import Path
 import pytest
 
 from memsync.config import Track
-from memsync.syncstate import HeldLine, SyncState
-from memsync.track import (
-    Clash,
-    DeliverReport,
-    FileChange,
-    HeldBack,
-    PublishReport,
-    deliver,
-    describe_changes,
-    publish,
-    reconcile,
-)
-from memsync.track import _replace_keeping as _replace_keeping
+from memsync.sync.clashes import Clash
+from memsync.sync.passes import deliver, publish, reconcile
+from memsync.sync.records import HeldLine
+from memsync.sync.reports import DeliverReport, FileChange, HeldBack, PublishReport, describe_changes
+from memsync.sync.state import SyncState
+from memsync.sync.swap import replace_keeping as _replace_keeping
 from tests.helpers import CORPUS_CREDENTIAL
 
 DAILY = "daily/2026-11-30.md"

@@ -1,4 +1,4 @@
-"""Publish and deliver of many files, applied in groups (track._Writes), under SIGKILL.
+"""Publish and deliver of many files, applied in groups (sync.writes.Writes), under SIGKILL.
 
 Two simulated machines A and B share one store directory (as in tests/test_track.py). A holds a few hundred
 whole files and daily logs, many groups of writes at the group size the worker sets. The worker is killed
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import memsync.fsio
-import memsync.track
+import memsync.sync.writes
 from memsync.fsio import TEMP_PREFIX, append_once, atomic_write
 from memsync.layout import is_append_only
 from tests.helpers import REPO_ROOT
@@ -55,7 +55,7 @@ def _kill_self_at(count: int) -> None:
 def worker(root: Path, mode: str, kill_at: int = 0) -> None:
     """``tests.test_track_chaos.worker`` (reconcile, then sync rounds: "loop" or "settle") with small
     groups; with ``kill_at``, killed by ``_kill_self_at``."""
-    memsync.track.BATCH_FILES = GROUP
+    memsync.sync.writes.BATCH_FILES = GROUP
     if kill_at:
         _kill_self_at(kill_at)
     chaos_worker(root, mode)

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from memsync.config import Track
-from memsync.syncstate import FileState, PendingDelivery, PendingPublish, SyncState, digest
-from memsync.track import deliver, publish, reconcile
+from memsync.sync.passes import deliver, publish, reconcile
+from memsync.sync.records import FileState, PendingDelivery, PendingPublish, digest
+from memsync.sync.state import SyncState
 from tests.helpers import REPO_ROOT
 
 DAILY = "daily/2026-11-30.md"

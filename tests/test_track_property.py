@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsync.config import Track
-from memsync.syncstate import SyncState
-from memsync.track import deliver, publish
+from memsync.sync.passes import deliver, publish
+from memsync.sync.state import SyncState
 
 DAILY = "daily/2026-11-30.md"
 LINES = st.sampled_from([b"\n", b"- same\n", b"- [09:00] ran it\n", b"```\n", b"text \xc3\xa9\n"])

@@ -2,8 +2,8 @@
 
 A crash-safe SQLite database at ``<meta_dir>/state.sqlite`` (WAL journal, ``synchronous=FULL``, one
 transaction per file update, or one per group of files inside ``SyncState.batch``). It is a cache (DESIGN
-"Vocabulary", "sync state"): when it is missing, cleared or in doubt, memsync.track reconciles live files
-with the store by content.
+"Vocabulary", "sync state"): when it is missing, cleared or in doubt, the passes (``memsync.sync.passes``)
+reconcile live files with the store by content.
 
 Per store path (the key) one *current* :class:`FileState`, plus at most one :class:`PendingPublish` and one
 :class:`PendingDelivery`: the intent recorded before a write to the store or to a live file, so a process
@@ -11,208 +11,19 @@ killed between the write and the state update can tell afterwards whether the wr
 
 The state also lists the store paths memsync wrote since the store's last commit (``written``), recorded
 with the intent of each write, so what a killed process published is still committed on restart.
-
-Append-only files keep a byte offset with a hash of the prefix (not a set of line hashes: logs repeat
-lines and every repetition must sync); whole files keep the last synced bytes. Implements the
-"Sync state" part of issue 4.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-_SCHEMA = (
-    """
-CREATE TABLE IF NOT EXISTS states (
-    path TEXT NOT NULL,
-    slot TEXT NOT NULL,              -- 'current', or where a pending write leads: 'publish', 'delivery'
-    offset INTEGER,                  -- append-only: bytes of the live file accounted for; NULL = unknown
-    prefix_hash TEXT,                -- append-only: sha256 hex of live[:offset]
-    partial_at INTEGER,              -- append-only: where the unfinished last line starts
-    partial_hash TEXT,               -- append-only: sha256 hex of that unfinished line
-    partial_since REAL,              -- append-only: when it was first seen (seconds, caller's clock)
-    synced BLOB,                     -- whole file: last synced version
-    synced_known INTEGER NOT NULL DEFAULT 0,  -- whole file: 1 when synced is meaningful (NULL = absent)
-    kept BLOB,                       -- whole file: bytes an agent wrote during delivery, to publish
-    kept_base BLOB,                  -- whole file: the version those bytes were edited from
-    kept_present INTEGER NOT NULL DEFAULT 0,
-    held TEXT NOT NULL DEFAULT '[]', -- lines held back by the secret scanner: [[line, detector], ...]
-    store_seen TEXT,                 -- append-only: size:mtime_ns:inode of the store copy last found
-                                     -- wholly present in the live file (deliver skips it while unchanged)
-    rewritten_since REAL,            -- append-only: when the live file was found shrunk (seconds, caller's
-                                     -- clock); deliver waits while an agent may still rewrite it
-    PRIMARY KEY (path, slot)
-)""",
-    """
-CREATE TABLE IF NOT EXISTS pending (
-    path TEXT NOT NULL,
-    slot TEXT NOT NULL,              -- 'publish' or 'delivery'
-    before_hash TEXT,                -- publish: sha256 hex of the store file before the write
-    before_size INTEGER,
-    after_hash TEXT,                 -- publish: sha256 hex of the store file after the write
-    after_size INTEGER,
-    data BLOB,                       -- delivery: the exact bytes about to be written
-    at_offset INTEGER,               -- delivery to an append-only file: the live size it expected
-    remove INTEGER NOT NULL DEFAULT 0,  -- delivery to a whole file: 1 = the live file is being deleted
-    PRIMARY KEY (path, slot)
-)""",
-    # Store paths memsync wrote since the store's last commit: only these may be committed (DESIGN
-    # "Hostile input": a change git left in the store, a torn checkout, is put back instead).
-    "CREATE TABLE IF NOT EXISTS written (path TEXT PRIMARY KEY)",
-)
-
-_STATE_COLUMNS = (
-    "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
-    "kept, kept_base, kept_present, held, store_seen, rewritten_since"
-)
-# Columns added after the first release: a database made before them gains them on open.
-_ADDED_COLUMNS = {"rewritten_since": "REAL"}
-
-
-def digest(data: bytes) -> str:
-    """The hash every ``*_hash`` field of the sync state holds: sha256 of ``data``, hex."""
-    return hashlib.sha256(data).hexdigest()
-
-
-@dataclass(frozen=True)
-class HeldLine:
-    """A line the secret scanner held back: 1-based line number in the live file, and the detector."""
-
-    line: int
-    detector: str
-
-
-@dataclass(frozen=True)
-class FileState:
-    """What was last exchanged for one tracked file (key: ``path``, the store path).
-
-    Append-only files use ``offset`` (bytes of the live file accounted for: published, delivered or
-    held back; None = unknown, settle by content), ``prefix_hash`` (sha256 hex of ``live[:offset]``) and
-    the ``partial_*`` fields (an unfinished last line starting at byte ``partial_at`` with hash
-    ``partial_hash`` first seen at ``partial_since`` seconds), and ``store_seen`` (size, mtime and inode
-    of the store copy last found wholly present in the live file), and ``rewritten_since`` (when the live
-    file was found shrunk, in seconds: an agent rewriting it in place may still be writing). Whole files
-    use ``synced`` (last synced bytes, None = absent) when ``synced_known``, and ``kept`` (bytes an agent
-    wrote while delivery replaced the file, edited from ``kept_base``) when ``kept_present``. ``held``
-    lists lines the secret scanner keeps on this machine.
-    """
-
-    path: str
-    offset: int | None = None
-    prefix_hash: str | None = None
-    partial_at: int | None = None
-    partial_hash: str | None = None
-    partial_since: float | None = None
-    synced: bytes | None = None
-    synced_known: bool = False
-    kept: bytes | None = None
-    kept_base: bytes | None = None
-    kept_present: bool = False
-    held: tuple[HeldLine, ...] = ()
-    store_seen: str | None = None
-    rewritten_since: float | None = None
-
-
-@dataclass(frozen=True)
-class PendingPublish:
-    """A write to the store file about to happen: the store file's digest and size before and after
-    (size -1 and digest "absent" for no file; memsync.track decides what the digest covers).
-
-    ``then`` is the state to apply once the store file is found in the ``after`` form.
-    """
-
-    before_hash: str
-    before_size: int
-    after_hash: str
-    after_size: int
-    then: FileState
-
-
-@dataclass(frozen=True)
-class PendingDelivery:
-    """A write to the live file about to happen.
-
-    Append-only: ``data`` is appended where the live file had ``at_offset`` bytes. Whole file: ``data``
-    replaces the live file, or ``remove`` deletes it. ``then`` is the state to apply once the write is
-    found done.
-    """
-
-    data: bytes
-    at_offset: int | None
-    remove: bool
-    then: FileState
-
-
-def _row_to_state(path: str, row: tuple[object, ...]) -> FileState:
-    """A FileState from one ``states`` row (columns in ``_STATE_COLUMNS`` order)."""
-    (
-        offset,
-        prefix_hash,
-        partial_at,
-        partial_hash,
-        partial_since,
-        synced,
-        synced_known,
-        kept,
-        kept_base,
-        kept_present,
-        held,
-        store_seen,
-        rewritten_since,
-    ) = row
-    assert offset is None or isinstance(offset, int)
-    assert prefix_hash is None or isinstance(prefix_hash, str)
-    assert partial_at is None or isinstance(partial_at, int)
-    assert partial_hash is None or isinstance(partial_hash, str)
-    assert partial_since is None or isinstance(partial_since, float | int)
-    assert synced is None or isinstance(synced, bytes)
-    assert kept is None or isinstance(kept, bytes)
-    assert kept_base is None or isinstance(kept_base, bytes)
-    assert isinstance(held, str)
-    assert store_seen is None or isinstance(store_seen, str)
-    assert rewritten_since is None or isinstance(rewritten_since, float | int)
-    return FileState(
-        path=path,
-        offset=offset,
-        prefix_hash=prefix_hash,
-        partial_at=partial_at,
-        partial_hash=partial_hash,
-        partial_since=None if partial_since is None else float(partial_since),
-        synced=synced,
-        synced_known=bool(synced_known),
-        kept=kept,
-        kept_base=kept_base,
-        kept_present=bool(kept_present),
-        held=tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held)),
-        store_seen=store_seen,
-        rewritten_since=None if rewritten_since is None else float(rewritten_since),
-    )
-
-
-def _state_values(state: FileState) -> tuple[object, ...]:
-    """The ``states`` column values of ``state`` in ``_STATE_COLUMNS`` order."""
-    return (
-        state.offset,
-        state.prefix_hash,
-        state.partial_at,
-        state.partial_hash,
-        state.partial_since,
-        state.synced,
-        int(state.synced_known),
-        state.kept,
-        state.kept_base,
-        int(state.kept_present),
-        json.dumps([[h.line, h.detector] for h in state.held]),
-        state.store_seen,
-        state.rewritten_since,
-    )
+from memsync.sync.records import FileState, HeldLine, PendingDelivery, PendingPublish
+from memsync.sync.state_rows import ADDED_COLUMNS, SCHEMA, STATE_COLUMNS, row_to_state, state_values
 
 
 class SyncState:
@@ -235,10 +46,10 @@ class SyncState:
         # Whole-file bases are memory text: what a purge removes must not linger in freed pages.
         self._db.execute("PRAGMA secure_delete=ON")
         with self._transaction():
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 self._db.execute(statement)
             present = {str(row[1]) for row in self._db.execute("PRAGMA table_info(states)")}
-            for column, kind in _ADDED_COLUMNS.items():
+            for column, kind in ADDED_COLUMNS.items():
                 if column not in present:
                     self._db.execute(f"ALTER TABLE states ADD COLUMN {column} {kind}")
 
@@ -272,7 +83,7 @@ class SyncState:
 
         Safe because the state is a cache that memsync can rebuild by comparing live files with the store
         (DESIGN "sync state"): losing the updates since the last commit to a crash only sends the files
-        they were about back to the settle-by-content paths of memsync.track. What must never be lost is
+        they were about back to the settle-by-content paths of the passes. What must never be lost is
         an intent whose write may have happened: the caller ``commit()``s before writing (``begin_publish``
         and ``begin_delivery`` do it themselves unless told the write is staged), and records that a write
         happened only after the write is durable. Raises ``sqlite3.Error``.
@@ -305,15 +116,15 @@ class SyncState:
 
     def _get(self, path: str, slot: str) -> FileState | None:
         row = self._db.execute(
-            f"SELECT {_STATE_COLUMNS} FROM states WHERE path = ? AND slot = ?", (path, slot)
+            f"SELECT {STATE_COLUMNS} FROM states WHERE path = ? AND slot = ?", (path, slot)
         ).fetchone()
-        return None if row is None else _row_to_state(path, row)
+        return None if row is None else row_to_state(path, row)
 
     def _put(self, state: FileState, slot: str) -> None:
         self._db.execute(
-            f"INSERT OR REPLACE INTO states (path, slot, {_STATE_COLUMNS}) "
+            f"INSERT OR REPLACE INTO states (path, slot, {STATE_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (state.path, slot, *_state_values(state)),
+            (state.path, slot, *state_values(state)),
         )
 
     def put(self, state: FileState) -> None:

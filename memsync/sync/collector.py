@@ -1,0 +1,86 @@
+"""What one pass gathers while it visits a track's files: its sync state, staged writes, the changes,
+held lines, waiting files, warnings and clashes behind the frozen reports."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memsync.sync import content
+from memsync.sync.clashes import Clash
+from memsync.sync.files import TrackFile
+from memsync.sync.notices import Notices
+from memsync.sync.records import HeldLine
+from memsync.sync.reports import FileChange, HeldBack
+from memsync.sync.state import SyncState
+from memsync.sync.writes import Writes
+from memsync.writers import positional_writers
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PublishMode:
+    """How a publish pass treats the live files: at ``now`` (seconds since the epoch), ending an unfinished
+    last line that stood ``grace_s`` seconds; ``incremental`` (publish) also publishes what a file gained
+    since its state, while reconcile settles only the files whose state cannot vouch for them."""
+
+    now: float
+    grace_s: float
+    incremental: bool
+
+    @classmethod
+    def publish(cls, now: float, grace_s: float) -> PublishMode:
+        """The cycle's publish (DESIGN step 2)."""
+        return cls(now, grace_s, incremental=True)
+
+    @classmethod
+    def reconcile(cls, now: float) -> PublishMode:
+        """Reconcile by content: nothing published by offset, no unfinished line ended."""
+        return cls(now, float("inf"), incremental=False)
+
+
+@dataclass
+class Collector:
+    """The mutable side of one pass over a track (``memsync.sync.passes``)."""
+
+    state: SyncState
+    notices: Notices
+    writes: Writes = field(init=False)
+    changes: list[FileChange] = field(default_factory=list)
+    held: list[HeldBack] = field(default_factory=list)
+    waiting: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    clashes: list[Clash] = field(default_factory=list)
+    # Files held open by positional writers (memsync.writers), looked up once per pass when first needed.
+    writers: Callable[[], frozenset[str] | None] = field(
+        default_factory=lambda: functools.cache(positional_writers)
+    )
+
+    def __post_init__(self) -> None:
+        self.writes = Writes(self.state)
+
+    def read(self, path: Path) -> bytes | None:
+        """``content.read``: the bytes of a regular file ``path``, else None."""
+        return content.read(path, self.notices)
+
+    def warn(self, message: str) -> None:
+        """Log ``message`` and add it to the report."""
+        log.warning("%s", message)
+        self.warnings.append(message)
+
+    def report_held(self, f: TrackFile, held: Sequence[HeldLine]) -> None:
+        """Report the lines of ``f`` the secret scanner held back (DESIGN I6), with a warning each."""
+        for item in held:
+            self.held.append(HeldBack(f.rel, item.line, item.detector))
+            self.warn(f"{f.live}: line {item.line} held back, it looks like a secret ({item.detector})")
+
+    def report_clash(self, clash: Clash) -> None:
+        """Add ``clash`` to the report once; log it once per process (it stays in every cycle's report)."""
+        if clash not in self.clashes:
+            self.clashes.append(clash)
+        if self.notices.first(clash):
+            log.warning("%s", clash.advice())

@@ -1,0 +1,115 @@
+"""The files of a track: in the live directory, in the store copy, or known to the sync state (DESIGN
+"Vocabulary": tracked path, store path), each with its live and store path."""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from memsync.config import Track
+from memsync.layout import is_ignored
+from memsync.sync.state import SyncState
+
+# Every cycle checks every label of every track against the ignore patterns, twice (live and store walk):
+# the labels repeat, and the patterns cost ~15 µs per label.
+_is_ignored = functools.lru_cache(maxsize=1 << 16)(is_ignored)
+
+
+@dataclass(frozen=True)
+class TrackFile:
+    """One tracked file: store path, live path, store worktree path, label within the track ("" for a
+    tracked file)."""
+
+    rel: str
+    live: Path
+    store: Path
+    label: str
+
+
+def track_files(track: Track, worktree: Path, state: SyncState) -> list[TrackFile]:
+    """Every file of ``track`` (store worktree ``worktree``), sorted: in the live directory, in the store
+    copy, or known to ``state``; not those under ``track.excludes`` (another store's track owns them, live
+    and store side alike), nor any reached through a symlinked directory. Reads the file system only."""
+    prefix = track.store_path.strip("/")
+    store_root = worktree / prefix
+    if _is_file_track(track, worktree):
+        return [TrackFile(prefix, track.live, store_root, "")]
+    labels = _walk(track.live, follow_inside=True) | _walk(store_root, follow_inside=False)
+    # _walk skipped the ignored paths already; only those known to the state alone need the check.
+    labels |= {
+        label
+        for p in state.paths(prefix)
+        if p != prefix
+        if (label := p[len(prefix) + 1 :]) not in labels and not _is_ignored(label)
+    }
+    # Thousands of files share a few directories: check each directory for symlinks once.
+    through_symlink = functools.cache(functools.partial(_through_symlink, track.live))
+    return [
+        TrackFile(f"{prefix}/{label}", track.live / label, store_root / label, label)
+        for label in sorted(labels)
+        if ".." not in label.split("/")
+        and not through_symlink(label.rpartition("/")[0])
+        and not any((track.live / label).is_relative_to(owned) for owned in track.excludes)
+    ]
+
+
+def _is_file_track(track: Track, worktree: Path) -> bool:
+    """A tracked file (True) or a tracked directory (False), from the live path, else the store copy."""
+    if track.live.is_dir():
+        return False
+    if track.live.exists():
+        return True
+    store = worktree / track.store_path
+    if store.is_dir():
+        return False
+    return store.is_file() or PurePosixPath(track.store_path).suffix != ""
+
+
+def _through_symlink(root: Path, directory: str) -> bool:
+    """True when ``directory`` (relative to ``root``, "" for root itself) or a directory on the way to it
+    is a symlink: nothing is written through one."""
+    here = root
+    for part in PurePosixPath(directory).parts:
+        here = here / part
+        if here.is_symlink():
+            return True
+    return False
+
+
+def _walk(root: Path, *, follow_inside: bool) -> set[str]:
+    """Relative POSIX paths of the regular files under ``root``, skipping ignored paths.
+
+    Symlinks are skipped, except (``follow_inside``) a symlink to a regular file inside ``root``.
+    Symlinked directories are never entered. Unreadable directories and symlink loops are skipped.
+    """
+    found: set[str] = set()
+    if not root.is_dir():
+        return found
+    real_root = root.resolve()
+    # os.scandir's entries know their type from the directory listing: no stat per file.
+    pending = [("", os.fspath(root))]
+    while pending:
+        prefix, directory = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            label = prefix + entry.name
+            if _is_ignored(label):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((label + "/", entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                found.add(label)
+            elif follow_inside and entry.is_symlink():
+                try:
+                    target = Path(entry.path).resolve()
+                except (OSError, RuntimeError):  # a symlink loop: Python 3.11 raises RuntimeError
+                    continue
+                if target.is_relative_to(real_root) and target.is_file():
+                    found.add(label)
+    return found

@@ -1,0 +1,202 @@
+"""The records of the sync state: what was last exchanged for one tracked file, and a write about to happen.
+
+Append-only files keep a byte offset with a hash of the prefix (not a set of line hashes: logs repeat
+lines and every repetition must sync); whole files keep the last synced bytes (DESIGN "Vocabulary",
+"sync state"). The state changes only through the named transitions of :class:`FileState`, so what
+``offset`` or ``kept`` means is decided here, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+
+def digest(data: bytes) -> str:
+    """The hash every ``*_hash`` field of the sync state holds: sha256 of ``data``, hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class HeldLine:
+    """A line the secret scanner held back: 1-based line number in the live file, and the detector."""
+
+    line: int
+    detector: str
+
+
+@dataclass(frozen=True)
+class Partial:
+    """An unfinished last line of an append-only file: start offset, sha256 hex, first seen (seconds);
+    all None for none."""
+
+    at: int | None = None
+    hash: str | None = None
+    since: float | None = None
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What was last exchanged for one tracked file (key: ``path``, the store path).
+
+    Append-only files use ``offset`` (bytes of the live file accounted for: published, delivered or
+    held back; None = unknown, settle by content), ``prefix_hash`` (sha256 hex of ``live[:offset]``) and
+    the ``partial_*`` fields (an unfinished last line starting at byte ``partial_at`` with hash
+    ``partial_hash`` first seen at ``partial_since`` seconds), and ``store_seen`` (size, mtime and inode
+    of the store copy last found wholly present in the live file), and ``rewritten_since`` (when the live
+    file was found shrunk, in seconds: an agent rewriting it in place may still be writing). Whole files
+    use ``synced`` (last synced bytes, None = absent) when ``synced_known``, and ``kept`` (bytes an agent
+    wrote while delivery replaced the file, edited from ``kept_base``) when ``kept_present``. ``held``
+    lists lines the secret scanner keeps on this machine.
+
+    Build and change it with the named constructors and transitions below, not field by field.
+    """
+
+    path: str
+    offset: int | None = None
+    prefix_hash: str | None = None
+    partial_at: int | None = None
+    partial_hash: str | None = None
+    partial_since: float | None = None
+    synced: bytes | None = None
+    synced_known: bool = False
+    kept: bytes | None = None
+    kept_base: bytes | None = None
+    kept_present: bool = False
+    held: tuple[HeldLine, ...] = ()
+    store_seen: str | None = None
+    rewritten_since: float | None = None
+
+    # --- append-only files -----------------------------------------------------------------------
+
+    @classmethod
+    def accounted(
+        cls,
+        path: str,
+        prefix: bytes,
+        *,
+        held: tuple[HeldLine, ...] = (),
+        partial: Partial = Partial(),
+        rewritten_since: float | None = None,
+    ) -> FileState:
+        """An append-only file whose first ``len(prefix)`` bytes (``prefix``) are accounted for."""
+        return cls(
+            path, offset=len(prefix), prefix_hash=digest(prefix), held=held, rewritten_since=rewritten_since
+        )._with_partial(partial)
+
+    def published(
+        self, offset: int, prefix_hash: str, held: tuple[HeldLine, ...], partial: Partial
+    ) -> FileState:
+        """Publish accounted for the live bytes up to ``offset`` (hash ``prefix_hash``), holding back
+        ``held`` lines more, with ``partial`` as the unfinished last line."""
+        return replace(self, offset=offset, prefix_hash=prefix_hash, held=self.held + held)._with_partial(
+            partial
+        )
+
+    def delivered(self, offset: int, prefix_hash: str, store_seen: str | None) -> FileState:
+        """Deliver appended to the live file, which now holds ``offset`` bytes (hash ``prefix_hash``), all
+        of the store copy ``store_seen`` (see ``seen_store``); it has no unfinished line."""
+        return replace(
+            self, offset=offset, prefix_hash=prefix_hash, store_seen=store_seen, rewritten_since=None
+        )._with_partial(Partial())
+
+    def in_doubt(self) -> FileState:
+        """The offset is no longer known: the next publish settles the file by content."""
+        return replace(self, offset=None, prefix_hash=None)
+
+    def rewritten(self, accounted: bytes | None, held: tuple[HeldLine, ...]) -> FileState:
+        """The live file was rewritten by memsync (compaction): ``accounted`` bytes of it are accounted for
+        (None: unknown, settled by content), ``held`` are its held lines, nothing else is known."""
+        offset = None if accounted is None else len(accounted)
+        prefix_hash = None if accounted is None else digest(accounted)
+        return replace(
+            self, offset=offset, prefix_hash=prefix_hash, store_seen=None, held=held
+        )._with_partial(Partial())
+
+    def seen_store(self, key: str | None) -> FileState:
+        """The store copy with stat key ``key`` (size:mtime_ns:inode) is wholly in the live file: deliver
+        need not read either file while it stays so."""
+        return replace(self, store_seen=key)
+
+    def moved(self, path: str) -> FileState:
+        """The same record for store path ``path`` (a fold of a legacy path): the store copy is not seen."""
+        return replace(self, path=path, store_seen=None)
+
+    def _with_partial(self, partial: Partial) -> FileState:
+        return replace(self, partial_at=partial.at, partial_hash=partial.hash, partial_since=partial.since)
+
+    # --- whole files -----------------------------------------------------------------------------
+
+    @classmethod
+    def synced_as(cls, path: str, data: bytes | None) -> FileState:
+        """A whole file last synced as ``data`` (None: absent on both sides)."""
+        return cls(path, synced=data, synced_known=True)
+
+    @property
+    def in_sync(self) -> bool:
+        """A whole file with a known last synced version and no kept bytes waiting to be published."""
+        return self.synced_known and not self.kept_present
+
+    def keeping(self, kept: bytes | None, base: bytes | None) -> FileState:
+        """An agent wrote ``kept`` (None: deleted the file), edited from ``base``, while deliver replaced the
+        file: the bytes wait here to be published."""
+        return replace(self, kept=kept, kept_base=base, kept_present=True)
+
+    def kept_published(self) -> FileState:
+        """The kept bytes were published (or held): nothing waits, nothing is held."""
+        return replace(self, kept=None, kept_base=None, kept_present=False, held=())
+
+    def purged(self, clean: Callable[[bytes | None], bytes | None]) -> FileState:
+        """The record after a purge: the whole-file versions passed through ``clean``; the append-only
+        offset and the held lines forgotten (the live file is settled by content)."""
+        return FileState(
+            self.path,
+            synced=clean(self.synced),
+            synced_known=self.synced_known,
+            kept=clean(self.kept),
+            kept_base=clean(self.kept_base),
+            kept_present=self.kept_present,
+        )
+
+    # --- either kind -----------------------------------------------------------------------------
+
+    @classmethod
+    def holding(cls, path: str, current: FileState | None, held: tuple[HeldLine, ...]) -> FileState:
+        """``current`` (or a new record for ``path``) with ``held`` as its held lines."""
+        return replace(current or cls(path), held=held)
+
+    @property
+    def only_held(self) -> bool:
+        """Nothing but held lines was ever recorded."""
+        return self == FileState(self.path, held=self.held)
+
+
+@dataclass(frozen=True)
+class PendingPublish:
+    """A write to the store file about to happen: the store file's digest and size before and after
+    (size -1 and digest "absent" for no file; the pass decides what the digest covers).
+
+    ``then`` is the state to apply once the store file is found in the ``after`` form.
+    """
+
+    before_hash: str
+    before_size: int
+    after_hash: str
+    after_size: int
+    then: FileState
+
+
+@dataclass(frozen=True)
+class PendingDelivery:
+    """A write to the live file about to happen.
+
+    Append-only: ``data`` is appended where the live file had ``at_offset`` bytes. Whole file: ``data``
+    replaces the live file, or ``remove`` deletes it. ``then`` is the state to apply once the write is
+    found done.
+    """
+
+    data: bytes
+    at_offset: int | None
+    remove: bool
+    then: FileState

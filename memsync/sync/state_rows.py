@@ -1,0 +1,124 @@
+"""How the sync state's records are stored: the SQLite schema and the columns of a :class:`FileState`.
+
+``states`` holds one row per store path and slot (the current record, or the one a pending write leads
+to), ``pending`` the recorded intents (DESIGN I7), ``written`` the store paths written since the last
+commit.
+"""
+
+from __future__ import annotations
+
+import json
+
+from memsync.sync.records import FileState, HeldLine
+
+SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS states (
+    path TEXT NOT NULL,
+    slot TEXT NOT NULL,              -- 'current', or where a pending write leads: 'publish', 'delivery'
+    offset INTEGER,                  -- append-only: bytes of the live file accounted for; NULL = unknown
+    prefix_hash TEXT,                -- append-only: sha256 hex of live[:offset]
+    partial_at INTEGER,              -- append-only: where the unfinished last line starts
+    partial_hash TEXT,               -- append-only: sha256 hex of that unfinished line
+    partial_since REAL,              -- append-only: when it was first seen (seconds, caller's clock)
+    synced BLOB,                     -- whole file: last synced version
+    synced_known INTEGER NOT NULL DEFAULT 0,  -- whole file: 1 when synced is meaningful (NULL = absent)
+    kept BLOB,                       -- whole file: bytes an agent wrote during delivery, to publish
+    kept_base BLOB,                  -- whole file: the version those bytes were edited from
+    kept_present INTEGER NOT NULL DEFAULT 0,
+    held TEXT NOT NULL DEFAULT '[]', -- lines held back by the secret scanner: [[line, detector], ...]
+    store_seen TEXT,                 -- append-only: size:mtime_ns:inode of the store copy last found
+                                     -- wholly present in the live file (deliver skips it while unchanged)
+    rewritten_since REAL,            -- append-only: when the live file was found shrunk (seconds, caller's
+                                     -- clock); deliver waits while an agent may still rewrite it
+    PRIMARY KEY (path, slot)
+)""",
+    """
+CREATE TABLE IF NOT EXISTS pending (
+    path TEXT NOT NULL,
+    slot TEXT NOT NULL,              -- 'publish' or 'delivery'
+    before_hash TEXT,                -- publish: sha256 hex of the store file before the write
+    before_size INTEGER,
+    after_hash TEXT,                 -- publish: sha256 hex of the store file after the write
+    after_size INTEGER,
+    data BLOB,                       -- delivery: the exact bytes about to be written
+    at_offset INTEGER,               -- delivery to an append-only file: the live size it expected
+    remove INTEGER NOT NULL DEFAULT 0,  -- delivery to a whole file: 1 = the live file is being deleted
+    PRIMARY KEY (path, slot)
+)""",
+    # Store paths memsync wrote since the store's last commit: only these may be committed (DESIGN
+    # "Hostile input": a change git left in the store, a torn checkout, is put back instead).
+    "CREATE TABLE IF NOT EXISTS written (path TEXT PRIMARY KEY)",
+)
+
+STATE_COLUMNS = (
+    "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
+    "kept, kept_base, kept_present, held, store_seen, rewritten_since"
+)
+# Columns added after the first release: a database made before them gains them on open.
+ADDED_COLUMNS = {"rewritten_since": "REAL"}
+
+
+def row_to_state(path: str, row: tuple[object, ...]) -> FileState:
+    """A FileState from one ``states`` row (columns in ``STATE_COLUMNS`` order)."""
+    (
+        offset,
+        prefix_hash,
+        partial_at,
+        partial_hash,
+        partial_since,
+        synced,
+        synced_known,
+        kept,
+        kept_base,
+        kept_present,
+        held,
+        store_seen,
+        rewritten_since,
+    ) = row
+    assert offset is None or isinstance(offset, int)
+    assert prefix_hash is None or isinstance(prefix_hash, str)
+    assert partial_at is None or isinstance(partial_at, int)
+    assert partial_hash is None or isinstance(partial_hash, str)
+    assert partial_since is None or isinstance(partial_since, float | int)
+    assert synced is None or isinstance(synced, bytes)
+    assert kept is None or isinstance(kept, bytes)
+    assert kept_base is None or isinstance(kept_base, bytes)
+    assert isinstance(held, str)
+    assert store_seen is None or isinstance(store_seen, str)
+    assert rewritten_since is None or isinstance(rewritten_since, float | int)
+    return FileState(
+        path=path,
+        offset=offset,
+        prefix_hash=prefix_hash,
+        partial_at=partial_at,
+        partial_hash=partial_hash,
+        partial_since=None if partial_since is None else float(partial_since),
+        synced=synced,
+        synced_known=bool(synced_known),
+        kept=kept,
+        kept_base=kept_base,
+        kept_present=bool(kept_present),
+        held=tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held)),
+        store_seen=store_seen,
+        rewritten_since=None if rewritten_since is None else float(rewritten_since),
+    )
+
+
+def state_values(state: FileState) -> tuple[object, ...]:
+    """The ``states`` column values of ``state`` in ``STATE_COLUMNS`` order."""
+    return (
+        state.offset,
+        state.prefix_hash,
+        state.partial_at,
+        state.partial_hash,
+        state.partial_since,
+        state.synced,
+        int(state.synced_known),
+        state.kept,
+        state.kept_base,
+        int(state.kept_present),
+        json.dumps([[h.line, h.detector] for h in state.held]),
+        state.store_seen,
+        state.rewritten_since,
+    )
