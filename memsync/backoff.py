@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memsync.cycle import remote_error
+from memsync.cycle_report import remote_error
 from memsync.store import RemoteOutcome
 
 log = logging.getLogger(__name__)

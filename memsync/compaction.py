@@ -30,9 +30,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync.access import cycle_lock, open_store
 from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, config_path, load_config
-from memsync.cycle import cycle_lock, open_store
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import (
     MemoryFile,

@@ -28,18 +28,16 @@ from types import FrameType
 
 from memsync.backoff import CAP_S, Backoff, Remotes
 from memsync.config import Config, config_path, load_config
+from memsync.cycle_report import EXIT_OK, log_report
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
-from memsync.instance import instance_lock, running_daemon_pid, sd_notify
-from memsync.oneshot import EXIT_OK, log_report, run_all, run_all_from
+from memsync.instance import instance_lock, sd_notify
 from memsync.remotedirs import remote_dirs, remote_moved
+from memsync.session import Session
 from memsync.storelock import StoreGuard
 from memsync.watch import Debouncer, Watcher, WatchEvent
 from memsync.wording import plural
 from memsync.workers import CycleDone, Probed, Workers
-
-# run_all, run_all_from and running_daemon_pid: other modules import them from here.
-__all__ = ["Daemon", "run_all", "run_all_from", "run_daemon", "running_daemon_pid"]
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +84,7 @@ class Daemon:
         self.config: Config = load_config(path)
         self.events: queue.Queue[_Event] = queue.Queue()
         self.stop = threading.Event()
-        self.workers = Workers(self.events.put, self.stop)
+        self.workers = Workers(self.events.put, self.stop, Session())
         self.stopping = False
         self.reload_requested = False
         self.states: dict[str, _StoreState] = {}
@@ -148,12 +146,9 @@ class Daemon:
             deadline.start()
         self.events.put(None)
 
-    def run(self, once: bool = False) -> int:
-        """Run until SIGTERM/SIGINT (exit 0), or with ``once`` run one cycle per store and return its exit
-        code (0 pushed, 75 committed but not pushed, 1 error). Raises ``MemsyncError`` when another
-        daemon serves one of the stores."""
-        if once:
-            return run_all(self.config)
+    def run(self) -> int:
+        """Run until SIGTERM/SIGINT (exit 0). Raises ``MemsyncError`` when another daemon serves one of
+        the stores."""
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(signum, self._on_signal)
         try:
@@ -407,15 +402,14 @@ def _give_up() -> None:
     os._exit(EXIT_OK)
 
 
-def run_daemon(path: Path | None = None, once: bool = False) -> int:
+def run_daemon(path: Path | None = None) -> int:
     """Run the memsync daemon for the config file ``path`` (default: ``config_path()``): see the module
     docstring. Holds the lock of that config and the daemon lock of each of its stores (``MemsyncError``
     naming the daemon holding one: PID and config). Returns 0 after SIGTERM/SIGINT, within
     ``STOP_DEADLINE_S``; SIGHUP reloads the config (a store that gained tracks then runs a full-reconcile
     cycle at once), and so does a project memory folder appearing in a watched host root; SIGUSR1 (an
-    agent host's hook) runs a cycle of every store now. With ``once`` it runs one cycle per store and
-    returns its exit code (as `memsync sync`: 0, 75 or 1)."""
+    agent host's hook) runs a cycle of every store now."""
     path = path or config_path()
     daemon = Daemon(path)
     with instance_lock(path):
-        return daemon.run(once=once)
+        return daemon.run()

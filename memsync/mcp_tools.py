@@ -175,7 +175,7 @@ def history(target: str | None, limit: int) -> str:
     """`memsync log` for an entry id, a recall hit's id, a tracked live path or a store path (None: all
     memory), at most ``limit`` commits per store, one line per commit and file. Raises MemsyncError
     (no config, git failing) or when nothing in the history mentions ``target``."""
-    from memsync.cycle import history as store_history
+    from memsync.commands.log import history as store_history
 
     if target is not None and (line := _LINE_SUFFIX.match(target)):
         target = line.group("path")
@@ -207,6 +207,6 @@ def handoff(from_agent: str, to_agent: str, dry_run: bool) -> dict[str, Any]:
 
 def status() -> dict[str, Any]:
     """`memsync status --json` as JSON data. Raises MemsyncError for a missing or bad config."""
-    from memsync.cycle import collect_status
+    from memsync.commands.status import collect_status
 
     return collect_status(config_path())

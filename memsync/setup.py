@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memsync import argcheck
+from memsync.access import ensure_store
 from memsync.config import (
     BRANCH_NAME,
     DEFAULT_BRANCH,
@@ -30,7 +31,6 @@ from memsync.config_edits import (
     tracked,
     undone_on_failure,
 )
-from memsync.cycle import ensure_store
 from memsync.daemon import run_daemon
 from memsync.detect import Location, detect
 from memsync.errors import MemsyncError

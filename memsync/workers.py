@@ -15,9 +15,11 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from memsync.config import Config, StoreConfig
-from memsync.cycle import CycleReport, run_cycle
+from memsync.cycle import run_cycle
+from memsync.cycle_report import CycleReport
 from memsync.errors import MemsyncError
 from memsync.gitrun import Stopped
+from memsync.session import Session
 from memsync.store import Store
 
 log = logging.getLogger(__name__)
@@ -43,11 +45,14 @@ class Probed:
 
 class Workers:
     """Starts the worker threads; each puts its ``CycleDone`` or ``Probed`` with ``put``. ``stop`` is the
-    daemon's stop event (see the module docstring)."""
+    daemon's stop event (see the module docstring); ``session`` the daemon's state across cycles."""
 
-    def __init__(self, put: Callable[[CycleDone | Probed], None], stop: threading.Event) -> None:
+    def __init__(
+        self, put: Callable[[CycleDone | Probed], None], stop: threading.Event, session: Session
+    ) -> None:
         self._put = put
         self._stop = stop
+        self._session = session
 
     def cycle(
         self, name: str, config: Config, store_cfg: StoreConfig, remotes: Collection[str], full: bool
@@ -66,7 +71,14 @@ class Workers:
         self, name: str, config: Config, store_cfg: StoreConfig, remotes: tuple[str, ...], full: bool
     ) -> None:
         try:
-            report = run_cycle(config, store_cfg, remotes=remotes, full_reconcile=full, stop=self._stop)
+            report = run_cycle(
+                config,
+                store_cfg,
+                session=self._session,
+                remotes=remotes,
+                full_reconcile=full,
+                stop=self._stop,
+            )
             done = CycleDone(name, report, None)
         except Stopped:
             done = CycleDone(name, None, None)
