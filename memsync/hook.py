@@ -44,8 +44,8 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
     if action == "sync-now":
         sync_now(path)
         return ""
+    from memsync.commands.session_context import session_context
     from memsync.config import load_config
-    from memsync.session_context import session_context
 
     cwd, source = payload.get("cwd"), payload.get("source")
     cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()

@@ -12,10 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsync.errors import MemsyncError
-from memsync.formats.jsonl import Entry, MemoryFile, read_memory
-from memsync.formats.markdown import RoleDir, read_entry
-from memsync.handoff import (
+from memsync.commands.handoff.handoff import (
     KIND_TO_TYPE,
     TYPE_TO_KIND,
     Filters,
@@ -28,6 +25,9 @@ from memsync.handoff import (
     resolve_agent,
     type_for_kind,
 )
+from memsync.errors import MemsyncError
+from memsync.formats.jsonl import Entry, MemoryFile, read_memory
+from memsync.formats.markdown import RoleDir, read_entry
 from tests.handoff_fixtures import (
     CURATED,
     DEAD,

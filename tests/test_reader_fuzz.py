@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsync import handoff
+from memsync.commands.handoff import handoff
 from memsync.errors import MemsyncError
 from memsync.formats import jsonl, markdown
 from memsync.formats.index import parse_index, render

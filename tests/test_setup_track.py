@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import doctor, setup, setup_remote, setup_track
+from memsync.commands import doctor, setup, setup_remote, setup_track
 from memsync.commands.sync import run_all_from
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError

@@ -10,8 +10,15 @@ import typer
 
 from memsync.argcheck import existing_parent
 from memsync.cli.app import app
+from memsync.commands.handoff.handoff import (
+    DEFAULT_MAX_BYTES,
+    Filters,
+    HandoffReport,
+    handoff,
+    import_file,
+    parse_since,
+)
 from memsync.formats.jsonl import KINDS
-from memsync.handoff import DEFAULT_MAX_BYTES, Filters, HandoffReport, handoff, import_file, parse_since
 
 _AGENT_HELP = "a tracked role or memory file by name, or a path to a role directory or *.jsonl memory file"
 

@@ -14,9 +14,9 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app
+from memsync.commands.mcp.recall import DEFAULT_LIMIT
 from memsync.formats.jsonl import KINDS
 from memsync.hosts import mcp_install
-from memsync.recall import DEFAULT_LIMIT
 
 mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")
@@ -49,7 +49,7 @@ def mcp_command(ctx: typer.Context) -> None:
     memsync://<store>/<store path>. `memsync mcp install HOST` registers it with an agent host.
     """
     if ctx.invoked_subcommand is None:
-        from memsync.mcp_server import serve  # the MCP SDK: only the server needs it
+        from memsync.commands.mcp.server import serve  # the MCP SDK: only the server needs it
 
         serve()
 
@@ -114,8 +114,8 @@ def recall_command(
 ) -> int:
     """Search the tracked memory (entries, curated entries, index, daily logs) by keywords, best first,
     each hit with its id, file, the host that wrote it and when."""
-    from memsync.mcp_tools import current_config
-    from memsync.recall import recall
+    from memsync.commands.mcp.recall import recall
+    from memsync.commands.mcp.tools import current_config
 
     for hit in recall(current_config(), query, scope, kinds or (), limit):
         if as_json:

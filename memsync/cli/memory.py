@@ -15,9 +15,9 @@ import typer
 
 from memsync.argcheck import existing_parent
 from memsync.cli.app import app
+from memsync.commands.mcp.prompt import prompt_text
+from memsync.commands.mcp.tools import current_config, holder
 from memsync.formats import jsonl, markdown
-from memsync.mcp_tools import current_config, holder
-from memsync.prompt import prompt_text
 from memsync.wording import plural
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
@@ -209,7 +209,7 @@ def compact_command(
     Refused while another memsync process writes the file. Run it when no agent is writing. A file memsync
     tracks is compacted in its store too (and committed), so the dead lines stay removed on every machine.
     """
-    from memsync.compaction import compact  # imports the sync engine: only this command needs it
+    from memsync.commands.compact import compact  # imports the sync engine: only this command needs it
 
     memory = _memory_file(file)
     report = compact(memory.path)

@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, get_args
 
-from memsync import service
 from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
+from memsync.commands import service
 from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.git_env import noninteractive_env

@@ -23,11 +23,11 @@ from typing import Literal
 
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
+from memsync.commands.handoff.handoff import kind_for_type
 from memsync.config import Config
 from memsync.errors import MemsyncError
 from memsync.formats import markdown
 from memsync.formats.jsonl import KINDS, read_memory, scope_matches
-from memsync.handoff import kind_for_type
 from memsync.tracked import Tracked, tracked_memory
 
 DEFAULT_LIMIT = 10
@@ -287,7 +287,7 @@ def recall(
     ``query``; each hit carries who committed it and when (``provenance.attribute``).
 
     Raises MemsyncError for an empty query, a bad limit or kind, or an unreadable file."""
-    from memsync.provenance import attribute  # GitPython: only for the hits found
+    from memsync.commands.mcp.provenance import attribute  # GitPython: only for the hits found
 
     hits = rank(documents(tracked_memory(config), scope, kinds, now), query, limit)
     return [replace(hit, **fields) for hit, fields in zip(hits, attribute(config, hits), strict=True)]

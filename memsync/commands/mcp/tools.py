@@ -163,7 +163,7 @@ def prompt(
 ) -> str:
     """The prompt block (``memsync prompt``) of the tracked memory file or role directory ``target``
     names (default: the default memory file). Raises MemsyncError (see ``prompt.prompt_text``)."""
-    from memsync.prompt import prompt_text
+    from memsync.commands.mcp.prompt import prompt_text
 
     item = find_memory(config, target)
     if not item.live.exists():
@@ -191,7 +191,7 @@ def history(target: str | None, limit: int) -> str:
 def handoff(from_agent: str, to_agent: str, dry_run: bool) -> dict[str, Any]:
     """`memsync handoff FROM TO`: the report as JSON data (summary, handed, present, skipped, written).
     Raises MemsyncError (see ``handoff.handoff``)."""
-    from memsync.handoff import handoff as hand
+    from memsync.commands.handoff.handoff import handoff as hand
 
     report = hand(from_agent, to_agent, dry_run=dry_run)
     return {
