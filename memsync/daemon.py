@@ -22,20 +22,21 @@ import threading
 import time
 from collections.abc import Collection
 from contextlib import suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from memsync.backoff import CAP_S, Backoff, Remotes
+from memsync.backoff import CAP_S, Remotes
 from memsync.config import Config, config_path, load_config
 from memsync.cycle_report import EXIT_OK, log_report
+from memsync.debounce import Debouncer
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
 from memsync.instance import instance_lock, sd_notify
 from memsync.remotedirs import remote_dirs, remote_moved
+from memsync.served import ServedStore
 from memsync.session import Session
 from memsync.storelock import StoreGuard
-from memsync.watch import Debouncer, Watcher, WatchEvent
+from memsync.watch import Watcher, WatchEvent
 from memsync.wording import plural
 from memsync.workers import CycleDone, Probed, Workers
 
@@ -56,26 +57,6 @@ STOP_DEADLINE_S = 4.5
 _Event = WatchEvent | CycleDone | Probed | None
 
 
-@dataclass
-class _StoreState:
-    """Per-store timers and facts: pending events, the backoff after failed cycles, each remote's health,
-    the store's lock (``guard``), whether a cycle runs now."""
-
-    debouncer: Debouncer
-    guard: StoreGuard
-    remotes: Remotes
-    remote_due: float | None = None
-    backoff: Backoff = field(default_factory=Backoff)
-    failing: bool = False
-    reconciled: bool = False
-    last_cycle: float = 0.0
-    # A reload added tracks (or the store): their folders may already hold memory to publish.
-    tracks_added: bool = False
-    # An agent host's hook asked for a sync now (SIGUSR1).
-    requested: bool = False
-    busy: bool = False
-
-
 class Daemon:
     """One daemon process's loop; build with a config file path and call :meth:`run`."""
 
@@ -87,7 +68,7 @@ class Daemon:
         self.workers = Workers(self.events.put, self.stop, Session())
         self.stopping = False
         self.reload_requested = False
-        self.states: dict[str, _StoreState] = {}
+        self.states: dict[str, ServedStore] = {}
         self.next_pull = time.monotonic()
         # The stores whose start-up cycle has not ended yet; None once all have.
         self._starting: set[str] | None = set()
@@ -100,7 +81,7 @@ class Daemon:
                 if state is not None:
                     state.guard.release()
                 debouncer = Debouncer(self.config.debounce_s, self.config.max_delay_s)
-                state = self.states[name] = _StoreState(
+                state = self.states[name] = ServedStore(
                     debouncer, StoreGuard(name, store.path, self.path), Remotes(name)
                 )
             else:  # keep what is pending, with the new timings
@@ -206,17 +187,10 @@ class Daemon:
             self.next_pull = time.monotonic() + self.config.pull_interval_s
 
     def _deadline(self) -> float:
-        """The nearest time something is due. A busy store's end is an event of its own, and a failing
-        one waits for its retry only: their other deadlines, past already, would make the loop spin."""
+        """The nearest time something is due: the pull timer or a store's (``ServedStore.deadlines``)."""
         deadlines = [self.next_pull]
         for state in self.states.values():
-            if state.busy:
-                continue
-            if state.failing:
-                due = [state.backoff.retry_at]
-            else:
-                due = [state.debouncer.deadline(), state.remote_due, *state.remotes.deadlines()]
-            deadlines.extend(when for when in due if when is not None)
+            deadlines.extend(state.deadlines())
         return min(deadlines)
 
     def _wait_and_dispatch(self, watcher: Watcher) -> None:
@@ -261,7 +235,7 @@ class Daemon:
                 else:
                     state.debouncer.poke(event.at)
 
-    def _dispatch(self, name: str, state: _StoreState, now: float, pull: bool) -> None:
+    def _dispatch(self, name: str, state: ServedStore, now: float, pull: bool) -> None:
         remote = state.remote_due is not None and now >= state.remote_due
         if remote and not remote_moved(self.config.stores[name]):
             # Our own push moved the remote's ref: nothing new to fetch.
@@ -294,7 +268,7 @@ class Daemon:
         if reasons:
             self._start_cycle(name, ", ".join(reasons), state.remotes.exchanged())
 
-    def _pull_matters(self, name: str, state: _StoreState, now: float) -> bool:
+    def _pull_matters(self, name: str, state: ServedStore, now: float) -> bool:
         """Whether the pull timer should run a cycle of store ``name`` now.
 
         A remote reached over the network can only be polled. Remotes that are local paths have their refs
@@ -384,7 +358,7 @@ class Daemon:
         if state is not None:
             state.remotes.probed(probed.remote, probed.problem, time.monotonic(), self._cap())
 
-    def _failed(self, name: str, state: _StoreState, message: str) -> None:
+    def _failed(self, name: str, state: ServedStore, message: str) -> None:
         if not state.failing:
             log.error("store %s: sync cycle failed: %s (retrying with backoff)", name, message)
         else:

@@ -3,7 +3,7 @@
 
 - ``session-start`` prints, as ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
   "additionalContext": ...}}`` (the shape Claude Code and Codex both read on stdout), what peers added
-  since the agent's last session (``memsync.session_context``), or nothing when nothing was added.
+  since the agent's last session (``memsync.commands.session_context``), or nothing when nothing was added.
 - ``sync-now`` (end of a turn, of a session, before a compaction) sends the running daemon SIGUSR1 and
   returns at once; with no daemon it publishes and commits once itself (no exchange), waiting at most
   ``SYNC_LOCK_WAIT_S`` for another cycle. It prints nothing (Codex reads a Stop hook's stdout as JSON).
