@@ -28,21 +28,26 @@ class Checker:
         return MemsyncError(f"invalid config {self.path}: `{key}` {why}. Edit the file and try again")
 
     def string(self, value: object, key: str) -> str:
+        """``value`` as a non-empty string. Raises ``MemsyncError`` naming ``key`` otherwise."""
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, f"must be a non-empty string (got {value!r})")
         return value
 
     def table(self, value: object, key: str) -> dict[str, Any]:
+        """``value`` as a table. Raises ``MemsyncError`` naming ``key`` otherwise."""
         if not isinstance(value, dict):
             raise self.fail(key, f"must be a table (got {value!r})")
         return value
 
     def seconds(self, value: object, key: str) -> float:
+        """``value`` as a positive number of seconds. Raises ``MemsyncError`` naming ``key`` otherwise."""
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             raise self.fail(key, f"must be a positive number of seconds (got {value!r})")
         return float(value)
 
     def name(self, value: str, key: str) -> str:
+        """``value`` when it is a plain name (``remote_url.PLAIN_NAME``). Raises ``MemsyncError`` naming
+        ``key`` otherwise."""
         if not PLAIN_NAME.match(value):
             raise self.fail(key, "must be a plain name (letters, digits, '.', '_', '-')")
         return value
@@ -59,6 +64,8 @@ class Checker:
                 )
 
     def remote(self, name: str, url: object, key: str) -> str:
+        """The URL ``url`` of remote ``name``, both checked (``remote_url``). Raises ``MemsyncError``
+        naming ``key`` otherwise."""
         text = self.string(url, key)
         why = name_problem(name) or url_problem(text)
         if why is None:

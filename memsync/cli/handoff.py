@@ -10,14 +10,9 @@ import typer
 
 from memsync.argcheck import existing_parent
 from memsync.cli.app import app
-from memsync.commands.handoff.handoff import (
-    DEFAULT_MAX_BYTES,
-    Filters,
-    HandoffReport,
-    handoff,
-    import_file,
-    parse_since,
-)
+from memsync.commands.handoff.handoff import handoff, import_file
+from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Filters, HandoffReport
+from memsync.commands.handoff.reading import parse_since
 from memsync.formats.jsonl import KINDS
 
 _AGENT_HELP = "a tracked role or memory file by name, or a path to a role directory or *.jsonl memory file"

@@ -23,7 +23,7 @@ from typing import Literal
 
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
-from memsync.commands.handoff.handoff import kind_for_type
+from memsync.commands.handoff.mapping import kind_for_type
 from memsync.config import Config
 from memsync.errors import MemsyncError
 from memsync.formats import markdown
