@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TypedDict
 
-from memsync.commands.mcp.recall import Hit
+from memsync.commands.mcp.hits import Hit
 from memsync.config import Config
 from memsync.store import LogRecord, Store
 

@@ -29,7 +29,8 @@ from typing_extensions import TypedDict  # not typing's: pydantic needs this one
 from memsync import __version__
 from memsync.commands.mcp import resources as mcp_resources
 from memsync.commands.mcp import tools as mcp_tools
-from memsync.commands.mcp.recall import DEFAULT_LIMIT, MAX_LIMIT, HitJSON, recall
+from memsync.commands.mcp.hits import HitJSON
+from memsync.commands.mcp.recall import DEFAULT_LIMIT, MAX_LIMIT, recall
 from memsync.errors import MemsyncError
 
 log = logging.getLogger(__name__)
