@@ -1,4 +1,4 @@
-"""memsync's configuration: ``config.toml`` read with tomllib, written with tomli-w (issue 4 "Config").
+"""memsync's configuration: ``config.toml`` read with tomllib, written with tomli-w.
 
 Layout::
 

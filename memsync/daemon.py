@@ -1,5 +1,5 @@
 """The long-running sync loop: one daemon per config and per store, signals, watch events, pull timer,
-backoff (issue 4 "Daemon"; DESIGN "One sync cycle").
+backoff (DESIGN "One sync cycle").
 
 The main thread owns every timer and decision. It waits on one queue (watch events, ends of cycles and
 probes) with a timeout set by the nearest deadline, and runs each store's cycles in a worker thread
@@ -274,7 +274,7 @@ class Daemon:
         A remote reached over the network can only be polled. Remotes that are local paths have their refs
         watched, and local changes are watched too, so for a store with only such remotes (or none) the
         timer is a safety net for a missed event: it runs every SAFETY_PULL_FACTOR pull intervals, or at
-        once when a remote's head differs from what the store fetched (idle cycles cost CPU: issue 4)."""
+        once when a remote's head differs from what the store fetched (idle cycles cost CPU)."""
         store = self.config.stores[name]
         if len(remote_dirs(store)) < len(store.remotes):
             return True

@@ -1,5 +1,5 @@
 """Noticing changes: one watchdog observer over every tracked path, and the debounce that turns a burst of
-events into one sync cycle (DESIGN "One sync cycle" step 1; issue 4 "Watch").
+events into one sync cycle (DESIGN "One sync cycle" step 1).
 
 The handler only classifies an event's path and calls ``on_event`` (the daemon passes ``queue.put``);
 everything else happens on the daemon's thread, which calls :meth:`Watcher.refresh` after events so that

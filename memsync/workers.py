@@ -1,6 +1,6 @@
 """The daemon's worker threads: one store's sync cycle, or one probe of a remote that could not be
 reached, each in a thread of its own whose end is put on the daemon's queue (DESIGN "One sync cycle";
-issue 11: one hanging remote must not hold up the other stores and remotes).
+one hanging remote must not hold up the other stores and remotes).
 
 The threads are daemon threads and every git they run watches the daemon's stop event: after SIGTERM a
 thread still inside a git command is cut short at once (``gitrun.Stopped``), and one stuck elsewhere does

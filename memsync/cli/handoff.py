@@ -1,4 +1,4 @@
-"""CLI commands that pass memory between agents: ``handoff`` and ``import`` (issue 6)."""
+"""CLI commands that pass memory between agents: ``handoff`` and ``import``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`memsync doctor`: one OK/WARN/FAIL line per thing that makes syncing work or not (issue 5).
+"""`memsync doctor`: one OK/WARN/FAIL line per thing that makes syncing work or not.
 
 Checks: git's version, the commit identity, each store's health (``git fsck --connectivity-only``) and
 merge drivers, each remote's reachability (``git ls-remote`` with a timeout), the inotify watch limit
