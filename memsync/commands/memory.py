@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.argcheck import existing_parent
-from memsync.commands.mcp.tools import current_config, holder
+from memsync.commands.mcp.tools import current_config, holder, write_entry
 from memsync.formats import jsonl, markdown
 from memsync.wording import plural
 
@@ -34,36 +34,22 @@ def remember_line(
     with ``supersedes`` and no ``file``, the tracked memory file holding that entry) and say so.
     ``expires``: a UTC time or a duration (``jsonl.parse_expiry``). Raises ``MemsyncError`` (a secret in
     the text, this clock ahead of the remotes', an unknown entry to supersede, a bad option)."""
-    now = datetime.now(UTC)
     if file is None and supersedes is not None:
         # The tracked memory file that holds the entry, as the MCP tool finds it.
         memory = jsonl.MemoryFile(holder(current_config(), supersedes, "supersede"))
     else:
         memory = _memory_file(None if file is None else existing_parent(file, "--file"))
-    expires_at = None if expires is None else jsonl.parse_expiry(expires, now)
-    if supersedes is not None:
-        entry = memory.supersede(
-            supersedes,
-            text,
-            kind=kind,
-            scope=scope,
-            tags=tuple(tags) or None,
-            source=source,
-            confidence=confidence,
-            expires_at=expires_at,
-            now=now,
-        )
-    else:
-        entry = memory.remember(
-            text,
-            kind or "fact",
-            scope=scope or "global",
-            tags=tuple(tags),
-            source=source,
-            confidence=confidence,
-            expires_at=expires_at,
-            now=now,
-        )
+    entry = write_entry(
+        memory,
+        text,
+        kind=kind,
+        scope=scope,
+        tags=tuple(tags) or None,  # none given: a superseding entry keeps the old tags
+        source=source,
+        confidence=confidence,
+        expires=expires,
+        supersedes=supersedes,
+    )
     replaced = f" (supersedes {supersedes})" if supersedes is not None else ""
     return f"remembered {entry.id} in {memory.path}{replaced}"
 

@@ -85,11 +85,41 @@ def remember(
     scope to ``global``. ``expires``: a UTC time or a duration (``30d``). Raises MemsyncError for a bad
     field, an unknown file or id, a secret in the text, a user entry an inferred one may not replace, or
     a failed write."""
-    now = datetime.now(UTC)
     if file is None and supersedes is not None:
         memory = MemoryFile(holder(config, supersedes, "supersede"))
     else:
         memory = MemoryFile(find_memory(config, file, "jsonl").live)
+    entry = write_entry(
+        memory,
+        text,
+        kind=kind,
+        scope=scope,
+        tags=tags,
+        source=source,
+        confidence=confidence,
+        expires=expires,
+        supersedes=supersedes,
+    )
+    return Remembered(entry, memory.path)
+
+
+def write_entry(
+    memory: MemoryFile,
+    text: str,
+    *,
+    kind: str | None,
+    scope: str | None,
+    tags: Sequence[str] | None,
+    source: str,
+    confidence: float,
+    expires: str | None,
+    supersedes: str | None,
+) -> Entry:
+    """Append an entry to ``memory`` now: with ``supersedes`` replacing that entry (kind, scope and, for
+    ``tags`` None, tags default to the old entry's), else kind defaulting to ``fact`` and scope to
+    ``global``. ``expires``: a UTC time or a duration (``30d``). Raises MemsyncError (see
+    ``MemoryFile.remember`` and ``MemoryFile.supersede``)."""
+    now = datetime.now(UTC)
     expires_at = None if expires is None else parse_expiry(expires, now)
     if supersedes is not None:
         entry = memory.supersede(
@@ -114,7 +144,8 @@ def remember(
             expires_at=expires_at,
             now=now,
         )
-    return Remembered(entry, memory.path)
+
+    return entry
 
 
 def forget(config: Config | None, entry_id: str, file: str | None = None) -> Path:
