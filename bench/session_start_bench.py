@@ -40,8 +40,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 # Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+from memsync.commands.session_context import SESSIONS_FILE  # noqa: E402
 from memsync.fsio import append_once  # noqa: E402
-from memsync.session_context import SESSIONS_FILE  # noqa: E402
 from tests.claude_fixtures import checkout, claude_folder  # noqa: E402
 from tests.helpers import bare_remote, wait_for  # noqa: E402
 from tests.peers import HEADER, Peer, entry_line, sync  # noqa: E402

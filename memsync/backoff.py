@@ -1,5 +1,5 @@
-"""Capped exponential backoff, for a store whose cycle failed and for each remote of it that failed (issue 4
-"Daemon": retry with capped backoff; issue 11: one dead remote must not hold up the others).
+"""Capped exponential backoff, for a store whose cycle failed and for each remote of it that failed
+(DESIGN "One sync cycle" step 4: retry with backoff; one dead remote must not hold up the others).
 
 Times are ``time.monotonic()`` seconds. Not thread-safe: the daemon's main thread owns these.
 """
@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memsync.cycle import remote_error
+from memsync.cycle_report import remote_error
 from memsync.store import RemoteOutcome
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""memsync's configuration: ``config.toml`` read with tomllib, written with tomli-w (issue 4 "Config").
+"""memsync's configuration: ``config.toml`` read with tomllib, written with tomli-w.
 
 Layout::
 
@@ -44,11 +44,11 @@ from typing import Any
 import platformdirs
 import tomli_w
 
+from memsync.config_check import Checker
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
 from memsync.hosts import claude_code
 from memsync.paths import config_path as config_path  # re-exported: every command imports it from here
-from memsync.remote_url import PLAIN_NAME, name_problem, url_problem
 from memsync.store_paths import default_store_path_for, legacy_store_paths_for, untaken
 
 DEFAULT_BRANCH = "main"
@@ -68,7 +68,6 @@ KNOWN_KEYS: Mapping[str, frozenset[str]] = {
     "stores.*": frozenset({"path", "branch", "remotes", "track"}),
     "stores.*.track[]": frozenset({"path", "as", "exclude"}),
 }
-_NAME = PLAIN_NAME
 # What `git check-ref-format --branch` would accept for the simple names a store uses.
 BRANCH_NAME = re.compile(r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9._/-]+(?<![./])$")
 
@@ -158,13 +157,13 @@ def load_config(path: Path | None = None, *, discover: bool = True) -> Config:
     holds a key ``KNOWN_KEYS`` does not name, or a value is invalid.
     """
     path = config_path() if path is None else path
-    return _validate(_read_raw(path, missing_ok=False), _Checker(path), discover=discover)
+    return _validate(_read_raw(path, missing_ok=False), Checker(path, KNOWN_KEYS), discover=discover)
 
 
 def validate_raw(raw: Mapping[str, Any], path: Path) -> Config:
     """Validate ``raw`` (a config as TOML data, e.g. after a change) as ``load_config`` would, but say
     in an error that the change is at fault, not the file at ``path``. Raises ``MemsyncError``."""
-    return _validate(raw, _Checker(path, change=True))
+    return _validate(raw, Checker(path, KNOWN_KEYS, change=True))
 
 
 def edit_config(path: Path | None, mutate: Callable[[dict[str, Any]], None]) -> Config:
@@ -178,7 +177,7 @@ def edit_config(path: Path | None, mutate: Callable[[dict[str, Any]], None]) -> 
     with writer_lock(path):
         raw = _read_raw(path, missing_ok=True)
         if raw:
-            _validate(raw, _Checker(path))
+            _validate(raw, Checker(path, KNOWN_KEYS))
         mutate(raw)
         config = validate_raw(raw, path)
         try:
@@ -204,61 +203,7 @@ def _read_raw(path: Path, *, missing_ok: bool) -> dict[str, Any]:
         raise MemsyncError(f"invalid config {path}: not valid TOML ({exc}). Fix the syntax") from exc
 
 
-class _Checker:
-    """Type checks that raise one-line errors naming the key: and the file when it is at fault, or,
-    for a change not written yet (``change``), the change."""
-
-    def __init__(self, path: Path, *, change: bool = False) -> None:
-        self.path = path
-        self.change = change
-
-    def fail(self, key: str, why: str) -> MemsyncError:
-        if self.change:
-            return MemsyncError(f"cannot change the config: `{key}` {why}. Nothing was written")
-        return MemsyncError(f"invalid config {self.path}: `{key}` {why}. Edit the file and try again")
-
-    def string(self, value: object, key: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"must be a non-empty string (got {value!r})")
-        return value
-
-    def table(self, value: object, key: str) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(key, f"must be a table (got {value!r})")
-        return value
-
-    def seconds(self, value: object, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise self.fail(key, f"must be a positive number of seconds (got {value!r})")
-        return float(value)
-
-    def name(self, value: str, key: str) -> str:
-        if not _NAME.match(value):
-            raise self.fail(key, "must be a plain name (letters, digits, '.', '_', '-')")
-        return value
-
-    def unknown(self, table: Mapping[str, Any], kind: str, where: str) -> None:
-        """Refuse a key of ``table`` that ``KNOWN_KEYS[kind]`` lacks; ``where`` names the table."""
-        allowed = KNOWN_KEYS[kind]
-        for key in table:
-            if key not in allowed:
-                place = f"in table [{where}]" if where else "at the top level"
-                known = ", ".join(sorted(allowed))
-                raise self.fail(
-                    f"{where + '.' if where else ''}{key}", f"is not a known key {place} (known: {known})"
-                )
-
-    def remote(self, name: str, url: object, key: str) -> str:
-        text = self.string(url, key)
-        why = name_problem(name) or url_problem(text)
-        if why is None:
-            return text
-        if name in KNOWN_KEYS[""] or name in KNOWN_KEYS["author"]:
-            why += f" (`{name}` looks like a setting: top-level keys go before the first [table])"
-        raise self.fail(key, f"= {text!r}: {why}")
-
-
-def _validate(raw: Mapping[str, Any], check: _Checker, *, discover: bool = True) -> Config:
+def _validate(raw: Mapping[str, Any], check: Checker, *, discover: bool = True) -> Config:
     check.unknown(raw, "", "")
     host = check.string(raw["host"], "host") if "host" in raw else socket.gethostname()
     numbers = {
@@ -308,7 +253,7 @@ def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
     }
 
 
-def _store(check: _Checker, name: str, table: Mapping[str, Any], discover: bool) -> StoreConfig:
+def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) -> StoreConfig:
     key = f"stores.{name}"
     check.unknown(table, "stores.*", key)
     store_dir = (
@@ -362,7 +307,7 @@ def _store(check: _Checker, name: str, table: Mapping[str, Any], discover: bool)
     return StoreConfig(name, store_dir, branch, remotes, tuple(tracks), tuple(roots))
 
 
-def _excludes(check: _Checker, value: object, key: str, live: Path) -> tuple[Path, ...]:
+def _excludes(check: Checker, value: object, key: str, live: Path) -> tuple[Path, ...]:
     """A track's ``exclude`` list: paths relative to the tracked folder (``"scout"``), as live paths."""
     if not isinstance(value, list):
         raise check.fail(key, f"must be a list of paths inside the tracked folder (got {value!r})")
@@ -375,7 +320,7 @@ def _excludes(check: _Checker, value: object, key: str, live: Path) -> tuple[Pat
     return tuple(sorted(paths))
 
 
-def _store_path(check: _Checker, value: object, key: str) -> str:
+def _store_path(check: Checker, value: object, key: str) -> str:
     text = check.string(value, key)
     rel = PurePosixPath(text)
     if rel.is_absolute() or "\\" in text or any(part in ("..", ".git", ".memsync") for part in rel.parts):

@@ -1,5 +1,5 @@
 """The long-running sync loop: one daemon per config and per store, signals, watch events, pull timer,
-backoff (issue 4 "Daemon"; DESIGN "One sync cycle").
+backoff (DESIGN "One sync cycle").
 
 The main thread owns every timer and decision. It waits on one queue (watch events, ends of cycles and
 probes) with a timeout set by the nearest deadline, and runs each store's cycles in a worker thread
@@ -22,24 +22,23 @@ import threading
 import time
 from collections.abc import Collection
 from contextlib import suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from memsync.backoff import CAP_S, Backoff, Remotes
+from memsync.backoff import CAP_S, Remotes
 from memsync.config import Config, config_path, load_config
+from memsync.cycle_report import EXIT_OK, log_report
+from memsync.debounce import Debouncer
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
-from memsync.instance import instance_lock, running_daemon_pid, sd_notify
-from memsync.oneshot import EXIT_OK, log_report, run_all, run_all_from
+from memsync.instance import instance_lock, sd_notify
 from memsync.remotedirs import remote_dirs, remote_moved
+from memsync.served import ServedStore
+from memsync.session import Session
 from memsync.storelock import StoreGuard
-from memsync.watch import Debouncer, Watcher, WatchEvent
+from memsync.watch import Watcher, WatchEvent
 from memsync.wording import plural
 from memsync.workers import CycleDone, Probed, Workers
-
-# run_all, run_all_from and running_daemon_pid: other modules import them from here.
-__all__ = ["Daemon", "run_all", "run_all_from", "run_daemon", "running_daemon_pid"]
 
 log = logging.getLogger(__name__)
 
@@ -58,26 +57,6 @@ STOP_DEADLINE_S = 4.5
 _Event = WatchEvent | CycleDone | Probed | None
 
 
-@dataclass
-class _StoreState:
-    """Per-store timers and facts: pending events, the backoff after failed cycles, each remote's health,
-    the store's lock (``guard``), whether a cycle runs now."""
-
-    debouncer: Debouncer
-    guard: StoreGuard
-    remotes: Remotes
-    remote_due: float | None = None
-    backoff: Backoff = field(default_factory=Backoff)
-    failing: bool = False
-    reconciled: bool = False
-    last_cycle: float = 0.0
-    # A reload added tracks (or the store): their folders may already hold memory to publish.
-    tracks_added: bool = False
-    # An agent host's hook asked for a sync now (SIGUSR1).
-    requested: bool = False
-    busy: bool = False
-
-
 class Daemon:
     """One daemon process's loop; build with a config file path and call :meth:`run`."""
 
@@ -86,10 +65,10 @@ class Daemon:
         self.config: Config = load_config(path)
         self.events: queue.Queue[_Event] = queue.Queue()
         self.stop = threading.Event()
-        self.workers = Workers(self.events.put, self.stop)
+        self.workers = Workers(self.events.put, self.stop, Session())
         self.stopping = False
         self.reload_requested = False
-        self.states: dict[str, _StoreState] = {}
+        self.states: dict[str, ServedStore] = {}
         self.next_pull = time.monotonic()
         # The stores whose start-up cycle has not ended yet; None once all have.
         self._starting: set[str] | None = set()
@@ -102,7 +81,7 @@ class Daemon:
                 if state is not None:
                     state.guard.release()
                 debouncer = Debouncer(self.config.debounce_s, self.config.max_delay_s)
-                state = self.states[name] = _StoreState(
+                state = self.states[name] = ServedStore(
                     debouncer, StoreGuard(name, store.path, self.path), Remotes(name)
                 )
             else:  # keep what is pending, with the new timings
@@ -148,12 +127,9 @@ class Daemon:
             deadline.start()
         self.events.put(None)
 
-    def run(self, once: bool = False) -> int:
-        """Run until SIGTERM/SIGINT (exit 0), or with ``once`` run one cycle per store and return its exit
-        code (0 pushed, 75 committed but not pushed, 1 error). Raises ``MemsyncError`` when another
-        daemon serves one of the stores."""
-        if once:
-            return run_all(self.config)
+    def run(self) -> int:
+        """Run until SIGTERM/SIGINT (exit 0). Raises ``MemsyncError`` when another daemon serves one of
+        the stores."""
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(signum, self._on_signal)
         try:
@@ -211,17 +187,10 @@ class Daemon:
             self.next_pull = time.monotonic() + self.config.pull_interval_s
 
     def _deadline(self) -> float:
-        """The nearest time something is due. A busy store's end is an event of its own, and a failing
-        one waits for its retry only: their other deadlines, past already, would make the loop spin."""
+        """The nearest time something is due: the pull timer or a store's (``ServedStore.deadlines``)."""
         deadlines = [self.next_pull]
         for state in self.states.values():
-            if state.busy:
-                continue
-            if state.failing:
-                due = [state.backoff.retry_at]
-            else:
-                due = [state.debouncer.deadline(), state.remote_due, *state.remotes.deadlines()]
-            deadlines.extend(when for when in due if when is not None)
+            deadlines.extend(state.deadlines())
         return min(deadlines)
 
     def _wait_and_dispatch(self, watcher: Watcher) -> None:
@@ -266,7 +235,7 @@ class Daemon:
                 else:
                     state.debouncer.poke(event.at)
 
-    def _dispatch(self, name: str, state: _StoreState, now: float, pull: bool) -> None:
+    def _dispatch(self, name: str, state: ServedStore, now: float, pull: bool) -> None:
         remote = state.remote_due is not None and now >= state.remote_due
         if remote and not remote_moved(self.config.stores[name]):
             # Our own push moved the remote's ref: nothing new to fetch.
@@ -299,13 +268,13 @@ class Daemon:
         if reasons:
             self._start_cycle(name, ", ".join(reasons), state.remotes.exchanged())
 
-    def _pull_matters(self, name: str, state: _StoreState, now: float) -> bool:
+    def _pull_matters(self, name: str, state: ServedStore, now: float) -> bool:
         """Whether the pull timer should run a cycle of store ``name`` now.
 
         A remote reached over the network can only be polled. Remotes that are local paths have their refs
         watched, and local changes are watched too, so for a store with only such remotes (or none) the
         timer is a safety net for a missed event: it runs every SAFETY_PULL_FACTOR pull intervals, or at
-        once when a remote's head differs from what the store fetched (idle cycles cost CPU: issue 4)."""
+        once when a remote's head differs from what the store fetched (idle cycles cost CPU)."""
         store = self.config.stores[name]
         if len(remote_dirs(store)) < len(store.remotes):
             return True
@@ -389,7 +358,7 @@ class Daemon:
         if state is not None:
             state.remotes.probed(probed.remote, probed.problem, time.monotonic(), self._cap())
 
-    def _failed(self, name: str, state: _StoreState, message: str) -> None:
+    def _failed(self, name: str, state: ServedStore, message: str) -> None:
         if not state.failing:
             log.error("store %s: sync cycle failed: %s (retrying with backoff)", name, message)
         else:
@@ -407,15 +376,14 @@ def _give_up() -> None:
     os._exit(EXIT_OK)
 
 
-def run_daemon(path: Path | None = None, once: bool = False) -> int:
+def run_daemon(path: Path | None = None) -> int:
     """Run the memsync daemon for the config file ``path`` (default: ``config_path()``): see the module
     docstring. Holds the lock of that config and the daemon lock of each of its stores (``MemsyncError``
     naming the daemon holding one: PID and config). Returns 0 after SIGTERM/SIGINT, within
     ``STOP_DEADLINE_S``; SIGHUP reloads the config (a store that gained tracks then runs a full-reconcile
     cycle at once), and so does a project memory folder appearing in a watched host root; SIGUSR1 (an
-    agent host's hook) runs a cycle of every store now. With ``once`` it runs one cycle per store and
-    returns its exit code (as `memsync sync`: 0, 75 or 1)."""
+    agent host's hook) runs a cycle of every store now."""
     path = path or config_path()
     daemon = Daemon(path)
     with instance_lock(path):
-        return daemon.run(once=once)
+        return daemon.run()

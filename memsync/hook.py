@@ -3,7 +3,7 @@
 
 - ``session-start`` prints, as ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
   "additionalContext": ...}}`` (the shape Claude Code and Codex both read on stdout), what peers added
-  since the agent's last session (``memsync.session_context``), or nothing when nothing was added.
+  since the agent's last session (``memsync.commands.session_context``), or nothing when nothing was added.
 - ``sync-now`` (end of a turn, of a session, before a compaction) sends the running daemon SIGUSR1 and
   returns at once; with no daemon it publishes and commits once itself (no exchange), waiting at most
   ``SYNC_LOCK_WAIT_S`` for another cycle. It prints nothing (Codex reads a Stop hook's stdout as JSON).
@@ -44,8 +44,8 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
     if action == "sync-now":
         sync_now(path)
         return ""
+    from memsync.commands.session_context import session_context
     from memsync.config import load_config
-    from memsync.session_context import session_context
 
     cwd, source = payload.get("cwd"), payload.get("source")
     cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
@@ -69,11 +69,13 @@ def sync_now(path: Path) -> str:
             pass  # it just exited: sync here
     from memsync.config import load_config
     from memsync.cycle import run_cycle  # the sync engine, only when there is no daemon to ask
+    from memsync.session import Session
 
     config = load_config(path)
+    session = Session()
     for store in config.stores.values():
         try:
-            run_cycle(config, store, remotes=(), lock_wait_s=SYNC_LOCK_WAIT_S)
+            run_cycle(config, store, session=session, remotes=(), lock_wait_s=SYNC_LOCK_WAIT_S)
         except MemsyncError as exc:
             print(f"memsync hook sync-now: {exc}", file=sys.stderr)
     return "published and committed locally (no daemon runs)"

@@ -49,9 +49,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync.access import cycle_lock, open_store
 from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, load_config
-from memsync.cycle import cycle_lock, open_store, sweep_stale_temps
+from memsync.cycle import sweep_stale_temps
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import parse_record
 from memsync.fsio import atomic_write, writer_lock

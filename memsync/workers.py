@@ -1,6 +1,6 @@
 """The daemon's worker threads: one store's sync cycle, or one probe of a remote that could not be
 reached, each in a thread of its own whose end is put on the daemon's queue (DESIGN "One sync cycle";
-issue 11: one hanging remote must not hold up the other stores and remotes).
+one hanging remote must not hold up the other stores and remotes).
 
 The threads are daemon threads and every git they run watches the daemon's stop event: after SIGTERM a
 thread still inside a git command is cut short at once (``gitrun.Stopped``), and one stuck elsewhere does
@@ -15,9 +15,11 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from memsync.config import Config, StoreConfig
-from memsync.cycle import CycleReport, run_cycle
+from memsync.cycle import run_cycle
+from memsync.cycle_report import CycleReport
 from memsync.errors import MemsyncError
 from memsync.gitrun import Stopped
+from memsync.session import Session
 from memsync.store import Store
 
 log = logging.getLogger(__name__)
@@ -43,11 +45,14 @@ class Probed:
 
 class Workers:
     """Starts the worker threads; each puts its ``CycleDone`` or ``Probed`` with ``put``. ``stop`` is the
-    daemon's stop event (see the module docstring)."""
+    daemon's stop event (see the module docstring); ``session`` the daemon's state across cycles."""
 
-    def __init__(self, put: Callable[[CycleDone | Probed], None], stop: threading.Event) -> None:
+    def __init__(
+        self, put: Callable[[CycleDone | Probed], None], stop: threading.Event, session: Session
+    ) -> None:
         self._put = put
         self._stop = stop
+        self._session = session
 
     def cycle(
         self, name: str, config: Config, store_cfg: StoreConfig, remotes: Collection[str], full: bool
@@ -66,7 +71,14 @@ class Workers:
         self, name: str, config: Config, store_cfg: StoreConfig, remotes: tuple[str, ...], full: bool
     ) -> None:
         try:
-            report = run_cycle(config, store_cfg, remotes=remotes, full_reconcile=full, stop=self._stop)
+            report = run_cycle(
+                config,
+                store_cfg,
+                session=self._session,
+                remotes=remotes,
+                full_reconcile=full,
+                stop=self._stop,
+            )
             done = CycleDone(name, report, None)
         except Stopped:
             done = CycleDone(name, None, None)

@@ -30,8 +30,8 @@ from typing import Any
 
 import tomli_w
 
+from memsync.access import ensure_store
 from memsync.config import load_config
-from memsync.cycle import ensure_store
 from memsync.fsio import append_once, atomic_write
 from memsync.store import local_remote_path
 from tests.conftest import isolated_env
@@ -148,7 +148,7 @@ class Peer:
         self.run_python(
             "from pathlib import Path\n"
             "from memsync.config import load_config\n"
-            "from memsync.cycle import ensure_store\n"
+            "from memsync.access import ensure_store\n"
             f"config = load_config(Path({str(self.config)!r}))\n"
             "for store_cfg in config.stores.values():\n"
             "    ensure_store(config, store_cfg)\n"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync import setup
 from memsync.cli import main
+from memsync.commands import setup
 from memsync.formats.jsonl import MemoryFile
 from tests.helpers import run_cli
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync import setup
 from memsync.cli import main
+from memsync.commands import setup
 from tests.helpers import run_cli
 
 

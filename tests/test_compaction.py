@@ -137,7 +137,7 @@ def test_a_peer_loses_the_dead_lines_in_its_store_and_keeps_the_same_view(
 
 EXCHANGE_ONLY = """
 from memsync.config import load_config
-from memsync.cycle import cycle_lock, open_store
+from memsync.access import cycle_lock, open_store
 config = load_config()
 store_cfg = config.stores["main"]
 with cycle_lock(store_cfg):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import tomli_w
 
+from memsync.commands.doctor import check_remote
 from memsync.config import StoreConfig
-from memsync.doctor import check_remote
 from tests.hanging import hanging_server
 from tests.helpers import bare_remote, git, wait_for
 from tests.peers import MEMORY_FILE, MEMORY_STORE, Peer, running

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memsync import doctor, setup
+from memsync.commands import doctor, setup
 from memsync.config import load_config
 from tests.helpers import git, run_cli
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsync import setup, setup_remote
+from memsync.commands import setup, setup_remote
+from memsync.commands.doctor import check_remote
 from memsync.config import StoreConfig
-from memsync.doctor import check_remote
 from tests.helpers import run_cli
 
 

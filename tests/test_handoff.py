@@ -12,22 +12,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsync.errors import MemsyncError
-from memsync.formats.jsonl import Entry, MemoryFile, read_memory
-from memsync.formats.markdown import RoleDir, read_entry
-from memsync.handoff import (
+from memsync.commands.handoff.agents import resolve_agent
+from memsync.commands.handoff.handoff import handoff, import_file
+from memsync.commands.handoff.mapping import (
     KIND_TO_TYPE,
     TYPE_TO_KIND,
     Filters,
     HandoffReport,
     derived_id,
-    handoff,
-    import_file,
     kind_for_type,
-    parse_since,
-    resolve_agent,
     type_for_kind,
 )
+from memsync.commands.handoff.reading import parse_since
+from memsync.errors import MemsyncError
+from memsync.formats.jsonl import Entry, MemoryFile, read_memory
+from memsync.formats.markdown import RoleDir, read_entry
 from tests.handoff_fixtures import (
     CURATED,
     DEAD,

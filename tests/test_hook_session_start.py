@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from memsync.commands.session_context import MAX_CHARS
 from memsync.fsio import append_once
 from memsync.hosts.hooks import hook_command
-from memsync.session_context import MAX_CHARS
 from tests.claude_fixtures import checkout, claude_folder
 from tests.helpers import git
 from tests.peers import Peer, entry_line, sync

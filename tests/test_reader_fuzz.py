@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsync import handoff
+from memsync.commands.handoff import handoff, to_role
 from memsync.errors import MemsyncError
 from memsync.formats import jsonl, markdown
 from memsync.formats.index import parse_index, render
@@ -187,7 +187,7 @@ PATHOLOGICAL = {
         + "\n",
     ),
     "blank lines before a source tail": (
-        lambda _root, text: handoff._core(text.encode()),
+        lambda _root, text: to_role._core(text.encode()),
         "---\nname: x\n---\n\nbody" + "\n" * 200_000 + "x\n",
     ),
 }

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import doctor, service
+from memsync.commands import doctor, service
 from tests.helpers import REPO_ROOT, run_cli
 
 REFERENCE_ARGV = ["/usr/bin/python3", "-m", "memsync", "daemon"]

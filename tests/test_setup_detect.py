@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.detect import Found, detect
+from memsync.commands.detect import Found, detect
 
 
 def _touch(path: Path, text: str = "x\n") -> Path:
@@ -76,7 +76,7 @@ def test_legacy_dir_is_superseded_when_the_current_role_dir_exists(home: Path) -
 
 
 def test_claude_code_projects_auto_memory_and_codex_memories(home: Path, tmp_path: Path) -> None:
-    from memsync import setup
+    from memsync.commands import setup
     from memsync.config import load_config
     from memsync.hosts.claude_code import sanitize
     from tests.helpers import git

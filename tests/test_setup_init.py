@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import setup
+from memsync.commands import setup
 from memsync.config import load_config
 from memsync.errors import MemsyncError
 from tests.conftest import isolated_env

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync import setup
 from memsync.cli import main
+from memsync.commands import setup
 from memsync.config import load_config
 from tests.helpers import git, run_cli
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memsync import doctor, setup, setup_remote, setup_track
+from memsync.commands import doctor, setup, setup_remote, setup_track
+from memsync.commands.sync import run_all_from
 from memsync.config import config_path, load_config
-from memsync.daemon import run_all_from
 from memsync.errors import MemsyncError
 from tests.conftest import isolated_env
 from tests.helpers import git, run_cli, wait_for

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync.watch import Debouncer, Watcher, WatchEvent, remote_git_dir
+from memsync.debounce import Debouncer
+from memsync.watch import Watcher, WatchEvent, remote_git_dir
 from tests.helpers import REPO_ROOT, git
 
 QUIET_S = 0.3  # how long "no event" is observed for; inotify delivers within milliseconds here

@@ -1,4 +1,4 @@
-"""CLI commands that pass memory between agents: ``handoff`` and ``import`` (issue 6)."""
+"""CLI commands that pass memory between agents: ``handoff`` and ``import``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import typer
 
 from memsync.argcheck import existing_parent
 from memsync.cli.app import app
+from memsync.commands.handoff.handoff import handoff, import_file
+from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Filters, HandoffReport
+from memsync.commands.handoff.reading import parse_since
 from memsync.formats.jsonl import KINDS
-from memsync.handoff import DEFAULT_MAX_BYTES, Filters, HandoffReport, handoff, import_file, parse_since
 
 _AGENT_HELP = "a tracked role or memory file by name, or a path to a role directory or *.jsonl memory file"
 

@@ -49,7 +49,7 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
     SessionStart prints what other machines and agents added since the last session; Stop, SessionEnd
     and PreCompact ask the daemon to sync now. Running it again changes nothing.
     """
-    from memsync.hosts import hooks
+    from memsync.commands import hooks
 
     for line in hooks.install(host.value, project):
         typer.echo(line)
@@ -59,7 +59,7 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
 @hooks_app.command("uninstall")
 def uninstall_command(host: HostArgument, project: ProjectOption = None) -> int:
     """Remove memsync's hooks from HOST's settings; nothing else changes."""
-    from memsync.hosts import hooks
+    from memsync.commands import hooks
 
     for line in hooks.uninstall(host.value, project):
         typer.echo(line)
@@ -69,7 +69,7 @@ def uninstall_command(host: HostArgument, project: ProjectOption = None) -> int:
 @hooks_app.command("status")
 def status_command(project: ProjectOption = None) -> int:
     """Show, per host, which memsync hooks are installed and whether they run this memsync."""
-    from memsync.hosts import hooks
+    from memsync.commands import hooks
 
     for line in hooks.status(project=project):
         typer.echo(line)

@@ -14,9 +14,10 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app
+from memsync.commands.mcp import install
+from memsync.commands.mcp.recall import DEFAULT_LIMIT
 from memsync.formats.jsonl import KINDS
 from memsync.hosts import mcp_install
-from memsync.recall import DEFAULT_LIMIT
 
 mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")
@@ -49,7 +50,7 @@ def mcp_command(ctx: typer.Context) -> None:
     memsync://<store>/<store path>. `memsync mcp install HOST` registers it with an agent host.
     """
     if ctx.invoked_subcommand is None:
-        from memsync.mcp_server import serve  # the MCP SDK: only the server needs it
+        from memsync.commands.mcp.server import serve  # the MCP SDK: only the server needs it
 
         serve()
 
@@ -59,11 +60,7 @@ def install_command(
     host: Annotated[HostName, typer.Argument(help="The agent host.")], project: ProjectOption = None
 ) -> int:
     """Register `memsync mcp` in HOST's config file (the rest of it is kept; repeating changes nothing)."""
-    done = mcp_install.install(mcp_install.HOSTS[list(HostName).index(host)], project)
-    if done.changed:
-        typer.echo(f"registered memsync's MCP server with {host} in {done.path}; restart {host} to load it")
-    else:
-        typer.echo(f"memsync's MCP server is already registered with {host} in {done.path}")
+    typer.echo(install.install_line(mcp_install.HOSTS[list(HostName).index(host)], project))
     return 0
 
 
@@ -72,28 +69,15 @@ def uninstall_command(
     host: Annotated[HostName, typer.Argument(help="The agent host.")], project: ProjectOption = None
 ) -> int:
     """Remove memsync's entry from HOST's config file (nothing else)."""
-    done = mcp_install.uninstall(mcp_install.HOSTS[list(HostName).index(host)], project)
-    verb = (
-        "removed memsync's MCP server from" if done.changed else "memsync's MCP server was not registered in"
-    )
-    typer.echo(f"{verb} {done.path}")
+    typer.echo(install.uninstall_line(mcp_install.HOSTS[list(HostName).index(host)], project))
     return 0
 
 
 @mcp_app.command("status")
 def status_command(project: ProjectOption = None) -> int:
     """Show, for each agent host, whether memsync's MCP server is registered and with which interpreter."""
-    for host in mcp_install.HOSTS:
-        path = mcp_install.config_file(host, project)
-        entry = mcp_install.registered(host, project)
-        if entry is None:
-            typer.echo(f"{host}: not registered ({path})")
-            continue
-        command = str(entry.get("command", ""))
-        missing = "" if Path(command).exists() else " (that interpreter no longer exists: install again)"
-        typer.echo(
-            f"{host}: registered in {path}: {command} {' '.join(map(str, entry.get('args', [])))}{missing}"
-        )
+    for line in install.status_lines(project):
+        typer.echo(line)
     return 0
 
 
@@ -114,8 +98,8 @@ def recall_command(
 ) -> int:
     """Search the tracked memory (entries, curated entries, index, daily logs) by keywords, best first,
     each hit with its id, file, the host that wrote it and when."""
-    from memsync.mcp_tools import current_config
-    from memsync.recall import recall
+    from memsync.commands.mcp.recall import recall
+    from memsync.commands.mcp.tools import current_config
 
     for hit in recall(current_config(), query, scope, kinds or (), limit):
         if as_json:

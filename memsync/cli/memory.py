@@ -6,25 +6,17 @@
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from memsync.argcheck import existing_parent
 from memsync.cli.app import app
+from memsync.commands import memory
+from memsync.commands.mcp.prompt import prompt_text
 from memsync.formats import jsonl, markdown
-from memsync.mcp_tools import current_config, holder
-from memsync.prompt import prompt_text
-from memsync.wording import plural
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
-
-
-def _memory_file(path: Path | None) -> jsonl.MemoryFile:
-    return jsonl.MemoryFile(path if path is not None else jsonl.default_memory_path())
 
 
 @app.command("remember")
@@ -82,38 +74,19 @@ def remember_command(
     Refused when the text looks like it holds a secret (memory must never store one), and while this
     machine's clock runs ahead of its remotes' (the entry would outrank later corrections everywhere).
     """
-    now = datetime.now(UTC)
-    if file is None and supersedes is not None:
-        # The tracked memory file that holds the entry, as the MCP tool finds it.
-        memory = jsonl.MemoryFile(holder(current_config(), supersedes, "supersede"))
-    else:
-        memory = _memory_file(None if file is None else existing_parent(file, "--file"))
-    expires_at = None if expires is None else jsonl.parse_expiry(expires, now)
-    if supersedes is not None:
-        entry = memory.supersede(
-            supersedes,
+    typer.echo(
+        memory.remember_line(
             text,
             kind=kind,
             scope=scope,
-            tags=tags or None,
-            source=source,
-            confidence=confidence,
-            expires_at=expires_at,
-            now=now,
-        )
-    else:
-        entry = memory.remember(
-            text,
-            kind or "fact",
-            scope=scope or "global",
             tags=tags or (),
             source=source,
             confidence=confidence,
-            expires_at=expires_at,
-            now=now,
+            expires=expires,
+            supersedes=supersedes,
+            file=file,
         )
-    replaced = f" (supersedes {supersedes})" if supersedes is not None else ""
-    typer.echo(f"remembered {entry.id} in {memory.path}{replaced}")
+    )
     return 0
 
 
@@ -123,12 +96,7 @@ def forget_command(
     file: Annotated[Path | None, typer.Option("--file", "-f", help=_FILE_HELP)] = None,
 ) -> int:
     """Delete an entry for good by appending a tombstone for its id."""
-    memory = _memory_file(file)
-    if memory.is_forgotten(entry_id):
-        typer.echo(f"{entry_id} is already forgotten in {memory.path}; nothing changed")
-        return 0
-    memory.forget(entry_id)
-    typer.echo(f"forgot {entry_id} in {memory.path}")
+    typer.echo(memory.forget_line(entry_id, file))
     return 0
 
 
@@ -144,22 +112,11 @@ def show_command(
 
     Lines that are not valid entries are skipped with a warning; `memsync check` lists them.
     """
-    memory = _memory_file(file)
-    parsed = memory.read()
-    entries = [e for e in parsed.view(datetime.now(UTC)) if jsonl.scope_matches(e.scope, scope)]
-    for entry in entries:
-        if as_json:
-            typer.echo(json.dumps(entry.to_obj(), ensure_ascii=False))
-        else:
-            who = "user" if entry.is_user else f"{'-' if entry.confidence is None else entry.confidence}"
-            text = " ".join(entry.text.split())
-            typer.echo(f"{entry.id}  {entry.kind:<10}  {entry.scope}  [{who}]  {text}")
-    if parsed.problems:
-        typer.echo(
-            f"memsync: {plural(len(parsed.problems), 'problem')} in {memory.path} skipped; "
-            f"see `memsync check {memory.path}`",
-            err=True,
-        )
+    lines, problems = memory.show_lines(file, scope, as_json=as_json)
+    for line in lines:
+        typer.echo(line)
+    if problems is not None:
+        typer.echo(problems, err=True)
     return 0
 
 
@@ -209,19 +166,7 @@ def compact_command(
     Refused while another memsync process writes the file. Run it when no agent is writing. A file memsync
     tracks is compacted in its store too (and committed), so the dead lines stay removed on every machine.
     """
-    from memsync.compaction import compact  # imports the sync engine: only this command needs it
-
-    memory = _memory_file(file)
-    report = compact(memory.path)
-    store = (
-        f"; store {report.store}: {plural(report.store_lines_removed, 'line')} removed"
-        if report.store and report.store_lines_removed
-        else f"; store {report.store}: unchanged"
-        if report.store
-        else ""
-    )
-    after = plural(report.lines_after, "line")
-    typer.echo(f"compacted {memory.path}: {report.lines_before} -> {after}{store}")
+    typer.echo(memory.compact_line(file))
     return 0
 
 
@@ -234,12 +179,7 @@ def check_command(
     Entries dated in the future of this machine's clock are listed with the host that wrote them and how
     to correct them. Exit code 0 when there is nothing to fix, 1 when problems are listed.
     """
-    if path.is_dir():
-        problems = [str(p) for p in markdown.check_role_dir(path)]
-    else:
-        from memsync.clock import future_problems  # reads the config and the store's history
-
-        problems = jsonl.check_memory_file(path, future_problems)
+    problems = memory.check_lines(path)
     for problem in problems:
         typer.echo(problem)
     return 1 if problems else 0

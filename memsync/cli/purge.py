@@ -1,4 +1,4 @@
-"""CLI: `memsync purge` (issue 7 "Purge")."""
+"""CLI: `memsync purge`."""
 
 from __future__ import annotations
 

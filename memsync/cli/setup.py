@@ -12,9 +12,9 @@ from typing import Annotated
 
 import typer
 
-from memsync import service
 from memsync.cli.app import app
-from memsync.demo import run_demo
+from memsync.commands import service
+from memsync.commands.demo import run_demo
 
 store_app = typer.Typer(help="Manage stores (git repositories memsync syncs through).", no_args_is_help=True)
 remote_app = typer.Typer(help="Manage a store's remotes.", no_args_is_help=True)
@@ -69,7 +69,7 @@ def init_command(
     ] = None,
 ) -> int:
     """Write the config, create the personal store, track the memory found here. Safe to rerun."""
-    from memsync import setup
+    from memsync.commands import setup
 
     return _print(setup.init(remote=remote, store=store, branch=branch, tracks=track or (), host=host).lines)
 
@@ -77,7 +77,7 @@ def init_command(
 @app.command("up")
 def up_command() -> int:
     """Initialise with defaults if there is no config, then run the daemon in the foreground."""
-    from memsync import setup
+    from memsync.commands import setup
 
     return setup.up(typer.echo)
 
@@ -96,8 +96,8 @@ def track_command(
     ] = None,
 ) -> int:
     """Start syncing PATH; what the store already holds at its store path is merged with it, nothing lost."""
-    from memsync import setup_track
-    from memsync.config_edits import DEFAULT_STORE
+    from memsync.commands import setup_track
+    from memsync.commands.config_edits import DEFAULT_STORE
 
     return _print(setup_track.track(path, store=store or DEFAULT_STORE, as_path=as_path).lines)
 
@@ -111,7 +111,7 @@ def untrack_command(
     ] = False,
 ) -> int:
     """Stop syncing PATH; its files and its history in the store are kept."""
-    from memsync import setup_track
+    from memsync.commands import setup_track
 
     return _print(setup_track.untrack(path, exclude=exclude).lines)
 
@@ -126,7 +126,7 @@ def store_add_command(
     ] = None,
 ) -> int:
     """Add a store (e.g. a team store beside the personal one); nothing goes into it until you track there."""
-    from memsync import setup
+    from memsync.commands import setup
 
     return _print(setup.store_add(name, remote=remote, path=path).lines)
 
@@ -138,8 +138,8 @@ def remote_add_command(
     store: StoreName = None,
 ) -> int:
     """Add a remote to a store; the next cycle fetches, merges and pushes to it."""
-    from memsync import setup_remote
-    from memsync.config_edits import DEFAULT_STORE
+    from memsync.commands import setup_remote
+    from memsync.commands.config_edits import DEFAULT_STORE
 
     return _print(setup_remote.remote_add(name, url, store=store or DEFAULT_STORE).lines)
 
@@ -150,8 +150,8 @@ def remote_remove_command(
     store: StoreName = None,
 ) -> int:
     """Remove a remote from a store; history already exchanged stays."""
-    from memsync import setup_remote
-    from memsync.config_edits import DEFAULT_STORE
+    from memsync.commands import setup_remote
+    from memsync.commands.config_edits import DEFAULT_STORE
 
     return _print(setup_remote.remote_remove(name, store=store or DEFAULT_STORE).lines)
 
@@ -161,7 +161,7 @@ def config_get_command(
     key: Annotated[str, typer.Argument(help="A dotted key: host, author.email, stores.personal.branch, ...")],
 ) -> int:
     """Print the value in effect for KEY (its default when the config does not set it)."""
-    from memsync import settings
+    from memsync.commands import settings
 
     typer.echo(settings.get_value(key))
     return 0
@@ -173,7 +173,7 @@ def config_set_command(
     value: Annotated[str, typer.Argument(help="Its new value (seconds for the *_s keys).")],
 ) -> int:
     """Set KEY to VALUE in the config, checked as when memsync loads it; a running daemon reloads."""
-    from memsync import settings
+    from memsync.commands import settings
 
     return _print(settings.set_value(key, value).lines)
 
@@ -199,7 +199,7 @@ def service_status_command() -> int:
 @app.command("doctor")
 def doctor_command() -> int:
     """Check git, identity, stores, drivers, remotes, inotify, daemon, service, clock. Exit 1 on a FAIL."""
-    from memsync import doctor
+    from memsync.commands import doctor
 
     checks = doctor.run_checks()
     for check in checks:

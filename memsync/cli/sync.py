@@ -1,4 +1,4 @@
-"""CLI: `memsync daemon`, `sync`, `status`, `log`, `resync` (issue 4 "CLI").
+"""CLI: `memsync daemon`, `sync`, `status`, `log`, `resync`.
 
 The commands import the sync engine (GitPython, watchdog, the scanner) in their bodies: every CLI call
 imports this module to list its commands, and most calls need none of it.
@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 import typer
 
 from memsync.cli.app import app
-from memsync.config import Config, config_path, load_config
-from memsync.hosts.claude_code import partly_loaded
-from memsync.wording import plural
+from memsync.config import config_path
 
 ConfigOption = Annotated[
     Path | None,
@@ -61,13 +58,15 @@ def daemon_command(
     Syncs on changes, on the pull timer and after failures with backoff; SIGHUP reloads the config.
     Exit 1 when another daemon already runs for this config.
     """
+    from memsync.commands.sync import run_once
     from memsync.daemon import run_daemon
 
     if verbose:
         # memsync's own debug lines only: git/watchdog/filelock debug output would drown them.
         logging.getLogger("memsync").setLevel(logging.DEBUG)
     logging.getLogger("memsync.store").addFilter(_OncePerState())
-    return run_daemon(config or config_path(), once=once)
+    path = config or config_path()
+    return run_once(path) if once else run_daemon(path)
 
 
 @app.command("sync")
@@ -78,7 +77,7 @@ def sync_command(
 
     Exit 0 when everything is pushed, 75 when committed but not pushed, 1 on error.
     """
-    from memsync.daemon import run_all_from
+    from memsync.commands.sync import run_all_from
 
     return run_all_from(config or config_path())
 
@@ -90,59 +89,15 @@ def status_command(
 ) -> int:
     """Show stores, remotes, last exchange, unpushed commits, held-back secrets, entries dated in the
     future of this clock, both-kept files, files meeting directories, daemon."""
-    from memsync.cycle import collect_status
+    from memsync.commands.status import collect_status, render_status
 
     status = collect_status(config or config_path())
     if as_json:
         typer.echo(json.dumps(status, indent=2, sort_keys=True))
     else:
-        typer.echo(_render_status(status))
+        typer.echo(render_status(status))
     # A store whose repository is gone syncs nothing: that is for the user to fix, as in `memsync sync`.
     return 1 if any(not store["exists"] for store in status["stores"].values()) else 0
-
-
-def _render_status(status: dict[str, Any]) -> str:
-    daemon = status["daemon"]
-    lines = [
-        f"host: {status['host']} (this machine, as commits name it)",
-        f"daemon: {'running (PID ' + str(daemon['pid']) + ')' if daemon['running'] else 'not running'}",
-    ]
-    for name, store in status["stores"].items():
-        if not store["exists"]:
-            lines.append(
-                f"store {name}: missing, no git repository at {store['path']}. Run `memsync init` "
-                f"to create it, or fix stores.{name}.path in the config"
-            )
-            continue
-        lines.append(f"store {name}: {store['path']} (branch {store['branch']}, {store['size_bytes']} bytes)")
-        lines.append(f"  last cycle: {store.get('last_cycle') or 'never'}")
-        for track in store["tracks"]:
-            held = plural(track["files"], "file") if track["exists"] else "does not exist yet"
-            lines.append(f"  tracking {track['path']} as {track['store_path']} ({held})")
-            lines.extend(f"    left out: {path}" for path in track["excludes"])
-        if not store["tracks"]:
-            lines.append("  tracking nothing: `memsync track PATH` adds memory")
-        for remote, info in store["remotes"].items():
-            state = f"last exchange {info.get('last_success') or 'never'}"
-            if info.get("last_error"):
-                state += f"; last error: {info['last_error']}"
-            lines.append(f"  remote {remote} ({info['url']}): {state}")
-        lines.append(f"  commits waiting to be pushed: {store['unpushed']}")
-        for secret in store["held_back_secrets"]:
-            lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
-        for entry in store["future_entries"]:
-            lines.append(f"  dated in the future: {entry['file']}: {entry['advice']}")
-        for path in store["both_kept"]:
-            lines.append(f"  both versions kept, resolve by editing: {path}")
-        for path in store["set_aside"]:
-            lines.append(f"  moved aside, a directory took its name: {path} (merge it by hand, delete it)")
-        for clash in store["clashes"]:
-            lines.append(f"  not synced, a file meets a directory: {clash['advice']}")
-        for path in store["untracked"]:
-            lines.append(f"  in the store, not tracked here: {path}")
-        for index in store["partly_loaded"]:
-            lines.append(f"  {partly_loaded(index['file'], index['lines'], index['bytes'])}")
-    return "\n".join(lines)
 
 
 @app.command("log")
@@ -153,40 +108,17 @@ def log_command(
     config: ConfigOption = None,
 ) -> int:
     """History of memory: which host added, superseded or deleted what, and when (read from git history)."""
-    from memsync.cycle import history
+    from memsync.commands.log import history_of
 
-    path = config or config_path()
-    if target is None:
-        lines = history(path, target)
-    else:
-        place = _place(load_config(path), target)
-        # git refuses a path outside the store's worktree with an error of its own; nothing to ask it there.
-        lines = [] if place == "outside" else history(path, target)
-        if not lines and place != "exists":
-            typer.echo(
-                f"memsync log: no history for {target} (not a tracked path, store path or entry id)", err=True
-            )
-            return 1
+    lines = history_of(config or config_path(), target)
+    if lines is None:
+        typer.echo(
+            f"memsync log: no history for {target} (not a tracked path, store path or entry id)", err=True
+        )
+        return 1
     for line in lines:
         typer.echo(line)
     return 0
-
-
-def _place(config: Config, target: str) -> Literal["exists", "inside", "outside"]:
-    """Where `memsync log`'s ``target`` is, read as a live path (from here) or a store path (from a store's
-    worktree): an existing tracked live path or store path; else inside a tracked path or a store (a
-    deleted file, or an entry id); else outside all of them."""
-    given = Path(target).expanduser()
-    live = Path(os.path.abspath(given))
-    place: Literal["exists", "inside", "outside"] = "outside"
-    for store in config.stores.values():
-        in_store = Path(os.path.normpath(store.path / given))
-        for candidate, root in [(in_store, store.path), *((live, track.live) for track in store.tracks)]:
-            if candidate.is_relative_to(root):
-                if candidate.exists():
-                    return "exists"
-                place = "inside"
-    return place
 
 
 @app.command("resync")
@@ -207,7 +139,7 @@ def resync_command(
     """Adopt REMOTE's history after it was rewritten (force-pushed) and re-publish local memory on top,
     without the lines a `memsync purge` there removed. A REMOTE unrelated to the store (no commit in
     common, another store id) is refused unless --adopt-unrelated."""
-    from memsync.cycle import resync
+    from memsync.commands.resync import resync
 
     typer.echo(resync(config or config_path(), remote, store, adopt_unrelated=adopt_unrelated))
     return 0

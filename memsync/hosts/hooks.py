@@ -1,4 +1,5 @@
-"""memsync's hooks in an agent host's hook settings: install, uninstall, status (DESIGN "Agent hosts").
+"""memsync's hooks in an agent host's hook settings: which handlers, where, and editing them (DESIGN
+"Agent hosts"; the commands that drive this are in ``commands.hooks``).
 
 Claude Code (``~/.claude/settings.json`` or a project's ``.claude/settings.json``) and Codex
 (``~/.codex/hooks.json`` or a project's ``.codex/hooks.json``) read hooks in one shape: ``{"hooks":
@@ -16,15 +17,13 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code, codex
-from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object, read_json_object
 
 Host = Literal["claude-code", "codex"]
 HOSTS: tuple[Host, ...] = ("claude-code", "codex")
@@ -156,82 +155,3 @@ def add_ours(settings: dict[str, Any], path: Path, wanted: Sequence[Handler]) ->
         group: dict[str, Any] = {} if handler.matcher is None else {"matcher": handler.matcher}
         group["hooks"] = [{"type": "command", "command": handler.command, "timeout": handler.timeout}]
         table.setdefault(handler.event, []).append(group)
-
-
-def install(host: Host, project: Path | None = None) -> list[str]:
-    """Install memsync's hooks for ``host`` into its user settings, or into the project directory
-    ``project``'s. Idempotent: an install that is already there writes nothing. Returns report lines.
-    Raises ``MemsyncError`` for a settings file memsync cannot read or edit, and for a project directory
-    that does not exist."""
-    path = _target(host, project)
-    wanted = list(handlers(host))
-    if installed(read_json_object(path), path) == wanted:
-        return [f"{host}: memsync's hooks are already installed in {path}"]
-    existed = path.exists()
-    edit_json_object(path, lambda settings: add_ours(settings, path, wanted))
-    lines = [f"{host}: installed memsync's hooks in {path} ({', '.join(h.event for h in wanted)})"]
-    if existed:
-        lines.append(f"{host}: the previous file is saved as {path}{BACKUP_SUFFIX}")
-    if host == "codex":
-        lines.append("codex: open /hooks in Codex and trust the new hooks; Codex skips hooks until trusted")
-    return lines
-
-
-def uninstall(host: Host, project: Path | None = None) -> list[str]:
-    """Remove memsync's hooks for ``host`` from its user (or ``project``'s) settings, nothing else.
-    Returns report lines. Raises ``MemsyncError`` for a settings file memsync cannot read."""
-    path = _target(host, project)
-    if not installed(read_json_object(path), path):
-        return [f"{host}: no memsync hooks in {path}"]
-
-    def remove(settings: dict[str, Any]) -> None:
-        remove_ours(settings, path)
-
-    edit_json_object(path, remove)
-    return [f"{host}: removed memsync's hooks from {path}; other hooks kept"]
-
-
-def status(hosts: Sequence[Host] = HOSTS, project: Path | None = None) -> list[str]:
-    """One line per host settings file: which memsync hooks are installed, whether they run this memsync,
-    how many other hooks the file holds; for Codex, whether hooks are switched off in its config."""
-    lines: list[str] = []
-    for host in hosts:
-        path = settings_path(host, project)
-        try:
-            settings = read_json_object(path)
-            ours, other = installed(settings, path), others(settings, path)
-        except MemsyncError as exc:
-            lines.append(f"{host}: {exc}")
-            continue
-        if not ours:
-            lines.append(f"{host}: not installed in {path} ({other} other hooks)")
-            continue
-        events = ", ".join(dict.fromkeys(h.event for h in ours))
-        current = {h.command for h in handlers(host)}
-        stale = [h.command for h in ours if h.command not in current]
-        state = (
-            "runs this memsync"
-            if not stale
-            else f"runs another memsync ({stale[0].split()[0]}): run `memsync hooks install {host}` again"
-        )
-        lines.append(f"{host}: installed in {path}: {events}; {state}; {other} other hooks")
-    if "codex" in hosts and _codex_hooks_off():
-        lines.append("codex: hooks are switched off in config.toml ([features] hooks = false)")
-    return lines
-
-
-def _target(host: Host, project: Path | None) -> Path:
-    if project is not None and not project.is_dir():
-        raise MemsyncError(f"cannot install hooks in {project}: no such directory. Give a project directory")
-    return settings_path(host, project)
-
-
-def _codex_hooks_off() -> bool:
-    try:
-        config = tomllib.loads((codex.codex_home() / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    features = config.get("features")
-    if not isinstance(features, Mapping):
-        return False
-    return any(features.get(key) is False for key in ("hooks", "codex_hooks"))

@@ -1,4 +1,4 @@
-"""`memsync doctor`: one OK/WARN/FAIL line per thing that makes syncing work or not (issue 5).
+"""`memsync doctor`: one OK/WARN/FAIL line per thing that makes syncing work or not.
 
 Checks: git's version, the commit identity, each store's health (``git fsck --connectivity-only``) and
 merge drivers, each remote's reachability (``git ls-remote`` with a timeout), the inotify watch limit
@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, get_args
 
-from memsync import service
 from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
+from memsync.commands import service
 from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.git_env import noninteractive_env

@@ -1,5 +1,5 @@
-"""`memsync sync`: one cycle of every store now, saying what it does (issue 4 "CLI"; issue 11: a line per
-remote as it is contacted and one with its outcome, a warning once per remote that failed)."""
+"""`memsync sync`: one cycle of every store now, saying what it does: a line per remote as it is
+contacted and one with its outcome, a warning once per remote that failed (DESIGN "One sync cycle")."""
 
 from __future__ import annotations
 
@@ -7,35 +7,21 @@ import logging
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, load_config
-from memsync.cycle import CycleReport, run_cycle
+from memsync.cycle import run_cycle
+from memsync.cycle_report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, log_report
 from memsync.errors import MemsyncError
+from memsync.instance import instance_lock
+from memsync.session import Session
 from memsync.store import RemoteOutcome
 
 log = logging.getLogger(__name__)
-
-EXIT_OK = 0
-EXIT_NOT_PUSHED = 75
-EXIT_ERROR = 1
-
-
-def log_report(name: str, report: CycleReport, *, remotes: bool = True) -> None:
-    """Log what the cycle of store ``name`` committed, pulled and pushed (unless not ``remotes``: said
-    per remote already) and delivered."""
-    if report.commit_message:
-        log.info("store %s: committed %s", name, report.commit_message.splitlines()[0])
-    for outcome in report.remotes if remotes else ():
-        if outcome.merged:
-            log.info("store %s: pulled from %s", name, outcome.remote)
-        if outcome.pushed:
-            log.info("store %s: pushed to %s", name, outcome.remote)
-    for path in report.delivered:
-        log.info("store %s: delivered %s", name, path)
 
 
 def run_all(config: Config) -> int:
     """One cycle over every store of ``config`` (what `memsync sync` does), with a line per remote as it
     is contacted and one with its outcome (a warning, once, when it failed); the exit code is 0 when
     everything is pushed, 75 when committed but something is not pushed, 1 when a cycle failed."""
+    session = Session()  # one command's cycles: each store opened once, each dangling link warned once
     code = EXIT_OK
     for name, store_cfg in config.stores.items():
 
@@ -47,7 +33,7 @@ def run_all(config: Config) -> int:
                 log.log(level, "store %s: %s: %s", store.name, remote, outcome.message)
 
         try:
-            report = run_cycle(config, store_cfg, progress=progress)
+            report = run_cycle(config, store_cfg, session=session, progress=progress)
         except MemsyncError as exc:
             log.error("store %s: %s", name, exc)
             code = EXIT_ERROR
@@ -61,3 +47,12 @@ def run_all(config: Config) -> int:
 def run_all_from(path: Path) -> int:
     """Load the config file ``path`` and run :func:`run_all` on it (the `memsync sync` command)."""
     return run_all(load_config(path))
+
+
+def run_once(path: Path) -> int:
+    """`memsync daemon --once`: :func:`run_all` on the config file ``path`` while holding that config's
+    daemon lock (``instance.instance_lock``: ``MemsyncError`` when a daemon runs for it). Returns the
+    exit code of :func:`run_all`."""
+    config = load_config(path)
+    with instance_lock(path):
+        return run_all(config)

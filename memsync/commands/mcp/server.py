@@ -26,9 +26,12 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from pydantic import AnyUrl, Field
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
-from memsync import __version__, mcp_resources, mcp_tools
+from memsync import __version__
+from memsync.commands.mcp import resources as mcp_resources
+from memsync.commands.mcp import tools as mcp_tools
+from memsync.commands.mcp.hits import HitJSON
+from memsync.commands.mcp.recall import DEFAULT_LIMIT, MAX_LIMIT, recall
 from memsync.errors import MemsyncError
-from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT, HitJSON, recall
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memsync import argcheck
-from memsync.config import Track, config_path, load_config
-from memsync.config_edits import (
+from memsync.commands.config_edits import (
     DEFAULT_STORE,
     Report,
     absolute,
@@ -20,6 +19,7 @@ from memsync.config_edits import (
     store_table,
     tracked,
 )
+from memsync.config import Track, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.store_paths import default_store_path_for
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TypedDict
 
+from memsync.commands.mcp.hits import Hit
 from memsync.config import Config
-from memsync.recall import Hit
 from memsync.store import LogRecord, Store
 
 

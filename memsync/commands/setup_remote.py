@@ -6,14 +6,14 @@ from pathlib import Path
 from typing import Any
 
 from memsync import argcheck
-from memsync.config import NETWORK_TIMEOUT_S, config_path
-from memsync.config_edits import (
+from memsync.commands.config_edits import (
     DEFAULT_STORE,
     Report,
     edit,
     reload_daemon,
     store_table,
 )
+from memsync.config import NETWORK_TIMEOUT_S, config_path
 from memsync.errors import MemsyncError
 from memsync.remote_head import run_git
 from memsync.store import local_remote_path

@@ -16,18 +16,16 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
-from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
-
+from memsync.commands.handoff.mapping import kind_for_type
+from memsync.commands.mcp.hits import Document, Hit, store_path_of
 from memsync.config import Config
 from memsync.errors import MemsyncError
 from memsync.formats import markdown
 from memsync.formats.jsonl import KINDS, read_memory, scope_matches
-from memsync.handoff import kind_for_type
 from memsync.tracked import Tracked, tracked_memory
 
 DEFAULT_LIMIT = 10
@@ -36,92 +34,6 @@ MAX_LIMIT = 100
 TEXT_CHARS = 400
 _WORD = re.compile(r"\w+")
 _TIMED = re.compile(r"^- \[(\d{2}:\d{2})\][ \t]?(.*)$")
-
-DocType = Literal["entry", "curated", "index", "log"]
-
-
-@dataclass(frozen=True)
-class Document:
-    """One searchable item.
-
-    ``id``: an entry's id; a curated entry's store path (its live path when untracked); for an index
-    item or a log line, that path of its file plus ``:<line>``. ``title`` (weighted double) and ``body``
-    are what is indexed, ``text`` what a hit shows. ``date`` is what the item itself says (an entry's
-    ``created_at``, a log's day and time), else None. ``needle`` is the text whose first commit names the
-    writer (an entry id, a line); None means the file's latest commit. ``kind``: a memory-file kind
-    (curated types mapped as handoff maps them), None for index items and log lines."""
-
-    id: str
-    type: DocType
-    kind: str | None
-    text: str
-    title: str
-    body: str
-    source: Tracked
-    file: Path
-    line: int | None = None
-    date: str | None = None
-    needle: str | None = None
-    scope: str | None = None
-
-    @property
-    def store_file(self) -> str | None:
-        """The store path of the file holding this item (None when no track maps it)."""
-        return store_path_of(self.source, self.file)
-
-
-class HitJSON(TypedDict):
-    """A hit as plain JSON data (:meth:`Hit.to_json`)."""
-
-    id: str
-    type: str
-    kind: str | None
-    text: str
-    file: str
-    store: str | None
-    store_path: str | None
-    line: int | None
-    host: str
-    date: str
-    committed: bool
-    score: float
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A returned document with its ``score`` (higher is better), ``host`` (who committed it; this
-    machine's host when it is not committed yet) and ``date`` (ISO 8601)."""
-
-    doc: Document
-    score: float
-    host: str = ""
-    date: str = ""
-    committed: bool = False
-
-    def to_json(self) -> HitJSON:
-        """The hit as plain JSON data (what the MCP ``recall`` tool and `memsync recall --json` give)."""
-        return HitJSON(
-            id=self.doc.id,
-            type=self.doc.type,
-            kind=self.doc.kind,
-            text=self.doc.text,
-            file=str(self.doc.file),
-            store=self.doc.source.store,
-            store_path=self.doc.store_file,
-            line=self.doc.line,
-            host=self.host,
-            date=self.date,
-            committed=self.committed,
-            score=round(self.score, 4),
-        )
-
-
-def store_path_of(source: Tracked, file: Path) -> str | None:
-    """The store path of ``file`` inside ``source`` (None when no track maps ``source``)."""
-    if source.store is None:
-        return None
-    rel = file.relative_to(source.live).as_posix()
-    return source.store_path if rel == "." else f"{source.store_path}/{rel}"
 
 
 def _where(source: Tracked, file: Path) -> str:
@@ -287,7 +199,7 @@ def recall(
     ``query``; each hit carries who committed it and when (``provenance.attribute``).
 
     Raises MemsyncError for an empty query, a bad limit or kind, or an unreadable file."""
-    from memsync.provenance import attribute  # GitPython: only for the hits found
+    from memsync.commands.mcp.provenance import attribute  # GitPython: only for the hits found
 
     hits = rank(documents(tracked_memory(config), scope, kinds, now), query, limit)
     return [replace(hit, **fields) for hit, fields in zip(hits, attribute(config, hits), strict=True)]

@@ -8,16 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from memsync import argcheck
-from memsync.config import (
-    BRANCH_NAME,
-    DEFAULT_BRANCH,
-    Config,
-    StoreConfig,
-    Track,
-    config_path,
-    load_config,
-)
-from memsync.config_edits import (
+from memsync.access import ensure_store
+from memsync.commands.config_edits import (
     DEFAULT_REMOTE,
     DEFAULT_STORE,
     Report,
@@ -30,13 +22,21 @@ from memsync.config_edits import (
     tracked,
     undone_on_failure,
 )
-from memsync.cycle import ensure_store
+from memsync.commands.detect import Location, detect
+from memsync.commands.setup_remote import REMOTE_TIMEOUT_S
+from memsync.config import (
+    BRANCH_NAME,
+    DEFAULT_BRANCH,
+    Config,
+    StoreConfig,
+    Track,
+    config_path,
+    load_config,
+)
 from memsync.daemon import run_daemon
-from memsync.detect import Location, detect
 from memsync.errors import MemsyncError
 from memsync.remote_head import remote_head_branch, run_git
 from memsync.remote_url import PLAIN_NAME
-from memsync.setup_remote import REMOTE_TIMEOUT_S
 from memsync.store_paths import default_store_path_for
 
 __all__ = ["DEFAULT_REMOTE", "DEFAULT_STORE", "Report", "init", "store_add", "up"]

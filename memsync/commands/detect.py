@@ -1,4 +1,4 @@
-"""Find the memory that already lives on this machine, so ``memsync init`` can track it (issue 5).
+"""Find the memory that already lives on this machine, so ``memsync init`` can track it.
 
 Looks at the places agents write by default (DESIGN "Vocabulary", "Agent hosts"):
 ``~/.agents/memory/<role>/`` role directories, ``~/.agent-memory/*.jsonl`` memory files,

@@ -85,11 +85,41 @@ def remember(
     scope to ``global``. ``expires``: a UTC time or a duration (``30d``). Raises MemsyncError for a bad
     field, an unknown file or id, a secret in the text, a user entry an inferred one may not replace, or
     a failed write."""
-    now = datetime.now(UTC)
     if file is None and supersedes is not None:
         memory = MemoryFile(holder(config, supersedes, "supersede"))
     else:
         memory = MemoryFile(find_memory(config, file, "jsonl").live)
+    entry = write_entry(
+        memory,
+        text,
+        kind=kind,
+        scope=scope,
+        tags=tags,
+        source=source,
+        confidence=confidence,
+        expires=expires,
+        supersedes=supersedes,
+    )
+    return Remembered(entry, memory.path)
+
+
+def write_entry(
+    memory: MemoryFile,
+    text: str,
+    *,
+    kind: str | None,
+    scope: str | None,
+    tags: Sequence[str] | None,
+    source: str,
+    confidence: float,
+    expires: str | None,
+    supersedes: str | None,
+) -> Entry:
+    """Append an entry to ``memory`` now: with ``supersedes`` replacing that entry (kind, scope and, for
+    ``tags`` None, tags default to the old entry's), else kind defaulting to ``fact`` and scope to
+    ``global``. ``expires``: a UTC time or a duration (``30d``). Raises MemsyncError (see
+    ``MemoryFile.remember`` and ``MemoryFile.supersede``)."""
+    now = datetime.now(UTC)
     expires_at = None if expires is None else parse_expiry(expires, now)
     if supersedes is not None:
         entry = memory.supersede(
@@ -114,7 +144,8 @@ def remember(
             expires_at=expires_at,
             now=now,
         )
-    return Remembered(entry, memory.path)
+
+    return entry
 
 
 def forget(config: Config | None, entry_id: str, file: str | None = None) -> Path:
@@ -163,7 +194,7 @@ def prompt(
 ) -> str:
     """The prompt block (``memsync prompt``) of the tracked memory file or role directory ``target``
     names (default: the default memory file). Raises MemsyncError (see ``prompt.prompt_text``)."""
-    from memsync.prompt import prompt_text
+    from memsync.commands.mcp.prompt import prompt_text
 
     item = find_memory(config, target)
     if not item.live.exists():
@@ -175,7 +206,7 @@ def history(target: str | None, limit: int) -> str:
     """`memsync log` for an entry id, a recall hit's id, a tracked live path or a store path (None: all
     memory), at most ``limit`` commits per store, one line per commit and file. Raises MemsyncError
     (no config, git failing) or when nothing in the history mentions ``target``."""
-    from memsync.cycle import history as store_history
+    from memsync.commands.log import history as store_history
 
     if target is not None and (line := _LINE_SUFFIX.match(target)):
         target = line.group("path")
@@ -191,7 +222,7 @@ def history(target: str | None, limit: int) -> str:
 def handoff(from_agent: str, to_agent: str, dry_run: bool) -> dict[str, Any]:
     """`memsync handoff FROM TO`: the report as JSON data (summary, handed, present, skipped, written).
     Raises MemsyncError (see ``handoff.handoff``)."""
-    from memsync.handoff import handoff as hand
+    from memsync.commands.handoff.handoff import handoff as hand
 
     report = hand(from_agent, to_agent, dry_run=dry_run)
     return {
@@ -207,6 +238,6 @@ def handoff(from_agent: str, to_agent: str, dry_run: bool) -> dict[str, Any]:
 
 def status() -> dict[str, Any]:
     """`memsync status --json` as JSON data. Raises MemsyncError for a missing or bad config."""
-    from memsync.cycle import collect_status
+    from memsync.commands.status import collect_status
 
     return collect_status(config_path())

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from memsync import argcheck
+from memsync.commands.config_edits import Report, edit, reload_daemon, store_table
 from memsync.config import KNOWN_KEYS, Config, config_path, load_config
-from memsync.config_edits import Report, edit, reload_daemon, store_table
 from memsync.errors import MemsyncError
 
 _TABLES = {"author", "stores"}

@@ -1,4 +1,4 @@
-"""Run the daemon as a per-user service: a systemd user unit on Linux, a launchd agent on macOS (issue 5).
+"""Run the daemon as a per-user service: a systemd user unit on Linux, a launchd agent on macOS.
 
 The unit runs ``<this python> -m memsync daemon``: the absolute path of the interpreter memsync is
 installed in, so the service runs the same memsync as the shell that installed it. Where no user systemd

@@ -1,6 +1,6 @@
 """`memsync compact` on a memory file memsync tracks: the dead entries leave the live file and the store
-copy together, so the next sync neither publishes them back nor delivers them again (issue 2 "compact";
-DESIGN I1, whose explicit exception this is, and "View semantics": compaction keeps tombstones).
+copy together, so the next sync neither publishes them back nor delivers them again (DESIGN I1, whose
+explicit exception this is, and "View semantics": compaction keeps tombstones).
 
 A compacted live file is a rewrite, not an append. Left to the sync cycle, publish would settle it by
 content (a union) and deliver would append the dead lines back from the store copy, on every machine.
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync.access import cycle_lock, open_store
 from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, config_path, load_config
-from memsync.cycle import cycle_lock, open_store
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import (
     MemoryFile,
@@ -76,7 +76,7 @@ class _Tracked:
 
 
 def compact(path: Path, config_file: Path | None = None, now: datetime | None = None) -> Compaction:
-    """Compact the memory file ``path`` (issue 2 "compact") at ``now`` (aware; default the current time).
+    """Compact the memory file ``path`` at ``now`` (aware; default the current time).
 
     A memory file tracked by a store of the config ``config_file`` (default ``config_path()``; none
     there: nothing is tracked) whose store exists is compacted in its live file and its store copy

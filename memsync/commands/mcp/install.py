@@ -1,0 +1,45 @@
+"""`memsync mcp install|uninstall|status`: memsync's MCP server registered with an agent host
+(``hosts.mcp_install``: the config files and their entries; DESIGN "Agent hosts")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memsync.hosts import mcp_install
+from memsync.hosts.mcp_install import Host
+
+
+def install_line(host: Host, project: Path | None) -> str:
+    """Register `memsync mcp` with ``host`` (for the user, or in the project directory ``project``) and
+    say what was done. Raises ``MemsyncError`` (see ``mcp_install.install``)."""
+    done = mcp_install.install(host, project)
+    if done.changed:
+        return f"registered memsync's MCP server with {host} in {done.path}; restart {host} to load it"
+    return f"memsync's MCP server is already registered with {host} in {done.path}"
+
+
+def uninstall_line(host: Host, project: Path | None) -> str:
+    """Remove memsync's entry from ``host``'s config file and say so. Raises ``MemsyncError``."""
+    done = mcp_install.uninstall(host, project)
+    verb = (
+        "removed memsync's MCP server from" if done.changed else "memsync's MCP server was not registered in"
+    )
+    return f"{verb} {done.path}"
+
+
+def status_lines(project: Path | None) -> list[str]:
+    """One line per agent host: whether memsync's MCP server is registered (for the user, or in
+    ``project``) and with which interpreter, flagged when that interpreter is gone."""
+    lines: list[str] = []
+    for host in mcp_install.HOSTS:
+        path = mcp_install.config_file(host, project)
+        entry = mcp_install.registered(host, project)
+        if entry is None:
+            lines.append(f"{host}: not registered ({path})")
+            continue
+        command = str(entry.get("command", ""))
+        missing = "" if Path(command).exists() else " (that interpreter no longer exists: install again)"
+        lines.append(
+            f"{host}: registered in {path}: {command} {' '.join(map(str, entry.get('args', [])))}{missing}"
+        )
+    return lines

@@ -1,0 +1,117 @@
+"""`memsync remember`, `forget`, `show`, `compact`, `check`: one memory file (agent-memory/0.1), or for
+`check` a role directory too; each returns the lines the command prints."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memsync.argcheck import existing_parent
+from memsync.commands.mcp.tools import current_config, holder, write_entry
+from memsync.formats import jsonl, markdown
+from memsync.wording import plural
+
+
+def _memory_file(path: Path | None) -> jsonl.MemoryFile:
+    return jsonl.MemoryFile(path if path is not None else jsonl.default_memory_path())
+
+
+def remember_line(
+    text: str,
+    *,
+    kind: str | None,
+    scope: str | None,
+    tags: Sequence[str],
+    source: str,
+    confidence: float,
+    expires: str | None,
+    supersedes: str | None,
+    file: Path | None,
+) -> str:
+    """`memsync remember`: append an entry to memory file ``file`` (default: ``jsonl.default_memory_path``;
+    with ``supersedes`` and no ``file``, the tracked memory file holding that entry) and say so.
+    ``expires``: a UTC time or a duration (``jsonl.parse_expiry``). Raises ``MemsyncError`` (a secret in
+    the text, this clock ahead of the remotes', an unknown entry to supersede, a bad option)."""
+    if file is None and supersedes is not None:
+        # The tracked memory file that holds the entry, as the MCP tool finds it.
+        memory = jsonl.MemoryFile(holder(current_config(), supersedes, "supersede"))
+    else:
+        memory = _memory_file(None if file is None else existing_parent(file, "--file"))
+    entry = write_entry(
+        memory,
+        text,
+        kind=kind,
+        scope=scope,
+        tags=tuple(tags) or None,  # none given: a superseding entry keeps the old tags
+        source=source,
+        confidence=confidence,
+        expires=expires,
+        supersedes=supersedes,
+    )
+    replaced = f" (supersedes {supersedes})" if supersedes is not None else ""
+    return f"remembered {entry.id} in {memory.path}{replaced}"
+
+
+def forget_line(entry_id: str, file: Path | None) -> str:
+    """`memsync forget`: append a tombstone for ``entry_id`` to memory file ``file`` (default as
+    :func:`remember_line`) unless it is forgotten already, and say which. Raises ``MemsyncError``."""
+    memory = _memory_file(file)
+    if memory.is_forgotten(entry_id):
+        return f"{entry_id} is already forgotten in {memory.path}; nothing changed"
+    memory.forget(entry_id)
+    return f"forgot {entry_id} in {memory.path}"
+
+
+def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[list[str], str | None]:
+    """`memsync show`: one line per live entry of memory file ``file`` that applies to ``scope`` (JSON
+    as stored with ``as_json``), and the warning about skipped problem lines (None when there are
+    none). Raises ``MemsyncError``."""
+    memory = _memory_file(file)
+    parsed = memory.read()
+    entries = [e for e in parsed.view(datetime.now(UTC)) if jsonl.scope_matches(e.scope, scope)]
+    lines: list[str] = []
+    for entry in entries:
+        if as_json:
+            lines.append(json.dumps(entry.to_obj(), ensure_ascii=False))
+        else:
+            who = "user" if entry.is_user else f"{'-' if entry.confidence is None else entry.confidence}"
+            text = " ".join(entry.text.split())
+            lines.append(f"{entry.id}  {entry.kind:<10}  {entry.scope}  [{who}]  {text}")
+    problems = (
+        f"memsync: {plural(len(parsed.problems), 'problem')} in {memory.path} skipped; "
+        f"see `memsync check {memory.path}`"
+        if parsed.problems
+        else None
+    )
+    return lines, problems
+
+
+def compact_line(file: Path | None) -> str:
+    """`memsync compact`: rewrite memory file ``file`` (default as :func:`remember_line`) with its live
+    entries and deletions, in its store too when tracked (``compact.compact``), and say what it
+    removed. Raises ``MemsyncError``."""
+    from memsync.commands.compact import compact  # imports the sync engine: only this command needs it
+
+    memory = _memory_file(file)
+    report = compact(memory.path)
+    store = (
+        f"; store {report.store}: {plural(report.store_lines_removed, 'line')} removed"
+        if report.store and report.store_lines_removed
+        else f"; store {report.store}: unchanged"
+        if report.store
+        else ""
+    )
+    after = plural(report.lines_after, "line")
+    return f"compacted {memory.path}: {report.lines_before} -> {after}{store}"
+
+
+def check_lines(path: Path) -> list[str]:
+    """`memsync check`: one ``path:line: message`` per problem of the role directory or memory file
+    ``path`` (a memory file's entries dated in this clock's future included), [] when there is none."""
+    if path.is_dir():
+        return [str(p) for p in markdown.check_role_dir(path)]
+    from memsync.clock import future_problems  # reads the config and the store's history
+
+    return jsonl.check_memory_file(path, future_problems)

@@ -1,0 +1,61 @@
+"""What one sync cycle did (``CycleReport``), how it is logged, and the exit codes a run of cycles
+gives scripts (DESIGN "One sync cycle")."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from memsync.store import RemoteOutcome
+from memsync.sync.clashes import Clash
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_NOT_PUSHED = 75
+EXIT_ERROR = 1
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    """What one cycle did for store ``store``.
+
+    ``commit``/``commit_message``: the commit made from local changes (None when nothing changed);
+    ``remotes``: one outcome per remote exchanged with (empty when the exchange was skipped);
+    ``delivered``: "<track>: <file> <action>" per live file written; ``unpushed``: the most commits any
+    remote lacks after the cycle; ``exchanged``: whether an exchange was attempted; ``clashes``: live
+    paths where a file meets a directory of the store, not synced until the user renames them.
+    """
+
+    store: str
+    commit: str | None
+    commit_message: str | None
+    remotes: tuple[RemoteOutcome, ...]
+    delivered: tuple[str, ...]
+    unpushed: int
+    exchanged: bool
+    clashes: tuple[Clash, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when every remote was reached and nothing is left to push."""
+        return self.exchanged and self.unpushed == 0 and all(o.status == "ok" for o in self.remotes)
+
+
+def remote_error(outcome: RemoteOutcome) -> str | None:
+    """The one-line problem of ``outcome``, None when the exchange went well."""
+    return None if outcome.status == "ok" else outcome.message
+
+
+def log_report(name: str, report: CycleReport, *, remotes: bool = True) -> None:
+    """Log what the cycle of store ``name`` committed, pulled and pushed (unless not ``remotes``: said
+    per remote already) and delivered."""
+    if report.commit_message:
+        log.info("store %s: committed %s", name, report.commit_message.splitlines()[0])
+    for outcome in report.remotes if remotes else ():
+        if outcome.merged:
+            log.info("store %s: pulled from %s", name, outcome.remote)
+        if outcome.pushed:
+            log.info("store %s: pushed to %s", name, outcome.remote)
+    for path in report.delivered:
+        log.info("store %s: delivered %s", name, path)

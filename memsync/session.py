@@ -1,0 +1,78 @@
+"""Per-process state carried from one sync cycle to the next (DESIGN "Layers": long-running state lives
+in objects the daemon owns, not in module globals)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memsync.access import open_store
+from memsync.config import Config, StoreConfig, Track
+from memsync.store import Store
+from memsync.sync.notices import Notices
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Session:
+    """What one process remembers between the cycles it runs. The daemon keeps one for its lifetime and
+    passes it to every cycle; a one-shot command makes a fresh one.
+
+    ``opened``: the stores opened by earlier cycles, by store path, with the settings they were opened
+    with (opening runs recovery and rewrites the store's git config, several git processes, which a
+    long-running daemon needs on start and after a failure only). ``unreachable``: tracked paths found
+    behind a dangling symlink, warned about once until they are reachable again. ``notices``: what the
+    sync passes warned about already (a clash, a file that is not regular), logged once.
+    """
+
+    opened: dict[Path, tuple[object, Store]] = field(default_factory=dict)
+    unreachable: set[Path] = field(default_factory=set)
+    notices: Notices = field(default_factory=Notices)
+
+    def store_for(
+        self, config: Config, store_cfg: StoreConfig, reopen: bool, stop: threading.Event | None
+    ) -> Store:
+        """The store of ``store_cfg`` an earlier cycle opened with the same settings, unless ``reopen``;
+        else the store opened anew (``access.open_store``, recovery included). Raises ``MemsyncError``."""
+        key = (
+            store_cfg,
+            config.host,
+            config.author_name,
+            config.author_email,
+            config.network_timeout_s,
+            stop,
+        )
+        cached = self.opened.pop(store_cfg.path, None)
+        store = cached[1] if cached is not None and cached[0] == key and not reopen else None
+        if store is None:
+            store = open_store(config, store_cfg, stop)
+        self.opened[store_cfg.path] = (key, store)
+        return store
+
+    def forget(self, store_cfg: StoreConfig) -> None:
+        """Drop the store of ``store_cfg`` after a failed cycle: the next cycle opens it anew."""
+        self.opened.pop(store_cfg.path, None)
+
+    def reachable(self, track: Track) -> bool:
+        """False while the live path or a directory above it is a symlink to nothing (a drive not
+        mounted): that track is neither published (its files would read as deleted, I1) nor delivered
+        (nothing is created in the symlink's place) until the target is back; the other tracks sync on.
+        Warns once per track until it is reachable again."""
+        dangling = next(
+            (p for p in (track.live, *track.live.parents) if p.is_symlink() and not p.exists()), None
+        )
+        if dangling is None:
+            self.unreachable.discard(track.live)
+            return True
+        if track.live not in self.unreachable:
+            self.unreachable.add(track.live)
+            log.warning(
+                "%s: not synced while the symlink %s points to nothing (a drive not mounted?); its files "
+                "stay in the store and on the peers",
+                track.live,
+                dangling,
+            )
+        return False
