@@ -155,7 +155,7 @@ def test_every_detect_secrets_plugin_has_gates() -> None:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 
-    from memsync.secrets.detectors import _PLUGIN_GATES, _SKIPPED_PLUGINS
+    from memsync.secrets.gates import _PLUGIN_GATES, _SKIPPED_PLUGINS
 
     plugins = {
         cls.__name__
