@@ -29,7 +29,7 @@ from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.diskfull import ADVICE, is_full, named, nearly_full
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import parse_record
+from memsync.formats.jsonl.records import parse_record
 from memsync.fsio import atomic_write, sweep_temps
 from memsync.hosts.claude_code import oversized_indexes
 from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta

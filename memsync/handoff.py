@@ -57,25 +57,25 @@ from memsync.argcheck import existing_parent
 from memsync.clock import refuse_if_ahead
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.formats import jsonl, markdown
+from memsync.formats import markdown
 from memsync.formats.index import IndexBlock
-from memsync.formats.jsonl import (
+from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.prompt import prompt_line, render_prompt
+from memsync.formats.jsonl.records import (
     FORMAT,
     KINDS,
     USER_SOURCE,
     Entry,
     Header,
-    MemoryFile,
     Tombstone,
     canonical_json,
-    format_timestamp,
     is_header,
     parse_record,
-    read_memory,
-    record_from_obj,
-    render_prompt,
-    scope_matches,
 )
+from memsync.formats.jsonl.timestamps import format_timestamp
+from memsync.formats.jsonl.validate import record_from_obj
+from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown import (
     RECENT_LOGS,
     CuratedEntry,
@@ -864,10 +864,10 @@ def _prompt(items: Sequence[Item], from_name: str, plan: _Plan, max_bytes: int) 
     """The to_prompt block of the items, cut at whole entries to ``max_bytes``; the ones cut are skipped."""
     entries = [as_entry(item, from_name) for item in items]
     text = render_prompt(entries, max_bytes=max_bytes)
-    # render_prompt writes each entry it keeps as exactly one line, the one jsonl.prompt_line makes.
+    # render_prompt writes each entry it keeps as exactly one line, the one prompt_line makes.
     shown = Counter(text.splitlines())
     for item, entry in zip(items, entries, strict=True):
-        line = jsonl.prompt_line(entry)
+        line = prompt_line(entry)
         if shown[line] > 0:
             shown[line] -= 1
             plan.handed.append(item.label)

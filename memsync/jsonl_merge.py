@@ -128,7 +128,7 @@ def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
 
 
 def _classify(raws: Iterable[bytes], opaque: bool) -> list[_Line]:
-    from memsync.formats.jsonl import canonical_json, is_header, parse_record
+    from memsync.formats.jsonl.records import canonical_json, is_header, parse_record
 
     out = []
     for raw in raws:
@@ -206,7 +206,7 @@ def _merge_jsonl_streams(
     streams: Sequence[BinaryIO], out: BinaryIO, copy_prefix: Callable[[int], object]
 ) -> None:
     """Stream the common prefix through ``copy_prefix``, merge the tails, write them to ``out``."""
-    from memsync.formats.jsonl import is_header, parse_record
+    from memsync.formats.jsonl.records import is_header, parse_record
 
     prefix = _safe_prefix_len(streams)
     streams[1].seek(0)

@@ -25,7 +25,8 @@ from urllib.parse import quote, unquote, urlsplit
 from memsync.config import Config
 from memsync.errors import MemsyncError
 from memsync.formats import markdown
-from memsync.formats.jsonl import canonical_json, read_memory
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.records import canonical_json
 from memsync.layout import IGNORED_DIRS, is_ignored
 from memsync.tracked import Tracked, tracked_memory
 

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memsync.errors import MemsyncError
-from memsync.formats import jsonl, markdown
+from memsync.formats import markdown
+from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
 
 
 def prompt_text(
@@ -30,6 +32,6 @@ def prompt_text(
         return markdown.role_prompt(
             target, markdown.DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes
         )
-    return jsonl.MemoryFile(target).to_prompt(
-        scope, kinds or None, jsonl.DEFAULT_PROMPT_BYTES if max_bytes is None else max_bytes
+    return MemoryFile(target).to_prompt(
+        scope, kinds or None, DEFAULT_PROMPT_BYTES if max_bytes is None else max_bytes
     )

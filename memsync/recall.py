@@ -26,7 +26,9 @@ from typing_extensions import TypedDict  # not typing's: pydantic needs this one
 from memsync.config import Config
 from memsync.errors import MemsyncError
 from memsync.formats import markdown
-from memsync.formats.jsonl import KINDS, read_memory, scope_matches
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.records import KINDS
+from memsync.formats.jsonl.view import scope_matches
 from memsync.handoff import kind_for_type
 from memsync.tracked import Tracked, tracked_memory
 

@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from memsync.config import Track
-from memsync.formats.jsonl import is_header, parse_record
+from memsync.formats.jsonl.records import is_header, parse_record
 from memsync.fsio import (
     TEMP_PREFIX,
     WriteBatch,

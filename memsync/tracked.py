@@ -16,7 +16,7 @@ from typing import Literal
 
 from memsync.config import Config, Track
 from memsync.formats import markdown
-from memsync.formats.jsonl import default_memory_path
+from memsync.formats.jsonl.memoryfile import default_memory_path
 
 Format = Literal["jsonl", "role"]
 

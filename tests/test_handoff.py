@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import Entry, MemoryFile, read_memory
+from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.records import Entry
 from memsync.formats.markdown import RoleDir, read_entry
 from memsync.handoff import (
     KIND_TO_TYPE,

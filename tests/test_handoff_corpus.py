@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.formats.jsonl import read_memory
+from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.markdown import RoleDir
 from memsync.handoff import handoff
 from memsync.secrets import scan_text

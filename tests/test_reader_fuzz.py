@@ -21,8 +21,11 @@ from hypothesis import strategies as st
 
 from memsync import handoff
 from memsync.errors import MemsyncError
-from memsync.formats import jsonl, markdown
+from memsync.formats import markdown
 from memsync.formats.index import parse_index, render
+from memsync.formats.jsonl.compact import compacted
+from memsync.formats.jsonl.parse import check_memory_file, parse_memory
+from memsync.formats.jsonl.prompt import render_prompt
 from memsync.merge import merge_daily, merge_entry, merge_index, merge_jsonl
 from tests.poison import GOOD, HEADER, POISON_LINES, YAML_POISON
 
@@ -83,15 +86,15 @@ def _only_memsync_errors(call: object, *args: object) -> object:
 @SETTINGS
 @given(data=memory_bytes)
 def test_memory_file_readers_never_raise(data: bytes) -> None:
-    parsed = jsonl.parse_memory(data)
+    parsed = parse_memory(data)
     entries = parsed.view(NOW)
-    jsonl.render_prompt(entries, "project:x", None, 200)
-    jsonl.compacted(parsed, data, NOW)
+    render_prompt(entries, "project:x", None, 200)
+    compacted(parsed, data, NOW)
     assert all(number >= 1 for number, _ in parsed.malformed)
     with tempfile.TemporaryDirectory() as root:
         path = Path(root) / "m.jsonl"
         path.write_bytes(data)
-        problems = jsonl.check_memory_file(path)
+        problems = check_memory_file(path)
         assert len(problems) >= len(parsed.malformed)
         for item in handoff.read_items(handoff.Agent("m", path, "jsonl"), NOW):
             handoff.as_entry(item, "m")
@@ -150,12 +153,12 @@ def test_handoff_dry_runs_never_raise(memory: bytes, entry: bytes, daily: bytes)
 @pytest.mark.parametrize("line", POISON_LINES, ids=range(len(POISON_LINES)))
 def test_a_poison_line_is_reported_with_its_number_and_kept_verbatim(line: bytes) -> None:
     data = HEADER + b"\n" + line + b"\n" + GOOD + b"\n"
-    parsed = jsonl.parse_memory(data)
+    parsed = parse_memory(data)
     assert (parsed.records[-1].line, parsed.records[-1].raw) == (3, GOOD)
     assert (2, line) in parsed.malformed or [r.raw for r in parsed.records] == [line, GOOD]
     if (2, line) in parsed.malformed:
         assert any(problem.line == 2 for problem in parsed.problems)
-    assert line in jsonl.compacted(parsed, data, NOW).split(b"\n")
+    assert line in compacted(parsed, data, NOW).split(b"\n")
 
 
 # A line that makes a backtracking pattern quadratic or worse, and the reader that met it: each took

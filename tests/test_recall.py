@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import MemoryFile
+from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.recall import Document, documents, rank
 from memsync.tracked import Tracked
 

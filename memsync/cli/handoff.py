@@ -10,7 +10,7 @@ import typer
 
 from memsync.argcheck import existing_parent
 from memsync.cli.app import app
-from memsync.formats.jsonl import KINDS
+from memsync.formats.jsonl.records import KINDS
 from memsync.handoff import DEFAULT_MAX_BYTES, Filters, HandoffReport, handoff, import_file, parse_since
 
 _AGENT_HELP = "a tracked role or memory file by name, or a path to a role directory or *.jsonl memory file"

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app
-from memsync.formats.jsonl import KINDS
+from memsync.formats.jsonl.records import KINDS
 from memsync.hosts import mcp_install
 from memsync.recall import DEFAULT_LIMIT
 

@@ -15,7 +15,13 @@ import typer
 
 from memsync.argcheck import existing_parent
 from memsync.cli.app import app
-from memsync.formats import jsonl, markdown
+from memsync.formats import markdown
+from memsync.formats.jsonl.memoryfile import MemoryFile, default_memory_path
+from memsync.formats.jsonl.parse import check_memory_file
+from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
+from memsync.formats.jsonl.records import KINDS, USER_SOURCE
+from memsync.formats.jsonl.timestamps import parse_expiry
+from memsync.formats.jsonl.view import scope_matches
 from memsync.mcp_tools import current_config, holder
 from memsync.prompt import prompt_text
 from memsync.wording import plural
@@ -23,8 +29,8 @@ from memsync.wording import plural
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
 
 
-def _memory_file(path: Path | None) -> jsonl.MemoryFile:
-    return jsonl.MemoryFile(path if path is not None else jsonl.default_memory_path())
+def _memory_file(path: Path | None) -> MemoryFile:
+    return MemoryFile(path if path is not None else default_memory_path())
 
 
 @app.command("remember")
@@ -35,7 +41,7 @@ def remember_command(
         typer.Option(
             "--kind",
             "-k",
-            help=f"One of: {', '.join(jsonl.KINDS)}. Default: fact, or the kind of the entry it supersedes.",
+            help=f"One of: {', '.join(KINDS)}. Default: fact, or the kind of the entry it supersedes.",
             show_default=False,
         ),
     ] = None,
@@ -55,7 +61,7 @@ def remember_command(
     source: Annotated[
         str,
         typer.Option("--source", help="Where it was learned: user (the person said it), a URL, a session."),
-    ] = jsonl.USER_SOURCE,
+    ] = USER_SOURCE,
     confidence: Annotated[
         float, typer.Option("--confidence", help="0 to 1. Inferred lessons should start below 1.")
     ] = 1.0,
@@ -85,10 +91,10 @@ def remember_command(
     now = datetime.now(UTC)
     if file is None and supersedes is not None:
         # The tracked memory file that holds the entry, as the MCP tool finds it.
-        memory = jsonl.MemoryFile(holder(current_config(), supersedes, "supersede"))
+        memory = MemoryFile(holder(current_config(), supersedes, "supersede"))
     else:
         memory = _memory_file(None if file is None else existing_parent(file, "--file"))
-    expires_at = None if expires is None else jsonl.parse_expiry(expires, now)
+    expires_at = None if expires is None else parse_expiry(expires, now)
     if supersedes is not None:
         entry = memory.supersede(
             supersedes,
@@ -146,7 +152,7 @@ def show_command(
     """
     memory = _memory_file(file)
     parsed = memory.read()
-    entries = [e for e in parsed.view(datetime.now(UTC)) if jsonl.scope_matches(e.scope, scope)]
+    entries = [e for e in parsed.view(datetime.now(UTC)) if scope_matches(e.scope, scope)]
     for entry in entries:
         if as_json:
             typer.echo(json.dumps(entry.to_obj(), ensure_ascii=False))
@@ -184,7 +190,7 @@ def prompt_command(
         typer.Option(
             "--max-bytes",
             help=f"Size cap in bytes, cut at whole entries. Default: "
-            f"{jsonl.DEFAULT_PROMPT_BYTES} for a file, "
+            f"{DEFAULT_PROMPT_BYTES} for a file, "
             f"{markdown.DEFAULT_SNAPSHOT_BYTES} for a role directory.",
         ),
     ] = None,
@@ -194,7 +200,7 @@ def prompt_command(
     For a memory file: entries grouped by kind, filtered by scope, the user's own entries first.
     For a role directory: its snapshot text (index, entries, latest daily logs), not written to disk.
     """
-    target = path if path is not None else jsonl.default_memory_path()
+    target = path if path is not None else default_memory_path()
     text = prompt_text(target, scope, kinds or (), max_bytes)
     typer.echo(text, nl=False)
     return 0
@@ -239,7 +245,7 @@ def check_command(
     else:
         from memsync.clock import future_problems  # reads the config and the store's history
 
-        problems = jsonl.check_memory_file(path, future_problems)
+        problems = check_memory_file(path, future_problems)
     for problem in problems:
         typer.echo(problem)
     return 1 if problems else 0
