@@ -57,8 +57,6 @@ from memsync.argcheck import existing_parent
 from memsync.clock import refuse_if_ahead
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.formats import markdown
-from memsync.formats.index import IndexBlock
 from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.prompt import prompt_line, render_prompt
@@ -76,13 +74,13 @@ from memsync.formats.jsonl.records import (
 from memsync.formats.jsonl.timestamps import format_timestamp
 from memsync.formats.jsonl.validate import record_from_obj
 from memsync.formats.jsonl.view import scope_matches
-from memsync.formats.markdown import (
-    RECENT_LOGS,
-    CuratedEntry,
-    RoleDir,
-    read_daily_log,
-    slugify,
-)
+from memsync.formats.markdown.fields import entry_head
+from memsync.formats.markdown.index import IndexBlock
+from memsync.formats.markdown.index_items import put_index_item
+from memsync.formats.markdown.reading import CuratedEntry, read_daily_log
+from memsync.formats.markdown.roledir import RoleDir
+from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME, slugify
+from memsync.formats.markdown.snapshot import RECENT_LOGS
 from memsync.fsio import atomic_write
 from memsync.secrets import scan_text
 
@@ -303,7 +301,7 @@ def _tracked() -> list[tuple[set[str], Path]]:
 
 def _is_role(folder: Path) -> bool:
     """True for a role directory: it holds the index or daily logs."""
-    return (folder / markdown.INDEX_NAME).exists() or (folder / markdown.DAILY_DIR).is_dir()
+    return (folder / INDEX_NAME).exists() or (folder / DAILY_DIR).is_dir()
 
 
 def _folder_members(folder: Path, store_path: str) -> list[tuple[set[str], Path]]:
@@ -681,7 +679,7 @@ class _Curated:
         """The bytes of the file under the candidate ``name``."""
         if self.data is not None:
             return self.data
-        head = markdown.entry_head(name, self.description, self.type)
+        head = entry_head(name, self.description, self.type)
         return (head + self.body.strip("\n") + "\n").encode("utf-8")
 
     def same_as(self, path: Path, name: str) -> bool:
@@ -747,7 +745,7 @@ def _write_curated(role: RoleDir, writes: Sequence[tuple[_Curated, str, str]]) -
 
     def put_all(blocks: list[IndexBlock]) -> list[IndexBlock]:
         for key, line in lines:
-            blocks = markdown.put_index_item(blocks, line, {key})
+            blocks = put_index_item(blocks, line, {key})
         return blocks
 
     role.edit_index(put_all)

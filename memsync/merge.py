@@ -24,8 +24,8 @@ from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
-from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
-from memsync.formats.index import IndexBlock, parse_index, render
+from memsync.formats.markdown.frontmatter import frontmatter_yaml, split_frontmatter
+from memsync.formats.markdown.index import IndexBlock, parse_index, render
 from memsync.jsonl_merge import merge_jsonl, merge_jsonl_files
 from memsync.keyed_merge import Block, merge_keyed
 

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memsync.config import Config, StoreConfig
-from memsync.formats.frontmatter import split_frontmatter
+from memsync.formats.markdown.frontmatter import split_frontmatter
 from memsync.fsio import temp_beside, writer_lock
 from memsync.hosts import claude_code, codex
 from memsync.identity import project_key

@@ -16,7 +16,8 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import Entry
-from memsync.formats.markdown import RoleDir, read_entry
+from memsync.formats.markdown.reading import read_entry
+from memsync.formats.markdown.roledir import RoleDir
 from memsync.handoff import (
     KIND_TO_TYPE,
     TYPE_TO_KIND,

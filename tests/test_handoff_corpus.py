@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memsync.formats.jsonl.parse import read_memory
-from memsync.formats.markdown import RoleDir
+from memsync.formats.markdown.roledir import RoleDir
 from memsync.handoff import handoff
 from memsync.secrets import scan_text
 from tests.handoff_fixtures import NOW, tree

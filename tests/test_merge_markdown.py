@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.formats.index import IndexBlock, item_key, parse_index, render
+from memsync.formats.markdown.index import IndexBlock, item_key, parse_index, render
 from memsync.merge import (
     BOTH_KEPT_NOTE,
     BOTH_KEPT_NOTE_PREFIX,

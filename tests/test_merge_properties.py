@@ -12,8 +12,8 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsync.formats.index import parse_index
 from memsync.formats.jsonl.records import canonical_json, is_header, parse_record
+from memsync.formats.markdown.index import parse_index
 from memsync.jsonl_merge import _safe_prefix_len
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX, merge_daily, merge_entry, merge_index, merge_jsonl
 

@@ -15,13 +15,14 @@ import typer
 
 from memsync.argcheck import existing_parent
 from memsync.cli.app import app
-from memsync.formats import markdown
 from memsync.formats.jsonl.memoryfile import MemoryFile, default_memory_path
 from memsync.formats.jsonl.parse import check_memory_file
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
 from memsync.formats.jsonl.records import KINDS, USER_SOURCE
 from memsync.formats.jsonl.timestamps import parse_expiry
 from memsync.formats.jsonl.view import scope_matches
+from memsync.formats.markdown.roledir import check_role_dir
+from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
 from memsync.mcp_tools import current_config, holder
 from memsync.prompt import prompt_text
 from memsync.wording import plural
@@ -191,7 +192,7 @@ def prompt_command(
             "--max-bytes",
             help=f"Size cap in bytes, cut at whole entries. Default: "
             f"{DEFAULT_PROMPT_BYTES} for a file, "
-            f"{markdown.DEFAULT_SNAPSHOT_BYTES} for a role directory.",
+            f"{DEFAULT_SNAPSHOT_BYTES} for a role directory.",
         ),
     ] = None,
 ) -> int:
@@ -241,7 +242,7 @@ def check_command(
     to correct them. Exit code 0 when there is nothing to fix, 1 when problems are listed.
     """
     if path.is_dir():
-        problems = [str(p) for p in markdown.check_role_dir(path)]
+        problems = [str(p) for p in check_role_dir(path)]
     else:
         from memsync.clock import future_problems  # reads the config and the store's history
 
