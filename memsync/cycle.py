@@ -34,7 +34,7 @@ from memsync.fsio import atomic_write, sweep_temps
 from memsync.hosts.claude_code import oversized_indexes
 from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta
 from memsync.legacy import first_folds, fold_legacy
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import Progress, RemoteOutcome, Store
 from memsync.storelock import hold_cycle
 from memsync.syncstate import SyncState

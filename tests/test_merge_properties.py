@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 
 from memsync.formats.jsonl.records import canonical_json, is_header, parse_record
 from memsync.formats.markdown.index import parse_index
-from memsync.jsonl_merge import _safe_prefix_len
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX, merge_daily, merge_entry, merge_index, merge_jsonl
+from memsync.merge.daily import merge_daily
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX, merge_entry
+from memsync.merge.index import merge_index
+from memsync.merge.jsonl import _safe_prefix_len, merge_jsonl
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MARKERS = (b"<<<<<<<", b">>>>>>>")

@@ -29,7 +29,10 @@ from memsync.formats.markdown.index import parse_index, render
 from memsync.formats.markdown.reading import read_daily_log, read_entry
 from memsync.formats.markdown.roledir import RoleDir, check_role_dir, role_prompt
 from memsync.formats.markdown.skill import MAX_READ_BYTES
-from memsync.merge import merge_daily, merge_entry, merge_index, merge_jsonl
+from memsync.merge.daily import merge_daily
+from memsync.merge.entry import merge_entry
+from memsync.merge.index import merge_index
+from memsync.merge.jsonl import merge_jsonl
 from tests.poison import GOOD, HEADER, POISON_LINES, YAML_POISON
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,9 +1,10 @@
 """The jsonl merge driver: agent-memory/0.1 JSON Lines merged line by line, streaming the common prefix
-(DESIGN "Merge drivers", jsonl; issue 3, F1-F16 and "Benchmark").
+(DESIGN "Merge drivers", jsonl; its speed: bench/merge_bench.py).
 
 Only the tails after the longest common prefix of the three versions are parsed, and on files the
 prefix is copied by the kernel, so a 1M-line merge takes about a second and little memory. Imported by
-the light git entry point: the record model (:mod:`memsync.formats.jsonl`) is imported where it is used.
+the light git entry point: the record model (:mod:`memsync.formats.jsonl.records`) is imported where it
+is used.
 """
 
 from __future__ import annotations
@@ -247,7 +248,7 @@ def merge_jsonl(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     union, sorted). A line both sides hold with different bytes is written as the side that changed it
     wrote it, else the smaller bytes. CRLF becomes LF, a BOM is dropped, an unterminated last line
     counts as complete, the output ends with a newline (or is empty). Nothing depends on the clock.
-    Never raises. Implements DESIGN "Merge drivers" (jsonl) and issue 3 (F1-F16).
+    Never raises. Implements DESIGN "Merge drivers" (jsonl).
     """
     out = io.BytesIO()
     streams = [io.BytesIO(data) for data in (base, ours, theirs)]
