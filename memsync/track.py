@@ -53,8 +53,8 @@ from memsync.fsio import (
     writer_lock,
 )
 from memsync.layout import Kind, is_append_only, is_ignored, kind_of
-from memsync.merge.jsonl import is_conflict_marker
 from memsync.merge.kinds import merge_for_path
+from memsync.merge.prefix import is_conflict_marker
 from memsync.secrets.files import scan_appended, scan_name, scan_whole
 from memsync.syncstate import FileState, HeldLine, PendingDelivery, PendingPublish, SyncState, digest
 from memsync.writers import positional_writers

@@ -17,7 +17,8 @@ from memsync.formats.markdown.index import parse_index
 from memsync.merge.daily import merge_daily
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX, merge_entry
 from memsync.merge.index import merge_index
-from memsync.merge.jsonl import _safe_prefix_len, merge_jsonl
+from memsync.merge.jsonl import merge_jsonl
+from memsync.merge.prefix import safe_prefix_len as _safe_prefix_len
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MARKERS = (b"<<<<<<<", b">>>>>>>")
