@@ -27,7 +27,8 @@ from pathlib import Path
 
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import Entry, ParsedMemory, Problem, parse_memory
+from memsync.formats.jsonl.parse import ParsedMemory, Problem, parse_memory
+from memsync.formats.jsonl.records import Entry
 from memsync.layout import HOST_TRAILER
 from memsync.tracked import locate
 

@@ -17,7 +17,7 @@ from memsync.config import StoreConfig, Track
 from memsync.cycle_report import CycleReport, remote_error
 from memsync.fsio import atomic_write
 from memsync.layout import is_append_only, is_aside, is_store_meta
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 from memsync.sync.state import SyncState
 from memsync.track_listing import untracked_group
 

@@ -43,13 +43,14 @@ import git
 
 from memsync.config import NETWORK_TIMEOUT_S, Identity, StoreConfig
 from memsync.diskfull import ADVICE, git_says_full, named_by_git, nearly_full
-from memsync.driver import KINDS, driver_command, install_merge_drivers
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
 from memsync.git_env import noninteractive_env
 from memsync.gitrun import Result as _Result
 from memsync.gitrun import run as run_git
 from memsync.layout import HOST_TRAILER, IGNORED_NAMES, aside_name, is_ignored
+from memsync.merge.kinds import KINDS
+from memsync.merge.registration import driver_command, install_merge_drivers
 from memsync.remote_head import point_local_head
 from memsync.storeid import STORE_ID_FILE, derived_id, new_id, unrelated_message
 from memsync.worktree import STATUS_ARGS, Change, parse_status, put_back

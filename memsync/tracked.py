@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Literal
 
 from memsync.config import Config, Track
-from memsync.formats import markdown
-from memsync.formats.jsonl import default_memory_path
+from memsync.formats.jsonl.memoryfile import default_memory_path
+from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME
 
 Format = Literal["jsonl", "role"]
 
@@ -34,7 +34,7 @@ class Tracked:
 
 
 def _is_role(folder: Path) -> bool:
-    if (folder / markdown.INDEX_NAME).exists() or (folder / markdown.DAILY_DIR).is_dir():
+    if (folder / INDEX_NAME).exists() or (folder / DAILY_DIR).is_dir():
         return True
     try:
         return any(child.suffix == ".md" and child.is_file() for child in folder.iterdir())

@@ -5,9 +5,9 @@ unsafe and odd tags, unhashable keys."""
 
 from __future__ import annotations
 
-from memsync.formats import jsonl
+from memsync.formats.jsonl.records import canonical_json
 
-GOOD = jsonl.canonical_json(
+GOOD = canonical_json(
     {"id": "a1b2c3d4e5f6", "kind": "fact", "text": "ok", "created_at": "2026-11-01T00:00:00Z"}
 )
 HEADER = b'{"format":"agent-memory/0.1","created_at":"2026-11-01T00:00:00Z"}'

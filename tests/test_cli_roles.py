@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memsync.cli import main
-from memsync.formats.markdown import RoleDir
+from memsync.formats.markdown.roledir import RoleDir
 from tests.helpers import run_cli
 
 

@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.clock import TOLERANCE_S, clock_skew
-from memsync.formats.jsonl import Entry, build_view
+from memsync.formats.jsonl.records import Entry
+from memsync.formats.jsonl.view import build_view
 from tests.helpers import git
 from tests.peers import MEMORY_FILE, Peer
 

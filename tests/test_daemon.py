@@ -117,7 +117,7 @@ def test_sync_exit_codes(tmp_path: Path, alice: Peer, remote: Path) -> None:
 
 
 def test_status_reports_everything(tmp_path: Path, alice: Peer, remote: Path) -> None:
-    from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+    from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 
     assert alice.status()["stores"]["main"]["last_cycle"] is None
     alice.append_entry("a fine entry")

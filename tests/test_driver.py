@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from memsync import driver
 from memsync.fsio import TEMP_PREFIX
 from memsync.layout import kind_of
+from memsync.merge.driver import _TEMP_PREFIX
+from memsync.merge.kinds import KINDS
+from memsync.merge.registration import driver_command, install_merge_drivers
 from tests.helpers import git, run_cli
 
 PATHS = [
@@ -44,7 +46,7 @@ def init_repo(path: Path) -> Path:
 
 def test_attributes_give_every_layout_kind_its_driver(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "store")
-    driver.install_merge_drivers(repo / ".git")
+    install_merge_drivers(repo / ".git")
     out = git(repo, "check-attr", "-z", "merge", "--", *PATHS).split("\0")
     got = {out[i]: out[i + 2] for i in range(0, len(out) - 2, 3)}
     assert got == {path: f"memsync-{kind_of(path)}" for path in PATHS}
@@ -52,7 +54,7 @@ def test_attributes_give_every_layout_kind_its_driver(tmp_path: Path) -> None:
 
 def test_peer_gitattributes_cannot_change_drivers_or_content(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "store")
-    driver.install_merge_drivers(repo / ".git")
+    install_merge_drivers(repo / ".git")
     (repo / ".gitattributes").write_text("* merge=union text eol=crlf ident filter=evil\n")  # from a peer
     # text unset wins, and eol only acts on text files
     out = git(repo, "check-attr", "merge", "text", "eol", "ident", "filter", "--", "roles/dev/note.md")
@@ -70,14 +72,14 @@ def test_install_registers_absolute_interpreter_and_is_idempotent(tmp_path: Path
     attributes = repo / ".git" / "info" / "attributes"
     attributes.parent.mkdir(parents=True, exist_ok=True)
     attributes.write_text("*.bin -diff\n")
-    driver.install_merge_drivers(repo / ".git")
+    install_merge_drivers(repo / ".git")
     config, attrs = (repo / ".git" / "config").read_text(), attributes.read_text()
-    driver.install_merge_drivers(repo / ".git")
+    install_merge_drivers(repo / ".git")
     assert (repo / ".git" / "config").read_text() == config and attributes.read_text() == attrs
     assert attrs.startswith("*.bin -diff\n") and attrs.count("merge=memsync-entry") == 1
-    for kind in driver.KINDS:
+    for kind in KINDS:
         command = git(repo, "config", "--get", f"merge.memsync-{kind}.driver").strip()
-        assert command == f"{sys.executable} -P -m memsync.driver {kind} %O %A %B %P"
+        assert command == f"{sys.executable} -P -m memsync.merge.driver {kind} %O %A %B %P"
         assert Path(sys.executable).is_absolute()
 
 
@@ -90,7 +92,7 @@ def versions(tmp_path: Path, base: bytes, ours: bytes, theirs: bytes) -> tuple[P
 
 def run_driver(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-P", "-m", "memsync.driver", *args],
+        [sys.executable, "-P", "-m", "memsync.merge.driver", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -125,7 +127,7 @@ def test_driver_failure_leaves_ours_and_says_why(tmp_path: Path) -> None:
 
 def test_failing_driver_makes_git_report_a_conflict_not_lose_data(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "store")
-    driver.install_merge_drivers(repo / ".git")
+    install_merge_drivers(repo / ".git")
     (repo / "note.md").write_text("one\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
@@ -135,7 +137,7 @@ def test_failing_driver_makes_git_report_a_conflict_not_lose_data(tmp_path: Path
     git(repo, "checkout", "-q", "main")
     (repo / "note.md").write_text("ours\n")
     git(repo, "commit", "-q", "-am", "ours")
-    broken = driver.driver_command("entry").replace(" entry ", " no-such-kind ")
+    broken = driver_command("entry").replace(" entry ", " no-such-kind ")
     git(repo, "config", "merge.memsync-entry.driver", broken)
     with pytest.raises(subprocess.CalledProcessError) as failed:
         git(repo, "merge", "--no-edit", "other")
@@ -162,11 +164,13 @@ def test_hidden_cli_command_runs_the_same_driver(tmp_path: Path) -> None:
 
 
 def test_temp_files_are_ones_memsync_ignores() -> None:
-    assert driver._TEMP_PREFIX.startswith(TEMP_PREFIX)
+    assert _TEMP_PREFIX.startswith(TEMP_PREFIX)
 
 
 def test_entry_point_is_light(tmp_path: Path) -> None:
-    probe = "import sys, memsync.driver; print([m for m in ('typer', 'git', 'click') if m in sys.modules])"
+    probe = (
+        "import sys, memsync.merge.driver; print([m for m in ('typer', 'git', 'click') if m in sys.modules])"
+    )
     assert (
         subprocess.run(
             [sys.executable, "-c", probe], capture_output=True, text=True, check=True

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memsync.commands.handoff.handoff import handoff
-from memsync.formats.jsonl import read_memory
-from memsync.formats.markdown import RoleDir
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.markdown.roledir import RoleDir
 from memsync.secrets import scan_text
 from tests.handoff_fixtures import NOW, tree
 from tests.helpers import CORPUS_CREDENTIAL

@@ -12,7 +12,7 @@ from typing import Any
 
 import tomli_w
 
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 from tests.helpers import git
 from tests.peers import Peer, sync
 

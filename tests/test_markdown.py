@@ -13,14 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
-from memsync.formats.markdown import (
-    RoleDir,
-    check_role_dir,
-    parse_frontmatter,
-    read_daily_log,
-    read_entry,
-    slugify,
-)
+from memsync.formats.markdown.fields import parse_frontmatter
+from memsync.formats.markdown.reading import read_daily_log, read_entry
+from memsync.formats.markdown.roledir import RoleDir, check_role_dir
+from memsync.formats.markdown.skill import slugify
 
 NOW = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)
 
@@ -255,7 +251,7 @@ def test_two_processes_logging_at_once_lose_no_line_and_write_one_title(tmp_path
     memory = role(tmp_path)
     script = (
         "import sys; from datetime import datetime, UTC; from pathlib import Path\n"
-        "from memsync.formats.markdown import RoleDir\n"
+        "from memsync.formats.markdown.roledir import RoleDir\n"
         "r = RoleDir(Path(sys.argv[1])); now = datetime(2026, 11, 30, 9, 5, tzinfo=UTC)\n"
         "for i in range(200): r.log(f'{sys.argv[2]} {i}', now=now)\n"
     )

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.formats.markdown import check_role_dir, migrate, read_entry
+from memsync.formats.markdown.migrate import migrate
+from memsync.formats.markdown.reading import read_entry
+from memsync.formats.markdown.roledir import check_role_dir
 
 
 def tree(root: Path) -> dict[str, bytes]:

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
-from memsync.formats.markdown import DEFAULT_SNAPSHOT_BYTES, RoleDir, role_prompt
+from memsync.formats.markdown.roledir import RoleDir, role_prompt
+from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
 from memsync.fsio import TEMP_PREFIX
 
 

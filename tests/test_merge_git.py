@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync.driver import install_merge_drivers
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.registration import install_merge_drivers
 from tests.helpers import git
 
 H = '{"created_at":"2026-11-09T07:50:00Z","format":"agent-memory/0.1"}\n'

@@ -6,8 +6,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from memsync.formats.jsonl import parse_memory
-from memsync.merge import merge_jsonl
+from memsync.formats.jsonl.parse import parse_memory
+from memsync.merge.jsonl import merge_jsonl
 
 H = b'{"created_at":"2026-11-09T07:50:00Z","format":"agent-memory/0.1"}\n'
 

@@ -6,16 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from memsync.formats.index import IndexBlock, item_key, parse_index, render
-from memsync.merge import (
-    BOTH_KEPT_NOTE,
-    BOTH_KEPT_NOTE_PREFIX,
-    merge_daily,
-    merge_entry,
-    merge_for_path,
-    merge_index,
-    merge_jsonl,
-)
+from memsync.formats.markdown.index import IndexBlock, item_key, parse_index, render
+from memsync.merge.daily import merge_daily
+from memsync.merge.entry import BOTH_KEPT_NOTE, BOTH_KEPT_NOTE_PREFIX, merge_entry
+from memsync.merge.index import merge_index
+from memsync.merge.jsonl import merge_jsonl
+from memsync.merge.kinds import merge_for_path
 
 MERGES = {"daily": merge_daily, "index": merge_index, "entry": merge_entry}
 

@@ -12,10 +12,13 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsync.formats.index import parse_index
-from memsync.formats.jsonl import canonical_json, is_header, parse_record
-from memsync.jsonl_merge import _safe_prefix_len
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX, merge_daily, merge_entry, merge_index, merge_jsonl
+from memsync.formats.jsonl.records import canonical_json, is_header, parse_record
+from memsync.formats.markdown.index import parse_index
+from memsync.merge.daily import merge_daily
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX, merge_entry
+from memsync.merge.index import merge_index
+from memsync.merge.jsonl import merge_jsonl
+from memsync.merge.prefix import safe_prefix_len as _safe_prefix_len
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MARKERS = (b"<<<<<<<", b">>>>>>>")

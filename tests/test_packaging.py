@@ -78,7 +78,7 @@ def _sync_two_machines(memsync: list[str], root: Path, interpreter: Path) -> Non
         assert synced.returncode == 0, synced.stderr
     store = homes[1] / ".local" / "share" / "memsync" / "stores" / "personal"
     driver = git(store, "config", "--get", "merge.memsync-jsonl.driver")
-    assert driver.startswith(f"{interpreter} -P -m memsync.driver jsonl"), driver
+    assert driver.startswith(f"{interpreter} -P -m memsync.merge.driver jsonl"), driver
     assert git(store, "log", "--merges", "--format=%s").strip(), "no merge happened"
     for home in homes:
         (memory,) = (home / ".agent-memory").glob("*.jsonl")

@@ -9,8 +9,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from memsync.formats.jsonl import read_memory
-from memsync.formats.markdown import RoleDir
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.markdown.roledir import RoleDir
 from tests.helpers import run_cli
 from tests.peers import HEADER, MEMORY_FILE, Peer
 from tests.poison import POISON_LINES

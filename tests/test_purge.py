@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
-from memsync.merge import merge_for_path
+from memsync.merge.kinds import merge_for_path
 from memsync.purge import (
     PURGE_RECORD,
     Needle,

@@ -21,9 +21,18 @@ from hypothesis import strategies as st
 
 from memsync.commands.handoff import handoff, to_role
 from memsync.errors import MemsyncError
-from memsync.formats import jsonl, markdown
-from memsync.formats.index import parse_index, render
-from memsync.merge import merge_daily, merge_entry, merge_index, merge_jsonl
+from memsync.formats.jsonl.compact import compacted
+from memsync.formats.jsonl.parse import check_memory_file, parse_memory
+from memsync.formats.jsonl.prompt import render_prompt
+from memsync.formats.markdown.fields import parse_frontmatter
+from memsync.formats.markdown.index import parse_index, render
+from memsync.formats.markdown.reading import read_daily_log, read_entry
+from memsync.formats.markdown.roledir import RoleDir, check_role_dir, role_prompt
+from memsync.formats.markdown.skill import MAX_READ_BYTES
+from memsync.merge.daily import merge_daily
+from memsync.merge.entry import merge_entry
+from memsync.merge.index import merge_index
+from memsync.merge.jsonl import merge_jsonl
 from tests.poison import GOOD, HEADER, POISON_LINES, YAML_POISON
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -83,15 +92,15 @@ def _only_memsync_errors(call: object, *args: object) -> object:
 @SETTINGS
 @given(data=memory_bytes)
 def test_memory_file_readers_never_raise(data: bytes) -> None:
-    parsed = jsonl.parse_memory(data)
+    parsed = parse_memory(data)
     entries = parsed.view(NOW)
-    jsonl.render_prompt(entries, "project:x", None, 200)
-    jsonl.compacted(parsed, data, NOW)
+    render_prompt(entries, "project:x", None, 200)
+    compacted(parsed, data, NOW)
     assert all(number >= 1 for number, _ in parsed.malformed)
     with tempfile.TemporaryDirectory() as root:
         path = Path(root) / "m.jsonl"
         path.write_bytes(data)
-        problems = jsonl.check_memory_file(path)
+        problems = check_memory_file(path)
         assert len(problems) >= len(parsed.malformed)
         for item in handoff.read_items(handoff.Agent("m", path, "jsonl"), NOW):
             handoff.as_entry(item, "m")
@@ -111,21 +120,21 @@ def test_merge_drivers_never_raise(base: bytes, ours: bytes, theirs: bytes) -> N
 def test_role_directory_readers_never_raise(entry: bytes, index: bytes, daily: bytes) -> None:
     text = index.decode("utf-8", "replace")
     assert render(parse_index(text)) == text
-    markdown.parse_frontmatter(entry.decode("utf-8", "replace")[:2000])
+    parse_frontmatter(entry.decode("utf-8", "replace")[:2000])
     with tempfile.TemporaryDirectory() as root:
         role = Path(root) / "qa"
         (role / "daily").mkdir(parents=True)
         (role / "entry.md").write_bytes(entry)
         (role / "MEMORY.md").write_bytes(index)
         (role / "daily" / "2026-11-30.md").write_bytes(daily)
-        read = markdown.read_entry(role / "entry.md")
+        read = read_entry(role / "entry.md")
         assert read.head + read.body == entry.decode("utf-8", "replace")
-        markdown.read_daily_log(role / "daily" / "2026-11-30.md")
-        role_dir = markdown.RoleDir(role)
+        read_daily_log(role / "daily" / "2026-11-30.md")
+        role_dir = RoleDir(role)
         role_dir.index_items()
         role_dir.entries()
-        markdown.check_role_dir(role)
-        markdown.role_prompt(role, 4000)
+        check_role_dir(role)
+        role_prompt(role, 4000)
         role_dir.render_snapshot(4000)
         for item in handoff.read_items(handoff.Agent("qa", role, "role"), NOW):
             handoff.as_entry(item, "qa")
@@ -150,12 +159,12 @@ def test_handoff_dry_runs_never_raise(memory: bytes, entry: bytes, daily: bytes)
 @pytest.mark.parametrize("line", POISON_LINES, ids=range(len(POISON_LINES)))
 def test_a_poison_line_is_reported_with_its_number_and_kept_verbatim(line: bytes) -> None:
     data = HEADER + b"\n" + line + b"\n" + GOOD + b"\n"
-    parsed = jsonl.parse_memory(data)
+    parsed = parse_memory(data)
     assert (parsed.records[-1].line, parsed.records[-1].raw) == (3, GOOD)
     assert (2, line) in parsed.malformed or [r.raw for r in parsed.records] == [line, GOOD]
     if (2, line) in parsed.malformed:
         assert any(problem.line == 2 for problem in parsed.problems)
-    assert line in jsonl.compacted(parsed, data, NOW).split(b"\n")
+    assert line in compacted(parsed, data, NOW).split(b"\n")
 
 
 # A line that makes a backtracking pattern quadratic or worse, and the reader that met it: each took
@@ -164,12 +173,12 @@ def test_a_poison_line_is_reported_with_its_number_and_kept_verbatim(line: bytes
 # runs in about a second now; the limit is that of a hang, not a speed target.
 def _read_entry(root: Path, text: str) -> object:
     (root / "entry.md").write_text(text)
-    return markdown.read_entry(root / "entry.md")
+    return read_entry(root / "entry.md")
 
 
 def _index_items(root: Path, text: str) -> object:
     (root / "MEMORY.md").write_text(text)
-    return markdown.RoleDir(root).index_items()
+    return RoleDir(root).index_items()
 
 
 def _handoff_items(root: Path, text: str) -> object:
@@ -208,11 +217,11 @@ def test_a_huge_index_and_daily_log_are_read_up_to_the_bound_and_reported(tmp_pa
     note = "- [09:00] a log line that a runaway writer repeated " + "y" * 4000 + "\n"
     (role / "MEMORY.md").write_text(item * (9 * 1024 * 1024 // len(item)))
     (role / "daily" / "2026-11-30.md").write_text(note * (9 * 1024 * 1024 // len(note)))
-    problems = [str(p) for p in markdown.check_role_dir(role)]
+    problems = [str(p) for p in check_role_dir(role)]
     assert f"{role / 'MEMORY.md'}: larger than 8 MiB: only its first lines were read" in problems
     assert (
         f"{role / 'daily' / '2026-11-30.md'}: larger than 8 MiB: only its first lines were read" in problems
     )
-    log = markdown.read_daily_log(role / "daily" / "2026-11-30.md")
-    assert len(log.text.encode()) <= markdown.MAX_READ_BYTES and log.text.endswith(note)
-    assert len(markdown.role_prompt(role, 4000).encode()) <= 4000
+    log = read_daily_log(role / "daily" / "2026-11-30.md")
+    assert len(log.text.encode()) <= MAX_READ_BYTES and log.text.endswith(note)
+    assert len(role_prompt(role, 4000).encode()) <= 4000

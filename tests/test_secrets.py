@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import Entry, MemoryFile
+from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.formats.jsonl.records import Entry
 from memsync.secrets import Finding, scan_text
 from memsync.secrets.files import IN_NAME, NOT_UTF8, scan_appended, scan_name, scan_whole
 from tests.helpers import CORPUS_CREDENTIAL
@@ -155,7 +156,7 @@ def test_every_detect_secrets_plugin_has_gates() -> None:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 
-    from memsync.secrets.detectors import _PLUGIN_GATES, _SKIPPED_PLUGINS
+    from memsync.secrets.gates import _PLUGIN_GATES, _SKIPPED_PLUGINS
 
     plugins = {
         cls.__name__

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import Store
 from tests.helpers import REPO_ROOT, bare_remote, git, wait_for
 from tests.stores import append, commit, new_store, read, reopen, worktree_clean, write
@@ -22,7 +22,7 @@ _CHILD = """
 import json, sys
 from pathlib import Path
 from memsync.config import Identity, StoreConfig
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 from memsync.store import Store
 spec = json.loads(sys.argv[1])
 cfg = StoreConfig(name="personal", path=Path(spec["path"]), remotes={"origin": spec["remote"]})

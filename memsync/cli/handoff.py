@@ -13,7 +13,7 @@ from memsync.cli.app import app
 from memsync.commands.handoff.handoff import handoff, import_file
 from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Filters, HandoffReport
 from memsync.commands.handoff.reading import parse_since
-from memsync.formats.jsonl import KINDS
+from memsync.formats.jsonl.records import KINDS
 
 _AGENT_HELP = "a tracked role or memory file by name, or a path to a role directory or *.jsonl memory file"
 

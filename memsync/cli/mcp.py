@@ -16,7 +16,7 @@ import typer
 from memsync.cli.app import app
 from memsync.commands.mcp import install
 from memsync.commands.mcp.recall import DEFAULT_LIMIT
-from memsync.formats.jsonl import KINDS
+from memsync.formats.jsonl.records import KINDS
 from memsync.hosts import mcp_install
 
 mcp_app = typer.Typer(invoke_without_command=True)

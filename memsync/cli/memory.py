@@ -14,7 +14,10 @@ import typer
 from memsync.cli.app import app
 from memsync.commands import memory
 from memsync.commands.mcp.prompt import prompt_text
-from memsync.formats import jsonl, markdown
+from memsync.formats.jsonl.memoryfile import default_memory_path
+from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
+from memsync.formats.jsonl.records import KINDS, USER_SOURCE
+from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
 
@@ -27,7 +30,7 @@ def remember_command(
         typer.Option(
             "--kind",
             "-k",
-            help=f"One of: {', '.join(jsonl.KINDS)}. Default: fact, or the kind of the entry it supersedes.",
+            help=f"One of: {', '.join(KINDS)}. Default: fact, or the kind of the entry it supersedes.",
             show_default=False,
         ),
     ] = None,
@@ -47,7 +50,7 @@ def remember_command(
     source: Annotated[
         str,
         typer.Option("--source", help="Where it was learned: user (the person said it), a URL, a session."),
-    ] = jsonl.USER_SOURCE,
+    ] = USER_SOURCE,
     confidence: Annotated[
         float, typer.Option("--confidence", help="0 to 1. Inferred lessons should start below 1.")
     ] = 1.0,
@@ -141,8 +144,8 @@ def prompt_command(
         typer.Option(
             "--max-bytes",
             help=f"Size cap in bytes, cut at whole entries. Default: "
-            f"{jsonl.DEFAULT_PROMPT_BYTES} for a file, "
-            f"{markdown.DEFAULT_SNAPSHOT_BYTES} for a role directory.",
+            f"{DEFAULT_PROMPT_BYTES} for a file, "
+            f"{DEFAULT_SNAPSHOT_BYTES} for a role directory.",
         ),
     ] = None,
 ) -> int:
@@ -151,7 +154,7 @@ def prompt_command(
     For a memory file: entries grouped by kind, filtered by scope, the user's own entries first.
     For a role directory: its snapshot text (index, entries, latest daily logs), not written to disk.
     """
-    target = path if path is not None else jsonl.default_memory_path()
+    target = path if path is not None else default_memory_path()
     text = prompt_text(target, scope, kinds or (), max_bytes)
     typer.echo(text, nl=False)
     return 0

@@ -1,7 +1,7 @@
 """``memsync merge-driver``: the merge driver as a (hidden) CLI command, for running it by hand.
 
-git itself runs the lighter ``python -m memsync.driver`` entry point (see :mod:`memsync.driver`); both
-call :func:`memsync.driver.run_merge_driver`.
+git itself runs the lighter ``python -m memsync.merge.driver`` entry point (see
+:mod:`memsync.merge.driver`); both call :func:`memsync.merge.driver.run_merge_driver`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app
-from memsync.driver import run_merge_driver
+from memsync.merge.driver import run_merge_driver
 
 
 @app.command("merge-driver", hidden=True)

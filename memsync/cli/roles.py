@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app
-from memsync.formats.markdown import DEFAULT_SNAPSHOT_BYTES, RoleDir, migrate
+from memsync.formats.markdown.migrate import migrate
+from memsync.formats.markdown.roledir import RoleDir
+from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
 
 
 @app.command("snapshot")

@@ -34,12 +34,9 @@ from memsync.access import cycle_lock, open_store
 from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import (
-    MemoryFile,
-    compacted,
-    ensure_compactable,
-    parse_memory,
-)
+from memsync.formats.jsonl.compact import compacted, ensure_compactable
+from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.formats.jsonl.parse import parse_memory
 from memsync.fsio import atomic_write
 from memsync.layout import is_ignored, kind_of
 from memsync.sync.passes import publish

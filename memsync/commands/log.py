@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from memsync.config import Config, StoreConfig, load_config
-from memsync.formats.jsonl import parse_record
+from memsync.formats.jsonl.records import parse_record
 from memsync.store import Store
 
 

@@ -10,12 +10,15 @@ from pathlib import Path
 
 from memsync.argcheck import existing_parent
 from memsync.commands.mcp.tools import current_config, holder, write_entry
-from memsync.formats import jsonl, markdown
+from memsync.formats.jsonl.memoryfile import MemoryFile, default_memory_path
+from memsync.formats.jsonl.parse import check_memory_file
+from memsync.formats.jsonl.view import scope_matches
+from memsync.formats.markdown.roledir import check_role_dir
 from memsync.wording import plural
 
 
-def _memory_file(path: Path | None) -> jsonl.MemoryFile:
-    return jsonl.MemoryFile(path if path is not None else jsonl.default_memory_path())
+def _memory_file(path: Path | None) -> MemoryFile:
+    return MemoryFile(path if path is not None else default_memory_path())
 
 
 def remember_line(
@@ -30,13 +33,13 @@ def remember_line(
     supersedes: str | None,
     file: Path | None,
 ) -> str:
-    """`memsync remember`: append an entry to memory file ``file`` (default: ``jsonl.default_memory_path``;
+    """`memsync remember`: append an entry to memory file ``file`` (default: ``default_memory_path``;
     with ``supersedes`` and no ``file``, the tracked memory file holding that entry) and say so.
-    ``expires``: a UTC time or a duration (``jsonl.parse_expiry``). Raises ``MemsyncError`` (a secret in
+    ``expires``: a UTC time or a duration (``parse_expiry``). Raises ``MemsyncError`` (a secret in
     the text, this clock ahead of the remotes', an unknown entry to supersede, a bad option)."""
     if file is None and supersedes is not None:
         # The tracked memory file that holds the entry, as the MCP tool finds it.
-        memory = jsonl.MemoryFile(holder(current_config(), supersedes, "supersede"))
+        memory = MemoryFile(holder(current_config(), supersedes, "supersede"))
     else:
         memory = _memory_file(None if file is None else existing_parent(file, "--file"))
     entry = write_entry(
@@ -70,7 +73,7 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
     none). Raises ``MemsyncError``."""
     memory = _memory_file(file)
     parsed = memory.read()
-    entries = [e for e in parsed.view(datetime.now(UTC)) if jsonl.scope_matches(e.scope, scope)]
+    entries = [e for e in parsed.view(datetime.now(UTC)) if scope_matches(e.scope, scope)]
     lines: list[str] = []
     for entry in entries:
         if as_json:
@@ -111,7 +114,7 @@ def check_lines(path: Path) -> list[str]:
     """`memsync check`: one ``path:line: message`` per problem of the role directory or memory file
     ``path`` (a memory file's entries dated in this clock's future included), [] when there is none."""
     if path.is_dir():
-        return [str(p) for p in markdown.check_role_dir(path)]
+        return [str(p) for p in check_role_dir(path)]
     from memsync.clock import future_problems  # reads the config and the store's history
 
-    return jsonl.check_memory_file(path, future_problems)
+    return check_memory_file(path, future_problems)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-from memsync.formats.frontmatter import split_frontmatter
+from memsync.formats.markdown.frontmatter import split_frontmatter
 from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
 
 # At most ``session_context.MAX_CHARS`` / ~80 items fit: of a long append, the newest lines are enough.

@@ -1,8 +1,8 @@
 """The secret scanner (DESIGN "One sync cycle" step 2, "Hostile input", invariant I6): what it flags stays
 on this machine. It reads what a reader will see, in four small steps:
 
-- :mod:`.detectors`: which lines of a text hold a credential as written (detect-secrets' patterns and
-  the shapes it lacks);
+- :mod:`.detectors`: which lines of a text hold a credential as written, run through :mod:`.gates`
+  (detect-secrets' patterns and the checks of :mod:`.shapes`, judging values with :mod:`.values`);
 - :mod:`.normalise`: NFKC, invisible characters removed;
 - :mod:`.decode`: backslash escapes, percent-encoding, HTML references, base64;
 - :mod:`.text`: units scanned normalised, decoded and across the seam of two lines;

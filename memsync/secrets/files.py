@@ -18,9 +18,9 @@ from typing import Any
 
 from memsync.formats import bounded_yaml
 from memsync.formats.bounded_json import STRING_LITERAL
-from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
+from memsync.formats.markdown.frontmatter import frontmatter_yaml, split_frontmatter
 from memsync.layout import kind_of
-from memsync.secrets.detectors import BARE
+from memsync.secrets.shapes import BARE
 from memsync.secrets.text import SPLIT, scan_units
 
 NOT_UTF8 = "not UTF-8 text"

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from memsync.secrets.decode import variants
-from memsync.secrets.detectors import BARE, Finding, detect
+from memsync.secrets.detectors import Finding, detect
 from memsync.secrets.normalise import normalise
+from memsync.secrets.shapes import BARE
 
 SPLIT = " (split over two lines)"
 # The end of a line and the start of the next, glued: the last word of the first (with up to this many

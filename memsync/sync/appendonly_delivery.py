@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from memsync.fsio import append_once, writer_lock
-from memsync.jsonl_merge import is_conflict_marker
 from memsync.layout import kind_of
+from memsync.merge.prefix import is_conflict_marker
 from memsync.sync import content
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile

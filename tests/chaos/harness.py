@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.formats.jsonl import build_view, canonical_json, parse_memory
+from memsync.formats.jsonl.parse import parse_memory
+from memsync.formats.jsonl.records import canonical_json
+from memsync.formats.jsonl.view import build_view
 from memsync.layout import is_append_only
 from tests.blobs import blobs, whole_lines
 from tests.helpers import REPO_ROOT, wait_for

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.merge import merge_daily
+from memsync.merge.daily import merge_daily
 from tests.chaos.harness import Chaos
 from tests.helpers import bare_remote
 from tests.peers import Peer

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 from tests.peers import Peer
 
 

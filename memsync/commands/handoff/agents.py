@@ -10,8 +10,8 @@ from memsync.argcheck import existing_parent
 from memsync.commands.handoff.mapping import Agent, AgentFormat
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.formats import markdown
-from memsync.formats.jsonl import is_header, parse_record
+from memsync.formats.jsonl.records import is_header, parse_record
+from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME
 
 
 def agent_name(path: Path, fmt: AgentFormat) -> str:
@@ -48,7 +48,7 @@ def _tracked() -> list[tuple[set[str], Path]]:
 
 def _is_role(folder: Path) -> bool:
     """True for a role directory: it holds the index or daily logs."""
-    return (folder / markdown.INDEX_NAME).exists() or (folder / markdown.DAILY_DIR).is_dir()
+    return (folder / INDEX_NAME).exists() or (folder / DAILY_DIR).is_dir()
 
 
 def _folder_members(folder: Path, store_path: str) -> list[tuple[set[str], Path]]:

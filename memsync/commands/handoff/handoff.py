@@ -56,8 +56,9 @@ from memsync.commands.handoff.reading import read_items
 from memsync.commands.handoff.to_jsonl import Plan, as_entry, secret_skips, to_memory_file
 from memsync.commands.handoff.to_role import to_role_dir
 from memsync.errors import MemsyncError
-from memsync.formats import jsonl
-from memsync.formats.jsonl import FORMAT, Header, canonical_json, format_timestamp, render_prompt
+from memsync.formats.jsonl.prompt import prompt_line, render_prompt
+from memsync.formats.jsonl.records import FORMAT, Header, canonical_json
+from memsync.formats.jsonl.timestamps import format_timestamp
 from memsync.fsio import atomic_write
 
 log = logging.getLogger(__name__)
@@ -86,10 +87,10 @@ def _prompt(items: Sequence[Item], from_name: str, plan: Plan, max_bytes: int) -
     """The to_prompt block of the items, cut at whole entries to ``max_bytes``; the ones cut are skipped."""
     entries = [as_entry(item, from_name) for item in items]
     text = render_prompt(entries, max_bytes=max_bytes)
-    # render_prompt writes each entry it keeps as exactly one line, the one jsonl.prompt_line makes.
+    # render_prompt writes each entry it keeps as exactly one line, the one prompt_line makes.
     shown = Counter(text.splitlines())
     for item, entry in zip(items, entries, strict=True):
-        line = jsonl.prompt_line(entry)
+        line = prompt_line(entry)
         if shown[line] > 0:
             shown[line] -= 1
             plan.handed.append(item.label)

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Literal
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import KINDS, Entry, scope_matches
-from memsync.formats.markdown import CuratedEntry
+from memsync.formats.jsonl.records import KINDS, Entry
+from memsync.formats.jsonl.view import scope_matches
+from memsync.formats.markdown.reading import CuratedEntry
 
 DEFAULT_MAX_BYTES = 32_000
 HANDOFF_TAG = "handoff:"

@@ -17,8 +17,12 @@ from memsync.commands.handoff.mapping import (
     kind_for_type,
 )
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import Entry, read_memory, record_from_obj
-from memsync.formats.markdown import RECENT_LOGS, CuratedEntry, RoleDir
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.records import Entry
+from memsync.formats.jsonl.validate import record_from_obj
+from memsync.formats.markdown.reading import CuratedEntry
+from memsync.formats.markdown.roledir import RoleDir
+from memsync.formats.markdown.snapshot import RECENT_LOGS
 
 _DATE_KEYS = ("updated", "modified", "created")
 _ENTRY_SOURCE = re.compile(

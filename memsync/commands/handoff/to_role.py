@@ -27,10 +27,13 @@ from memsync.commands.handoff.mapping import (
 )
 from memsync.commands.handoff.to_jsonl import Plan, giver
 from memsync.errors import MemsyncError
-from memsync.formats import markdown
-from memsync.formats.index import IndexBlock
-from memsync.formats.jsonl import Entry
-from memsync.formats.markdown import RoleDir, read_daily_log, slugify
+from memsync.formats.jsonl.records import Entry
+from memsync.formats.markdown.fields import entry_head
+from memsync.formats.markdown.index import IndexBlock
+from memsync.formats.markdown.index_items import put_index_item
+from memsync.formats.markdown.reading import read_daily_log
+from memsync.formats.markdown.roledir import RoleDir
+from memsync.formats.markdown.skill import slugify
 from memsync.fsio import atomic_write
 
 # The daily log a memory-file entry was handed from: source role:<agent>/daily/<day>.md.
@@ -86,7 +89,7 @@ class _Curated:
         """The bytes of the file under the candidate ``name``."""
         if self.data is not None:
             return self.data
-        head = markdown.entry_head(name, self.description, self.type)
+        head = entry_head(name, self.description, self.type)
         return (head + self.body.strip("\n") + "\n").encode("utf-8")
 
     def same_as(self, path: Path, name: str) -> bool:
@@ -152,7 +155,7 @@ def _write_curated(role: RoleDir, writes: Sequence[tuple[_Curated, str, str]]) -
 
     def put_all(blocks: list[IndexBlock]) -> list[IndexBlock]:
         for key, line in lines:
-            blocks = markdown.put_index_item(blocks, line, {key})
+            blocks = put_index_item(blocks, line, {key})
         return blocks
 
     role.edit_index(put_all)

@@ -1,7 +1,7 @@
 """The memory block an agent puts at the top of its context (`memsync prompt`, the MCP ``prompt`` tool).
 
 A memory file gives its view's prompt block (``jsonl.render_prompt``: by kind, scope-filtered, user
-entries first); a role directory gives its snapshot text (``markdown.role_prompt``). Spec: seeds/000
+entries first); a role directory gives its snapshot text (``role_prompt``). Spec: seeds/000
 "Putting it in context", seeds/002 "Snapshot.md".
 """
 
@@ -11,7 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memsync.errors import MemsyncError
-from memsync.formats import jsonl, markdown
+from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
+from memsync.formats.markdown.roledir import role_prompt
+from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
 
 
 def prompt_text(
@@ -27,9 +30,7 @@ def prompt_text(
             raise MemsyncError(
                 f"prompt {target}: --scope and --kind apply to memory files, not role directories. Drop them"
             )
-        return markdown.role_prompt(
-            target, markdown.DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes
-        )
-    return jsonl.MemoryFile(target).to_prompt(
-        scope, kinds or None, jsonl.DEFAULT_PROMPT_BYTES if max_bytes is None else max_bytes
+        return role_prompt(target, DEFAULT_SNAPSHOT_BYTES if max_bytes is None else max_bytes)
+    return MemoryFile(target).to_prompt(
+        scope, kinds or None, DEFAULT_PROMPT_BYTES if max_bytes is None else max_bytes
     )

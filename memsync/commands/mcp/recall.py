@@ -24,8 +24,10 @@ from memsync.commands.handoff.mapping import kind_for_type
 from memsync.commands.mcp.hits import Document, Hit, store_path_of
 from memsync.config import Config
 from memsync.errors import MemsyncError
-from memsync.formats import markdown
-from memsync.formats.jsonl import KINDS, read_memory, scope_matches
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.records import KINDS
+from memsync.formats.jsonl.view import scope_matches
+from memsync.formats.markdown.roledir import RoleDir
 from memsync.tracked import Tracked, tracked_memory
 
 DEFAULT_LIMIT = 10
@@ -64,7 +66,7 @@ def _memory_documents(source: Tracked, now: datetime) -> Iterator[Document]:
 
 
 def _role_documents(source: Tracked) -> Iterator[Document]:
-    role = markdown.RoleDir(source.live)
+    role = RoleDir(source.live)
     items = role.index_items()
     entries = role.entries()
     by_file = {entry.path.name: entry for entry in entries}

@@ -24,8 +24,9 @@ from urllib.parse import quote, unquote, urlsplit
 
 from memsync.config import Config
 from memsync.errors import MemsyncError
-from memsync.formats import markdown
-from memsync.formats.jsonl import canonical_json, read_memory
+from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.records import canonical_json
+from memsync.formats.markdown.roledir import role_prompt
 from memsync.layout import IGNORED_DIRS, is_ignored
 from memsync.tracked import Tracked, tracked_memory
 
@@ -91,7 +92,7 @@ def read(config: Config | None, uri: str) -> tuple[str, str]:
             if item.format == "jsonl":
                 view = read_memory(item.live).view(datetime.now(UTC))
                 return "".join(canonical_json(e.to_obj()).decode() + "\n" for e in view), JSONL_MIME
-            return markdown.role_prompt(item.live), MARKDOWN_MIME
+            return role_prompt(item.live), MARKDOWN_MIME
     for item in items:
         prefix = item.store_path.strip("/") + "/"
         if item.format == "role" and path.startswith(prefix):

@@ -1,15 +1,15 @@
 """The jsonl merge driver: agent-memory/0.1 JSON Lines merged line by line, streaming the common prefix
-(DESIGN "Merge drivers", jsonl; issue 3, F1-F16 and "Benchmark").
+(DESIGN "Merge drivers", jsonl; its speed: bench/merge_bench.py).
 
 Only the tails after the longest common prefix of the three versions are parsed, and on files the
 prefix is copied by the kernel, so a 1M-line merge takes about a second and little memory. Imported by
-the light git entry point: the record model (:mod:`memsync.formats.jsonl`) is imported where it is used.
+the light git entry point: the record model (:mod:`memsync.formats.jsonl.records`) is imported where it
+is used.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import re
 from codecs import BOM_UTF8 as _BOM
 from collections.abc import Callable, Iterable, Sequence
@@ -17,80 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-_CHUNK = 1 << 22  # bytes read per file and step while streaming the common prefix
-_MARKER = re.compile(rb"(?:<{7}|>{7}|\|{7})(?:[ \t]|\Z)|={7}[ \t]*\Z")
-_MARKER_CHARS = b"<>|="
+from memsync.merge.prefix import copy_range, is_conflict_marker, safe_prefix_len
+
 _KNOWN_FORMAT = re.compile(r"agent-memory/0(?:\.\d+)*")
-
-
-def _common_len(chunks: Sequence[bytes]) -> int:
-    """Length of the common prefix of ``chunks`` (bisection with memcmp-speed slice comparisons)."""
-    head, others = chunks[0], chunks[1:]
-    if all(chunk == head for chunk in others):
-        return len(head)
-    low, high = 0, min(len(chunk) for chunk in chunks)
-    while high - low > 64:
-        middle = (low + high) // 2
-        if all(chunk[low:middle] == head[low:middle] for chunk in others):
-            low = middle
-        else:
-            high = middle
-    while low < high and all(chunk[low] == head[low] for chunk in others):
-        low += 1
-    return low
-
-
-def _first_problem(window: bytes) -> int | None:
-    """Index in ``window`` of the first byte of a line the line merge must rewrite or drop, or None:
-    a line holding a CR (CRLF ends) or a conflict-marker line left by another tool. ``window[0]`` is
-    context (the byte before the scanned bytes); 0 means the line started before the window.
-
-    Only single-byte searches (memchr speed) run over the whole window, so scanning a 300 MB common
-    prefix stays well under a second; a marker character is then checked for a line start and a run of 7.
-    """
-    found = []
-    carriage = window.find(b"\r")
-    if carriage >= 0:
-        found.append(window.rfind(b"\n", 0, carriage) + 1)
-    for char in _MARKER_CHARS:
-        run = bytes((char,)) * 7
-        at = window.find(run[:1])
-        while at >= 0:
-            if at > 0 and window[at - 1] == 0x0A and window.startswith(run, at):
-                found.append(at)
-                break
-            at = window.find(run[:1], at + 1)
-    return min(found) if found else None
-
-
-def _safe_prefix_len(streams: Sequence[BinaryIO], chunk_size: int = _CHUNK) -> int:
-    """Bytes of the longest common prefix of all ``streams`` that ends at a line end and holds no line
-    the line merge would change (no BOM, CR, or conflict marker). Reads in chunks, so memory stays
-    constant whatever the file sizes. The prefix is identical in all three versions, so it is not
-    re-parsed: a second header already present there (written by another tool) stays where it is."""
-    for stream in streams:
-        stream.seek(0)
-    offset = aligned = 0
-    # The 17 bytes before each chunk (a virtual line end before the file's first byte), so a marker run
-    # of 7 that crosses a chunk boundary is seen whole, with the byte before it.
-    context = b"\n"
-    while True:
-        chunks = [stream.read(chunk_size) for stream in streams]
-        same = _common_len(chunks)
-        data = chunks[0][:same] if same < len(chunks[0]) else chunks[0]
-        if offset == 0 and data.startswith(_BOM):
-            return 0
-        window, start = context + data, offset - len(context)
-        problem = _first_problem(window)
-        if problem is not None:
-            return start + problem if problem else aligned
-        last_newline = data.rfind(b"\n")
-        if last_newline >= 0:
-            aligned = offset + last_newline + 1
-        offset += len(data)
-        if not data or any(len(chunk) != chunk_size for chunk in chunks) or same < chunk_size:
-            return aligned
-        context = window[-17:]
 
 
 @dataclass(frozen=True)
@@ -102,12 +31,6 @@ class _Line:
     ident: bytes
     record: dict[str, Any] | None
     header: bool
-
-
-def is_conflict_marker(line: bytes) -> bool:
-    """True for a conflict-marker line another tool left (``<<<<<<< x``, ``=======``, ``>>>>>>> x``,
-    ``||||||| x``; ``line`` without its line end): the one kind of line the jsonl merge drops."""
-    return _MARKER.match(line) is not None
 
 
 def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
@@ -128,7 +51,7 @@ def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
 
 
 def _classify(raws: Iterable[bytes], opaque: bool) -> list[_Line]:
-    from memsync.formats.jsonl import canonical_json, is_header, parse_record
+    from memsync.formats.jsonl.records import canonical_json, is_header, parse_record
 
     out = []
     for raw in raws:
@@ -206,9 +129,9 @@ def _merge_jsonl_streams(
     streams: Sequence[BinaryIO], out: BinaryIO, copy_prefix: Callable[[int], object]
 ) -> None:
     """Stream the common prefix through ``copy_prefix``, merge the tails, write them to ``out``."""
-    from memsync.formats.jsonl import is_header, parse_record
+    from memsync.formats.jsonl.records import is_header, parse_record
 
-    prefix = _safe_prefix_len(streams)
+    prefix = safe_prefix_len(streams)
     streams[1].seek(0)
     first_line = parse_record(streams[1].readline().rstrip(b"\n")) if prefix else None
     while True:
@@ -247,26 +170,12 @@ def merge_jsonl(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     union, sorted). A line both sides hold with different bytes is written as the side that changed it
     wrote it, else the smaller bytes. CRLF becomes LF, a BOM is dropped, an unterminated last line
     counts as complete, the output ends with a newline (or is empty). Nothing depends on the clock.
-    Never raises. Implements DESIGN "Merge drivers" (jsonl) and issue 3 (F1-F16).
+    Never raises. Implements DESIGN "Merge drivers" (jsonl).
     """
     out = io.BytesIO()
     streams = [io.BytesIO(data) for data in (base, ours, theirs)]
     _merge_jsonl_streams(streams, out, lambda size: out.write(ours[:size]))
     return out.getvalue()
-
-
-def _copy_range(source: int, target: int, size: int) -> None:
-    """Copy the first ``size`` bytes of file descriptor ``source`` to ``target`` at its position,
-    in the kernel where it can (no user-space buffer for a large prefix)."""
-    copied = 0
-    while copied < size:
-        try:
-            step = os.copy_file_range(source, target, size - copied, copied)
-        except OSError:  # file systems or kernels without copy_file_range between these files
-            step = os.write(target, os.pread(source, min(size - copied, _CHUNK), copied))
-        if step <= 0:
-            raise OSError(f"could not copy {size} bytes: stopped after {copied}")
-        copied += step
 
 
 def merge_jsonl_files(base: Path, ours: Path, theirs: Path, out: BinaryIO) -> None:
@@ -279,6 +188,6 @@ def merge_jsonl_files(base: Path, ours: Path, theirs: Path, out: BinaryIO) -> No
 
         def copy_prefix(size: int) -> None:
             out.flush()
-            _copy_range(o.fileno(), out.fileno(), size)
+            copy_range(o.fileno(), out.fileno(), size)
 
         _merge_jsonl_streams([b, o, t], out, copy_prefix)

@@ -1,16 +1,6 @@
-"""The merge drivers: pure, symmetric three-way merges of the files of a store (DESIGN "Merge drivers",
-invariants I2-I4, I9; issue 3).
-
-Every ``merge_KIND(base, ours, theirs) -> bytes`` is symmetric byte for byte
-(``merge(b, x, y) == merge(b, y, x)``), never writes conflict markers, and is stable: ``merge(b, x, x)``
-and ``merge(b, b, x)`` give ``x`` up to normalisation, and ``merge(b, m, m) == m`` for any result ``m``.
-Where two versions cannot be combined, a rule that looks only at content (never at which side is ours)
-decides, so crossing merges on two machines write the same bytes.
-
-The jsonl driver lives in :mod:`memsync.jsonl_merge`, the keyed-block merge shared by the index and
-frontmatter rules in :mod:`memsync.keyed_merge`. This module is imported by the light git entry point
-(``memsync.driver``): it imports nothing heavy at module level (the path layout and subprocess are
-imported where they are used).
+"""The daily log merge driver (DESIGN "Merge drivers", daily): each side's appended block kept whole and in
+its own order, blocks in a deterministic order, lines both got from earlier merges kept once; a side that
+changed the base goes to the entry driver.
 """
 
 from __future__ import annotations
@@ -18,67 +8,11 @@ from __future__ import annotations
 import difflib
 import re
 from bisect import bisect_left
-from codecs import BOM_UTF8 as _BOM
 from collections import Counter
-from collections.abc import Callable
 from itertools import pairwise
-from pathlib import Path
 
-from memsync.formats.frontmatter import frontmatter_yaml, split_frontmatter
-from memsync.formats.index import IndexBlock, parse_index, render
-from memsync.jsonl_merge import merge_jsonl, merge_jsonl_files
-from memsync.keyed_merge import Block, merge_keyed
-
-__all__ = [
-    "BOTH_KEPT_NOTE",
-    "BOTH_KEPT_NOTE_PREFIX",
-    "BOTH_KEPT_VERSION_PREFIX",
-    "merge_daily",
-    "merge_entry",
-    "merge_for_path",
-    "merge_index",
-    "merge_jsonl",
-    "merge_jsonl_files",
-]
-
-# The first words of the note the entry driver writes above two kept versions; `memsync status` greps
-# files for it. The version separator lines start with BOTH_KEPT_VERSION_PREFIX.
-BOTH_KEPT_NOTE_PREFIX = "[memsync] edited on two machines"
-BOTH_KEPT_VERSION_PREFIX = "[memsync] version"
-BOTH_KEPT_NOTE = (
-    f"{BOTH_KEPT_NOTE_PREFIX} at once; both versions are kept below. To resolve: edit them into one text,"
-    f" then delete this note and the two '{BOTH_KEPT_VERSION_PREFIX}' lines."
-)
-
-# ---------------------------------------------------------------------------------------------------
-# Text helpers.
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "surrogateescape")
-
-
-def _normalise_text(data: bytes) -> bytes:
-    """A markdown file's bytes with a leading UTF-8 BOM dropped, CRLF turned into LF and a final newline."""
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    data = data.replace(b"\r\n", b"\n")
-    if data and not data.endswith(b"\n"):
-        data += b"\n"
-    return data
-
-
-def _one_sided(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
-    """The result when at most one side changed (git's own trivial merge), else None."""
-    if ours == theirs or base == theirs:
-        return ours
-    if base == ours:
-        return theirs
-    return None
-
-
-# ---------------------------------------------------------------------------------------------------
-# Daily logs.
+from memsync.merge.entry import merge_entry
+from memsync.merge.text import normalise_text, one_sided
 
 _STAMP = re.compile(rb"^[ \t]*(?:[-*+][ \t]+)?\[(\d{1,2}):(\d{2})(?::\d{2})?\]", re.MULTILINE)
 _LF_LINE = re.compile(rb"[^\n]*\n")  # the lines of normalised text (split at LF only, not at a bare CR)
@@ -245,12 +179,12 @@ def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     newline. When both sides hold every base line but not in the base's order (git's virtual base of
     a criss-cross merge), the base lines both hold in order serve as the base; when a side removed or
     changed base lines, :func:`merge_entry` decides. Never raises on
-    any bytes. Implements DESIGN "Merge drivers" (daily) and issue 3.
+    any bytes. Implements DESIGN "Merge drivers" (daily).
     """
-    trivial = _one_sided(base, ours, theirs)
+    trivial = one_sided(base, ours, theirs)
     if trivial is not None:
         return trivial
-    base, ours, theirs = _normalise_text(base), _normalise_text(ours), _normalise_text(theirs)
+    base, ours, theirs = normalise_text(base), normalise_text(ours), normalise_text(theirs)
     base_lines, ours_lines, theirs_lines = (_LF_LINE.findall(data) for data in (base, ours, theirs))
     if (
         not base_lines
@@ -274,142 +208,3 @@ def merge_daily(base: bytes, ours: bytes, theirs: bytes) -> bytes:
         out.extend(_merge_gap(ours_gap, theirs_gap, inner=place < len(base_lines)))
         out.extend(base_lines[place : place + 1])
     return b"".join(out)
-
-
-# ---------------------------------------------------------------------------------------------------
-# MEMORY.md indexes.
-
-
-def merge_index(base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    """Merge two versions of a ``MEMORY.md`` index item by item (bytes in, bytes out).
-
-    Items (see :mod:`memsync.formats.index`) are matched by key: additions from both sides are kept, a
-    deletion on one side is honoured when the other left the item unchanged (a deletion never beats a
-    change), and an item changed on both sides differently keeps the longer text in UTF-8 bytes (ties:
-    the greater text) — the same rule picks one line when both sides add the same new slug with different
-    descriptions (F17). Several items with one key collapse into one, at the first place. Lines that are
-    not items (title, headings, preambles, blank lines) keep their place by a symmetric diff3; where both
-    sides inserted at one place, both insertions are kept, the smaller first. Line ends become LF, a BOM
-    is dropped, the output ends with a newline. Never raises. Implements DESIGN "Merge drivers" (index).
-    """
-    trivial = _one_sided(base, ours, theirs)
-    if trivial is not None:
-        return trivial
-    versions = [parse_index(_decode(_normalise_text(data))) for data in (base, ours, theirs)]
-    blocks = [[(block.key, block.text) for block in version] for version in versions]
-    merged = merge_keyed(blocks[0], blocks[1], blocks[2])
-    text = render([IndexBlock(key, text) for key, text in merged])
-    return text.encode("utf-8", "surrogateescape")
-
-
-# ---------------------------------------------------------------------------------------------------
-# Curated entries and every other file.
-
-_YAML_KEY = re.compile(r"([^\s#\-][^:\n]*?)[ \t]*:(?:[ \t]|\n|\Z)")
-
-
-def _frontmatter_blocks(head: str) -> list[Block]:
-    """The YAML of a frontmatter head as blocks: a top-level key line plus its indented or list lines."""
-    blocks: list[Block] = []
-    for line in re.findall(r"[^\n]*\n|[^\n]+\Z", frontmatter_yaml(head)):
-        key = _YAML_KEY.match(line)
-        attached = line[:1] in (" ", "\t") or line.startswith("- ")
-        if blocks and blocks[-1][0] is not None and attached:
-            blocks[-1] = (blocks[-1][0], blocks[-1][1] + line)
-        else:
-            blocks.append((key.group(1) if key and not attached else None, line))
-    return blocks
-
-
-def _merge_frontmatter(base: str, ours: str, theirs: str) -> str:
-    """Three-way merge of frontmatter heads (``---`` fences included), key by key like index items."""
-    if ours == theirs or theirs == base:
-        return ours
-    if ours == base:
-        return theirs
-    merged = merge_keyed(_frontmatter_blocks(base), _frontmatter_blocks(ours), _frontmatter_blocks(theirs))
-    body = "".join(text for _, text in merged)
-    if not body and "" in (ours, theirs):
-        return ""  # a side dropped the frontmatter and nothing the other side added is left
-    if body and not body.endswith("\n"):
-        body += "\n"
-    return f"---\n{body}---\n"
-
-
-def _git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
-    """git's own clean three-way text merge (``git merge-file``), accepted only when it is clean in both
-    side orders and gives the same bytes both ways; None otherwise."""
-    import subprocess  # here, not at the top: ~10 ms of the driver's start-up that only this path needs
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix=".memsync-merge-") as tmp:
-        paths = []
-        for name, data in (("base", base), ("ours", ours), ("theirs", theirs)):
-            path = Path(tmp) / name
-            path.write_bytes(data)
-            paths.append(str(path))
-        results = []
-        for first, second in ((paths[1], paths[2]), (paths[2], paths[1])):
-            done = subprocess.run(
-                ["git", "merge-file", "-p", "-q", first, paths[0], second],
-                capture_output=True,
-                check=False,
-                timeout=60,
-            )
-            if done.returncode != 0:
-                return None
-            results.append(done.stdout)
-    return results[0] if results[0] == results[1] else None
-
-
-def _both_kept(ours: str, theirs: str) -> str:
-    ended = [text if text.endswith("\n") or not text else text + "\n" for text in (ours, theirs)]
-    first, second = sorted(ended)
-    return (
-        f"{BOTH_KEPT_NOTE}\n\n{BOTH_KEPT_VERSION_PREFIX} 1 of 2\n{first}"
-        f"{BOTH_KEPT_VERSION_PREFIX} 2 of 2\n{second}"
-    )
-
-
-def merge_entry(base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    """Merge two versions of a curated entry or any other store file (bytes in, bytes out).
-
-    A markdown frontmatter (``---`` fenced YAML at the top) is merged key by key like index items; the
-    rest goes through git's own clean three-way text merge (``git merge-file``, accepted only when clean
-    and identical in both side orders). When that merge is not clean, both versions of the body are kept,
-    sorted by bytes, each after a ``[memsync] version N of 2`` line, under one note line starting with
-    :data:`BOTH_KEPT_NOTE_PREFIX` saying how to resolve. Bytes are kept as they are (line ends, a bare CR,
-    invalid UTF-8). Raises ``OSError``/``subprocess.SubprocessError`` only when ``git`` cannot be run.
-    Implements DESIGN "Merge drivers" (entry) and issue 3.
-    """
-    trivial = _one_sided(base, ours, theirs)
-    if trivial is not None:
-        return trivial
-    (base_head, base_body), (ours_head, ours_body), (theirs_head, theirs_body) = (
-        split_frontmatter(_decode(data)) for data in (base, ours, theirs)
-    )
-    head = _merge_frontmatter(base_head, ours_head, theirs_head)
-    raw_bodies = [body.encode("utf-8", "surrogateescape") for body in (base_body, ours_body, theirs_body)]
-    body = _one_sided(*raw_bodies)
-    if body is None:
-        body = _git_merge_file(*raw_bodies)
-    if body is None:
-        body = _both_kept(ours_body, theirs_body).encode("utf-8", "surrogateescape")
-    return head.encode("utf-8", "surrogateescape") + body
-
-
-_DRIVERS: dict[str, Callable[[bytes, bytes, bytes], bytes]] = {
-    "jsonl": merge_jsonl,
-    "daily": merge_daily,
-    "index": merge_index,
-    "entry": merge_entry,
-}
-
-
-def merge_for_path(rel_path: str, base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    """Three-way merge of the store file ``rel_path`` (store-relative POSIX path) with its driver, chosen
-    by :func:`memsync.layout.kind_of`. Used by the sync engine's whole-file publish. Raises like the
-    driver it dispatches to."""
-    from memsync.layout import kind_of  # imported here: the path layout pulls in fsio's lock libraries
-
-    return _DRIVERS[kind_of(rel_path)](base, ours, theirs)

@@ -1,5 +1,5 @@
 """Symmetric three-way merge of keyed blocks — index items, frontmatter keys — used by the merge
-drivers of :mod:`memsync.merge` (DESIGN "Merge drivers"; issue 3).
+drivers of :mod:`memsync.merge` (DESIGN "Merge drivers").
 
 A block is ``(key, text)``; ``key`` None marks a keyless line (heading, blank line, preamble) that keeps
 its place. Nothing here depends on which side is ours: swapping the sides gives the same result.

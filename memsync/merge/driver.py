@@ -1,0 +1,77 @@
+"""The light entry point git runs as memsync's merge driver (DESIGN "Merge drivers", "Git facts").
+
+git runs ``<python> -P -m memsync.merge.driver KIND %O %A %B %P`` once per file and merge, so this
+module imports only the driver of that KIND (:func:`.kinds.merge_function`): no CLI, no typer, no
+GitPython, no other driver. ``-P`` keeps the store's working tree (git's cwd for the driver) off
+``sys.path``: peer content is never imported (DESIGN I8).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from memsync.merge.kinds import KINDS, merge_function
+
+# Starts with memsync.fsio.TEMP_PREFIX (so layout.is_ignored skips it) without importing fsio's locks.
+_TEMP_PREFIX = ".memsync-tmp-merge-"
+
+
+def _merge_into(kind: str, base: Path, ours: Path, theirs: Path, out_path: Path) -> None:
+    if kind == "jsonl":
+        from memsync.merge.jsonl import merge_jsonl_files  # streams the files: no whole copy in memory
+
+        with out_path.open("wb") as out:
+            merge_jsonl_files(base, ours, theirs, out)
+        return
+    merge = merge_function(kind)
+    with out_path.open("wb") as out:
+        out.write(merge(base.read_bytes(), ours.read_bytes(), theirs.read_bytes()))
+
+
+def run_merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel_path: str) -> int:
+    """Merge git's temp files ``base`` (%O), ``ours`` (%A), ``theirs`` (%B) with driver ``kind`` (one of
+    :data:`KINDS`) and replace ``ours`` with the result atomically (temp file + rename, mode kept).
+
+    ``rel_path`` (%P) is only used in messages. Returns the exit code for git: 0 merged; 1 on any
+    failure, after one line on stderr, with ``ours`` untouched so git reports a conflict instead of
+    losing data. The result is not fsynced: git reads it back at once and stores it as an object.
+    """
+    tmp: Path | None = None
+    try:
+        if kind not in KINDS:
+            raise ValueError(f"unknown driver kind {kind!r} (expected one of {', '.join(KINDS)})")
+        # A fresh name created exclusively, without tempfile's import cost at every driver start.
+        tmp = ours.parent / f"{_TEMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        _merge_into(kind, base, ours, theirs, tmp)
+        os.chmod(tmp, ours.stat().st_mode & 0o7777)
+        os.replace(tmp, ours)
+        tmp = None
+        return 0
+    except Exception as exc:  # the driver's edge: any failure becomes a git conflict, never lost data
+        print(
+            f"memsync merge-driver: merging {rel_path} ({kind}) failed: {exc!r}. The file is left as"
+            " this side had it and git reports a conflict; memsync aborts the merge and retries.",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m memsync.merge.driver KIND %O %A %B [%P]``: run :func:`run_merge_driver`; returns the exit
+    code (2 with a usage line on stderr for a wrong argument count)."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) not in (4, 5):
+        print("usage: python -m memsync.merge.driver KIND BASE OURS THEIRS [PATH]", file=sys.stderr)
+        return 2
+    kind, base, ours, theirs = args[:4]
+    return run_merge_driver(kind, Path(base), Path(ours), Path(theirs), args[4] if len(args) == 5 else ours)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,64 @@
+"""The registration of memsync's merge drivers in a store's git dir (DESIGN "Merge drivers", "Git facts":
+a driver is configured in ``.git/config``, never cloned, and registered on every start; invariant I8).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from memsync.merge.kinds import KINDS
+
+_ATTRIBUTES_BEGIN = "# memsync merge drivers: begin (managed by memsync, rewritten on every start)"
+_ATTRIBUTES_END = "# memsync merge drivers: end"
+# Later lines win in gitattributes; the order mirrors memsync.layout.kind_of's precedence (jsonl first).
+# info/attributes outranks in-tree .gitattributes, so a peer cannot reassign drivers or make git
+# rewrite content on checkout (eol/ident/encoding conversions, filters): DESIGN I8.
+_ATTRIBUTES = (
+    "* -text -ident -filter -working-tree-encoding",
+    "* merge=memsync-entry",
+    "**/daily/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md merge=memsync-daily",
+    "MEMORY.md merge=memsync-index",
+    "*.jsonl merge=memsync-jsonl",
+)
+
+
+def driver_command(kind: str) -> str:
+    """The shell command registered for driver ``kind``: the absolute interpreter running memsync now."""
+    return f"{shlex.quote(sys.executable)} -P -m memsync.merge.driver {kind} %O %A %B %P"
+
+
+def install_merge_drivers(git_dir: Path) -> None:
+    """Register memsync's merge drivers in the repository whose git dir is ``git_dir``.
+
+    Writes ``merge.memsync-KIND.name`` and ``.driver`` into ``<git_dir>/config`` (via ``git config
+    --file``; the absolute interpreter path, quoted) and a managed block in ``<git_dir>/info/attributes``
+    that gives every path a memsync driver (``*`` entry, ``**/daily/YYYY-MM-DD.md`` daily, ``MEMORY.md``
+    index, ``*.jsonl`` jsonl — the same kinds as :func:`memsync.layout.kind_of`). Peers cannot change
+    either file (DESIGN I8). Idempotent; lines outside the managed block are kept. Raises
+    ``subprocess.CalledProcessError`` when ``git config`` fails, ``OSError`` on I/O errors.
+    """
+    config = git_dir / "config"
+    for kind in KINDS:
+        for key, value in (("name", f"memsync {kind} merge"), ("driver", driver_command(kind))):
+            subprocess.run(
+                ["git", "config", "--file", str(config), f"merge.memsync-{kind}.{key}", value],
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
+    attributes = git_dir / "info" / "attributes"
+    attributes.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lines = attributes.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    if _ATTRIBUTES_BEGIN in lines and _ATTRIBUTES_END in lines[lines.index(_ATTRIBUTES_BEGIN) :]:
+        begin = lines.index(_ATTRIBUTES_BEGIN)
+        end = lines.index(_ATTRIBUTES_END, begin)
+        lines[begin : end + 1] = []
+    text = "\n".join([*lines, _ATTRIBUTES_BEGIN, *_ATTRIBUTES, _ATTRIBUTES_END]) + "\n"
+    if not attributes.exists() or attributes.read_text(encoding="utf-8") != text:
+        attributes.write_text(text, encoding="utf-8")
