@@ -3,7 +3,7 @@ the one way a cycle, a fold of legacy paths, compaction and purge commit."""
 
 from __future__ import annotations
 
-from memsync.store import Store
+from memsync.store.facade import Store
 from memsync.syncstate import SyncState
 
 

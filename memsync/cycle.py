@@ -35,8 +35,9 @@ from memsync.hosts.claude_code import oversized_indexes
 from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta
 from memsync.legacy import first_folds, fold_legacy
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
-from memsync.store import Progress, RemoteOutcome, Store
-from memsync.storelock import hold_cycle
+from memsync.store.exchange import Progress, RemoteOutcome
+from memsync.store.facade import Store
+from memsync.store.locks import hold_cycle
 from memsync.syncstate import SyncState
 from memsync.track import Clash, DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
 from memsync.track_listing import list_tracks, untracked_group

@@ -33,7 +33,7 @@ from memsync.hosts import claude_code
 from memsync.instance import instance_lock, running_daemon_pid, sd_notify
 from memsync.oneshot import EXIT_OK, log_report, run_all, run_all_from
 from memsync.remotedirs import remote_dirs, remote_moved
-from memsync.storelock import StoreGuard
+from memsync.store.locks import StoreGuard
 from memsync.watch import Debouncer, Watcher, WatchEvent
 from memsync.wording import plural
 from memsync.workers import CycleDone, Probed, Workers

@@ -30,7 +30,8 @@ from pathlib import Path
 from memsync.commits import commit_written
 from memsync.config import Track
 from memsync.layout import is_append_only
-from memsync.store import RemoteOutcome, Store
+from memsync.store.exchange import RemoteOutcome
+from memsync.store.facade import Store
 from memsync.syncstate import FileState, SyncState, digest
 from memsync.track import PublishReport, describe_changes, publish, reconcile
 

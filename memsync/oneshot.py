@@ -9,7 +9,7 @@ from pathlib import Path
 from memsync.config import Config, StoreConfig, load_config
 from memsync.cycle import CycleReport, run_cycle
 from memsync.errors import MemsyncError
-from memsync.store import RemoteOutcome
+from memsync.store.exchange import RemoteOutcome
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from typing import TypedDict
 
 from memsync.config import Config
 from memsync.recall import Hit
-from memsync.store import LogRecord, Store
+from memsync.store.facade import Store
+from memsync.store.history import LogRecord
 
 
 class Attribution(TypedDict):

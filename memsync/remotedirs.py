@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memsync.config import StoreConfig
-from memsync.refs import read_ref
+from memsync.store.refs import read_ref
 from memsync.watch import remote_git_dir
 
 

@@ -31,7 +31,7 @@ from memsync.hosts import claude_code, codex
 from memsync.identity import project_key
 from memsync.instance import state_dir
 from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
-from memsync.refs import head
+from memsync.store.refs import head
 
 MAX_CHARS = 8000
 ITEM_CHARS = 300

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from memsync.config import Config, StoreConfig
 from memsync.cycle import CycleReport, run_cycle
 from memsync.errors import MemsyncError
-from memsync.gitrun import Stopped
-from memsync.store import Store
+from memsync.git import Stopped
+from memsync.store.facade import Store
 
 log = logging.getLogger(__name__)
 

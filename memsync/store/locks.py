@@ -20,7 +20,7 @@ from pathlib import Path
 import filelock
 
 from memsync.errors import MemsyncError
-from memsync.gitrun import Stopped
+from memsync.git import Stopped
 
 log = logging.getLogger(__name__)
 
