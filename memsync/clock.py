@@ -17,14 +17,13 @@ never the network):
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync import git
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import Entry, ParsedMemory, Problem, parse_memory
@@ -72,20 +71,12 @@ class FutureEntry:
 
 def _git(repo: Path, *args: str) -> str:
     """stdout of ``git -C repo ARGS`` ("" when git fails: no history yet, an unknown ref)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout if done.returncode == 0 else ""
+    done = git.attempt(
+        ["-C", str(repo), *args],
+        env={"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
+        timeout=_TIMEOUT_S,
+    )
+    return done.stdout.decode("utf-8", "replace") if done is not None and done.ok else ""
 
 
 def _hosts_adding(repo: Path, rel: str, lines: Iterable[bytes]) -> dict[bytes, str | None]:

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import sqlite3
-import subprocess
 import threading
 import time
 from collections.abc import Collection, Iterator
@@ -609,26 +608,16 @@ def history(path: Path, target: str | None = None, limit: int | None = None) -> 
                 )
                 lines.extend(f"    {name}" for name in record.files)
                 if entry_id is not None and record.files:
-                    events = _entry_events(store_cfg.path, record.sha, entry_id)
+                    events = _entry_events(store, record.sha, entry_id)
                     lines.extend(f"    {event}" for event in events)
     return lines
 
 
-def _entry_events(worktree: Path, sha: str, entry_id: str) -> list[str]:
+def _entry_events(store: Store, sha: str, entry_id: str) -> list[str]:
     """What commit ``sha`` did to entry ``entry_id``, read from the JSON lines it added."""
-    result = subprocess.run(
-        ["git", "show", "--format=", "--no-ext-diff", "--no-color", "--unified=0", sha],
-        cwd=worktree,
-        capture_output=True,
-        timeout=60,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
     events: list[str] = []
-    for raw in result.stdout.splitlines():
-        if not raw.startswith(b"+") or raw.startswith(b"+++"):
-            continue
-        record = parse_record(raw[1:])
+    for raw in store.added_lines(sha):
+        record = parse_record(raw)
         if record is None:
             continue
         if record.get("id") == entry_id:

@@ -22,11 +22,11 @@ On the first fold on a machine:
 from __future__ import annotations
 
 import logging
-import subprocess
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from memsync import git
 from memsync.commits import commit_written
 from memsync.config import Track
 from memsync.layout import is_append_only
@@ -210,18 +210,16 @@ def _folded_versions(worktree: Path, old: str, new: str) -> dict[str, bytes]:
 
 def _git(worktree: Path, *args: str, stdin: str | None = None) -> bytes | None:
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=worktree,
-            input=None if stdin is None else stdin.encode("utf-8"),
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
+        done = git.run(
+            args, cwd=worktree, timeout=GIT_TIMEOUT_S, stdin=None if stdin is None else stdin.encode("utf-8")
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         log.warning("store %s: git %s failed: %s", worktree, args[0], exc)
         return None
-    if done.returncode != 0:
+    if done.timed_out is not None:
+        log.warning("store %s: git %s failed: %s", worktree, args[0], done.reason)
+        return None
+    if done.status != 0:
         log.debug(
             "store %s: git %s failed: %s", worktree, " ".join(args), done.stderr.decode("utf-8", "replace")
         )

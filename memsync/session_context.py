@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memsync import git
 from memsync.config import Config, StoreConfig
 from memsync.formats.frontmatter import split_frontmatter
 from memsync.fsio import temp_beside, writer_lock
@@ -396,15 +396,5 @@ def _cut(text: str) -> str:
 
 def _git(worktree: Path, *args: str) -> str | None:
     """git's stdout in ``worktree``, None when it fails."""
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=worktree,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+    done = git.attempt(args, cwd=worktree, timeout=GIT_TIMEOUT_S)
+    return done.stdout.decode("utf-8", "replace") if done is not None and done.ok else None
