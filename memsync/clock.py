@@ -28,6 +28,7 @@ from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl import Entry, ParsedMemory, Problem, parse_memory
 from memsync.layout import HOST_TRAILER
+from memsync.paths import StoreLayout
 from memsync.tracked import locate
 
 TOLERANCE_S = 300.0
@@ -172,7 +173,7 @@ def clock_skew(store: Path, host: str) -> Skew | None:
     remote-tracking refs that descend from it. Each other host's earliest such commit bounds the skew
     from below; the smallest bound over the hosts is returned when positive (a peer whose clock agrees
     with this one clears it), else None. No network; cached until a ref moves."""
-    key = (store, host, _refs_mark(store / ".git"))
+    key = (store, host, _refs_mark(StoreLayout(store).git_dir))
     if key not in _SKEWS:
         _SKEWS.clear()
         _SKEWS[key] = _skew(store, host)
@@ -216,7 +217,7 @@ def refuse_if_ahead(what: str, moment: float | None = None) -> None:
         return  # the config's own error is reported by whatever reads it; a write need not wait for it
     when = time.time() if moment is None else moment
     for store in config.stores.values():
-        if not (store.path / ".git").is_dir():
+        if not StoreLayout(store.path).exists:
             continue
         skew = clock_skew(store.path, config.host)
         if skew is not None and skew.ahead_s > TOLERANCE_S and when + TOLERANCE_S >= skew.ours_at:

@@ -42,6 +42,7 @@ from memsync.formats.jsonl import (
 )
 from memsync.fsio import atomic_write
 from memsync.layout import is_ignored, kind_of
+from memsync.paths import StoreLayout
 from memsync.syncstate import FileState, HeldLine, SyncState, digest
 from memsync.track import describe_changes, publish, track_name
 
@@ -87,7 +88,7 @@ def compact(path: Path, config_file: Path | None = None, now: datetime | None = 
     config = load_config(config_file) if config_file.exists() else None
     tracked = None if config is None else _find_tracked(path, config)
     # A store not created yet syncs nothing: its first reconcile publishes the compacted file by content.
-    if config is None or tracked is None or not (tracked.store_cfg.path / ".git").is_dir():
+    if config is None or tracked is None or not StoreLayout(tracked.store_cfg.path).exists:
         report = MemoryFile(path).compact(when)
         return Compaction(path, report.lines_before, report.lines_after)
     return _compact_tracked(config, tracked, when)

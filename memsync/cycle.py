@@ -34,6 +34,7 @@ from memsync.hosts.claude_code import oversized_indexes
 from memsync.layout import IGNORED_DIRS, is_append_only, is_aside, is_store_meta
 from memsync.legacy import first_folds, fold_legacy
 from memsync.merge import BOTH_KEPT_NOTE_PREFIX
+from memsync.paths import StoreLayout
 from memsync.store.exchange import Progress, RemoteOutcome
 from memsync.store.facade import Store
 from memsync.store.locks import hold_cycle
@@ -84,7 +85,7 @@ def remote_error(outcome: RemoteOutcome) -> str | None:
 
 def meta_dir(store_cfg: StoreConfig) -> Path:
     """The store's memsync meta dir (``<store>/.git/memsync``): state, status file, cycle lock."""
-    return store_cfg.path / ".git" / "memsync"
+    return StoreLayout(store_cfg.path).meta_dir
 
 
 @contextmanager
@@ -99,7 +100,7 @@ def cycle_lock(
     file ``config``); waits up to ``wait_s`` seconds for another cycle to finish, with a line naming its
     holder (``storelock.hold_cycle``). Raises ``MemsyncError`` if the store does not exist or the wait
     ends, ``gitrun.Stopped`` when ``stop`` is set while waiting."""
-    if not (store_cfg.path / ".git").is_dir():
+    if not StoreLayout(store_cfg.path).exists:
         raise MemsyncError(
             f"cannot sync store {store_cfg.name!r}: {store_cfg.path} is not a memsync store. "
             f"Run `memsync init`, or fix stores.{store_cfg.name}.path in the config"
@@ -430,7 +431,7 @@ def _store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
     untracked: set[str] = set()
     size = 0
     root = store_cfg.path
-    git_dir = root / ".git"
+    git_dir = StoreLayout(root).git_dir
     # Legacy store paths still hold what machines not upgraded yet sync there; they are folded, not lost.
     folded = tuple(old for track in store_cfg.tracks for old in track.legacy)
     for dirpath, dirnames, filenames in os.walk(root):
@@ -540,7 +541,7 @@ def collect_status(path: Path) -> dict[str, Any]:
             },
             "unpushed": status.get("unpushed", 0),
             "clashes": status.get("clashes", []),
-            "exists": (store_cfg.path / ".git").is_dir(),
+            "exists": StoreLayout(store_cfg.path).exists,
             "tracks": list_tracks(store_cfg),
             "partly_loaded": [
                 {"file": str(index), "lines": lines, "bytes": size}
@@ -596,7 +597,7 @@ def history(path: Path, target: str | None = None, limit: int | None = None) -> 
     lines: list[str] = []
     for store_cfg in config.stores.values():
         store = Store(store_cfg, config.host, config.identity())
-        if not (store_cfg.path / ".git").is_dir():
+        if not StoreLayout(store_cfg.path).exists:
             continue
         for selector in _selectors(store_cfg, target):
             entry_id = selector if selector and not (store_cfg.path / selector).exists() else None

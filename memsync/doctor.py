@@ -26,6 +26,7 @@ from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
 from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
+from memsync.paths import StoreLayout
 from memsync.wording import plural
 
 Level = Literal["OK", "WARN", "FAIL"]
@@ -83,7 +84,7 @@ def check_identity(config: Config) -> Check:
 def check_store(store: StoreConfig) -> Iterator[Check]:
     """The store's repository exists, passes ``git fsck --connectivity-only``, and has memsync's drivers."""
     what = f"store {store.name}"
-    if not (store.path / ".git").exists():
+    if not StoreLayout(store.path).exists:
         yield Check("FAIL", what, f"no git repository at {store.path}. Run `memsync init`")
         return
     fsck = _git("fsck", "--connectivity-only", "--no-progress", cwd=store.path)
@@ -265,7 +266,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
             check_remote(store, name, url, config.network_timeout_s)
             for name, url in sorted(store.remotes.items())
         )
-        if (store.path / ".git").exists():
+        if StoreLayout(store.path).exists:
             checks.append(check_clock(store))
             checks.append(check_clock_ahead(store, config.host))
             checks.append(check_future_entries(store))

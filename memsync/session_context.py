@@ -31,6 +31,7 @@ from memsync.hosts import claude_code, codex
 from memsync.identity import project_key
 from memsync.instance import state_dir
 from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
+from memsync.paths import StoreLayout
 from memsync.store.refs import head
 
 MAX_CHARS = 8000
@@ -138,8 +139,12 @@ def session_context(config: Config, cwd: Path, agent: str, source: str = "startu
     ``OSError`` when the state directory cannot be written."""
     root = project_root(cwd)
     key = project_key(root) if root is not None else ""
-    stores = {name: store for name, store in config.stores.items() if (store.path / ".git").is_dir()}
-    heads = {name: sha for name, store in stores.items() if (sha := head(store.path / ".git")) is not None}
+    stores = {name: store for name, store in config.stores.items() if StoreLayout(store.path).exists}
+    heads = {
+        name: sha
+        for name, store in stores.items()
+        if (sha := head(StoreLayout(store.path).git_dir)) is not None
+    }
     since, since_at = _rotate(f"{agent}\0{key or cwd}", heads, source)
     items: list[Item] = []
     unread = 0

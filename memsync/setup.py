@@ -35,6 +35,7 @@ from memsync.daemon import run_daemon
 from memsync.detect import Location, detect
 from memsync.errors import MemsyncError
 from memsync.git import remote_attempt
+from memsync.paths import StoreLayout
 from memsync.remote_url import PLAIN_NAME
 from memsync.setup_remote import REMOTE_TIMEOUT_S
 from memsync.store.remote_head import remote_head_branch
@@ -51,7 +52,7 @@ def _remote_has_branch(url: str, branch: str, timeout_s: float) -> bool:
 
 def _create_store(config: Config, store: StoreConfig) -> str:
     """Create or clone the store's repository if it does not exist yet; one line saying which."""
-    if (store.path / ".git").exists():
+    if StoreLayout(store.path).exists:
         ensure_store(config, store)
         return f"store {store.name}: {store.path} (exists)"
     first = next(iter(store.remotes.items()), None)

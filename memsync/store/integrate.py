@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memsync.store import drivers
 from memsync.store.conflicts import settle_conflicts
 from memsync.store.recovery import merging
 from memsync.store.repo import StoreGit
@@ -40,6 +41,7 @@ def integrate(g: StoreGit, theirs: str, what: str) -> Integrated:
             )
         return Integrated(merged=True)
     message = g.message(f"memsync: merge {what}")
+    drivers.before_merge(g)
     with merging(g, head):
         result = g.run(
             "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories", "-m", message, theirs

@@ -126,18 +126,16 @@ def prepare(g: StoreGit, lock_wait_s: float) -> None:
         atomic_write(exclude, patterns)
     recover_locks(g, lock_wait_s)
     recover_interrupted(g)
-    _configure(g)
+    config = _configure(g)
     check_format(g)
-    # Each opened Store registers once (a daemon keeps its Store across cycles, so its git config is not
-    # rewritten every cycle): the driver command names this interpreter, which may differ from the last.
-    drivers.register(g)
+    drivers.ensure(g, config)
     if not on_branch(g) and not changes(g):  # after the drivers: returning may merge
         # What memsync wrote and did not commit yet must be committed first: commit_all does.
         ensure_branch(g, ())
 
 
-def _configure(g: StoreGit) -> None:
-    """Set the store's own git config where it differs from what it should be."""
+def _configure(g: StoreGit) -> dict[str, str]:
+    """Set the store's own git config where it differs; returns the local config as it was read."""
     wanted = {
         "core.hookspath": str(g.meta_dir / "no-hooks"),
         "core.excludesfile": str(g.meta_dir / "no-excludes"),
@@ -181,6 +179,7 @@ def _configure(g: StoreGit) -> None:
     for key, value in wanted.items():
         if current.get(key.lower()) != value:
             g.check("config", "--local", "--replace-all", key, value)
+    return current
 
 
 def on_branch(g: StoreGit) -> bool:

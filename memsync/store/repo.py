@@ -42,6 +42,8 @@ class StoreGit:
         self.stop = stop
         self.layout = StoreLayout(cfg.path)
         self.env = self._env()
+        # Whether this Store wrote the merge drivers' registration (``drivers``).
+        self.drivers_registered = False
 
     @property
     def name(self) -> str:

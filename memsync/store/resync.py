@@ -10,7 +10,7 @@ import json
 
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
-from memsync.store import remotes, storeid
+from memsync.store import drivers, remotes, storeid
 from memsync.store.conflicts import settle_unmerged
 from memsync.store.exchange import RemoteOutcome, exchange_one, fetch, unreachable
 from memsync.store.recovery import RESYNC_MARKER
@@ -47,6 +47,7 @@ def resync(g: StoreGit, remote: str, adopt_unrelated: bool) -> RemoteOutcome:
 
 
 def _reapply(g: StoreGit, remote: str, local: str, theirs: str) -> None:
+    drivers.before_merge(g)
     marker = g.meta_dir / RESYNC_MARKER
     g.check("update-ref", f"refs/memsync/before-resync/{remote}", local)
     atomic_write(marker, json.dumps({"before": local, "remote": remote}).encode())
