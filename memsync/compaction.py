@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, config_path, load_config
 from memsync.cycle import cycle_lock, open_store
 from memsync.errors import MemsyncError
@@ -43,6 +42,7 @@ from memsync.formats.jsonl import (
 from memsync.fsio import atomic_write
 from memsync.layout import is_ignored, kind_of
 from memsync.paths import StoreLayout
+from memsync.store.written import commit_written
 from memsync.syncstate import FileState, HeldLine, SyncState, digest
 from memsync.track import describe_changes, publish, track_name
 

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from memsync.clock import future_in_store
-from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.diskfull import ADVICE, is_full, named, nearly_full
 from memsync.errors import MemsyncError
@@ -38,6 +37,7 @@ from memsync.paths import StoreLayout
 from memsync.store.exchange import Progress, RemoteOutcome
 from memsync.store.facade import Store
 from memsync.store.locks import hold_cycle
+from memsync.store.written import commit_written
 from memsync.syncstate import SyncState
 from memsync.track import Clash, DeliverReport, PublishReport, deliver, describe_changes, publish, reconcile
 from memsync.track_listing import list_tracks, untracked_group

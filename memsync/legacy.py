@@ -27,11 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from memsync import git
-from memsync.commits import commit_written
 from memsync.config import Track
 from memsync.layout import is_append_only
 from memsync.store.exchange import RemoteOutcome
 from memsync.store.facade import Store
+from memsync.store.written import commit_written
 from memsync.syncstate import FileState, SyncState, digest
 from memsync.track import PublishReport, describe_changes, publish, reconcile
 

@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.cycle import cycle_lock, open_store, sweep_stale_temps
 from memsync.errors import MemsyncError
@@ -57,6 +56,7 @@ from memsync.fsio import atomic_write, writer_lock
 from memsync.layout import STORE_META_DIR, is_ignored
 from memsync.store.facade import Store
 from memsync.store.rewrite import Rewriter, line_hash
+from memsync.store.written import commit_written
 from memsync.syncstate import FileState, SyncState
 from memsync.wording import plural
 
