@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 # Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from memsync.fsio import append_once  # noqa: E402
-from memsync.refs import read_ref  # noqa: E402
+from memsync.store.refs import read_ref  # noqa: E402
 from tests.helpers import bare_remote, git, wait_for  # noqa: E402
 from tests.peers import HEADER, ROLE_STORE, Peer, entry_line  # noqa: E402
 

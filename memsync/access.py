@@ -10,15 +10,16 @@ from pathlib import Path
 
 from memsync.config import Config, StoreConfig
 from memsync.errors import MemsyncError
-from memsync.store import Store
-from memsync.storelock import hold_cycle
+from memsync.paths import StoreLayout
+from memsync.store.facade import Store
+from memsync.store.locks import hold_cycle
 
 LOCK_WAIT_S = 600.0
 
 
 def meta_dir(store_cfg: StoreConfig) -> Path:
     """The store's memsync meta dir (``<store>/.git/memsync``): state, status file, cycle lock."""
-    return store_cfg.path / ".git" / "memsync"
+    return StoreLayout(store_cfg.path).meta_dir
 
 
 @contextmanager
@@ -33,7 +34,7 @@ def cycle_lock(
     file ``config``); waits up to ``wait_s`` seconds for another cycle to finish, with a line naming its
     holder (``storelock.hold_cycle``). Raises ``MemsyncError`` if the store does not exist or the wait
     ends, ``gitrun.Stopped`` when ``stop`` is set while waiting."""
-    if not (store_cfg.path / ".git").is_dir():
+    if not StoreLayout(store_cfg.path).exists:
         raise MemsyncError(
             f"cannot sync store {store_cfg.name!r}: {store_cfg.path} is not a memsync store. "
             f"Run `memsync init`, or fix stores.{store_cfg.name}.path in the config"

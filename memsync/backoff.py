@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from memsync.cycle_report import remote_error
-from memsync.store import RemoteOutcome
+from memsync.store.exchange import RemoteOutcome
 
 log = logging.getLogger(__name__)
 

@@ -17,19 +17,19 @@ never the network):
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync import git
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import ParsedMemory, Problem, parse_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.layout import HOST_TRAILER
+from memsync.paths import StoreLayout
 from memsync.tracked import locate
 
 TOLERANCE_S = 300.0
@@ -73,20 +73,12 @@ class FutureEntry:
 
 def _git(repo: Path, *args: str) -> str:
     """stdout of ``git -C repo ARGS`` ("" when git fails: no history yet, an unknown ref)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout if done.returncode == 0 else ""
+    done = git.attempt(
+        ["-C", str(repo), *args],
+        env={"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
+        timeout=_TIMEOUT_S,
+    )
+    return done.stdout.decode("utf-8", "replace") if done is not None and done.ok else ""
 
 
 def _hosts_adding(repo: Path, rel: str, lines: Iterable[bytes]) -> dict[bytes, str | None]:
@@ -182,7 +174,7 @@ def clock_skew(store: Path, host: str) -> Skew | None:
     remote-tracking refs that descend from it. Each other host's earliest such commit bounds the skew
     from below; the smallest bound over the hosts is returned when positive (a peer whose clock agrees
     with this one clears it), else None. No network; cached until a ref moves."""
-    key = (store, host, _refs_mark(store / ".git"))
+    key = (store, host, _refs_mark(StoreLayout(store).git_dir))
     if key not in _SKEWS:
         _SKEWS.clear()
         _SKEWS[key] = _skew(store, host)
@@ -226,7 +218,7 @@ def refuse_if_ahead(what: str, moment: float | None = None) -> None:
         return  # the config's own error is reported by whatever reads it; a write need not wait for it
     when = time.time() if moment is None else moment
     for store in config.stores.values():
-        if not (store.path / ".git").is_dir():
+        if not StoreLayout(store.path).exists:
             continue
         skew = clock_skew(store.path, config.host)
         if skew is not None and skew.ahead_s > TOLERANCE_S and when + TOLERANCE_S >= skew.ours_at:

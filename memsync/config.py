@@ -34,7 +34,6 @@ from __future__ import annotations
 import os
 import re
 import socket
-import subprocess
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -44,6 +43,7 @@ from typing import Any
 import platformdirs
 import tomli_w
 
+from memsync import git
 from memsync.config_check import Checker
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
@@ -137,8 +137,8 @@ class Config:
     def identity(self) -> Identity:
         """The commit identity: ``[author]`` if set, else git's global ``user.name``/``user.email``,
         else ``memsync`` / ``memsync@<host>``. Runs ``git config`` (no network); never raises."""
-        name = self.author_name or git_config_value("user.name") or "memsync"
-        email = self.author_email or git_config_value("user.email") or f"memsync@{self.host}"
+        name = self.author_name or git.config_value("user.name") or "memsync"
+        email = self.author_email or git.config_value("user.email") or f"memsync@{self.host}"
         return Identity(name=name, email=email)
 
 
@@ -330,21 +330,3 @@ def _store_path(check: Checker, value: object, key: str) -> str:
 
 def _expand(text: str) -> Path:
     return Path(os.path.abspath(Path(text).expanduser()))
-
-
-def git_config_value(key: str) -> str | None:
-    """The value of ``key`` in the user's own git config (global or system), None when unset or when git
-    cannot be run. Never raises."""
-    try:
-        result = subprocess.run(
-            ["git", "config", "--get", key],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    value = result.stdout.strip()
-    return value if result.returncode == 0 and value else None

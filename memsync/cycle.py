@@ -17,7 +17,6 @@ from collections.abc import Collection
 from pathlib import Path
 
 from memsync.access import LOCK_WAIT_S, cycle_lock, meta_dir
-from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track
 from memsync.cycle_report import CycleReport
 from memsync.diskfull import ADVICE, is_full, named, nearly_full
@@ -27,7 +26,8 @@ from memsync.layout import IGNORED_DIRS
 from memsync.legacy import first_folds, fold_legacy
 from memsync.session import Session
 from memsync.status import read_status, write_status
-from memsync.store import Progress
+from memsync.store.exchange import Progress
+from memsync.store.written import commit_written
 from memsync.sync.passes import deliver, publish, reconcile
 from memsync.sync.reports import DeliverReport, PublishReport, describe_changes
 from memsync.sync.state import SyncState

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from memsync.store import RemoteOutcome
+from memsync.store.exchange import RemoteOutcome
 from memsync.sync.clashes import Clash
 
 log = logging.getLogger(__name__)

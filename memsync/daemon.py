@@ -35,7 +35,7 @@ from memsync.instance import instance_lock, sd_notify
 from memsync.remotedirs import remote_dirs, remote_moved
 from memsync.served import ServedStore
 from memsync.session import Session
-from memsync.storelock import StoreGuard
+from memsync.store.locks import StoreGuard
 from memsync.watch import Watcher, WatchEvent
 from memsync.wording import plural
 from memsync.workers import CycleDone, Probed, Workers

@@ -15,10 +15,10 @@ in owner and repository names), so no project's path can lie inside another's (G
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
+
+from memsync import git
 
 GIT_TIMEOUT_S = 10.0
 SEPARATOR = "~"
@@ -73,22 +73,15 @@ def remote_urls(project: Path) -> dict[str, str]:
     """The remotes of the git repository at ``project`` (name -> URL as configured), {} when it is no
     repository or git fails. Reads only that repository's config (``GIT_CEILING_DIRECTORIES`` keeps git
     from using a repository that merely encloses ``project``), and never contacts a remote."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(project), "config", "--get-regexp", r"^remote\..*\.url$"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_CEILING_DIRECTORIES": str(project.parent)},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    if done.returncode != 0:
+    done = git.attempt(
+        ["-C", str(project), "config", "--get-regexp", r"^remote\..*\.url$"],
+        env={"GIT_CEILING_DIRECTORIES": str(project.parent)},
+        timeout=GIT_TIMEOUT_S,
+    )
+    if done is None or not done.ok:
         return {}
     urls: dict[str, str] = {}
-    for line in done.stdout.splitlines():
+    for line in done.out.splitlines():
         key, _, url = line.partition(" ")
         name = key.removeprefix("remote.").removesuffix(".url")
         urls.setdefault(name, url.strip())

@@ -22,15 +22,16 @@ On the first fold on a machine:
 from __future__ import annotations
 
 import logging
-import subprocess
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from memsync.commits import commit_written
+from memsync import git
 from memsync.config import Track
 from memsync.layout import is_append_only
-from memsync.store import RemoteOutcome, Store
+from memsync.store.exchange import RemoteOutcome
+from memsync.store.facade import Store
+from memsync.store.written import commit_written
 from memsync.sync.notices import Notices
 from memsync.sync.passes import publish, reconcile
 from memsync.sync.records import FileState, digest
@@ -214,18 +215,16 @@ def _folded_versions(worktree: Path, old: str, new: str) -> dict[str, bytes]:
 
 def _git(worktree: Path, *args: str, stdin: str | None = None) -> bytes | None:
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=worktree,
-            input=None if stdin is None else stdin.encode("utf-8"),
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
+        done = git.run(
+            args, cwd=worktree, timeout=GIT_TIMEOUT_S, stdin=None if stdin is None else stdin.encode("utf-8")
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         log.warning("store %s: git %s failed: %s", worktree, args[0], exc)
         return None
-    if done.returncode != 0:
+    if done.timed_out is not None:
+        log.warning("store %s: git %s failed: %s", worktree, args[0], done.reason)
+        return None
+    if done.status != 0:
         log.debug(
             "store %s: git %s failed: %s", worktree, " ".join(args), done.stderr.decode("utf-8", "replace")
         )

@@ -43,41 +43,33 @@ import json
 import logging
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.access import cycle_lock, open_store
-from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.cycle import sweep_stale_temps
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import parse_record
 from memsync.fsio import atomic_write, writer_lock
 from memsync.layout import STORE_META_DIR, is_ignored
-from memsync.store import Store
+from memsync.store.facade import Store
+from memsync.store.rewrite import Rewriter, line_hash
+from memsync.store.written import commit_written
 from memsync.sync.state import SyncState
 from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
 MIN_TEXT_CHARS = 4
-GIT_TIMEOUT_S = 300.0
 PURGE_RECORD = f"{STORE_META_DIR}/purged.jsonl"
 # Every purge record line starts with these bytes, and no needle matches such a line: a purged text may
 # be a date, a host name or a run of hex digits that a record holds, and a later purge must not remove
 # an earlier record (a machine that has not adopted it yet would bring that purge's lines back).
 _RECORD_PREFIX = b'{"memsync_purge":1,'
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-
-
-def line_hash(line: bytes) -> str:
-    """The hex SHA-256 of ``line`` without its line end (LF, CRLF or CR): what a purge record holds for
-    each removed line. The whole line is hashed, so the digest of a line holding a short PIN among other
-    words cannot be reversed by trying every PIN; a line that is nothing but a short secret could be."""
-    return hashlib.sha256(line.rstrip(b"\r\n")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -190,7 +182,7 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
             if name in diverged:
                 adopted.append(adopt_purge_records(store, name))
                 store.resync(name)
-        git = _Git(store)
+        git = store.rewriter()
         before = {name: git.rev(f"refs/remotes/{name}/{store_cfg.branch}") for name in store_cfg.remotes}
         # This purge removes the lines of every record the history holds too, so no machine's earlier
         # purge is undone by this rewrite.
@@ -199,7 +191,7 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
         # A killed write's temp files hold whole copies of memory text that no scan below would clean.
         sweep_stale_temps(store_cfg)
         live_lines, live_files, live_dropped = _clean_live(store_cfg.tracks, needle)
-        changed, history_dropped = _rewrite_history(git, needle)
+        changed, history_dropped = git.rewrite(needle)
         if changed:
             _add_record(store, (live_dropped | history_dropped) - known)
         remotes = [
@@ -267,108 +259,6 @@ def _clean_live(tracks: tuple[Track, ...], needle: Needle) -> tuple[int, list[Pa
     return removed, files, frozenset(hashes)
 
 
-# --- history -------------------------------------------------------------------------------------
-
-
-class _Git:
-    """git in one store, pinned to it (never the caller's repository or config), with a timeout."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.env = {
-            **os.environ,
-            "GIT_DIR": str(store.git_dir),
-            "GIT_WORK_TREE": str(store.worktree),
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_CONFIG_PARAMETERS": "",
-            "GIT_CONFIG_COUNT": "0",
-            "GIT_INDEX_FILE": str(store.git_dir / "index"),
-        }
-
-    def run(
-        self, *args: str, stdin: bytes | None = None, check: bool = True, remote: str | None = None
-    ) -> subprocess.CompletedProcess[bytes]:
-        """Run ``git ARGS``; raise ``MemsyncError`` naming the command when ``check`` and it fails. A
-        command that contacts ``remote`` is bounded by the store's ``network_timeout_s``."""
-        timeout = GIT_TIMEOUT_S if remote is None else self.store.network_timeout_s
-        try:
-            result = subprocess.run(
-                ["git", *args],
-                cwd=self.store.worktree,
-                env=self.env,
-                input=stdin,
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            late = (
-                f"`git {args[0]}` took more than {timeout:g} s"
-                if remote is None
-                else f"{remote} gave no answer to `git {args[0]}` within {timeout:g} s (network_timeout_s)"
-            )
-            raise MemsyncError(f"cannot purge store {self.store.cfg.name!r}: {late}. Retry") from exc
-        if check and result.returncode != 0:
-            reason = result.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"]
-            raise MemsyncError(
-                f"cannot purge store {self.store.cfg.name!r}: `git {args[0]}` failed: "
-                f"{reason[-1]}. Check {self.store.worktree} with `memsync status`"
-            )
-        return result
-
-    def rev(self, ref: str) -> str | None:
-        """The commit ``ref`` names, or None."""
-        result = self.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
-        return result.stdout.decode().strip() if result.returncode == 0 else None
-
-    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        """True when ``ancestor`` is in ``descendant``'s history."""
-        return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
-
-
-def filter_stream(stream: bytes, needle: Needle) -> tuple[bytes, int, frozenset[str]]:
-    """A ``git fast-export`` stream with the matching lines dropped from every ``data`` payload (blobs,
-    commit and tag messages); returns the new stream, how many payloads changed and the
-    :func:`line_hash` of every dropped line. Pure function."""
-    out = bytearray()
-    hashes: set[str] = set()
-    changed = pos = 0
-    while pos < len(stream):
-        end = stream.find(b"\n", pos)
-        end = len(stream) if end < 0 else end
-        line = stream[pos:end]
-        if line.startswith(b"data ") and not line.startswith(b"data <<"):
-            size = int(line[5:])
-            payload = stream[end + 1 : end + 1 + size]
-            kept, dropped = needle.drop_lines(payload)
-            changed += bool(dropped)
-            hashes.update(line_hash(gone) for gone in dropped)
-            out += b"data %d\n" % len(kept) + kept
-            pos = end + 1 + size
-        else:
-            out += line + b"\n"
-            pos = end + 1
-    return bytes(out), changed, frozenset(hashes)
-
-
-def _rewrite_history(git: _Git, needle: Needle) -> tuple[int, frozenset[str]]:
-    """Rewrite every ref without the matching lines; drop the old objects. Returns how many payloads
-    changed and the :func:`line_hash` of every dropped line."""
-    exported = git.run(
-        "fast-export", "--all", "--signed-tags=strip", "--tag-of-filtered-object=rewrite", "--reencode=no"
-    ).stdout
-    filtered, changed, hashes = filter_stream(exported, needle)
-    if not changed:
-        return 0, hashes
-    git.run("fast-import", "--force", "--quiet", stdin=filtered)
-    git.run("reset", "-q", "--hard")
-    for leftover in ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "SQUASH_MSG"):
-        (git.store.git_dir / leftover).unlink(missing_ok=True)
-    git.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-    git.run("gc", "-q", "--prune=now")
-    return changed, hashes
-
-
 # --- purge records -------------------------------------------------------------------------------
 
 
@@ -398,14 +288,14 @@ def recorded_hashes(data: bytes) -> frozenset[str]:
     return frozenset(found)
 
 
-def _recorded_hashes(git: _Git, commits: Iterable[str]) -> frozenset[str]:
+def _recorded_hashes(git: Rewriter, commits: Iterable[str]) -> frozenset[str]:
     """The line hashes listed by the purge record file of each of ``commits`` (a ref or sha; one without
     a record file, or a ref that does not exist, lists none)."""
     found: set[str] = set()
     for commit in commits:
-        shown = git.run("show", f"{commit}:{PURGE_RECORD}", check=False)
-        if shown.returncode == 0:
-            found |= recorded_hashes(shown.stdout)
+        shown = git.show(commit, PURGE_RECORD)
+        if shown is not None:
+            found |= recorded_hashes(shown)
     return frozenset(found)
 
 
@@ -440,13 +330,13 @@ def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
     remote has no record, or this machine already removed its lines). Raises ``MemsyncError`` when the
     remote cannot be fetched or git fails."""
     head = store.fetch(remote)
-    git = _Git(store)
+    git = store.rewriter()
     hashes = _recorded_hashes(git, [head] if head is not None else [])
     if not hashes:
         return PurgeReport(store.cfg.name, 0, (), 0, ())
     needle = Needle(line_hashes=hashes)
     live_lines, live_files, _ = _clean_live(store.cfg.tracks, needle)
-    changed, _ = _rewrite_history(git, needle)
+    changed, _ = git.rewrite(needle)
     if live_lines or changed:
         log.info(
             "store %s: honoured %s's purge records: %s removed, %s rewritten",
@@ -468,7 +358,7 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
     whole file edited here since then has the base the purged store copy was made from, so the edit
     merges instead of being kept beside it as a second version. Raises ``MemsyncError`` when git fails."""
     if needle is None:
-        hashes = _recorded_hashes(_Git(store), ["HEAD"])
+        hashes = _recorded_hashes(store.rewriter(), ["HEAD"])
         needle = Needle(line_hashes=hashes) if hashes else None
 
     def clean(data: bytes | None) -> bytes | None:
@@ -489,24 +379,8 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
         state.scrub()
 
 
-def _remote_holds(git: _Git, head: str, needle: Needle) -> bool:
-    """True when any blob reachable from ``head`` has a matching line."""
-    listing = git.run("rev-list", "--objects", head).stdout.split()
-    shas = [word for word in listing if len(word) == 40]
-    batch = git.run("cat-file", "--batch", stdin=b"".join(sha + b"\n" for sha in shas)).stdout
-    pos = 0
-    while pos < len(batch):
-        header_end = batch.index(b"\n", pos)
-        _, kind, size = batch[pos:header_end].split()
-        data = batch[header_end + 1 : header_end + 1 + int(size)]
-        pos = header_end + 1 + int(size) + 1
-        if kind == b"blob" and any(needle.matches(line) for line in data.splitlines()):
-            return True
-    return False
-
-
 def _publish_rewrite(
-    store: Store, git: _Git, remote: str, before: str | None, needle: Needle, diverged: bool
+    store: Store, git: Rewriter, remote: str, before: str | None, needle: Needle, diverged: bool
 ) -> str:
     """Bring ``remote`` to the rewritten history; return what was done, in one line.
 
@@ -514,37 +388,20 @@ def _publish_rewrite(
     it was rewritten away here, the remote holds the old history: force push. A head this store has (the
     remote already purged, by this or another machine) is adopted; a head never seen is fetched and
     adopted only if it does not hold the text."""
-    branch = store.cfg.branch
-    listed = git.run("ls-remote", remote, f"refs/heads/{branch}", remote=remote).stdout.split()
-    head = listed[0].decode() if listed else None
+    head = git.remote_head(remote)
     local = git.rev("HEAD")
     if head is None or local is None:
         store.resync(remote)  # an empty remote: pushed; the recorded head is refreshed either way
         return f"{remote}: pushed"
-    known = git.run("cat-file", "-e", f"{head}^{{commit}}", check=False).returncode == 0
+    known = git.has_commit(head)
     if not known and head == before:
         # The one force push memsync makes, with a lease on the head this purge started from.
-        git.run(
-            "push",
-            "--quiet",
-            "--no-verify",
-            f"--force-with-lease=refs/heads/{branch}:{head}",
-            remote,
-            f"HEAD:refs/heads/{branch}",
-            remote=remote,
-        )
+        git.force_push(remote, head)
         store.resync(remote)  # trust the remote's new head (it is this store's own)
         return f"{remote}: force-pushed the rewritten history (the only force push memsync makes)"
     if not known:
-        git.run(
-            "fetch",
-            "-q",
-            "--no-tags",
-            remote,
-            f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}",
-            remote=remote,
-        )
-        if _remote_holds(git, head, needle):
+        git.fetch(remote)
+        if git.holds(head, needle):
             raise MemsyncError(
                 f"cannot purge store {store.cfg.name!r}: remote {remote} has a history this "
                 f"machine never had and it still holds {needle.describe()}. Run `memsync "

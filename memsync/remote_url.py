@@ -15,8 +15,9 @@ import functools
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
+
+from memsync import git
 
 # Transports git speaks without a helper (connect.c, transport.c); http(s)/ftp(s) are helpers it ships.
 _NATIVE = {"ssh", "git", "file", "git+ssh", "ssh+git"}
@@ -114,17 +115,13 @@ def _near(word: str, target: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _git_exec_path() -> Path | None:
-    try:
-        done = subprocess.run(["git", "--exec-path"], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+    done = git.attempt(["--exec-path"], timeout=10)
+    return Path(done.out.strip()) if done is not None and done.ok and done.out.strip() else None
 
 
 @functools.lru_cache(maxsize=64)
 def _valid_ref(ref: str) -> bool:
-    try:
-        done = subprocess.run(["git", "check-ref-format", ref], capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    done = git.attempt(["check-ref-format", ref], timeout=10)
+    if done is None:
         return True  # git is missing or stuck: every git step then reports it; do not blame the name
-    return done.returncode == 0
+    return done.ok

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from memsync.config import StoreConfig
-from memsync.refs import read_ref
+from memsync.paths import StoreLayout
+from memsync.store.refs import read_ref
 from memsync.watch import remote_git_dir
 
 
@@ -23,6 +24,6 @@ def remote_moved(store: StoreConfig) -> bool:
     ref = f"refs/heads/{store.branch}"
     for remote, git_dir in remote_dirs(store).items():
         theirs = read_ref(git_dir, ref)
-        if theirs != read_ref(store.path / ".git", f"refs/remotes/{remote}/{store.branch}"):
+        if theirs != read_ref(StoreLayout(store.path).git_dir, f"refs/remotes/{remote}/{store.branch}"):
             return True
     return False

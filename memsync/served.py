@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from memsync.backoff import Backoff, Remotes
 from memsync.debounce import Debouncer
-from memsync.storelock import StoreGuard
+from memsync.store.locks import StoreGuard
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memsync.access import open_store
 from memsync.config import Config, StoreConfig, Track
-from memsync.store import Store
+from memsync.store.facade import Store
 from memsync.sync.notices import Notices
 
 log = logging.getLogger(__name__)

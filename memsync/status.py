@@ -18,6 +18,7 @@ from memsync.cycle_report import CycleReport, remote_error
 from memsync.fsio import atomic_write
 from memsync.layout import is_append_only, is_aside, is_store_meta
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
+from memsync.paths import StoreLayout
 from memsync.sync.state import SyncState
 from memsync.track_listing import untracked_group
 
@@ -115,7 +116,7 @@ def store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
     untracked: set[str] = set()
     size = 0
     root = store_cfg.path
-    git_dir = root / ".git"
+    git_dir = StoreLayout(root).git_dir
     # Legacy store paths still hold what machines not upgraded yet sync there; they are folded, not lost.
     folded = tuple(old for track in store_cfg.tracks for old in track.legacy)
     for dirpath, dirnames, filenames in os.walk(root):

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
-from memsync import identity
+from memsync import git, identity
 from memsync.hosts import claude_code
 from memsync.remote_url import PLAIN_NAME
 
@@ -92,21 +91,10 @@ def _default_store_path(live: Path, project_name: Callable[[Path], str]) -> str:
 def _project_name(project: Path) -> str:
     """The project name earlier versions keyed a project's roles by: the name of ``project``'s ``origin``
     remote repository (``.../name.git`` -> ``name``), else the directory's name."""
-    try:
-        # The ceiling keeps git from reading the config of a repository that merely encloses the project.
-        env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(project.parent)}
-        result = subprocess.run(
-            ["git", "-C", str(project), "config", "--get", "remote.origin.url"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        result = None
-    url = result.stdout.strip() if result is not None and result.returncode == 0 else ""
+    # The ceiling keeps git from reading the config of a repository that merely encloses the project.
+    env = {"GIT_CEILING_DIRECTORIES": str(project.parent)}
+    result = git.attempt(["-C", str(project), "config", "--get", "remote.origin.url"], env=env, timeout=10)
+    url = result.out.strip() if result is not None and result.ok else ""
     name = re.split(r"[/:\\]", url.rstrip("/"))[-1] if url else ""
     name = name.removesuffix(".git")
     return name if name and PLAIN_NAME.match(name) else project.name

@@ -39,7 +39,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from memsync.layout import is_ignored
-from memsync.store import local_remote_path
+from memsync.store.remotes import local_remote_path
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from memsync.config import Config, StoreConfig
 from memsync.cycle import run_cycle
 from memsync.cycle_report import CycleReport
 from memsync.errors import MemsyncError
-from memsync.gitrun import Stopped
+from memsync.git import Stopped
 from memsync.session import Session
-from memsync.store import Store
+from memsync.store.facade import Store
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ import tomli_w
 from memsync.access import ensure_store
 from memsync.config import load_config
 from memsync.fsio import append_once, atomic_write
-from memsync.store import local_remote_path
+from memsync.store.remotes import local_remote_path
 from tests.conftest import isolated_env
 from tests.helpers import git, wait_for
 from tests.servers.process import in_netns

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memsync.config import Identity, StoreConfig
-from memsync.store import Store
+from memsync.store.facade import Store
 from tests.helpers import git
 
 

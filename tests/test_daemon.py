@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.storeid import STORE_ID_FILE
+from memsync.store.storeid import STORE_ID_FILE
 from tests.helpers import git, wait_for
 from tests.peers import MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, running
 

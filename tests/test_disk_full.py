@@ -296,7 +296,7 @@ _KILLED_BEFORE_THE_COMMIT = """
 import os, signal
 from memsync.config import load_config
 from memsync.commands.sync import run_all
-from memsync.store import Store
+from memsync.store.facade import Store
 Store.commit_all = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
 run_all(load_config())
 """

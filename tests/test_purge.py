@@ -17,14 +17,12 @@ from memsync.merge.kinds import merge_for_path
 from memsync.purge import (
     PURGE_RECORD,
     Needle,
-    filter_stream,
-    line_hash,
     record_line,
     recorded_hashes,
     reset_sync_state,
 )
-from memsync.sync.records import FileState, HeldLine, PendingDelivery
-from memsync.sync.state import SyncState
+from memsync.store.rewrite import filter_stream, line_hash
+from memsync.sync.state import FileState, HeldLine, PendingDelivery, SyncState
 from tests.helpers import bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
 from tests.stores import new_store

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.store import FORMAT_FILE, Store, local_remote_path
-from memsync.storeid import STORE_ID_FILE
+from memsync.store.facade import Store
+from memsync.store.format import FORMAT_FILE
+from memsync.store.remotes import local_remote_path
+from memsync.store.storeid import STORE_ID_FILE
 from tests.helpers import bare_remote, git, wait_for
 from tests.stores import (
     commit,

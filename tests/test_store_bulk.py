@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsync.store import ADD_PATHS_PER_CALL, BULK_ADD_FILES
+from memsync.store.commit import ADD_PATHS_PER_CALL, BULK_ADD_FILES
 from tests.helpers import bare_remote, git
 from tests.stores import commit, new_store, write
 

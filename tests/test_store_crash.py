@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
-from memsync.store import Store
+from memsync.store.facade import Store
 from tests.helpers import REPO_ROOT, bare_remote, git, wait_for
 from tests.stores import append, commit, new_store, read, reopen, worktree_clean, write
 
@@ -23,7 +23,7 @@ import json, sys
 from pathlib import Path
 from memsync.config import Identity, StoreConfig
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
-from memsync.store import Store
+from memsync.store.facade import Store
 spec = json.loads(sys.argv[1])
 cfg = StoreConfig(name="personal", path=Path(spec["path"]), remotes={"origin": spec["remote"]})
 store = Store(cfg, spec["host"], Identity(spec["host"], spec["host"] + "@example.invalid"))

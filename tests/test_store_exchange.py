@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.store import FORMAT_FILE, Store
-from memsync.storeid import STORE_ID_FILE
+from memsync.store.facade import Store
+from memsync.store.format import FORMAT_FILE
+from memsync.store.storeid import STORE_ID_FILE
 from tests.helpers import bare_remote, git
 from tests.stores import (
     append,

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync.layout import aside_name, is_aside, is_ignored, kind_of
-from memsync.store import Store
+from memsync.store.facade import Store
 from tests.helpers import bare_remote, git
 from tests.stores import commit, new_store, read, remove, worktree_clean, write
 

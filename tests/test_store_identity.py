@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.storeid import STORE_ID_FILE
+from memsync.store.storeid import STORE_ID_FILE
 from tests.blobs import blobs
 from tests.helpers import bare_remote, git
 from tests.peers import MEMORY_FILE, MEMORY_STORE, Peer

@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.access import cycle_lock, open_store
-from memsync.commits import commit_written
 from memsync.config import Config, StoreConfig, Track, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.compact import compacted, ensure_compactable
@@ -39,6 +38,8 @@ from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.parse import parse_memory
 from memsync.fsio import atomic_write
 from memsync.layout import is_ignored, kind_of
+from memsync.paths import StoreLayout
+from memsync.store.written import commit_written
 from memsync.sync.passes import publish
 from memsync.sync.records import FileState, HeldLine, digest
 from memsync.sync.reports import describe_changes, track_name
@@ -86,7 +87,7 @@ def compact(path: Path, config_file: Path | None = None, now: datetime | None = 
     config = load_config(config_file) if config_file.exists() else None
     tracked = None if config is None else _find_tracked(path, config)
     # A store not created yet syncs nothing: its first reconcile publishes the compacted file by content.
-    if config is None or tracked is None or not (tracked.store_cfg.path / ".git").is_dir():
+    if config is None or tracked is None or not StoreLayout(tracked.store_cfg.path).exists:
         report = MemoryFile(path).compact(when)
         return Compaction(path, report.lines_before, report.lines_after)
     return _compact_tracked(config, tracked, when)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync import git
 from memsync.errors import MemsyncError
 
 ROLE = "demo-agent"
@@ -199,11 +200,7 @@ def run_demo(print_line: Callable[[str], None], keep: bool = False) -> int:
     try:
         print_line(f"demo directory: {root}")
         remote = root / "remote.git"
-        subprocess.run(
-            ["git", "init", "--quiet", "--bare", "--initial-branch=main", str(remote)],
-            check=True,
-            capture_output=True,
-        )
+        git.check(["init", "--quiet", "--bare", "--initial-branch=main", str(remote)], timeout=60)
         alice, bob = _machine(root, "alice"), _machine(root, "bob")
         machines = [alice, bob]
         today = datetime.now(UTC).strftime("%Y-%m-%d")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,14 +19,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, get_args
 
+from memsync import git
 from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.commands import service
 from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.git_env import noninteractive_env
 from memsync.hosts import claude_code
 from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
+from memsync.paths import StoreLayout
 from memsync.wording import plural
 
 Level = Literal["OK", "WARN", "FAIL"]
@@ -51,26 +51,14 @@ class Check:
         return f"{self.level:<4} {self.what}: {self.detail}"
 
 
-def _git(
-    *args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **noninteractive_env(timeout)}
-    return subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+def _git(*args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S) -> git.Result:
+    return git.run(args, cwd=cwd, env=git.noninteractive_env(timeout), timeout=timeout)
 
 
 def check_git() -> Check:
     """git is installed and at least ``MIN_GIT``."""
     try:
-        out = _git("--version").stdout
+        out = _git("--version").out
     except FileNotFoundError:
         return Check("FAIL", "git", "not installed. Install git (2.25 or newer)")
     match = re.search(r"(\d+)\.(\d+)", out)
@@ -97,22 +85,19 @@ def check_identity(config: Config) -> Check:
 def check_store(store: StoreConfig) -> Iterator[Check]:
     """The store's repository exists, passes ``git fsck --connectivity-only``, and has memsync's drivers."""
     what = f"store {store.name}"
-    if not (store.path / ".git").exists():
+    if not StoreLayout(store.path).exists:
         yield Check("FAIL", what, f"no git repository at {store.path}. Run `memsync init`")
         return
-    try:
-        fsck = _git("fsck", "--connectivity-only", "--no-progress", cwd=store.path)
-    except subprocess.TimeoutExpired:
+    fsck = _git("fsck", "--connectivity-only", "--no-progress", cwd=store.path)
+    if fsck.timed_out is not None:
         yield Check("WARN", what, f"git fsck did not finish within {GIT_TIMEOUT_S:.0f} s; run it by hand")
         return
-    if fsck.returncode != 0:
-        first = (fsck.stderr or fsck.stdout).strip().splitlines()[:1]
+    if fsck.status != 0:
+        first = (fsck.err or fsck.out).strip().splitlines()[:1]
         yield Check("FAIL", what, f"git fsck failed: {' '.join(first)}. Back up {store.path} and re-clone it")
     else:
         yield Check("OK", what, f"{store.path}, branch {store.branch}, fsck clean")
-    registered = _git(
-        "config", "--local", "--get-regexp", r"^merge\.memsync-.*\.driver$", cwd=store.path
-    ).stdout
+    registered = _git("config", "--local", "--get-regexp", r"^merge\.memsync-.*\.driver$", cwd=store.path).out
     missing = [kind for kind in get_args(Kind) if f"merge.memsync-{kind}.driver" not in registered]
     if missing:
         yield Check(
@@ -128,16 +113,15 @@ def check_remote(store: StoreConfig, name: str, url: str, timeout_s: float = NET
     """The remote answers ``git ls-remote`` within ``timeout_s`` seconds (the config's
     ``network_timeout_s``), without prompting."""
     what = f"remote {store.name}/{name}"
-    try:
-        done = _git("ls-remote", "--heads", url, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
+    done = _git("ls-remote", "--heads", url, timeout=timeout_s)
+    if done.timed_out is not None:
         return Check(
             "FAIL",
             what,
             f"{url} did not answer within {timeout_s:g} s (network_timeout_s). Check the network",
         )
-    if done.returncode != 0:
-        return Check("FAIL", what, _unreachable(url, done.stderr))
+    if done.status != 0:
+        return Check("FAIL", what, _unreachable(url, done.err))
     return Check("OK", what, f"{url} reachable")
 
 
@@ -215,10 +199,10 @@ def check_service() -> Check:
 def check_clock(store: StoreConfig, now: float | None = None) -> Check:
     """No commit fetched from a remote is dated more than ``CLOCK_SKEW_WARN_S`` in our future."""
     now = time.time() if now is None else now
-    refs = _git("for-each-ref", "--format=%(refname)", "refs/remotes", cwd=store.path).stdout.split()
+    refs = _git("for-each-ref", "--format=%(refname)", "refs/remotes", cwd=store.path).out.split()
     if not refs:
         return Check("OK", f"clock vs {store.name}", "no peer commits fetched yet")
-    dates = _git("log", "--format=%ct", "-n", "200", *refs, cwd=store.path).stdout.split()
+    dates = _git("log", "--format=%ct", "-n", "200", *refs, cwd=store.path).out.split()
     ahead = max((int(stamp) - now for stamp in dates), default=0.0)
     if ahead > CLOCK_SKEW_WARN_S:
         return Check(
@@ -283,7 +267,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
             check_remote(store, name, url, config.network_timeout_s)
             for name, url in sorted(store.remotes.items())
         )
-        if (store.path / ".git").exists():
+        if StoreLayout(store.path).exists:
             checks.append(check_clock(store))
             checks.append(check_clock_ahead(store, config.host))
             checks.append(check_future_entries(store))

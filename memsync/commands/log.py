@@ -4,13 +4,13 @@ superseded or deleted what, and when)."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Literal
 
 from memsync.config import Config, StoreConfig, load_config
 from memsync.formats.jsonl.records import parse_record
-from memsync.store import Store
+from memsync.paths import StoreLayout
+from memsync.store.facade import Store
 
 
 def history_of(path: Path, target: str | None) -> list[str] | None:
@@ -46,7 +46,7 @@ def history(path: Path, target: str | None = None, limit: int | None = None) -> 
     lines: list[str] = []
     for store_cfg in config.stores.values():
         store = Store(store_cfg, config.host, config.identity())
-        if not (store_cfg.path / ".git").is_dir():
+        if not StoreLayout(store_cfg.path).exists:
             continue
         for selector in _selectors(store_cfg, target):
             entry_id = selector if selector and not (store_cfg.path / selector).exists() else None
@@ -58,26 +58,16 @@ def history(path: Path, target: str | None = None, limit: int | None = None) -> 
                 )
                 lines.extend(f"    {name}" for name in record.files)
                 if entry_id is not None and record.files:
-                    events = _entry_events(store_cfg.path, record.sha, entry_id)
+                    events = _entry_events(store, record.sha, entry_id)
                     lines.extend(f"    {event}" for event in events)
     return lines
 
 
-def _entry_events(worktree: Path, sha: str, entry_id: str) -> list[str]:
+def _entry_events(store: Store, sha: str, entry_id: str) -> list[str]:
     """What commit ``sha`` did to entry ``entry_id``, read from the JSON lines it added."""
-    result = subprocess.run(
-        ["git", "show", "--format=", "--no-ext-diff", "--no-color", "--unified=0", sha],
-        cwd=worktree,
-        capture_output=True,
-        timeout=60,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
     events: list[str] = []
-    for raw in result.stdout.splitlines():
-        if not raw.startswith(b"+") or raw.startswith(b"+++"):
-            continue
-        record = parse_record(raw[1:])
+    for raw in store.added_lines(sha):
+        record = parse_record(raw)
         if record is None:
             continue
         if record.get("id") == entry_id:

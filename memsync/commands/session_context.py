@@ -18,17 +18,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from memsync import git
 from memsync.commands.session_items import KIND_NAMES, Item, Scope, parse_log
 from memsync.config import Config, StoreConfig
 from memsync.fsio import temp_beside, writer_lock
 from memsync.hosts import claude_code, codex
 from memsync.identity import project_key
 from memsync.instance import state_dir
-from memsync.refs import head
+from memsync.paths import StoreLayout
+from memsync.store.refs import head
 
 MAX_CHARS = 8000
 ITEM_CHARS = 300
@@ -108,8 +109,12 @@ def session_context(config: Config, cwd: Path, agent: str, source: str = "startu
     ``OSError`` when the state directory cannot be written."""
     root = project_root(cwd)
     key = project_key(root) if root is not None else ""
-    stores = {name: store for name, store in config.stores.items() if (store.path / ".git").is_dir()}
-    heads = {name: sha for name, store in stores.items() if (sha := head(store.path / ".git")) is not None}
+    stores = {name: store for name, store in config.stores.items() if StoreLayout(store.path).exists}
+    heads = {
+        name: sha
+        for name, store in stores.items()
+        if (sha := head(StoreLayout(store.path).git_dir)) is not None
+    }
     since, since_at = _rotate(f"{agent}\0{key or cwd}", heads, source)
     items: list[Item] = []
     unread = 0
@@ -257,15 +262,5 @@ def _cut(text: str) -> str:
 
 def _git(worktree: Path, *args: str) -> str | None:
     """git's stdout in ``worktree``, None when it fails."""
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=worktree,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+    done = git.attempt(args, cwd=worktree, timeout=GIT_TIMEOUT_S)
+    return done.stdout.decode("utf-8", "replace") if done is not None and done.ok else None

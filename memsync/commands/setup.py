@@ -35,22 +35,24 @@ from memsync.config import (
 )
 from memsync.daemon import run_daemon
 from memsync.errors import MemsyncError
-from memsync.remote_head import remote_head_branch, run_git
+from memsync.git import remote_attempt
+from memsync.paths import StoreLayout
 from memsync.remote_url import PLAIN_NAME
+from memsync.store.remote_head import remote_head_branch
 from memsync.store_paths import default_store_path_for
 
 __all__ = ["DEFAULT_REMOTE", "DEFAULT_STORE", "Report", "init", "store_add", "up"]
 
 
 def _remote_has_branch(url: str, branch: str, timeout_s: float) -> bool:
-    done = run_git("ls-remote", "--heads", url, branch, timeout_s=timeout_s)
+    done = remote_attempt("ls-remote", "--heads", url, branch, timeout_s=timeout_s)
     # Unreachable: False; the store's own fetch then reports the unreachable remote.
-    return done is not None and done.returncode == 0 and bool(done.stdout.strip())
+    return done is not None and done.status == 0 and bool(done.out.strip())
 
 
 def _create_store(config: Config, store: StoreConfig) -> str:
     """Create or clone the store's repository if it does not exist yet; one line saying which."""
-    if (store.path / ".git").exists():
+    if StoreLayout(store.path).exists:
         ensure_store(config, store)
         return f"store {store.name}: {store.path} (exists)"
     first = next(iter(store.remotes.items()), None)

@@ -15,8 +15,8 @@ from memsync.commands.config_edits import (
 )
 from memsync.config import NETWORK_TIMEOUT_S, config_path
 from memsync.errors import MemsyncError
-from memsync.remote_head import run_git
-from memsync.store import local_remote_path
+from memsync.git import remote_attempt
+from memsync.store.remotes import local_remote_path
 
 # Before a config says otherwise (`network_timeout_s`): the remote's HEAD asked while making the store.
 REMOTE_TIMEOUT_S = NETWORK_TIMEOUT_S
@@ -61,8 +61,8 @@ def _local_remote_warning(url: str, timeout_s: float) -> str | None:
             f"warning: {url} does not exist (added anyway): create it with `git init --bare {path}`, "
             "or fix the URL with `memsync remote remove` and `memsync remote add`"
         )
-    done = run_git("ls-remote", "--heads", str(path), timeout_s=timeout_s)
-    if done is not None and done.returncode != 0:
+    done = remote_attempt("ls-remote", "--heads", str(path), timeout_s=timeout_s)
+    if done is not None and done.status != 0:
         return (
             f"warning: {url} is not a git repository (added anyway): syncing fails until it is one. "
             "Fix the URL with `memsync remote remove` and `memsync remote add`"

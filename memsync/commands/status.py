@@ -11,6 +11,7 @@ from memsync.clock import future_in_store
 from memsync.config import load_config
 from memsync.hosts.claude_code import oversized_indexes, partly_loaded
 from memsync.instance import running_daemon_pid
+from memsync.paths import StoreLayout
 from memsync.status import live_path, read_status, store_facts
 from memsync.track_listing import list_tracks
 from memsync.wording import plural
@@ -53,7 +54,7 @@ def collect_status(path: Path) -> dict[str, Any]:
             },
             "unpushed": status.get("unpushed", 0),
             "clashes": status.get("clashes", []),
-            "exists": (store_cfg.path / ".git").is_dir(),
+            "exists": StoreLayout(store_cfg.path).exists,
             "tracks": list_tracks(store_cfg),
             "partly_loaded": [
                 {"file": str(index), "lines": lines, "bytes": size}

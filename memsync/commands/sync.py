@@ -12,7 +12,7 @@ from memsync.cycle_report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, log_repor
 from memsync.errors import MemsyncError
 from memsync.instance import instance_lock
 from memsync.session import Session
-from memsync.store import RemoteOutcome
+from memsync.store.exchange import RemoteOutcome
 
 log = logging.getLogger(__name__)
 

@@ -40,8 +40,9 @@ def _merge_frontmatter(base: str, ours: str, theirs: str) -> str:
 def _git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """git's own clean three-way text merge (``git merge-file``), accepted only when it is clean in both
     side orders and gives the same bytes both ways; None otherwise."""
-    import subprocess  # here, not at the top: ~10 ms of the driver's start-up that only this path needs
     import tempfile
+
+    from memsync import git  # here, not at the top: ~10 ms of the driver's start-up that only this path needs
 
     with tempfile.TemporaryDirectory(prefix=".memsync-merge-") as tmp:
         paths = []
@@ -51,13 +52,8 @@ def _git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
             paths.append(str(path))
         results = []
         for first, second in ((paths[1], paths[2]), (paths[2], paths[1])):
-            done = subprocess.run(
-                ["git", "merge-file", "-p", "-q", first, paths[0], second],
-                capture_output=True,
-                check=False,
-                timeout=60,
-            )
-            if done.returncode != 0:
+            done = git.run(["merge-file", "-p", "-q", first, paths[0], second], timeout=60)
+            if done.status != 0:
                 return None
             results.append(done.stdout)
     return results[0] if results[0] == results[1] else None
@@ -80,7 +76,7 @@ def merge_entry(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     and identical in both side orders). When that merge is not clean, both versions of the body are kept,
     sorted by bytes, each after a ``[memsync] version N of 2`` line, under one note line starting with
     :data:`BOTH_KEPT_NOTE_PREFIX` saying how to resolve. Bytes are kept as they are (line ends, a bare CR,
-    invalid UTF-8). Raises ``OSError``/``subprocess.SubprocessError`` only when ``git`` cannot be run.
+    invalid UTF-8). Raises ``OSError`` only when ``git`` cannot be run.
     Implements DESIGN "Merge drivers" (entry).
     """
     trivial = one_sided(base, ours, theirs)

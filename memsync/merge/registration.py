@@ -5,10 +5,10 @@ a driver is configured in ``.git/config``, never cloned, and registered on every
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
+from memsync import git
 from memsync.merge.kinds import KINDS
 
 _ATTRIBUTES_BEGIN = "# memsync merge drivers: begin (managed by memsync, rewritten on every start)"
@@ -38,17 +38,12 @@ def install_merge_drivers(git_dir: Path) -> None:
     that gives every path a memsync driver (``*`` entry, ``**/daily/YYYY-MM-DD.md`` daily, ``MEMORY.md``
     index, ``*.jsonl`` jsonl — the same kinds as :func:`memsync.layout.kind_of`). Peers cannot change
     either file (DESIGN I8). Idempotent; lines outside the managed block are kept. Raises
-    ``subprocess.CalledProcessError`` when ``git config`` fails, ``OSError`` on I/O errors.
+    ``memsync.git.GitError`` when ``git config`` fails, ``OSError`` on I/O errors.
     """
     config = git_dir / "config"
     for kind in KINDS:
         for key, value in (("name", f"memsync {kind} merge"), ("driver", driver_command(kind))):
-            subprocess.run(
-                ["git", "config", "--file", str(config), f"merge.memsync-{kind}.{key}", value],
-                check=True,
-                capture_output=True,
-                timeout=30,
-            )
+            git.check(["config", "--file", str(config), f"merge.memsync-{kind}.{key}", value], timeout=30)
     attributes = git_dir / "info" / "attributes"
     attributes.parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -16,7 +16,9 @@ from typing import TypedDict
 
 from memsync.commands.mcp.hits import Hit
 from memsync.config import Config
-from memsync.store import LogRecord, Store
+from memsync.paths import StoreLayout
+from memsync.store.facade import Store
+from memsync.store.history import LogRecord
 
 
 class Attribution(TypedDict):
@@ -48,7 +50,7 @@ def attribute(config: Config | None, hits: Sequence[Hit]) -> list[Attribution]:
         rel = doc.store_file
         if config is not None and doc.source.store is not None and rel is not None:
             store_cfg = config.stores[doc.source.store]
-            if (store_cfg.path / ".git").is_dir():
+            if StoreLayout(store_cfg.path).exists:
                 if store_cfg.name not in stores:
                     stores[store_cfg.name] = Store(store_cfg, config.host, config.identity())
                 store = stores[store_cfg.name]

@@ -20,7 +20,8 @@ from pathlib import Path
 import filelock
 
 from memsync.errors import MemsyncError
-from memsync.gitrun import Stopped
+from memsync.git import Stopped
+from memsync.paths import StoreLayout
 
 log = logging.getLogger(__name__)
 
@@ -174,14 +175,14 @@ class StoreGuard:
     @property
     def served(self) -> bool:
         """True when this daemon syncs the store: it holds its lock, or no store is there."""
-        return self.lock is not None or not (self.store / ".git").is_dir()
+        return self.lock is not None or not StoreLayout(self.store).exists
 
     def take(self) -> Holder | None:
         """Take the lock if the store's repository exists: None when held (or no store there yet),
         else who holds it."""
-        if self.lock is not None or not (self.store / ".git").is_dir():
+        if self.lock is not None or not StoreLayout(self.store).exists:
             return None
-        meta_dir = self.store / ".git" / "memsync"
+        meta_dir = StoreLayout(self.store).meta_dir
         meta_dir.mkdir(parents=True, exist_ok=True)
         lock = DaemonLock(meta_dir, self.config)
         holder = lock.acquire()

@@ -5,9 +5,15 @@ write; a file a failed checkout or merge left half-written is restored from the 
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+from memsync.layout import is_ignored
+
+# The temp files git hands a merge driver, in the worktree root; a killed merge leaves them behind.
+GIT_MERGE_TEMP = ".merge_file_*"
 
 # `git status` listing every changed, untracked and .gitignore-hidden file one by one, NUL-separated.
 STATUS_ARGS = (
@@ -56,3 +62,9 @@ def put_back(worktree: Path, changes: Sequence[Change], git: Callable[..., objec
     tracked = [f":(literal){change.path}" for change in changes if not change.untracked]
     for start in range(0, len(tracked), per_call):
         git("restore", "--source=HEAD", "--staged", "--worktree", "--", *tracked[start : start + per_call])
+
+
+def never_stored(rel_path: str) -> bool:
+    """True for what memsync never commits: editor/temp files and snapshot.md (``layout``), and git's
+    leftover merge-driver temp files."""
+    return is_ignored(rel_path) or fnmatch.fnmatchcase(PurePosixPath(rel_path).name, GIT_MERGE_TEMP)

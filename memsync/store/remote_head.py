@@ -10,34 +10,14 @@ the store's branch.
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 import tempfile
 from pathlib import Path
 
-from memsync.git_env import noninteractive_env
+from memsync.git import remote_attempt
 
 log = logging.getLogger(__name__)
 
 _HEADS = "refs/heads/"
-
-
-def run_git(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str] | None:
-    """Run ``git ARGS`` asking nothing (``git_env.noninteractive_env``: no prompt, batch-mode ssh) within
-    ``timeout_s`` seconds; None when git could not be started or timed out. For the few git calls made
-    outside a store (setup's questions to a remote)."""
-    try:
-        return subprocess.run(
-            ["git", *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **noninteractive_env(timeout_s)},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
 
 
 def remote_head_branch(url: str, timeout_s: float) -> str | None:
@@ -49,43 +29,45 @@ def remote_head_branch(url: str, timeout_s: float) -> str | None:
     does not print it), read from a bare clone into a temporary directory. ``timeout_s`` bounds each git
     call (seconds). Never raises.
     """
-    listed = run_git("ls-remote", "--symref", url, timeout_s=timeout_s)
-    if listed is None or listed.returncode != 0:
+    listed = remote_attempt("ls-remote", "--symref", url, timeout_s=timeout_s)
+    if listed is None or listed.status != 0:
         return None
-    for line in listed.stdout.splitlines():
+    for line in listed.out.splitlines():
         target, _, name = line.partition("\t")
         if name == "HEAD" and target.startswith(f"ref: {_HEADS}"):
             return target.removeprefix(f"ref: {_HEADS}")
-    if listed.stdout.strip():
+    if listed.out.strip():
         return None  # refs but no usable HEAD: the store keeps its own branch
     with tempfile.TemporaryDirectory(prefix="memsync-head-") as scratch:
         clone = Path(scratch) / "empty.git"
-        cloned = run_git("clone", "--quiet", "--bare", url, str(clone), timeout_s=timeout_s)
-        if cloned is None or cloned.returncode != 0:
+        cloned = remote_attempt("clone", "--quiet", "--bare", url, str(clone), timeout_s=timeout_s)
+        if cloned is None or cloned.status != 0:
             return None
-        head = run_git("-C", str(clone), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
-    if head is None or head.returncode != 0 or not head.stdout.strip().startswith(_HEADS):
+        head = remote_attempt("-C", str(clone), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
+    if head is None or head.status != 0 or not head.out.strip().startswith(_HEADS):
         return None
-    return head.stdout.strip().removeprefix(_HEADS)
+    return head.out.strip().removeprefix(_HEADS)
 
 
 def point_local_head(remote_dir: Path, branch: str, timeout_s: float = 30.0) -> bool:
     """Point the HEAD of the bare repository at ``remote_dir`` at ``branch`` when HEAD names a branch the
     repository lacks and it has ``branch``; True when it did. A non-bare repository (someone's checkout)
     and a HEAD that names an existing branch are left alone. Never raises."""
-    bare = run_git("-C", str(remote_dir), "rev-parse", "--is-bare-repository", timeout_s=timeout_s)
-    if bare is None or bare.stdout.strip() != "true":
+    bare = remote_attempt("-C", str(remote_dir), "rev-parse", "--is-bare-repository", timeout_s=timeout_s)
+    if bare is None or bare.out.strip() != "true":
         return False
-    head = run_git("-C", str(remote_dir), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
-    current = head.stdout.strip() if head is not None and head.returncode == 0 else ""
+    head = remote_attempt("-C", str(remote_dir), "symbolic-ref", "-q", "HEAD", timeout_s=timeout_s)
+    current = head.out.strip() if head is not None and head.status == 0 else ""
     if not current or current == f"{_HEADS}{branch}":
         return False
     for ref, wanted in ((current, False), (f"{_HEADS}{branch}", True)):
-        found = run_git("-C", str(remote_dir), "rev-parse", "-q", "--verify", ref, timeout_s=timeout_s)
-        if found is None or (found.returncode == 0) != wanted:
+        found = remote_attempt("-C", str(remote_dir), "rev-parse", "-q", "--verify", ref, timeout_s=timeout_s)
+        if found is None or (found.status == 0) != wanted:
             return False
-    done = run_git("-C", str(remote_dir), "symbolic-ref", "HEAD", f"{_HEADS}{branch}", timeout_s=timeout_s)
-    if done is None or done.returncode != 0:
+    done = remote_attempt(
+        "-C", str(remote_dir), "symbolic-ref", "HEAD", f"{_HEADS}{branch}", timeout_s=timeout_s
+    )
+    if done is None or done.status != 0:
         return False
     log.info("%s: HEAD named %s, which it lacks; it now names %s", remote_dir, current, branch)
     return True

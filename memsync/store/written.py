@@ -3,11 +3,25 @@ the one way a cycle, a fold of legacy paths, compaction and purge commit."""
 
 from __future__ import annotations
 
-from memsync.store import Store
-from memsync.sync.state import SyncState
+from collections.abc import Iterable
+from typing import Protocol
+
+from memsync.store.facade import Store
 
 
-def commit_written(store: Store, state: SyncState, message: str) -> str | None:
+class WrittenRecord(Protocol):
+    """Where a sync state records the store paths memsync wrote since its last commit."""
+
+    def written(self) -> frozenset[str]:
+        """The store paths written since ``clear_written`` last took them."""
+        ...
+
+    def clear_written(self, paths: Iterable[str]) -> None:
+        """Forget ``paths`` (committed now)."""
+        ...
+
+
+def commit_written(store: Store, state: WrittenRecord, message: str) -> str | None:
     """Commit what memsync wrote into ``store`` since its last commit, as ``state`` records it (a publish
     a killed process made too); anything else found changed is put back from the last commit, never
     committed (``Store.commit_all``, DESIGN "Hostile input"). Returns the new commit's sha, or None.

@@ -1,0 +1,45 @@
+"""Registering memsync's merge drivers in a store (DESIGN "Merge drivers"; I8: peers cannot change the
+registration, which lives in the git dir, never in history).
+
+Opening a store registers them only when they are missing or name another interpreter, so a daemon that
+opens its store again (or a store being made by another process meanwhile) does not rewrite the git
+config; each ``Store`` rewrites them once, before its first merge, so the merges run with this memsync's
+attributes block."""
+
+from __future__ import annotations
+
+from memsync.errors import MemsyncError
+from memsync.git import GitError
+from memsync.merge.kinds import KINDS
+from memsync.merge.registration import driver_command, install_merge_drivers
+from memsync.store.repo import StoreGit
+
+
+def ensure(g: StoreGit, config: dict[str, str]) -> None:
+    """At open: register the drivers unless the store's local git ``config`` (lower-cased keys, as read)
+    runs this memsync's driver for every kind and the attributes file is there. Raises
+    ``MemsyncError``."""
+    current = all(config.get(f"merge.memsync-{kind}.driver") == driver_command(kind) for kind in KINDS)
+    if not (current and (g.git_dir / "info" / "attributes").exists()):
+        register(g)
+
+
+def before_merge(g: StoreGit) -> None:
+    """Before a merge: register the drivers if this ``Store`` did not yet. Raises ``MemsyncError``."""
+    if not g.drivers_registered:
+        register(g)
+
+
+def register(g: StoreGit) -> None:
+    """Write the drivers' git config and attributes block (``driver.install_merge_drivers``). Raises
+    ``MemsyncError`` naming what failed."""
+    try:
+        install_merge_drivers(g.git_dir)
+    except (OSError, GitError) as exc:
+        said = exc.stderr if isinstance(exc, GitError) else ""
+        why = said.strip().splitlines()[-1:] or [str(exc)]
+        raise MemsyncError(
+            f"cannot open store {g.name!r}: registering the merge drivers "
+            f"failed ({why[0]}). Check that {g.git_dir} is writable"
+        ) from exc
+    g.drivers_registered = True

@@ -1,0 +1,190 @@
+"""The exchange with remotes (DESIGN "One sync cycle" step 4, I3, I9): fetch, merge through the drivers
+(``integrate``), push, never forced; a rejected push retried after a new fetch and merge. Network
+problems are outcomes (``offline``), not exceptions."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Literal
+
+from memsync import git
+from memsync.errors import MemsyncError
+from memsync.store import remotes, storeid
+from memsync.store.format import check_remote_format, is_store
+from memsync.store.integrate import integrate
+from memsync.store.repo import StoreGit, log
+
+PUSH_ATTEMPTS = 3
+
+Status = Literal["ok", "offline", "rejected", "diverged", "unrelated", "conflict"]
+
+_RETRYABLE_PUSH = re.compile(
+    r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|incorrect old value|but expected"
+)
+_NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
+# A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
+_REMOTE_LOCK = re.compile(r"Unable to create '[^']+\.lock': File exists")
+
+
+@dataclasses.dataclass(frozen=True)
+class RemoteOutcome:
+    """What one exchange with one remote did.
+
+    ``status``: ``ok`` (fetched, merged and pushed what there was), ``offline`` (unreachable; ``message``
+    says why in one line), ``rejected`` (the remote refused the push), ``diverged`` (its history was
+    rewritten; memsync stopped exchanging with it until ``resync``), ``unrelated`` (it holds another
+    repository: nothing exchanged, ``resync`` refuses it unless told to adopt it), ``conflict`` (a merge
+    could not be completed and was aborted). ``pushed``: commits were pushed; ``merged``: remote commits
+    were integrated.
+    """
+
+    remote: str
+    status: Status
+    message: str
+    pushed: bool = False
+    merged: bool = False
+
+
+# Told about each remote an exchange contacts: (remote, None) before, (remote, its outcome) after.
+Progress = Callable[[str, RemoteOutcome | None], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Fetched:
+    """A fetch of a remote's branch: its ``head`` (None when it has no such branch), or the ``failure``
+    (the remote could not be reached)."""
+
+    head: str | None
+    failure: git.Result | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Pushed:
+    """A push of the branch: ``done``, else the remote's ``refusal`` (one line) or the ``failure``."""
+
+    refusal: str | None = None
+    failure: git.Result | None = None
+
+    @property
+    def done(self) -> bool:
+        """True when the remote took the push."""
+        return self.refusal is None and self.failure is None
+
+
+def fetch(g: StoreGit, remote: str) -> Fetched:
+    """Fetch ``remote``'s branch into its tracking ref (``refs/remotes/<remote>/<branch>``)."""
+    branch = g.cfg.branch
+    tracking = f"refs/remotes/{remote}/{branch}"
+    result = g.remote(
+        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, f"+refs/heads/{branch}:{tracking}"
+    )
+    if result.status != 0:
+        if _NO_REMOTE_BRANCH.search(result.err):
+            g.run("update-ref", "-d", tracking)
+            return Fetched(None)
+        return Fetched(None, result)
+    return Fetched(g.rev(tracking))
+
+
+def push(g: StoreGit, remote: str) -> Pushed:
+    """Push the branch to ``remote``, never forced."""
+    branch = g.cfg.branch
+    result = g.remote(
+        "push", "--porcelain", "--no-verify", remote, f"refs/heads/{branch}:refs/heads/{branch}"
+    )
+    if result.status == 0:
+        return Pushed()
+    for line in result.out.splitlines():
+        if line.startswith("!"):
+            refusal = line.split("\t")[-1].strip()
+            lock = _REMOTE_LOCK.search(result.err)
+            return Pushed(f"{refusal}: {lock.group(0)} (remove it if no git runs there)" if lock else refusal)
+    return Pushed(failure=result)
+
+
+def unreachable(g: StoreGit, remote: str, result: git.Result) -> str:
+    """One line for a fetch, push or probe of ``remote`` that failed with ``result``."""
+    if result.timed_out is not None:
+        return (
+            f"cannot reach {remote} ({g.cfg.remotes[remote]}): no answer within "
+            f"{result.timed_out:g} s (network_timeout_s in the config)"
+        )
+    if g.full(result) is not None:
+        return f"cannot fetch from {remote}: {g.why(result)}"
+    return f"cannot reach {remote}: {result.reason}"
+
+
+def probe(g: StoreGit, remote: str) -> str | None:
+    """Ask ``remote`` for its branch head (``git ls-remote``) without touching the store: None when it
+    answers, else why not, in one line."""
+    asked = g.remote("ls-remote", "--heads", remote, f"refs/heads/{g.cfg.branch}")
+    return None if asked.status == 0 else unreachable(g, remote, asked)
+
+
+def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
+    """Fetch, merge and push with ``remote`` (see ``facade.Store.exchange``), up to ``PUSH_ATTEMPTS``
+    pushes. Raises ``MemsyncError`` when a git step fails mid-merge (the caller undoes the merge)."""
+    merged = False
+    refused = Pushed()
+    for _attempt in range(PUSH_ATTEMPTS):
+        fetched = fetch(g, remote)
+        if fetched.failure is not None:
+            return RemoteOutcome(remote, "offline", unreachable(g, remote, fetched.failure), merged=merged)
+        theirs = fetched.head
+        head = g.rev("HEAD")
+        seen = remotes.seen(g, remote)
+        if theirs is not None and theirs != seen:
+            known = seen is not None and g.is_ancestor(seen, theirs)
+            if not known and head is not None:
+                unrelated = storeid.unrelated(g, remote, head, theirs)
+                if unrelated is not None and (seen is not None or not is_store(g, theirs)):
+                    return RemoteOutcome(remote, "unrelated", unrelated, merged=merged)
+                if unrelated is not None:
+                    storeid.join(g, remote, head, theirs)
+            if seen is not None and not known:
+                return RemoteOutcome(remote, "diverged", _diverged(remote, seen), merged=merged)
+            try:
+                check_remote_format(g, theirs, remote)
+            except MemsyncError as exc:
+                return RemoteOutcome(remote, "conflict", str(exc), merged=merged)
+        if theirs is not None and theirs != head:
+            integrated = integrate(g, theirs, remote)
+            if integrated.problem is not None:
+                return RemoteOutcome(remote, "conflict", integrated.problem, merged=merged)
+            merged = merged or integrated.merged
+            head = g.rev("HEAD")
+        if theirs is not None and theirs != seen:
+            remotes.set_seen(g, remote, theirs)
+        if theirs is not None and head == theirs:
+            return RemoteOutcome(remote, "ok", "merged" if merged else "up to date", merged=merged)
+        refused = push(g, remote)
+        if refused.done:
+            assert head is not None
+            remotes.set_seen(g, remote, head)
+            return RemoteOutcome(
+                remote, "ok", "merged and pushed" if merged else "pushed", pushed=True, merged=merged
+            )
+        if refused.failure is not None:
+            return RemoteOutcome(remote, "offline", unreachable(g, remote, refused.failure), merged=merged)
+        if not _RETRYABLE_PUSH.search(refused.refusal or ""):
+            return RemoteOutcome(
+                remote, "rejected", f"{remote} refused the push: {refused.refusal}", merged=merged
+            )
+        log.info("store %s: push to %s rejected (%s); fetching again", g.name, remote, refused.refusal)
+    return RemoteOutcome(
+        remote,
+        "rejected",
+        f"{remote} refused {PUSH_ATTEMPTS} pushes in a row (last: {refused.refusal}); will retry",
+        merged=merged,
+    )
+
+
+def _diverged(remote: str, seen: str) -> str:
+    return (
+        f"the history of {remote} was rewritten (it no longer contains {seen[:10]}); "
+        f"memsync stopped exchanging with it. Run `memsync resync {remote}` to adopt its "
+        "history (if another machine ran `memsync purge`, what it removed stays removed "
+        "here too)"
+    )

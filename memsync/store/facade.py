@@ -1,0 +1,354 @@
+"""The store: a git working tree only memsync writes, and its exchange with remotes (DESIGN "One sync
+cycle" steps 3-4, I3, I7, I8, I9). ``Store`` is the one entry point; each job is a module beside it
+(``open``, ``recovery``, ``commit``, ``exchange``, ``integrate``, ``conflicts``, ``resync``, ``history``,
+``remotes``, ``rewrite``), and git runs only through ``repo.StoreGit`` (``memsync.git``).
+
+A ``Store`` holds no git resources, so a daemon may keep one for its whole life. Merging (I9): a
+fast-forward or nothing when one side contains the other; else one merge commit, the peer then
+fast-forwards to it. A modify/delete conflict keeps the modified file; a file meeting a directory moves
+aside; any other conflict, or a driver failure, aborts the merge: the store is never left conflicted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Collection, Iterable
+from pathlib import Path
+
+from memsync.config import NETWORK_TIMEOUT_S, Identity, StoreConfig
+from memsync.errors import MemsyncError
+from memsync.paths import StoreLayout
+from memsync.store import exchange as exchanging
+from memsync.store import history, rewrite, storeid
+from memsync.store import open as lifecycle
+from memsync.store import resync as resyncing
+from memsync.store.commit import commit_all, put_back_strays
+from memsync.store.exchange import Progress, RemoteOutcome
+from memsync.store.history import LogRecord
+from memsync.store.recovery import OPERATION_LOCK_WAIT_S, abort_merges, recover_locks
+from memsync.store.repo import StoreGit, log
+
+
+class Store:
+    """A memsync store: see the module docstring. Create with ``Store.open`` or ``Store.init_or_clone``."""
+
+    def __init__(
+        self,
+        cfg: StoreConfig,
+        host: str,
+        identity: Identity,
+        *,
+        network_timeout_s: float = NETWORK_TIMEOUT_S,
+        stop: threading.Event | None = None,
+    ) -> None:
+        """Bind to the store at ``cfg.path`` without checking or changing it. Enough for reading
+        (``log``, ``files``, ``ahead_behind``, ``gc_auto``); use ``open``/``init_or_clone`` to write.
+        ``network_timeout_s`` bounds every fetch, push and probe of a remote (seconds); once ``stop`` is
+        set, every git command raises ``git.Stopped`` (the daemon is stopping)."""
+        self._g = StoreGit(cfg, host, identity, network_timeout_s, stop)
+
+    @property
+    def cfg(self) -> StoreConfig:
+        """The store's config."""
+        return self._g.cfg
+
+    @property
+    def host(self) -> str:
+        """This machine's host name, as commit trailers carry it."""
+        return self._g.host
+
+    @property
+    def identity(self) -> Identity:
+        """The author and committer of this machine's commits."""
+        return self._g.identity
+
+    @property
+    def network_timeout_s(self) -> float:
+        """The bound on every command that contacts a remote (seconds)."""
+        return self._g.network_timeout_s
+
+    @property
+    def stop(self) -> threading.Event | None:
+        """Set when the process stops: every git command then raises ``git.Stopped``."""
+        return self._g.stop
+
+    @property
+    def layout(self) -> StoreLayout:
+        """Where the store's files are."""
+        return self._g.layout
+
+    @property
+    def worktree(self) -> Path:
+        """The store's working tree (``cfg.path``)."""
+        return self._g.worktree
+
+    @property
+    def git_dir(self) -> Path:
+        """The store's git directory (``<worktree>/.git``)."""
+        return self._g.git_dir
+
+    @property
+    def meta_dir(self) -> Path:
+        """memsync's own directory inside the git dir (state, status, locks); never part of history."""
+        return self._g.meta_dir
+
+    # ----------------------------------------------------------------------------------------- opening
+
+    @classmethod
+    def open(
+        cls,
+        cfg: StoreConfig,
+        host: str,
+        identity: Identity,
+        *,
+        network_timeout_s: float = NETWORK_TIMEOUT_S,
+        lock_wait_s: float = 10.0,
+        stop: threading.Event | None = None,
+    ) -> Store:
+        """Open the existing store at ``cfg.path`` and make it ready for memsync (I7, I8).
+
+        Refuses what is not a memsync store, and a store whose format version is newer than this
+        memsync's; removes stale git lock files when no git process works in the store (waits up to
+        ``lock_wait_s`` seconds for a live one, then raises); rolls back an interrupted resync; aborts an
+        interrupted merge/rebase/cherry-pick/revert (committed work is kept); sets the store's own git
+        config (no hooks, no signing, no editor, this host's identity, fast-forward merges, no rename
+        detection, byte-exact files); syncs the git remotes with ``cfg.remotes``; registers the merge
+        drivers; gives a store made before store ids one (``storeid``). ``network_timeout_s`` and
+        ``stop``: see ``Store``. Raises ``MemsyncError``.
+        """
+        store = cls(cfg, host, identity, network_timeout_s=network_timeout_s, stop=stop)
+        lifecycle.refuse_foreign(store._g)
+        lifecycle.prepare(store._g, lock_wait_s)
+        return store
+
+    @classmethod
+    def init_or_clone(
+        cls,
+        cfg: StoreConfig,
+        identity: Identity,
+        host: str | None = None,
+        *,
+        network_timeout_s: float = NETWORK_TIMEOUT_S,
+    ) -> Store:
+        """Create the store at ``cfg.path`` (or open it if it is already a store) and return it opened.
+
+        With remotes: fetch the first one; if it has ``cfg.branch``, the store starts from its history;
+        otherwise the store gets an initial commit (the format-version file ``.memsync/format``) which is
+        pushed there. Without remotes: a new store with the initial commit. ``host`` defaults to this
+        machine's host name. Raises ``MemsyncError`` when the directory exists and is not empty, or the
+        first remote cannot be reached (the half-made store is removed so the command can be retried).
+        """
+        host = host or os.uname().nodename
+        if StoreLayout(cfg.path).exists:
+            return cls.open(cfg, host, identity, network_timeout_s=network_timeout_s)
+        store = cls(cfg, host, identity, network_timeout_s=network_timeout_s)
+        lifecycle.create(store._g)
+        return store
+
+    # ------------------------------------------------------------------------------------------ commits
+
+    def commit_all(self, message: str, written: Collection[str]) -> str | None:
+        """Commit the working-tree changes at the store paths memsync wrote since its last commit
+        (``written``: ``SyncState.written``, or the paths a caller just wrote itself), if there are any.
+
+        Every other change found (a file a failed or killed git step left half-written, an edit by hand)
+        is put back from the last commit and reported, never committed (DESIGN "Hostile input", I2).
+        ``message`` gets a ``Memsync-Host: <host>`` trailer. Returns the new commit's sha, or None when
+        there was nothing to commit. Stale git lock files are removed first; a live git process in the
+        store is waited for up to ``OPERATION_LOCK_WAIT_S`` seconds. Files memsync never stores (editor
+        and temp files, ``snapshot.md``) are left out, even when a ``.gitignore`` would hide others.
+        Raises ``MemsyncError`` when git fails (e.g. disk full: nothing is lost, the caller retries with
+        the same ``written``) or the store stays busy.
+        """
+        self._ready()
+        lifecycle.ensure_branch(self._g, written)
+        return commit_all(self._g, message, written)
+
+    def restore(self, keep: Collection[str] = ()) -> None:
+        """Put back from the last commit every working-tree change of the store not at a path in ``keep``
+        (the paths memsync wrote since that commit, ``SyncState.written``), reporting what it put back:
+        run before publish reads the store after a crash or a failure, so nothing git left half-written
+        is read, appended to or delivered (DESIGN "Hostile input", I2). Raises ``MemsyncError`` when git
+        fails (a disk still full): the working tree is then not the last commit, and must not be used."""
+        self._ready()
+        put_back_strays(self._g, keep)
+
+    def ensure_identity(self) -> None:
+        """Give a store made before store ids the id its peers derive alike (``storeid.derived_id``),
+        committed; nothing when it has one (or its history has several roots). Call it with nothing
+        uncommitted that memsync wrote (after ``commit_all``): other changes are put back. Raises
+        ``MemsyncError`` when git fails."""
+        self._require()
+        storeid.ensure_identity(self._g)
+
+    # ----------------------------------------------------------------------------------------- exchange
+
+    def exchange(
+        self, remotes: Iterable[str] | None = None, progress: Progress | None = None
+    ) -> list[RemoteOutcome]:
+        """Exchange with each remote (default: all of ``cfg.remotes``, in config order): fetch, merge with
+        the drivers (fast-forward where possible), push; one ``RemoteOutcome`` per remote.
+
+        The exchange takes the last commit: commit first (``commit_all``). A rejected push is retried
+        after a new fetch and merge (up to 3 attempts); never forced. A remote whose history no longer
+        contains the last head memsync saw there reports ``diverged`` and is left alone until
+        ``resync``; one whose history is unrelated to the store's (no commit in common, another store
+        id) reports ``unrelated``, and nothing is merged from it or pushed to it, unless this is the
+        first exchange with it and it holds another memsync store: that one is joined (a second machine
+        with memory of its own given the first one's remote; ``storeid.join``). A failed merge or
+        fast-forward is undone, worktree included. ``progress(remote, None)`` is called as each remote
+        is contacted and ``progress(remote, outcome)`` after; without it each outcome is logged.
+        Network problems are outcomes (``offline``), not exceptions; raises ``MemsyncError`` only when
+        the store itself is broken, e.g. a failed merge cannot be undone on a full disk (the worktree
+        is then not the last commit: nothing may be delivered from it).
+        """
+        names = list(self.cfg.remotes) if remotes is None else list(remotes)
+        outcomes = []
+        self._ready()
+        lifecycle.ensure_branch(self._g, ())
+        for name in names:
+            self._known_remote(name, "exchange with")
+            if progress is not None:
+                progress(name, None)
+            try:
+                outcome = exchanging.exchange_one(self._g, name)
+            except MemsyncError as exc:
+                # A git step failed mid-merge: leave the store as it was before the merge.
+                abort_merges(self._g)
+                put_back_strays(self._g, ())
+                outcome = RemoteOutcome(name, "conflict", str(exc))
+            if progress is not None:
+                progress(name, outcome)
+            else:
+                level = logging.INFO if outcome.status == "ok" else logging.WARNING
+                log.log(level, "store %s: %s %s: %s", self.cfg.name, name, outcome.status, outcome.message)
+            outcomes.append(outcome)
+        return outcomes
+
+    def fetch(self, remote: str) -> str | None:
+        """Fetch ``remote``'s branch into its tracking ref (``refs/remotes/<remote>/<branch>``) and merge
+        nothing: returns the remote's head sha, None when it has no such branch. `memsync resync` reads
+        the purge records of a rewritten remote this way before adopting it. Raises ``MemsyncError`` when
+        the remote is unknown or cannot be reached."""
+        self._known_remote(remote, "fetch from")
+        self._ready()
+        fetched = exchanging.fetch(self._g, remote)
+        if fetched.failure is not None:
+            raise MemsyncError(
+                f"cannot fetch from {remote!r}: {fetched.failure.reason}. Check the network and retry"
+            )
+        return fetched.head
+
+    def unrelated(self, remote: str) -> str | None:
+        """Fetch ``remote`` and say why its history is unrelated to the store's (no commit in common,
+        another store id), None when it is related or empty. Raises ``MemsyncError`` when the remote is
+        unknown or cannot be reached."""
+        theirs = self.fetch(remote)
+        head = self._g.rev("HEAD")
+        if theirs is None or head is None:
+            return None
+        return storeid.unrelated(self._g, remote, head, theirs)
+
+    def probe(self, remote: str) -> str | None:
+        """Ask ``remote`` for its branch head (``git ls-remote``, within ``network_timeout_s``) without
+        touching the store: None when it answers, else why not, in one line. Lets a daemon wait for a
+        dead remote to answer again without holding the store meanwhile."""
+        self._require()
+        return exchanging.probe(self._g, remote)
+
+    def resync(self, remote: str, *, adopt_unrelated: bool = False) -> RemoteOutcome:
+        """Adopt ``remote``'s rewritten history: the branch is reset to the remote's head, then the local
+        memory is re-applied on top through the merge drivers as one commit (base: the last common
+        commit, so the remote's deletions of old content are honoured and nothing added locally is lost),
+        the new remote head is recorded, and the result is pushed. The old branch head stays reachable
+        as ``refs/memsync/before-resync/<remote>``. Interrupted, it is rolled back on the next open. When
+        one history contains the other there is nothing to rewrite: the remote is simply trusted again
+        and a normal exchange follows (commits the remote dropped are pushed again: nothing is lost).
+        A remote rewritten by `memsync purge` needs ``purge.adopt_purge_records`` first (``cycle.resync``
+        calls it), or the lines it purged come back with the re-applied local memory. A remote whose
+        history is unrelated to the store's (``storeid``) is refused unless ``adopt_unrelated``; adopted,
+        the store takes its store id. Commit first (``commit_all``): the resync takes the last commit.
+        Raises ``MemsyncError`` when the remote is unknown, unreachable or unrelated (and not adopted),
+        or the re-apply hits a conflict no driver resolves (the branch is then back where it was).
+        """
+        self._known_remote(remote, "resync with")
+        self._ready()
+        lifecycle.ensure_branch(self._g, ())
+        return resyncing.resync(self._g, remote, adopt_unrelated)
+
+    # ------------------------------------------------------------------------------------------ history
+
+    def head(self) -> str | None:
+        """The sha of the store's current commit (None before the first commit)."""
+        self._require()
+        return self._g.rev("HEAD")
+
+    def files(self) -> list[str]:
+        """Every file in the store's current commit (POSIX paths relative to the worktree, sorted)."""
+        self._require()
+        return history.files(self._g)
+
+    def log(self, selector: str | None = None, limit: int | None = None) -> list[LogRecord]:
+        """The store's history, newest first, optionally at most ``limit`` commits.
+
+        ``selector``: None for everything; a store path (file or directory) for the commits that changed
+        it; otherwise an entry id (or any text) for the commits whose diffs add or remove it
+        (``git log -S``). With a selector, each record's ``files`` are the changed files it matched.
+        Raises ``MemsyncError`` when git fails.
+        """
+        self._require()
+        return history.history(self._g, selector, limit)
+
+    def introduced(self, text: str, path: str) -> LogRecord | None:
+        """The oldest commit whose change to store path ``path`` adds or removes ``text`` (``git log -S``,
+        merges skipped: a merged line is credited to the commit that wrote it), None when there is none.
+        Raises ``MemsyncError`` when git fails."""
+        self._require()
+        return history.introduced(self._g, text, path)
+
+    def added_lines(self, sha: str) -> list[bytes]:
+        """The lines commit ``sha`` adds (its diff's ``+`` lines, without the ``+``); [] when git cannot
+        show it. Raises ``MemsyncError`` when the store is missing."""
+        self._require()
+        return history.added_lines(self._g, sha)
+
+    def ahead_behind(self, remote: str) -> tuple[int, int]:
+        """(commits here not on ``remote``, commits on ``remote`` not here) as of the last fetch."""
+        self._require()
+        return history.ahead_behind(self._g, remote)
+
+    def unpushed_count(self, remote: str) -> int:
+        """How many commits of this store ``remote`` lacks, as of the last fetch or push."""
+        return self.ahead_behind(remote)[0]
+
+    def gc_auto(self) -> None:
+        """Run ``git gc --auto`` (cheap when there is nothing to do); failures are logged, not raised."""
+        self._require()
+        history.gc_auto(self._g)
+
+    def rewriter(self) -> rewrite.Rewriter:
+        """The store's history rewrite (`memsync purge`): see ``rewrite.Rewriter``."""
+        self._require()
+        return rewrite.Rewriter(self._g)
+
+    # ---------------------------------------------------------------------------------------- internals
+
+    def _require(self) -> None:
+        if not self.layout.exists:
+            raise MemsyncError(
+                f"cannot open store {self.cfg.name!r}: {self.worktree} is not a git "
+                "repository. Run `memsync init`"
+            )
+
+    def _ready(self) -> None:
+        """Before a write: stale locks gone (a live git waited for), the store there."""
+        recover_locks(self._g, OPERATION_LOCK_WAIT_S)
+        self._require()
+
+    def _known_remote(self, remote: str, doing: str) -> None:
+        if remote not in self.cfg.remotes:
+            raise MemsyncError(
+                f"cannot {doing} {remote!r}: store {self.cfg.name!r} has no such remote. Check the config"
+            )

@@ -1,0 +1,59 @@
+"""Bringing a fetched head into the store's branch (DESIGN I9, quiescence): when one side contains the
+other, a fast-forward or nothing, never a merge commit; when both have commits, one merge commit joining
+them through the merge drivers, even if both trees are identical (history must join, and rewriting
+either side is not allowed). Rename detection is off (the store's git config): a deleted entry and a new
+similar one are never confused. A failed merge or fast-forward is undone, worktree included."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memsync.store import drivers
+from memsync.store.conflicts import settle_conflicts
+from memsync.store.recovery import merging
+from memsync.store.repo import StoreGit
+
+
+@dataclass(frozen=True)
+class Integrated:
+    """What ``integrate`` did: ``merged`` when the branch took commits of the other side; ``problem``
+    (one line) when it could not, and was left as it was."""
+
+    merged: bool
+    problem: str | None = None
+
+
+def integrate(g: StoreGit, theirs: str, what: str) -> Integrated:
+    """Bring commit ``theirs`` (of ``what``: a remote's name, or words for the commits) into the branch.
+    Raises ``MemsyncError`` only when git fails where the store itself is broken."""
+    head = g.rev("HEAD")
+    if head is None:
+        g.check("reset", "-q", "--hard", theirs)
+        return Integrated(merged=True)
+    if g.is_ancestor(theirs, head):
+        return Integrated(merged=False)
+    if g.is_ancestor(head, theirs):
+        with merging(g, head):
+            forwarded = g.run("merge", "-q", "--ff-only", theirs)
+        if forwarded.status != 0:
+            return Integrated(
+                False, f"fast-forward to {what} failed ({g.why(forwarded)}); undone, will retry"
+            )
+        return Integrated(merged=True)
+    message = g.message(f"memsync: merge {what}")
+    drivers.before_merge(g)
+    with merging(g, head):
+        result = g.run(
+            "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories", "-m", message, theirs
+        )
+        if result.status == 0:
+            return Integrated(merged=True)
+        problem = settle_conflicts(g, result)
+        if problem is not None:
+            problem = problem if g.full(result) is None else g.why(result)
+            return Integrated(
+                False,
+                f"merge with {what} could not complete ({problem}); aborted, both sides kept; will retry",
+            )
+        g.check("commit", "-q", "--no-verify", "-m", message)
+        return Integrated(merged=True)
