@@ -32,8 +32,8 @@ def cycle_lock(
 ) -> Iterator[None]:
     """Hold the store's cycle lock (a file lock in its meta dir, recording this process and the config
     file ``config``); waits up to ``wait_s`` seconds for another cycle to finish, with a line naming its
-    holder (``storelock.hold_cycle``). Raises ``MemsyncError`` if the store does not exist or the wait
-    ends, ``gitrun.Stopped`` when ``stop`` is set while waiting."""
+    holder (``store.locks.hold_cycle``). Raises ``MemsyncError`` if the store does not exist or the wait
+    ends, ``git.Stopped`` when ``stop`` is set while waiting."""
     if not StoreLayout(store_cfg.path).exists:
         raise MemsyncError(
             f"cannot sync store {store_cfg.name!r}: {store_cfg.path} is not a memsync store. "

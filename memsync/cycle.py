@@ -58,7 +58,7 @@ def run_cycle(
     ``full_reconcile`` opens the store anew (recovery, and whatever a failed git step left in the
     working tree put back) and settles the sync state with the store by content first (on start and
     after a failure; always, from the CLI); without it, a store this process opened before is reused.
-    ``progress``: see ``Store.exchange``. ``stop``: once set, git is killed and ``gitrun.Stopped``
+    ``progress``: see ``Store.exchange``. ``stop``: once set, git is killed and ``git.Stopped``
     raised (what is cut short is recovered like after ``kill -9``). ``lock_wait_s`` bounds the wait for
     another cycle of the store (``cycle_lock``). Raises ``MemsyncError`` when the store is missing or
     broken, or a disk is full ("disk full: PATH"); the status file then records the error. Remote

@@ -7,7 +7,7 @@ probes) with a timeout set by the nearest deadline, and runs each store's cycles
 failed is left out of its store's exchanges and retried with backoff (``backoff``); one that could not
 be reached is first asked whether it answers, outside the store's cycle, so it holds up neither the
 store's other remotes nor its local commits. Each store is served by one daemon whatever config names it
-(``storelock``). SIGTERM sets the stop event: running git is killed, cycles unwind, what they cut short
+(``store.locks``). SIGTERM sets the stop event: running git is killed, cycles unwind, what they cut short
 is recovered at the next start as after ``kill -9`` (DESIGN I7), and the daemon exits within
 ``STOP_DEADLINE_S`` whatever its stores are doing.
 """

@@ -9,7 +9,7 @@
   ``SYNC_LOCK_WAIT_S`` for another cycle. It prints nothing (Codex reads a Stop hook's stdout as JSON).
 
 A hook never fails the agent's session: problems are one line on stderr and the exit code is 0. Only
-what an action needs is imported (no typer, and GitPython only for a sync without a daemon); ``-P``
+what an action needs is imported (no typer, and the store only for a sync without a daemon); ``-P``
 keeps the project directory the host runs hooks in off ``sys.path``.
 """
 

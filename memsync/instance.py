@@ -1,8 +1,8 @@
 """One daemon per config file: its lock and PID file under memsync's state directory, whether it is
 alive, and telling systemd the daemon is ready (DESIGN "Layers": instance). The lock that keeps one
-daemon per store lives with the store: ``memsync.storelock``.
+daemon per store lives with the store: ``memsync.store.locks``.
 
-Light (no GitPython, no watchdog): the agent-host hooks ask it in a few milliseconds whether a daemon
+Light (no store, no watchdog): the agent-host hooks ask it in a few milliseconds whether a daemon
 runs, to signal it instead of syncing themselves.
 """
 

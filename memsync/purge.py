@@ -1,5 +1,5 @@
-"""Purge: remove a secret or a wrong entry from the live files and from a store's whole history (issue 7
-"Purge"; DESIGN I6).
+"""Purge: remove a secret or a wrong entry from the live files and from a store's whole history (DESIGN
+I6).
 
 What it does, for each selected store, under the store's cycle lock:
 

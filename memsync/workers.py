@@ -3,7 +3,7 @@ reached, each in a thread of its own whose end is put on the daemon's queue (DES
 one hanging remote must not hold up the other stores and remotes).
 
 The threads are daemon threads and every git they run watches the daemon's stop event: after SIGTERM a
-thread still inside a git command is cut short at once (``gitrun.Stopped``), and one stuck elsewhere does
+thread still inside a git command is cut short at once (``git.Stopped``), and one stuck elsewhere does
 not keep the process alive.
 """
 

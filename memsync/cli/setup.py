@@ -1,7 +1,7 @@
 """CLI: `memsync init`, `up`, `track`, `untrack`, `store add`, `remote add|remove`, `config get|set`,
 `service ...`, `doctor`, `demo`.
 
-setup and doctor pull in the sync engine (GitPython, watchdog, the scanner): the commands import them in
+setup and doctor pull in the sync engine (the store, watchdog, the scanner): the commands import them in
 their bodies, since every CLI call imports this module to list its commands.
 """
 

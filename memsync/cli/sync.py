@@ -1,6 +1,6 @@
 """CLI: `memsync daemon`, `sync`, `status`, `log`, `resync`.
 
-The commands import the sync engine (GitPython, watchdog, the scanner) in their bodies: every CLI call
+The commands import the sync engine (the store, watchdog, the scanner) in their bodies: every CLI call
 imports this module to list its commands, and most calls need none of it.
 """
 

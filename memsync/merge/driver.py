@@ -2,7 +2,7 @@
 
 git runs ``<python> -P -m memsync.merge.driver KIND %O %A %B %P`` once per file and merge, so this
 module imports only the driver of that KIND (:func:`.kinds.merge_function`): no CLI, no typer, no
-GitPython, no other driver. ``-P`` keeps the store's working tree (git's cwd for the driver) off
+store, no other driver. ``-P`` keeps the store's working tree (git's cwd for the driver) off
 ``sys.path``: peer content is never imported (DESIGN I8).
 """
 

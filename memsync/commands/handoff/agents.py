@@ -85,7 +85,7 @@ def resolve_agent(spec: str, *, create: bool = False) -> Agent:
     A name without ``/`` is looked up among the tracked paths of the config first. With ``create`` (TO), a
     path that does not exist is accepted: ``*.jsonl`` as a new memory file, anything else as a new role
     directory (nothing is created here). Raises MemsyncError for an unknown name, an ambiguous name, a
-    missing FROM, or a file that is not a memory file. Issue 6 "FROM and TO name an agent".
+    missing FROM, or a file that is not a memory file.
     """
     if not spec.strip():
         raise MemsyncError("handoff: an agent name is empty. Give a tracked role, a memory file or a path")

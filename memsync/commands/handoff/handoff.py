@@ -116,7 +116,7 @@ def handoff(
     bytes, cut at whole entries) in ``prompt``; ``out`` writes a new standalone memory file instead of TO;
     TO may be ``None`` in both cases. ``dry_run`` writes nothing. ``now`` (aware, default the current time)
     decides expiry and dates new files and log lines. Raises MemsyncError for bad input (unknown agent,
-    FROM and TO the same, ``max_bytes`` < 1, an existing ``out``). Issue 6.
+    FROM and TO the same, ``max_bytes`` < 1, an existing ``out``).
     """
     source = resolve_agent(from_agent)
     target = resolve_agent(to_agent, create=True) if to_agent is not None else None
@@ -134,7 +134,7 @@ def import_file(
     entry ids kept, entries TO already has counted as present, secrets skipped.
 
     Provenance: an entry keeps the ``handoff:<agent>`` tag it came with; others get ``handoff:<file stem>``.
-    Raises MemsyncError when ``path`` is not a memory file or TO cannot be resolved. Issue 6 ``import``.
+    Raises MemsyncError when ``path`` is not a memory file or TO cannot be resolved.
     """
     if not path.is_file() or not is_memory_file(path):
         raise MemsyncError(f"import: {path} is not a memory file. Give an agent-memory/0.1 file (*.jsonl)")

@@ -178,7 +178,7 @@ def type_for_kind(kind: str) -> str:
 
 def derived_id(from_name: str, key: str) -> str:
     """A stable 12-hex entry id for something FROM holds without an id (a curated slug, a log item), so
-    handing it again finds it already present. Issue 6: the id is derived from (FROM, slug)."""
+    handing it again finds it already present: the id is derived from (FROM, slug)."""
     return hashlib.sha256(f"memsync-handoff\0{from_name}\0{key}".encode()).hexdigest()[:12]
 
 

@@ -201,7 +201,7 @@ def recall(
     ``query``; each hit carries who committed it and when (``provenance.attribute``).
 
     Raises MemsyncError for an empty query, a bad limit or kind, or an unreadable file."""
-    from memsync.commands.mcp.provenance import attribute  # GitPython: only for the hits found
+    from memsync.commands.mcp.provenance import attribute  # git history: only for the hits found
 
     hits = rank(documents(tracked_memory(config), scope, kinds, now), query, limit)
     return [replace(hit, **fields) for hit, fields in zip(hits, attribute(config, hits), strict=True)]
