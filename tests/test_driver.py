@@ -35,7 +35,7 @@ PATHS = [
     "roles/scout/.last-retrospective",
     "roles/dev/daily",
     "a b/ü🟥.md",
-    ".memsync/purged.jsonl",  # memsync.purge.PURGE_RECORD: purge records merge as JSON Lines (union)
+    ".memsync/purged.jsonl",  # memsync.commands.purge.PURGE_RECORD: purge records merge as JSON Lines (union)
 ]
 
 

@@ -1,4 +1,4 @@
-"""`memsync purge` (issue 7 "Purge") across two peers and a bare remote, through real subprocesses: the text
+"""`memsync purge` (DESIGN I6) across two peers and a bare remote, through real subprocesses: the text
 leaves the live files, every object of both stores and every reachable object of the remote, the remote is
 rewritten once, the other peer's status says so, and after that peer's purge nothing else is lost."""
 
@@ -12,15 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memsync.commands.needle import Needle
+from memsync.commands.purge import PURGE_RECORD, record_line, recorded_hashes, reset_sync_state
 from memsync.errors import MemsyncError
 from memsync.merge.kinds import merge_for_path
-from memsync.purge import (
-    PURGE_RECORD,
-    Needle,
-    record_line,
-    recorded_hashes,
-    reset_sync_state,
-)
 from memsync.store.rewrite import filter_stream, line_hash
 from memsync.sync.state import FileState, HeldLine, PendingDelivery, SyncState
 from tests.helpers import bare_remote, wait_for

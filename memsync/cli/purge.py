@@ -49,7 +49,8 @@ def purge_command(
     config: ConfigOption = None,
 ) -> int:
     """`memsync purge`: what PURGE_HELP says; exit 0 when every store was handled."""
-    from memsync.purge import Needle, purge  # the sync engine: imported only when purging
+    from memsync.commands.needle import Needle
+    from memsync.commands.purge import purge  # the sync engine: imported only when purging
 
     needle = Needle(text=text, entry_id=entry)
     if not yes:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from memsync.access import cycle_lock, open_store
+from memsync.commands.purge import adopt_purge_records, reset_sync_state
 from memsync.config import load_config
 from memsync.cycle import run_cycle
 from memsync.errors import MemsyncError
-from memsync.purge import adopt_purge_records, reset_sync_state
 from memsync.session import Session
 from memsync.store.written import commit_written
 from memsync.sync.state import SyncState

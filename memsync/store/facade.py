@@ -266,7 +266,7 @@ class Store:
         as ``refs/memsync/before-resync/<remote>``. Interrupted, it is rolled back on the next open. When
         one history contains the other there is nothing to rewrite: the remote is simply trusted again
         and a normal exchange follows (commits the remote dropped are pushed again: nothing is lost).
-        A remote rewritten by `memsync purge` needs ``purge.adopt_purge_records`` first (``cycle.resync``
+        A remote rewritten by `memsync purge` needs ``purge.adopt_purge_records`` first (``commands.resync``
         calls it), or the lines it purged come back with the re-applied local memory. A remote whose
         history is unrelated to the store's (``storeid``) is refused unless ``adopt_unrelated``; adopted,
         the store takes its store id. Commit first (``commit_all``): the resync takes the last commit.
