@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from memsync.config import Config, Track
-from memsync.formats.jsonl.memoryfile import default_memory_path
+from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME
 
 Format = Literal["jsonl", "role"]

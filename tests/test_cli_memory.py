@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memsync.cli import main
-from memsync.formats.jsonl.memoryfile import default_memory_path
+from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import read_memory
 from tests.helpers import run_cli
 

@@ -8,7 +8,7 @@ import pytest
 
 from memsync.cli import main
 from memsync.commands import setup
-from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile
 from tests.helpers import run_cli
 
 

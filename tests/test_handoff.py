@@ -25,11 +25,11 @@ from memsync.commands.handoff.mapping import (
 )
 from memsync.commands.handoff.reading import parse_since
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.markdown.reading import read_entry
 from memsync.formats.markdown.roledir import RoleDir
+from memsync.memoryfile import MemoryFile
 from tests.handoff_fixtures import (
     CURATED,
     DEAD,

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from memsync.cli import main
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.markdown.roledir import RoleDir
+from memsync.memoryfile import MemoryFile
 from tests.handoff_fixtures import FAKE_TOKEN, LIVE, SECRET_ID, tree, write_memory, write_role
 from tests.helpers import run_cli
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memsync.cli import main
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.markdown.roledir import RoleDir
+from memsync.memoryfile import MemoryFile
 from tests.handoff_fixtures import write_memory, write_role
 from tests.helpers import run_cli
 

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.parse import read_memory
+from memsync.memoryfile import MemoryFile
 from tests.helpers import REPO_ROOT, wait_for
 
 APPENDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from memsync.formats.jsonl.memoryfile import MemoryFile
+    from memsync.memoryfile import MemoryFile
     path, name, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
     while not go.exists():  # start both writers at the same moment
         time.sleep(0.005)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile
 from tests.helpers import run_cli
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memsync.formats.jsonl.memoryfile import default_memory_path
+from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import check_memory_file, read_memory
 from memsync.formats.jsonl.records import Entry
 from tests.mcp_client import eventually, mcp_session, ok, server_log

@@ -11,9 +11,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from memsync.config import config_path, edit_config
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import KINDS, Tombstone
+from memsync.memoryfile import MemoryFile
 from tests.helpers import run_cli
 from tests.mcp_client import call, mcp_session, ok, server_log, text_of
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from memsync.commands.mcp.hits import Document
 from memsync.commands.mcp.recall import documents, rank
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile
 from memsync.tracked import Tracked
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

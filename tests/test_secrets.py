@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.records import Entry
+from memsync.memoryfile import MemoryFile
 from memsync.secrets import Finding, scan_text
 from memsync.secrets.files import IN_NAME, NOT_UTF8, scan_appended, scan_name, scan_whole
 from tests.helpers import CORPUS_CREDENTIAL

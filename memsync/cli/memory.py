@@ -14,7 +14,7 @@ import typer
 from memsync.cli.app import app
 from memsync.commands import memory
 from memsync.commands.mcp.prompt import prompt_text
-from memsync.formats.jsonl.memoryfile import default_memory_path
+from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
 from memsync.formats.jsonl.records import KINDS, USER_SOURCE
 from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES

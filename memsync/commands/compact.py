@@ -34,10 +34,10 @@ from memsync.access import cycle_lock, open_store
 from memsync.config import Config, StoreConfig, Track, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.compact import compacted, ensure_compactable
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.parse import parse_memory
 from memsync.fsio import atomic_write
 from memsync.layout import is_ignored, kind_of
+from memsync.memoryfile import MemoryFile
 from memsync.paths import StoreLayout
 from memsync.store.written import commit_written
 from memsync.sync.passes import publish

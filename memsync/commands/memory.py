@@ -10,10 +10,11 @@ from pathlib import Path
 
 from memsync.argcheck import existing_parent
 from memsync.commands.mcp.tools import current_config, holder, write_entry
-from memsync.formats.jsonl.memoryfile import MemoryFile, default_memory_path
+from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import check_memory_file
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import check_role_dir
+from memsync.memoryfile import MemoryFile
 from memsync.wording import plural
 
 

@@ -20,10 +20,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.records import Entry, Record, Tombstone, canonical_json
 from memsync.formats.jsonl.timestamps import format_timestamp
 from memsync.fsio import append_once, atomic_write
+from memsync.memoryfile import MemoryFile
 
 
 def _record(out: Path, file: str, line: bytes) -> None:

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.memoryfile import MemoryFile
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
 from memsync.formats.markdown.roledir import role_prompt
 from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
+from memsync.memoryfile import MemoryFile
 
 
 def prompt_text(

@@ -18,9 +18,10 @@ from typing import Any
 
 from memsync.config import Config, config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.memoryfile import MemoryFile, default_memory_path
+from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_expiry
+from memsync.memoryfile import MemoryFile
 from memsync.tracked import Format, Tracked, tracked_memory
 
 # A recall hit's id for a line names its file and line: `roles/qa/daily/2026-11-30.md:7`.

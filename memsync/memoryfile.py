@@ -4,14 +4,13 @@ create, remember, forget, supersede, view, prompt, compact; every write goes thr
 
 from __future__ import annotations
 
-import getpass
 import secrets as token_source
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync import append
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl import append
 from memsync.formats.jsonl.compact import CompactReport, compact_file
 from memsync.formats.jsonl.parse import ParsedMemory, read_memory
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES, render_prompt
@@ -185,12 +184,3 @@ class MemoryFile:
         an unfinished line, or when it changed while being compacted. DESIGN I5.
         """
         return compact_file(self.path, now)
-
-
-def default_memory_path() -> Path:
-    """``~/.agent-memory/<user>.jsonl``: the memory file used when none is given."""
-    try:
-        user = getpass.getuser()
-    except (OSError, KeyError):
-        user = "memory"
-    return Path.home() / ".agent-memory" / f"{user}.jsonl"
