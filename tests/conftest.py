@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import psutil
 import pytest
 
 from tests.helpers import CORPUS, bare_remote
@@ -46,6 +49,44 @@ def isolated_env(home: Path) -> dict[str, str]:
 
 
 os.environ.update(isolated_env(_SESSION_ROOT / "home"))
+
+
+# How long a test's own processes and threads get to end after its fixtures stopped them: a bound on a
+# wait, never on speed (a loaded machine only makes the wait longer, not the test fail).
+LEAK_WAIT_S = 30.0
+
+
+def _memsync_children() -> dict[int, str]:
+    found: dict[int, str] = {}
+    for child in psutil.Process().children(recursive=True):
+        try:
+            cmdline = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+        if "memsync" in cmdline:
+            found[child.pid] = cmdline
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leaks() -> Iterator[None]:
+    """Fail a test that leaves a memsync process (a daemon, an MCP server) or a non-daemon thread running
+    once its fixtures are torn down; the leaked processes are killed so the next test starts clean."""
+    processes = set(_memsync_children())
+    threads = {thread.ident for thread in threading.enumerate()}
+    yield
+    deadline = time.monotonic() + LEAK_WAIT_S
+    while True:
+        left = {pid: cmd for pid, cmd in _memsync_children().items() if pid not in processes}
+        stuck = [t for t in threading.enumerate() if t.ident not in threads and not t.daemon and t.is_alive()]
+        if not (left or stuck) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for pid in left:
+        with suppress(psutil.Error):
+            psutil.Process(pid).kill()
+    assert not left, f"the test left memsync processes running: {sorted(left.values())}"
+    assert not stuck, f"the test left threads running: {[t.name for t in stuck]}"
 
 
 @pytest.fixture
