@@ -8,6 +8,9 @@ attributes block."""
 
 from __future__ import annotations
 
+import time
+from typing import NoReturn
+
 from memsync.errors import MemsyncError
 from memsync.git import GitError
 from memsync.merge.kinds import KINDS
@@ -30,16 +33,33 @@ def before_merge(g: StoreGit) -> None:
         register(g)
 
 
+# Another process writing the same git config (`memsync init`, a user's `git config`) holds its lock for
+# milliseconds; git itself does not wait for it.
+CONFIG_LOCK_WAIT_S = 5.0
+
+
 def register(g: StoreGit) -> None:
-    """Write the drivers' git config and attributes block (``driver.install_merge_drivers``). Raises
+    """Write the drivers' git config and attributes block (``registration.install_merge_drivers``),
+    waiting up to ``CONFIG_LOCK_WAIT_S`` seconds while another process holds the config's lock. Raises
     ``MemsyncError`` naming what failed."""
-    try:
-        install_merge_drivers(g.git_dir)
-    except (OSError, GitError) as exc:
-        said = exc.stderr if isinstance(exc, GitError) else ""
-        why = said.strip().splitlines()[-1:] or [str(exc)]
-        raise MemsyncError(
-            f"cannot open store {g.name!r}: registering the merge drivers "
-            f"failed ({why[0]}). Check that {g.git_dir} is writable"
-        ) from exc
+    deadline = time.monotonic() + CONFIG_LOCK_WAIT_S
+    while True:
+        try:
+            install_merge_drivers(g.git_dir)
+            break
+        except GitError as exc:
+            if "could not lock config file" not in exc.stderr or time.monotonic() > deadline:
+                _failed(g, exc)
+            time.sleep(0.05)
+        except OSError as exc:
+            _failed(g, exc)
     g.drivers_registered = True
+
+
+def _failed(g: StoreGit, exc: OSError | GitError) -> NoReturn:
+    said = exc.stderr if isinstance(exc, GitError) else ""
+    why = said.strip().splitlines()[-1:] or [str(exc)]
+    raise MemsyncError(
+        f"cannot open store {g.name!r}: registering the merge drivers "
+        f"failed ({why[0]}). Check that {g.git_dir} is writable"
+    ) from exc
