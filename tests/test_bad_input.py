@@ -225,6 +225,7 @@ def test_a_duplicate_header(pair: tuple[Peer, Peer]) -> None:
 # --- tracked paths that change shape -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_tracked_memory_file_deleted_while_tracked_is_restored_from_the_store(
     pair: tuple[Peer, Peer],
 ) -> None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import REPO_ROOT
 
 
+@pytest.mark.slow
 def test_sync_bench_quick_runs() -> None:
     """One append on a 20-entry file, baseline and idle included: the report prints every section."""
     result = subprocess.run(
@@ -36,6 +39,7 @@ def test_sync_bench_quick_runs() -> None:
     assert targets.count("PASS") + targets.count("FAIL") == 5
 
 
+@pytest.mark.slow
 def test_session_start_bench_quick_runs() -> None:
     """The hook benchmark's smoke run: every measured line and a verdict per target."""
     result = subprocess.run(

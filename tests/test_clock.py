@@ -116,6 +116,7 @@ def _future_line(text: str) -> bytes:
     return json.dumps(record, sort_keys=True, separators=(",", ":")).encode() + b"\n"
 
 
+@pytest.mark.slow
 def test_check_status_and_doctor_name_the_host_and_a_superseding_entry_corrects_it(
     tmp_path: Path, remote: Path
 ) -> None:
@@ -166,6 +167,7 @@ def _faked(peer: Peer, offset: str, *args: str) -> subprocess.CompletedProcess[s
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="needs faketime (apt-get install faketime)")
 def test_a_machine_whose_clock_runs_ahead_is_flagged_then_stopped_then_corrected(
     tmp_path: Path, remote: Path

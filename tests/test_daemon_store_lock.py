@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.hanging import HangingServer, hanging_server
 from tests.helpers import git, wait_for
@@ -73,6 +74,7 @@ def test_a_second_daemon_on_the_same_store_through_another_config_says_who_holds
         wait_for(lambda: line in _pushed(remote), timeout=30, what="the line pushed by the first daemon")
 
 
+@pytest.mark.slow
 def test_sync_waits_for_the_daemons_cycle_with_a_line_naming_it(tmp_path: Path, remote: Path) -> None:
     """The daemon's cycle holds the store (its fetch hangs on a dead network): `memsync sync`, through
     another config naming the same store, says it waits for that daemon, then runs its own cycle once

@@ -10,6 +10,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
 import tomli_w
 
 from memsync.commands.doctor import check_remote
@@ -92,6 +93,7 @@ def test_the_daemon_serves_another_store_while_a_remote_hangs(tmp_path: Path, re
             assert server.connections >= 1 and "remote dead failed" not in alice.log()
 
 
+@pytest.mark.slow
 def test_the_daemon_serves_the_other_remotes_while_one_hangs(tmp_path: Path, remote: Path) -> None:
     """Once a remote hung past network_timeout_s, it is asked in the background whether it answers; the
     store's other remote keeps exchanging lines with bob meanwhile."""

@@ -176,6 +176,7 @@ def test_disk_full_while_fetching(tmp_path: Path, remote: Path) -> None:
         _space_back(disk, remote, lines, {}, alice, bob)
 
 
+@pytest.mark.slow
 def test_disk_full_while_merging(tmp_path: Path, remote: Path) -> None:
     """alice has a commit of her own when bob's arrive: a real merge (the memory file changed on both
     sides), whose new daily log does not fit. The merge is undone, the half-written log deleted."""

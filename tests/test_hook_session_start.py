@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memsync.commands.session_context import MAX_CHARS
 from memsync.fsio import append_once
 from memsync.hosts.hooks import hook_command
@@ -57,6 +59,7 @@ def two_machines(tmp_path: Path, remote: Path) -> tuple[Peer, Peer, Path, Path, 
     return a, b, shop_b, memory_a, memory_b
 
 
+@pytest.mark.slow
 def test_peers_additions_with_host_date_and_order(tmp_path: Path, remote: Path) -> None:
     a, b, shop_b, memory_a, memory_b = two_machines(tmp_path, remote)
     assert session_start(b, shop_b) == ""  # the first session: nothing from anyone yet

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.claude_fixtures import checkout, claude_folder
 from tests.peers import Peer
 
@@ -16,6 +18,7 @@ def index(prefix: str, count: int) -> str:
     )
 
 
+@pytest.mark.slow
 def test_a_merged_index_past_what_claude_code_loads_is_reported(tmp_path: Path, remote: Path) -> None:
     peers = []
     for name, count in (("alice", 150), ("bob", 120)):

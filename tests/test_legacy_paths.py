@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tomli_w
 
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
@@ -57,6 +58,7 @@ def no_clash(*peers: Peer) -> None:
             assert BOTH_KEPT_NOTE_PREFIX.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow
 def test_machines_with_different_old_keys_converge_after_upgrading(tmp_path: Path, remote: Path) -> None:
     # Old keys differ ('shop' vs 'Shop' from the origin URLs); the identity is one.
     a = project_peer(tmp_path, remote, "alice", "src/shop", "git@github.com:org/shop.git")
@@ -95,6 +97,7 @@ def test_machines_with_different_old_keys_converge_after_upgrading(tmp_path: Pat
     assert "not tracked here: projects/Shop/" in status and "projects/shop/" not in status
 
 
+@pytest.mark.slow
 def test_an_upgraded_machine_and_an_old_one_lose_nothing(tmp_path: Path, remote: Path) -> None:
     # The same old key on both: the upgraded machine folds what the old one keeps writing there.
     a = project_peer(tmp_path, remote, "alice", "src/shop", "git@github.com:org/shop.git")

@@ -66,6 +66,7 @@ def test_init_host_names_the_machine_and_status_prints_it_first(home: Path) -> N
     assert sync.returncode == 0, sync.stderr
 
 
+@pytest.mark.slow
 def test_config_get_and_set_validate_like_load_config(home: Path) -> None:
     _config(home).parent.mkdir(parents=True)
     _config(home).write_text("[stores.personal]\n")  # as `memsync init` leaves it; no store is needed

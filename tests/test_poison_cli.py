@@ -9,6 +9,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.markdown.roledir import RoleDir
 from tests.helpers import run_cli
@@ -85,6 +87,7 @@ def test_every_command_reads_past_poison_lines_and_keeps_them(tmp_path: Path, ho
     assert all(line in kept for line in poison.values())
 
 
+@pytest.mark.slow
 def test_sync_and_log_carry_a_poison_line_verbatim(tmp_path: Path, remote: Path) -> None:
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     good = alice.append_entry("a lesson after the poison")

@@ -34,6 +34,7 @@ def _first_machine(home: Path, remote: Path, *args: str) -> None:
     assert sync.returncode == 0, sync.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("head", ["master", "trunk"])
 def test_a_new_store_adopts_the_branch_an_empty_remotes_head_names(
     home: Path, tmp_path: Path, head: str

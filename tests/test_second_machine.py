@@ -19,6 +19,7 @@ def _role(home: Path, name: str, line: str) -> Path:
     return role
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("join", [("init", "--remote"), ("remote", "add", "origin")])
 def test_a_machine_with_its_own_history_joins_and_both_keep_everything(
     tmp_path: Path, join: tuple[str, ...]

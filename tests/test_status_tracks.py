@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import git, run_cli
 
 
@@ -39,6 +41,7 @@ def test_status_lists_each_track_with_its_store_path_and_file_count(home: Path) 
     assert store["tracks"] == [{**roles, "excludes": []}, {**memory, "excludes": []}]
 
 
+@pytest.mark.slow
 def test_untrack_of_a_role_in_a_tracked_folder_says_so_and_exclude_leaves_it_out(home: Path) -> None:
     scout = _role(home, "scout", 2)
     _role(home, "writer", 1)

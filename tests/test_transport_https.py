@@ -8,11 +8,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, running
 from tests.servers.transport import CANNOT_REACH, LOG_LINE, Remote, sync_on_tty
 
 
+@pytest.mark.slow
 def test_two_peers_sync_over_https_and_the_password_stays_in_the_credential_helper(
     https_remote: Remote, tmp_path: Path
 ) -> None:

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import isolated_env
 from tests.helpers import wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, running
@@ -19,6 +21,7 @@ from tests.servers.ssh import keygen
 from tests.servers.transport import CANNOT_REACH, LOG_LINE, Remote, sync_on_tty
 
 
+@pytest.mark.slow
 def test_two_daemons_sync_both_ways_over_ssh(ssh_remote: Remote, tmp_path: Path) -> None:
     alice = ssh_remote.peer(tmp_path, "alice")
     bob = ssh_remote.peer(tmp_path, "bob")
@@ -76,6 +79,7 @@ SETUP_PROBLEMS: list[tuple[str, Callable[[Remote, Peer], None], str]] = [
 ]
 
 
+@pytest.mark.slow
 def test_an_ssh_setup_problem_is_one_line_never_a_prompt(ssh_remote: Remote, tmp_path: Path) -> None:
     alice = ssh_remote.peer(tmp_path, "alice")
     entry = alice.append_entry("Written while ssh was misconfigured.")

@@ -28,6 +28,7 @@ def _leftovers(store: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["ssh", "https"])
 def test_a_host_that_never_answers_is_one_line_after_network_timeout_s(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
