@@ -96,8 +96,10 @@ def recall_command(
     ] = DEFAULT_LIMIT,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,
 ) -> int:
-    """Search the tracked memory (entries, curated entries, index, daily logs) by keywords, best first,
-    each hit with its id, file, the host that wrote it and when."""
+    """Search the tracked memory by keywords, best first, each hit with who wrote it and when.
+
+    Searches memory-file entries, curated entries, indexes and daily logs; each hit has its id, file,
+    the host that wrote it and the date."""
     from memsync.commands.mcp.recall import recall
     from memsync.commands.mcp.tools import current_config
 

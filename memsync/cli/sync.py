@@ -87,8 +87,11 @@ def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
     config: ConfigOption = None,
 ) -> int:
-    """Show stores, remotes, last exchange, unpushed commits, held-back secrets, entries dated in the
-    future of this clock, both-kept files, files meeting directories, daemon."""
+    """Show this machine's host, each store's tracks, remotes and what needs your attention.
+
+    Per store: tracked paths, remotes and their last exchange, commits waiting to be pushed, held-back
+    secrets, entries dated in the future of this clock, both-kept files, files meeting directories;
+    and whether the daemon runs."""
     from memsync.commands.status import collect_status, render_status
 
     status = collect_status(config or config_path())
@@ -136,8 +139,9 @@ def resync_command(
     ] = False,
     config: ConfigOption = None,
 ) -> int:
-    """Adopt REMOTE's history after it was rewritten (force-pushed) and re-publish local memory on top,
-    without the lines a `memsync purge` there removed. A REMOTE unrelated to the store (no commit in
+    """Adopt REMOTE's history after it was rewritten (force-pushed) and put local memory back on top.
+
+    The lines a `memsync purge` there removed stay removed. A REMOTE unrelated to the store (no commit in
     common, another store id) is refused unless --adopt-unrelated."""
     from memsync.commands.resync import resync
 
