@@ -189,3 +189,13 @@ def test_real_role_directories_dispatch_to_the_markdown_format(corpus: Path, rol
     assert len(cli.ok("prompt", str(role_dir), "--max-bytes", "4000").encode()) <= 4000
     code, _, err = cli("prompt", str(role_dir), "--scope", "global")
     assert code == 1 and "role directories" in err
+
+
+def test_recall_prints_each_hit_and_says_so_when_nothing_matches(home: Path) -> None:
+    _ok("remember", "The harbor gate opens at six.", "--kind", "fact")
+    found = run_cli("recall", "harbor gate")
+    assert found.returncode == 0, found.stderr
+    assert "The harbor gate opens at six." in found.stdout and found.stderr == ""
+    nothing = run_cli("recall", "zeppelin")
+    assert nothing.returncode == 0 and nothing.stdout == ""
+    assert nothing.stderr == "memsync recall: nothing in the tracked memory matches 'zeppelin'\n"

@@ -103,10 +103,13 @@ def recall_command(
     from memsync.commands.mcp.recall import recall
     from memsync.commands.mcp.tools import current_config
 
-    for hit in recall(current_config(), query, scope, kinds or (), limit):
+    hits = recall(current_config(), query, scope, kinds or (), limit)
+    for hit in hits:
         if as_json:
             typer.echo(json.dumps(hit.to_json(), ensure_ascii=False))
         else:
             where = hit.doc.store_file or str(hit.doc.file)
             typer.echo(f"{hit.doc.id}  {hit.date}  {hit.host}  {where}\n    {hit.doc.text}")
+    if not hits:
+        typer.echo(f"memsync recall: nothing in the tracked memory matches {query!r}", err=True)
     return 0
