@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,10 @@ from memsync.errors import MemsyncError
 
 # How often a waiting caller looks at its stop event; git commands that finish sooner return at once.
 POLL_S = 0.2
+# Another process writing the same git config (`memsync init`, a user's `git config`) holds its lock for
+# milliseconds, and git does not wait for it: a `git config` write that finds it held is tried again.
+CONFIG_LOCK_WAIT_S = 5.0
+_CONFIG_LOCKED = b"could not lock config file"
 # Longest a stalled HTTP transfer is waited for (seconds); ssh's own limits are below.
 HTTP_STALL_CAP_S = 30
 # ssh's verdict on a changed host key, after a banner of '@' lines and warnings that say less.
@@ -111,8 +116,27 @@ def run(
 ) -> Result:
     """Run ``git ARGS`` in ``cwd`` with ``env`` over the inherited environment (messages in English,
     which callers read), feeding it ``stdin``; kill it and everything it started after ``timeout``
-    seconds (``Result.timed_out``). Raises :class:`Stopped` when ``stop`` is set before or while it runs,
-    ``OSError`` when git cannot be started; any other exception while waiting (Ctrl-C) kills git first."""
+    seconds (``Result.timed_out``). A ``git config`` write that finds the config locked by another
+    process is tried again for up to ``CONFIG_LOCK_WAIT_S`` seconds (a failed lock changed nothing).
+    Raises :class:`Stopped` when ``stop`` is set before or while it runs, ``OSError`` when git cannot be
+    started; any other exception while waiting (Ctrl-C) kills git first."""
+    deadline = time.monotonic() + CONFIG_LOCK_WAIT_S
+    while True:
+        result = _run_once(args, cwd, env, timeout, stop, stdin)
+        locked = bool(args) and args[0] == "config" and _CONFIG_LOCKED in result.stderr
+        if not locked or time.monotonic() > deadline:
+            return result
+        time.sleep(0.05)
+
+
+def _run_once(
+    args: Sequence[str],
+    cwd: Path | None,
+    env: Mapping[str, str] | None,
+    timeout: float,
+    stop: threading.Event | None,
+    stdin: bytes | None,
+) -> Result:
     if stop is not None and stop.is_set():
         raise Stopped
     proc = subprocess.Popen(

@@ -8,9 +8,6 @@ attributes block."""
 
 from __future__ import annotations
 
-import time
-from typing import NoReturn
-
 from memsync.errors import MemsyncError
 from memsync.git import GitError
 from memsync.merge.kinds import KINDS
@@ -33,33 +30,17 @@ def before_merge(g: StoreGit) -> None:
         register(g)
 
 
-# Another process writing the same git config (`memsync init`, a user's `git config`) holds its lock for
-# milliseconds; git itself does not wait for it.
-CONFIG_LOCK_WAIT_S = 5.0
-
-
 def register(g: StoreGit) -> None:
-    """Write the drivers' git config and attributes block (``registration.install_merge_drivers``),
-    waiting up to ``CONFIG_LOCK_WAIT_S`` seconds while another process holds the config's lock. Raises
-    ``MemsyncError`` naming what failed."""
-    deadline = time.monotonic() + CONFIG_LOCK_WAIT_S
-    while True:
-        try:
-            install_merge_drivers(g.git_dir)
-            break
-        except GitError as exc:
-            if "could not lock config file" not in exc.stderr or time.monotonic() > deadline:
-                _failed(g, exc)
-            time.sleep(0.05)
-        except OSError as exc:
-            _failed(g, exc)
+    """Write the drivers' git config and attributes block (``registration.install_merge_drivers``; a
+    config locked by another process is waited for by ``memsync.git``). Raises ``MemsyncError`` naming
+    what failed."""
+    try:
+        install_merge_drivers(g.git_dir)
+    except (OSError, GitError) as exc:
+        said = exc.stderr if isinstance(exc, GitError) else ""
+        why = said.strip().splitlines()[-1:] or [str(exc)]
+        raise MemsyncError(
+            f"cannot open store {g.name!r}: registering the merge drivers "
+            f"failed ({why[0]}). Check that {g.git_dir} is writable"
+        ) from exc
     g.drivers_registered = True
-
-
-def _failed(g: StoreGit, exc: OSError | GitError) -> NoReturn:
-    said = exc.stderr if isinstance(exc, GitError) else ""
-    why = said.strip().splitlines()[-1:] or [str(exc)]
-    raise MemsyncError(
-        f"cannot open store {g.name!r}: registering the merge drivers "
-        f"failed ({why[0]}). Check that {g.git_dir} is writable"
-    ) from exc
