@@ -1,15 +1,21 @@
 """Benchmark of the jsonl merge driver as git runs it, against ``git merge-file --union`` (issue 3
 "Benchmark"): a base of N lines of about 300 bytes, each side appending 1k different lines; wall time
-and peak RSS of each, in the same run, and their ratios. Also the driver's start-up time per kind.
+and peak RSS of each, in the same run, and their ratios. And the driver's start-up per kind on a tiny
+file (issue 15 row 8): the command registered in a store's git config, run through ``sh -c`` as git
+runs it, against a bare ``python -c pass`` of the same interpreter, alternating, in the same run.
 
-Run: ``.venv/bin/python bench/merge_bench.py [--lines 100000 1000000] [--repeat 3]``.
+Run: ``.venv/bin/python bench/merge_bench.py [--lines 100000 1000000] [--repeat 3] [--quick]``.
+``--quick`` (2,000 lines, one run, 3 start-ups) proves the script works; its figures mean nothing.
 Targets at 1M lines: time ratio (driver / git) below 1.0, driver peak RSS below 3x one input file.
+Start-up target: driver median at most 1.3x the bare interpreter's median, for every kind.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -18,7 +24,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from memsync.merge.registration import driver_command
+
 APPENDED = 1000
+STARTUP_TARGET = 1.3
+# A tiny merge per kind where both sides changed the file (entry: the bodies conflict, so git merge-file
+# runs, as in a real edit of one entry on two machines).
+TINY = {
+    "jsonl": (b"H\n", b'H\n{"id":"a"}\n', b'H\n{"id":"b"}\n'),
+    "daily": (b"x\n", b"x\ny\n", b"x\nz\n"),
+    "index": (b"- [a](a.md)\n", b"- [a](a.md)\n- [b](b.md)\n", b"- [a](a.md)\n- [c](c.md)\n"),
+    "entry": (b"x\n", b"x\ny\n", b"x\nz\n"),
+}
 # Runs a command and prints its wall time (s) and the peak RSS of its process tree (KiB, Linux).
 _MEASURE = (
     "import resource, subprocess, sys, time\n"
@@ -83,17 +100,7 @@ def run(lines: int, repeat: int, folder: Path) -> None:
     driver_runs, git_runs = [], []
     for _ in range(repeat):
         shutil.copyfile(ours, work)
-        command = [
-            sys.executable,
-            "-P",
-            "-m",
-            "memsync.merge.driver",
-            "jsonl",
-            str(base),
-            str(work),
-            str(theirs),
-            "memory/bench.jsonl",
-        ]
+        command = registered_argv("jsonl", base, work, theirs, "memory/bench.jsonl")
         driver_runs.append(measure(command, sink))
         merged = work.stat().st_size
         with work.open("rb") as result:
@@ -120,40 +127,46 @@ def run(lines: int, repeat: int, folder: Path) -> None:
     print(f"    ratio driver/git: time {driver_time / git_time:4.2f}, memory {driver_rss / git_rss:4.2f}")
 
 
-def startup(folder: Path, runs: int = 15) -> None:
-    """Median wall time of the driver on tiny files, per kind (what one git merge of one file costs)."""
+def registered_argv(kind: str, base: Path, ours: Path, theirs: Path, rel_path: str) -> list[str]:
+    """The argv of the driver command registered for ``kind``, git's placeholders filled in."""
+    fill = {"%O": str(base), "%A": str(ours), "%B": str(theirs), "%P": rel_path}
+    return [fill.get(arg, arg) for arg in shlex.split(driver_command(kind))]
+
+
+def _wall(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True)
+    return time.perf_counter() - start
+
+
+def startup(folder: Path, runs: int) -> None:
+    """Row 8: the driver's wall time per kind on a tiny file, started as git starts it (``sh -c`` and the
+    registered command), against a bare ``python -c pass``; runs alternate so load hits both alike."""
     base, ours, theirs = folder / "O", folder / "A", folder / "B"
-    base.write_bytes(b"x\n")
-    theirs.write_bytes(b"x\ny\n")
-    figures = []
-    for kind in ("entry", "daily", "index", "jsonl"):
-        times = []
-        for _ in range(runs):
-            ours.write_bytes(b"x\nz\n")
-            start = time.perf_counter()
-            command = [
-                sys.executable,
-                "-P",
-                "-m",
-                "memsync.merge.driver",
-                kind,
-                str(base),
-                str(ours),
-                str(theirs),
-                "f",
-            ]
-            subprocess.run(command, check=True)
-            times.append(time.perf_counter() - start)
-        figures.append(f"{kind} {min(times) * 1000:.0f}/{statistics.median(times) * 1000:.0f} ms")
-    started = []
+    bare: list[float] = []
+    drivers: dict[str, list[float]] = {kind: [] for kind in TINY}
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        started.append(time.perf_counter() - start)
+        for kind, (old, mine, other) in TINY.items():
+            base.write_bytes(old)
+            ours.write_bytes(mine)
+            theirs.write_bytes(other)
+            shell = " ".join(shlex.quote(arg) for arg in registered_argv(kind, base, ours, theirs, "f"))
+            drivers[kind].append(_wall(["sh", "-c", shell]))
+            assert ours.read_bytes() != mine, f"the {kind} driver did not merge"
+            bare.append(_wall([sys.executable, "-c", "pass"]))
+    floor = statistics.median(bare)
     print(
-        f"driver start-up + tiny merge, min/median of {runs}: {', '.join(figures)}"
-        f" (bare interpreter: {min(started) * 1000:.0f}/{statistics.median(started) * 1000:.0f} ms)"
+        f"driver start-up + tiny merge as git runs it (row 8), min/median of {runs},"
+        f" load average {os.getloadavg()[0]:.1f}:"
     )
+    print(f"    bare interpreter (python -c pass)  {min(bare) * 1000:6.1f} / {floor * 1000:6.1f} ms")
+    for kind, times in drivers.items():
+        median = statistics.median(times)
+        verdict = "PASS" if median / floor <= STARTUP_TARGET else "FAIL"
+        print(
+            f"    driver {kind:<28}{min(times) * 1000:6.1f} / {median * 1000:6.1f} ms"
+            f"   ratio {median / floor:4.2f} (target <= {STARTUP_TARGET}): {verdict}"
+        )
 
 
 def main() -> None:
@@ -161,11 +174,13 @@ def main() -> None:
     parser.add_argument("--lines", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--startup-runs", type=int, default=15)
+    parser.add_argument("--quick", action="store_true", help="2,000 lines, one run, 3 start-ups")
     args = parser.parse_args()
+    lines, repeat, runs = ([2000], 1, 3) if args.quick else (args.lines, args.repeat, args.startup_runs)
     with tempfile.TemporaryDirectory(prefix="memsync-bench-") as tmp:
-        startup(Path(tmp), args.startup_runs)
-        for lines in args.lines:
-            run(lines, args.repeat, Path(tmp))
+        startup(Path(tmp), runs)
+        for count in lines:
+            run(count, repeat, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -14,15 +14,8 @@ from pathlib import Path
 import filelock
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.records import (
-    FORMAT,
-    Entry,
-    Header,
-    Record,
-    canonical_json,
-    is_header,
-    parse_record,
-)
+from memsync.formats.jsonl.canonical import canonical_json, is_header, parse_record
+from memsync.formats.jsonl.records import FORMAT, Entry, Header, Record
 from memsync.formats.jsonl.timestamps import format_timestamp, parse_timestamp
 from memsync.formats.jsonl.validate import record_from_obj
 from memsync.fsio import append_once, writer_lock

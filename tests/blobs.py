@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from memsync.formats.jsonl.records import parse_record
+from memsync.formats.jsonl.canonical import parse_record
 from memsync.layout import is_append_only
 
 

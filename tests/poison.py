@@ -5,7 +5,7 @@ unsafe and odd tags, unhashable keys."""
 
 from __future__ import annotations
 
-from memsync.formats.jsonl.records import canonical_json
+from memsync.formats.jsonl.canonical import canonical_json
 
 GOOD = canonical_json(
     {"id": "a1b2c3d4e5f6", "kind": "fact", "text": "ok", "created_at": "2026-11-01T00:00:00Z"}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import parse_memory
-from memsync.formats.jsonl.records import canonical_json
 from memsync.fsio import append_once
 from tests.helpers import bare_remote, wait_for
 from tests.peers import MEMORY_FILE, MEMORY_STORE, Peer, running

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import parse_memory
-from memsync.formats.jsonl.records import canonical_json
 from memsync.formats.jsonl.view import build_view
 from memsync.fsio import append_once
 from tests.blobs import torn_blobs

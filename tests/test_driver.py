@@ -3,6 +3,7 @@ contract (ours untouched, git reports a conflict), the hidden CLI command, and a
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -79,7 +80,10 @@ def test_install_registers_absolute_interpreter_and_is_idempotent(tmp_path: Path
     assert attrs.startswith("*.bin -diff\n") and attrs.count("merge=memsync-entry") == 1
     for kind in KINDS:
         command = git(repo, "config", "--get", f"merge.memsync-{kind}.driver").strip()
-        assert command == f"{sys.executable} -P -m memsync.merge.driver {kind} %O %A %B %P"
+        assert command == driver_command(kind)
+        argv = shlex.split(command)
+        assert argv[:4] == [sys.executable, "-S", "-P", "-c"] and argv[5:] == [kind, "%O", "%A", "%B", "%P"]
+        assert "from memsync.merge.driver import main" in argv[4]
         assert Path(sys.executable).is_absolute()
 
 

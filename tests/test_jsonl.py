@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
+from memsync.formats.jsonl.canonical import canonical_json, is_header, parse_record
 from memsync.formats.jsonl.parse import check_memory_file, parse_memory, read_memory
 from memsync.formats.jsonl.prompt import render_prompt
-from memsync.formats.jsonl.records import FORMAT, Entry, Tombstone, canonical_json, is_header, parse_record
+from memsync.formats.jsonl.records import FORMAT, Entry, Tombstone
 from memsync.formats.jsonl.timestamps import parse_expiry
 from memsync.formats.jsonl.view import build_view, scope_matches
 from memsync.memoryfile import MemoryFile

@@ -12,7 +12,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsync.formats.jsonl.records import canonical_json, is_header, parse_record
+from memsync.formats.jsonl.canonical import canonical_json, is_header, parse_record
 from memsync.formats.markdown.index import parse_index
 from memsync.merge.daily import merge_daily
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX, merge_entry

@@ -78,7 +78,9 @@ def _sync_two_machines(memsync: list[str], root: Path, interpreter: Path) -> Non
         assert synced.returncode == 0, synced.stderr
     store = homes[1] / ".local" / "share" / "memsync" / "stores" / "personal"
     driver = git(store, "config", "--get", "merge.memsync-jsonl.driver")
-    assert driver.startswith(f"{interpreter} -P -m memsync.merge.driver jsonl"), driver
+    # Started without site (-S): the registered import paths must find this install's memsync.
+    assert driver.startswith(f"{interpreter} -S -P -c "), driver
+    assert driver.endswith(" jsonl %O %A %B %P") and "from memsync.merge.driver import main" in driver, driver
     assert git(store, "log", "--merges", "--format=%s").strip(), "no merge happened"
     for home in homes:
         (memory,) = (home / ".agent-memory").glob("*.jsonl")

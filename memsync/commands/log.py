@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from memsync.config import Config, StoreConfig, load_config
-from memsync.formats.jsonl.records import parse_record
+from memsync.formats.jsonl.canonical import parse_record
 from memsync.paths import StoreLayout
 from memsync.store.facade import Store
 

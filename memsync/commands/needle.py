@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.records import parse_record
+from memsync.formats.jsonl.canonical import parse_record
 from memsync.store.rewrite import line_hash
 
 MIN_TEXT_CHARS = 4

@@ -53,7 +53,7 @@ from memsync.commands.needle import RECORD_PREFIX, Needle
 from memsync.config import Config, StoreConfig, Track, load_config
 from memsync.cycle import sweep_stale_temps
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.records import parse_record
+from memsync.formats.jsonl.canonical import parse_record
 from memsync.fsio import atomic_write, writer_lock
 from memsync.layout import STORE_META_DIR, is_ignored
 from memsync.store.facade import Store

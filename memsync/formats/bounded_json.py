@@ -15,7 +15,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at the driver's start
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_LINE_BYTES = 1 << 20  # one entry is a sentence: a megabyte line is not one a reader must understand
 MAX_DEPTH = 32  # an entry is two levels deep (tags); deep nesting only costs readers stack

@@ -10,27 +10,38 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from memsync.merge.kinds import KINDS, merge_function
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at the driver's start
+if TYPE_CHECKING:
+    from os import PathLike
+
+    FilePath = PathLike[str] | str
 
 # Starts with memsync.fsio.TEMP_PREFIX (so layout.is_ignored skips it) without importing fsio's locks.
 _TEMP_PREFIX = ".memsync-tmp-merge-"
 
 
-def _merge_into(kind: str, base: Path, ours: Path, theirs: Path, out_path: Path) -> None:
+def _read(path: FilePath) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _merge_into(kind: str, base: FilePath, ours: FilePath, theirs: FilePath, out_path: str) -> None:
+    # Paths as str and os calls, not pathlib: its import is a third of a bare interpreter's start.
     if kind == "jsonl":
         from memsync.merge.jsonl import merge_jsonl_files  # streams the files: no whole copy in memory
 
-        with out_path.open("wb") as out:
+        with open(out_path, "wb") as out:
             merge_jsonl_files(base, ours, theirs, out)
         return
     merge = merge_function(kind)
-    with out_path.open("wb") as out:
-        out.write(merge(base.read_bytes(), ours.read_bytes(), theirs.read_bytes()))
+    with open(out_path, "wb") as out:
+        out.write(merge(_read(base), _read(ours), _read(theirs)))
 
 
-def run_merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel_path: str) -> int:
+def run_merge_driver(kind: str, base: FilePath, ours: FilePath, theirs: FilePath, rel_path: str) -> int:
     """Merge git's temp files ``base`` (%O), ``ours`` (%A), ``theirs`` (%B) with driver ``kind`` (one of
     :data:`KINDS`) and replace ``ours`` with the result atomically (temp file + rename, mode kept).
 
@@ -38,15 +49,16 @@ def run_merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel_path: 
     failure, after one line on stderr, with ``ours`` untouched so git reports a conflict instead of
     losing data. The result is not fsynced: git reads it back at once and stores it as an object.
     """
-    tmp: Path | None = None
+    tmp: str | None = None
     try:
         if kind not in KINDS:
             raise ValueError(f"unknown driver kind {kind!r} (expected one of {', '.join(KINDS)})")
         # A fresh name created exclusively, without tempfile's import cost at every driver start.
-        tmp = ours.parent / f"{_TEMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
+        folder = os.path.dirname(os.fspath(ours))
+        tmp = os.path.join(folder, f"{_TEMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}")
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         _merge_into(kind, base, ours, theirs, tmp)
-        os.chmod(tmp, ours.stat().st_mode & 0o7777)
+        os.chmod(tmp, os.stat(ours).st_mode & 0o7777)
         os.replace(tmp, ours)
         tmp = None
         return 0
@@ -59,7 +71,10 @@ def run_merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel_path: 
         return 1
     finally:
         if tmp is not None:
-            tmp.unlink(missing_ok=True)
+            try:  # noqa: SIM105 (contextlib's import would cost the start-up more than the merge)
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m memsync.merge.driver KIND BASE OURS THEIRS [PATH]", file=sys.stderr)
         return 2
     kind, base, ours, theirs = args[:4]
-    return run_merge_driver(kind, Path(base), Path(ours), Path(theirs), args[4] if len(args) == 5 else ours)
+    return run_merge_driver(kind, base, ours, theirs, args[4] if len(args) == 5 else ours)
 
 
 if __name__ == "__main__":

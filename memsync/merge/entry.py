@@ -5,8 +5,6 @@ under a note saying how to resolve.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from memsync.formats.markdown.frontmatter import frontmatter_yaml, key_blocks, split_frontmatter
 from memsync.merge.keyed import merge_keyed
 from memsync.merge.text import decode, one_sided
@@ -40,9 +38,11 @@ def _merge_frontmatter(base: str, ours: str, theirs: str) -> str:
 def _git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """git's own clean three-way text merge (``git merge-file``), accepted only when it is clean in both
     side orders and gives the same bytes both ways; None otherwise."""
+    # Imported here, not at the top: tens of ms of the driver's start-up that only this path needs.
     import tempfile
+    from pathlib import Path
 
-    from memsync import git  # here, not at the top: ~10 ms of the driver's start-up that only this path needs
+    from memsync import git
 
     with tempfile.TemporaryDirectory(prefix=".memsync-merge-") as tmp:
         paths = []

@@ -12,25 +12,27 @@ from __future__ import annotations
 import io
 import re
 from codecs import BOM_UTF8 as _BOM
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, BinaryIO
 
 from memsync.merge.prefix import copy_range, is_conflict_marker, safe_prefix_len
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at the driver's start
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from os import PathLike
+    from typing import Any, BinaryIO
 
 _KNOWN_FORMAT = re.compile(r"agent-memory/0(?:\.\d+)*")
 
 
-@dataclass(frozen=True)
 class _Line:
     """One line of a memory file: its bytes, its identity (canonical JSON, or the bytes for a line that
-    is not a record or a file merged as opaque lines), its record, and whether it is a header."""
+    is not a record or a file merged as opaque lines), its record, and whether it is a header. A plain
+    class: a dataclass would cost the driver's start-up the import of dataclasses and typing."""
 
-    raw: bytes
-    ident: bytes
-    record: dict[str, Any] | None
-    header: bool
+    __slots__ = ("header", "ident", "raw", "record")
+
+    def __init__(self, raw: bytes, ident: bytes, record: dict[str, Any] | None, header: bool) -> None:
+        self.raw, self.ident, self.record, self.header = raw, ident, record, header
 
 
 def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
@@ -51,7 +53,7 @@ def _split_lines(data: bytes, at_file_start: bool) -> list[bytes]:
 
 
 def _classify(raws: Iterable[bytes], opaque: bool) -> list[_Line]:
-    from memsync.formats.jsonl.records import canonical_json, is_header, parse_record
+    from memsync.formats.jsonl.canonical import canonical_json, is_header, parse_record
 
     out = []
     for raw in raws:
@@ -129,7 +131,7 @@ def _merge_jsonl_streams(
     streams: Sequence[BinaryIO], out: BinaryIO, copy_prefix: Callable[[int], object]
 ) -> None:
     """Stream the common prefix through ``copy_prefix``, merge the tails, write them to ``out``."""
-    from memsync.formats.jsonl.records import is_header, parse_record
+    from memsync.formats.jsonl.canonical import is_header, parse_record
 
     prefix = safe_prefix_len(streams)
     streams[1].seek(0)
@@ -178,13 +180,15 @@ def merge_jsonl(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     return out.getvalue()
 
 
-def merge_jsonl_files(base: Path, ours: Path, theirs: Path, out: BinaryIO) -> None:
+def merge_jsonl_files(
+    base: PathLike[str] | str, ours: PathLike[str] | str, theirs: PathLike[str] | str, out: BinaryIO
+) -> None:
     """:func:`merge_jsonl` on files, writing the result into ``out`` (an empty file opened for writing).
 
     The common prefix is copied file to file by the kernel and never held in memory, so peak memory is
     about the size of the tails, not of the files. Raises ``OSError`` on I/O errors.
     """
-    with base.open("rb") as b, ours.open("rb") as o, theirs.open("rb") as t:
+    with open(base, "rb") as b, open(ours, "rb") as o, open(theirs, "rb") as t:
 
         def copy_prefix(size: int) -> None:
             out.flush()

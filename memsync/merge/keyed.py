@@ -7,11 +7,14 @@ its place. Nothing here depends on which side is ours: swapping the sides gives 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
 from difflib import SequenceMatcher
-from typing import TypeVar
 
-_T = TypeVar("_T", bound=Hashable)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at the driver's start
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Iterable, Sequence
+    from typing import TypeVar
+
+    _T = TypeVar("_T", bound=Hashable)
 Block = tuple[str | None, str]  # (key or None for a keyless line, text with line ends)
 _Token = tuple[str, str]
 

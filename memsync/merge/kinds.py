@@ -5,9 +5,11 @@ entry point (:mod:`.driver`) loads only the driver it runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at the driver's start
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-Merge = Callable[[bytes, bytes, bytes], bytes]
+    Merge = Callable[[bytes, bytes, bytes], bytes]
 
 KINDS = ("entry", "daily", "index", "jsonl")
 """Every driver kind, in the order they are registered."""

@@ -9,8 +9,11 @@ from __future__ import annotations
 import os
 import re
 from codecs import BOM_UTF8 as _BOM
-from collections.abc import Sequence
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at the driver's start
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import BinaryIO
 
 _CHUNK = 1 << 22  # bytes read per file and step while streaming the common prefix
 _MARKER = re.compile(rb"(?:<{7}|>{7}|\|{7})(?:[ \t]|\Z)|={7}[ \t]*\Z")

@@ -4,10 +4,14 @@ a driver is configured in ``.git/config``, never cloned, and registered on every
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+import site
 import sys
 from pathlib import Path
 
+import memsync
 from memsync import git
 from memsync.merge.kinds import KINDS
 
@@ -25,9 +29,26 @@ _ATTRIBUTES = (
 )
 
 
+def driver_import_paths() -> list[str]:
+    """The directories the driver's interpreter, started without ``site``, imports from: the one holding
+    this ``memsync`` package (site-packages for a wheel, the source tree for an editable install) first,
+    then the site-packages ``site`` would add (for a third-party module a rare path imports)."""
+    paths = [os.path.dirname(os.path.dirname(os.path.abspath(memsync.__file__))), *site.getsitepackages()]
+    if site.ENABLE_USER_SITE:
+        paths.append(site.getusersitepackages())
+    return list(dict.fromkeys(path for path in paths if os.path.isdir(path)))
+
+
 def driver_command(kind: str) -> str:
-    """The shell command registered for driver ``kind``: the absolute interpreter running memsync now."""
-    return f"{shlex.quote(sys.executable)} -P -m memsync.merge.driver {kind} %O %A %B %P"
+    """The shell command registered for driver ``kind``: the absolute interpreter running memsync now,
+    with ``-S`` and the import paths of :func:`driver_import_paths` instead of ``site`` (which costs
+    about as much as the rest of a bare start, more with an editable install's import hook), and ``-P``
+    so that git's cwd, the store's working tree, is never on ``sys.path`` (peer content is data, I8)."""
+    code = (
+        f"import sys; sys.path += {json.dumps(driver_import_paths())}; "  # a JSON list is a Python one
+        "from memsync.merge.driver import main; sys.exit(main())"
+    )
+    return f"{shlex.quote(sys.executable)} -S -P -c {shlex.quote(code)} {kind} %O %A %B %P"
 
 
 def install_merge_drivers(git_dir: Path) -> None:

@@ -9,7 +9,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from memsync.formats.jsonl.records import is_header, parse_record
+from memsync.formats.jsonl.canonical import is_header, parse_record
 from memsync.sync.notices import Notices
 from memsync.sync.records import digest
 

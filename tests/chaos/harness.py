@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import parse_memory
-from memsync.formats.jsonl.records import canonical_json
 from memsync.formats.jsonl.view import build_view
 from memsync.layout import is_append_only
 from tests.blobs import blobs, whole_lines

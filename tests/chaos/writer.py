@@ -20,7 +20,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memsync.formats.jsonl.records import Entry, Record, Tombstone, canonical_json
+from memsync.formats.jsonl.canonical import canonical_json
+from memsync.formats.jsonl.records import Entry, Record, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp
 from memsync.fsio import append_once, atomic_write
 from memsync.memoryfile import MemoryFile

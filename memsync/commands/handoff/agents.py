@@ -10,7 +10,7 @@ from memsync.argcheck import existing_parent
 from memsync.commands.handoff.mapping import Agent, AgentFormat
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.records import is_header, parse_record
+from memsync.formats.jsonl.canonical import is_header, parse_record
 from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME
 
 

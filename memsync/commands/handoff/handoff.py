@@ -56,8 +56,9 @@ from memsync.commands.handoff.reading import read_items
 from memsync.commands.handoff.to_jsonl import Plan, as_entry, secret_skips, to_memory_file
 from memsync.commands.handoff.to_role import to_role_dir
 from memsync.errors import MemsyncError
+from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.prompt import prompt_line, render_prompt
-from memsync.formats.jsonl.records import FORMAT, Header, canonical_json
+from memsync.formats.jsonl.records import FORMAT, Header
 from memsync.formats.jsonl.timestamps import format_timestamp
 from memsync.fsio import atomic_write
 

@@ -19,8 +19,9 @@ from memsync.commands.handoff.mapping import (
     derived_id,
     log_id,
 )
+from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import read_memory
-from memsync.formats.jsonl.records import USER_SOURCE, Entry, Tombstone, canonical_json
+from memsync.formats.jsonl.records import USER_SOURCE, Entry, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp
 from memsync.memoryfile import MemoryFile
 from memsync.secrets import scan_text

@@ -24,8 +24,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 from memsync.config import Config
 from memsync.errors import MemsyncError
+from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import read_memory
-from memsync.formats.jsonl.records import canonical_json
 from memsync.formats.markdown.roledir import role_prompt
 from memsync.layout import IGNORED_DIRS, is_ignored
 from memsync.tracked import Tracked, tracked_memory

@@ -13,7 +13,8 @@ from typing import Any
 
 from memsync.errors import MemsyncError
 from memsync.formats.bounded_json import decode_object
-from memsync.formats.jsonl.records import FORMAT, Entry, Header, Record, is_header
+from memsync.formats.jsonl.canonical import is_header
+from memsync.formats.jsonl.records import FORMAT, Entry, Header, Record
 from memsync.formats.jsonl.validate import check_timestamp, record_from_obj
 from memsync.formats.jsonl.view import build_view
 

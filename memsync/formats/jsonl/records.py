@@ -5,14 +5,13 @@ of :mod:`memsync.formats.bounded_json`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from memsync.formats.bounded_json import decode_object
+from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.timestamps import parse_timestamp
 
 FORMAT = "agent-memory/0.1"
@@ -25,28 +24,6 @@ KIND_TITLES = {
     "avoid": "Avoid",
 }
 USER_SOURCE = "user"
-
-
-def canonical_json(obj: Mapping[str, Any]) -> bytes:
-    """The canonical UTF-8 bytes of a JSON object: sorted keys, no spaces, unicode kept as characters.
-
-    Two lines are the same line when their canonical bytes are equal (used by the view's tie-break and
-    by the jsonl merge driver). Raises ``TypeError``/``ValueError`` for values JSON cannot hold.
-    """
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def parse_record(raw: bytes) -> dict[str, Any] | None:
-    """The JSON object held by one line ``raw`` (without its line end), or ``None`` when the line is not
-    UTF-8, not JSON (NaN/Infinity included), not an object, or not readable within the bounds of
-    :mod:`memsync.formats.bounded_json` (depth, length, number size, surrogates, duplicate keys).
-    Never raises."""
-    return decode_object(raw)[0]
-
-
-def is_header(obj: Mapping[str, Any]) -> bool:
-    """True for the header record: it has a ``format`` key and no ``id``."""
-    return "format" in obj and "id" not in obj
 
 
 @dataclass(frozen=True)
