@@ -7,7 +7,9 @@ Commands may document further codes (``memsync sync`` returns 75 when committed 
 
 from __future__ import annotations
 
+import inspect
 import logging
+import re
 import sys
 import traceback
 from datetime import UTC, datetime
@@ -83,10 +85,34 @@ def _flags_without_type(command: Command) -> None:
         _flags_without_type(sub)
 
 
+# A paragraph whose line ends are meant: a list item or an indented line starts one of its lines.
+_LAID_OUT = re.compile(r"^(?:[ \t]|[-*+] |\d+[.)] )", re.MULTILINE)
+
+
+def _unwrap(help_text: str) -> str:
+    """``help_text`` with each prose paragraph on one line, so help wraps it to the terminal: typer's
+    rich help keeps a docstring's source line ends (since 0.20). Paragraphs marked ``\\b`` (click's
+    "no rewrap") or laid out as a list or indented block are kept as written."""
+    paragraphs = inspect.cleandoc(help_text).split("\n\n")
+    return "\n\n".join(
+        text if text.startswith("\b") or _LAID_OUT.search(text) else " ".join(text.split("\n"))
+        for text in paragraphs
+    )
+
+
+def _help_unwrapped(command: Command) -> None:
+    """Unwrap (:func:`_unwrap`) the help of ``command`` and of every subcommand, in place."""
+    if command.help:
+        command.help = _unwrap(command.help)
+    for sub in getattr(command, "commands", {}).values():
+        _help_unwrapped(sub)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the process exit code."""
     command = typer.main.get_command(app)
     _flags_without_type(command)
+    _help_unwrapped(command)
     try:
         result = command.main(args=argv, prog_name="memsync", standalone_mode=False)
     except MemsyncError as exc:
