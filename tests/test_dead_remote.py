@@ -6,6 +6,7 @@ network is a real TCP server on 127.0.0.1 that accepts and never answers (``test
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tomllib
 from pathlib import Path
@@ -28,7 +29,9 @@ def _pushed(remote: Path, rel: str = MEMORY_STORE) -> bytes:
 
 
 def _warnings(stderr: str, remote: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("WARNING") and f": {remote}:" in line]
+    """The warnings naming ``remote`` (as a word: a failure's line names it once)."""
+    named = re.compile(rf"(?<![\w.-]){re.escape(remote)}(?![\w.-])")
+    return [line for line in stderr.splitlines() if line.startswith("WARNING") and named.search(line)]
 
 
 def test_sync_with_a_remote_that_never_answers_is_bounded_and_says_which(

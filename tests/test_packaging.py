@@ -77,7 +77,7 @@ def _sync_two_machines(memsync: list[str], root: Path, interpreter: Path) -> Non
         synced = _run(*memsync, "sync", env=env, timeout=120)
         assert synced.returncode == 0, synced.stderr
     store = homes[1] / ".local" / "share" / "memsync" / "stores" / "personal"
-    driver = git(store, "config", "--get", "merge.memsync-jsonl.driver")
+    driver = git(store, "config", "--get", "merge.memsync-jsonl.driver").strip()
     # Started without site (-S): the registered import paths must find this install's memsync.
     assert driver.startswith(f"{interpreter} -S -P -c "), driver
     assert driver.endswith(" jsonl %O %A %B %P") and "from memsync.merge.driver import main" in driver, driver

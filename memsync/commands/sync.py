@@ -1,39 +1,89 @@
-"""`memsync sync`: one cycle of every store now, saying what it does: a line per remote as it is
-contacted and one with its outcome, a warning once per remote that failed (DESIGN "One sync cycle")."""
+"""`memsync sync`: one cycle of every store now, saying what it does in the order it happens: the commit
+of local changes, a line per remote as it is contacted and one with its outcome (a warning, once, naming
+the remote once, when it failed), then what was delivered (DESIGN "One sync cycle")."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, load_config
 from memsync.cycle import run_cycle
-from memsync.cycle_report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, log_report
+from memsync.cycle_report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, CycleReport, log_report
 from memsync.errors import MemsyncError
 from memsync.instance import instance_lock
+from memsync.paths import StoreLayout
 from memsync.session import Session
 from memsync.store.exchange import RemoteOutcome
+from memsync.store.refs import head
 
 log = logging.getLogger(__name__)
 
 
+def outcome_line(remote: str, url: str, outcome: RemoteOutcome) -> str:
+    """The line `memsync sync` prints for ``outcome``, the exchange with ``remote`` at ``url``: ``<remote>:
+    <what it did>`` when it went well; a failure's message (which names the remote) with the URL after
+    the remote's name unless the message holds the URL already; the remote and URL first for a message
+    that does not name it."""
+    if outcome.status == "ok":
+        return f"{remote}: {outcome.message}"
+    named = re.search(rf"(?<![\w.-]){re.escape(remote)}(?![\w.-])", outcome.message)
+    if named is None:
+        return f"{remote} ({url}): {outcome.message}"
+    if url in outcome.message:
+        return outcome.message
+    at = named.end()
+    return f"{outcome.message[:at]} ({url}){outcome.message[at:]}"
+
+
+def _say_commit(session: Session, config: Config, store: StoreConfig, before: str | None) -> str | None:
+    """Log the commit this cycle made of local changes, if any (``HEAD`` moved from ``before``); called as
+    the exchange starts, so the line comes before the remotes'. Returns the sha said, else None."""
+    now = head(StoreLayout(store.path).git_dir)
+    if now is None or now == before:
+        return None
+    try:
+        (record,) = session.store_for(config, store, reopen=False, stop=None).log(limit=1)
+    except MemsyncError:  # the report after the cycle says it then
+        return None
+    log.info("store %s: committed %s", store.name, (record.message.splitlines() or [""])[0])
+    return now
+
+
+def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> CycleReport:
+    """Run the cycle of ``store_cfg``, logging the commit and each remote as it happens; the report back
+    (its ``commit_message`` dropped when said already). Raises ``MemsyncError`` like ``run_cycle``."""
+    before = head(StoreLayout(store_cfg.path).git_dir)
+    said: list[str | None] = []  # the commit said as the exchange started (one item once asked)
+
+    def progress(remote: str, outcome: RemoteOutcome | None) -> None:
+        url = store_cfg.remotes[remote]
+        if outcome is None:
+            if not said:
+                said.append(_say_commit(session, config, store_cfg, before))
+            log.info("store %s: contacting %s (%s)", store_cfg.name, remote, url)
+        else:
+            level = logging.INFO if outcome.status == "ok" else logging.WARNING
+            log.log(level, "store %s: %s", store_cfg.name, outcome_line(remote, url, outcome))
+
+    report = run_cycle(config, store_cfg, session=session, progress=progress)
+    if said and said[0] is not None and said[0] == report.commit:
+        return dataclasses.replace(report, commit_message=None)
+    return report
+
+
 def run_all(config: Config) -> int:
-    """One cycle over every store of ``config`` (what `memsync sync` does), with a line per remote as it
-    is contacted and one with its outcome (a warning, once, when it failed); the exit code is 0 when
-    everything is pushed, 75 when committed but something is not pushed, 1 when a cycle failed."""
+    """One cycle over every store of ``config`` (what `memsync sync` does), logged in the order it happens
+    (commit, each remote as it is contacted and its outcome, a warning once when it failed, delivery);
+    the exit code is 0 when everything is pushed, 75 when committed but something is not pushed, 1 when
+    a cycle failed."""
     session = Session()  # one command's cycles: each store opened once, each dangling link warned once
     code = EXIT_OK
     for name, store_cfg in config.stores.items():
-
-        def progress(remote: str, outcome: RemoteOutcome | None, store: StoreConfig = store_cfg) -> None:
-            if outcome is None:
-                log.info("store %s: contacting %s (%s)", store.name, remote, store.remotes[remote])
-            else:
-                level = logging.INFO if outcome.status == "ok" else logging.WARNING
-                log.log(level, "store %s: %s: %s", store.name, remote, outcome.message)
-
         try:
-            report = run_cycle(config, store_cfg, session=session, progress=progress)
+            report = _cycle_told(session, config, store_cfg)
         except MemsyncError as exc:
             log.error("store %s: %s", name, exc)
             code = EXIT_ERROR

@@ -1,0 +1,51 @@
+"""What `memsync sync` says, through the CLI subprocess: its lines in the order things happen (commit,
+contact, fetch/merge and push, deliver), and an unreachable remote named once, with its URL and why."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.peers import Peer
+
+
+def _position(lines: list[str], text: str) -> int:
+    (found,) = [i for i, line in enumerate(lines) if text in line]
+    return found
+
+
+def test_sync_says_commit_then_exchange_then_delivery(tmp_path: Path, remote: Path) -> None:
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    alice.append_entry("alice's lesson")
+    assert alice.cli("sync").returncode == 0
+    bob.append_entry("bob's lesson")
+    said = bob.cli("sync")
+    assert said.returncode == 0, said.stderr
+    lines = said.stderr.splitlines()
+    order = [
+        _position(lines, "store main: committed memory: +1 entry"),
+        _position(lines, f"store main: contacting origin ({remote})"),
+        _position(lines, "store main: origin: merged and pushed"),
+        _position(lines, "store main: delivered memory: memory/memory.jsonl appended (+1 line)"),
+    ]
+    assert order == sorted(order), said.stderr
+    assert b"alice's lesson" in bob.memory_file.read_bytes()
+
+
+def test_an_unreachable_remote_is_one_line_naming_it_once_with_its_url(tmp_path: Path, remote: Path) -> None:
+    alice = Peer.create(tmp_path, "alice", remote)
+    gone, refused = tmp_path / "gone.git", "ssh://127.0.0.1:1/memory.git"  # port 1: refused at once
+    alice.configure({"origin": str(remote), "backup": str(gone), "mirror": refused}, network_timeout_s=10.0)
+    alice.append_entry("reaches origin")
+    said = alice.cli("sync", timeout=120)
+    assert said.returncode == 75, said.stderr
+    warnings = [line for line in said.stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 2, said.stderr
+    for name, url, cause in (
+        ("backup", str(gone), "does not appear to be a git repository"),
+        ("mirror", refused, "Connection refused"),
+    ):
+        (line,) = [text for text in warnings if re.search(rf"\b{name}\b", text)]
+        assert len(re.findall(rf"\b{name}\b", line)) == 1, line
+        assert line.startswith(f"WARNING memsync.commands.sync: store main: cannot reach {name}"), line
+        assert url in line and cause in line, line
