@@ -89,9 +89,9 @@ def status_command(
 ) -> int:
     """Show this machine's host, each store's tracks, remotes and what needs your attention.
 
-    Per store: tracked paths, remotes and their last exchange, commits waiting to be pushed, held-back
-    secrets, entries dated in the future of this clock, both-kept files, files meeting directories;
-    and whether the daemon runs."""
+    Per store: tracked paths, each remote with its last exchange and the commits waiting to be pushed
+    to it, held-back secrets, entries dated in the future of this clock, both-kept files, files meeting
+    directories; and whether the daemon runs."""
     from memsync.commands.status import collect_status, render_status
 
     status = collect_status(config or config_path())

@@ -13,6 +13,7 @@ from memsync.hosts.claude_code import oversized_indexes, partly_loaded
 from memsync.instance import running_daemon_pid
 from memsync.paths import StoreLayout
 from memsync.status import live_path, read_status, store_facts
+from memsync.store.facade import Store
 from memsync.track_listing import list_tracks
 from memsync.wording import plural
 
@@ -22,8 +23,10 @@ def collect_status(path: Path) -> dict[str, Any]:
 
     ``{"config": str, "host": str, "daemon": {"running": bool, "pid": int|None}, "stores": {name: {...}}}``
     where each store has path, branch, tracks (``track_listing.list_tracks``: path, store_path, files,
-    exists, excludes), last_cycle, last_cycle_error, remotes (url, status, last_success, last_error),
-    unpushed, held_back_secrets (file, line, detector), future_entries (file, store_path, id, created_at,
+    exists, excludes), last_cycle, last_cycle_error, remotes (url, status, last_success, last_error,
+    unpushed: the commits of the store that remote lacks as of the last fetch or push, read from the
+    store now; None for a missing store), unpushed (the most of those, else what the last cycle
+    counted), held_back_secrets (file, line, detector), future_entries (file, store_path, id, created_at,
     host, advice: entries dated beyond ``clock.TOLERANCE_S`` in this clock's future), both_kept,
     set_aside (files a merge moved out of a directory's way), clashes (file, store_path, here:
     "file"/"directory", advice: a file meeting a directory, not synced until renamed), untracked,
@@ -38,6 +41,9 @@ def collect_status(path: Path) -> dict[str, Any]:
         status = read_status(store_cfg)
         remotes = status.get("remotes") if isinstance(status.get("remotes"), dict) else {}
         assert isinstance(remotes, dict)
+        exists = StoreLayout(store_cfg.path).exists
+        store = Store(store_cfg, config.host, config.identity()) if exists else None
+        unpushed = {r: None if store is None else store.unpushed_count(r) for r in store_cfg.remotes}
         stores[name] = {
             "path": str(store_cfg.path),
             "branch": store_cfg.branch,
@@ -49,12 +55,15 @@ def collect_status(path: Path) -> dict[str, Any]:
                     "status": remotes.get(r, {}).get("status"),
                     "last_success": remotes.get(r, {}).get("last_success"),
                     "last_error": remotes.get(r, {}).get("last_error"),
+                    "unpushed": unpushed[r],
                 }
                 for r, url in store_cfg.remotes.items()
             },
-            "unpushed": status.get("unpushed", 0),
+            "unpushed": max(
+                (count for count in unpushed.values() if count is not None), default=status.get("unpushed", 0)
+            ),
             "clashes": status.get("clashes", []),
-            "exists": StoreLayout(store_cfg.path).exists,
+            "exists": exists,
             "tracks": list_tracks(store_cfg),
             "partly_loaded": [
                 {"file": str(index), "lines": lines, "bytes": size}
@@ -110,10 +119,10 @@ def render_status(status: dict[str, Any]) -> str:
             lines.append("  tracking nothing: `memsync track PATH` adds memory")
         for remote, info in store["remotes"].items():
             state = f"last exchange {info.get('last_success') or 'never'}"
+            state += f"; commits waiting to be pushed: {info['unpushed']}"
             if info.get("last_error"):
                 state += f"; last error: {info['last_error']}"
             lines.append(f"  remote {remote} ({info['url']}): {state}")
-        lines.append(f"  commits waiting to be pushed: {store['unpushed']}")
         for secret in store["held_back_secrets"]:
             lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
         for entry in store["future_entries"]:
