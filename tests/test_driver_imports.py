@@ -37,7 +37,7 @@ CASES = {
         b"- [a](a.md)\n",
         b"- [a](a.md)\n- [b](b.md)\n",
         b"- [a](a.md)\n- [c](c.md)\n",
-        LIGHT - {"dataclasses"},
+        LIGHT,
     ),
     "entry": (b"x\n", b"x\ny\n", b"x\nz\n", {"typing", "datetime"}),
 }

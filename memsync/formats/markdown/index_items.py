@@ -5,7 +5,6 @@ a rename.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -59,7 +58,7 @@ def put_index_item(blocks: list[IndexBlock], item: str, keys: set[str]) -> list[
         result.append(block)
     if not placed:
         if result and not result[-1].text.endswith("\n"):
-            result[-1] = dataclasses.replace(result[-1], text=result[-1].text + "\n")
+            result[-1] = IndexBlock(result[-1].key, result[-1].text + "\n")
         result.append(IndexBlock(key=item_key(item), text=item))
     return result
 
