@@ -1,7 +1,8 @@
 """``memsync merge-driver``: the merge driver as a (hidden) CLI command, for running it by hand.
 
-git itself runs the lighter ``python -m memsync.merge.driver`` entry point (see
-:mod:`memsync.merge.driver`); both call :func:`memsync.merge.driver.run_merge_driver`.
+git itself runs the lighter entry point :mod:`memsync.merge.driver` (registered by
+:func:`memsync.merge.registration.driver_command`); both call
+:func:`memsync.merge.driver.run_merge_driver`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """The light entry point git runs as memsync's merge driver (DESIGN "Merge drivers", "Git facts").
 
-git runs ``<python> -P -m memsync.merge.driver KIND %O %A %B %P`` once per file and merge, so this
-module imports only the driver of that KIND (:func:`.kinds.merge_function`): no CLI, no typer, no
-store, no other driver. ``-P`` keeps the store's working tree (git's cwd for the driver) off
-``sys.path``: peer content is never imported (DESIGN I8).
+git runs the command :func:`.registration.driver_command` registered, ``<python> -S -P -c '<memsync's
+import paths>; from memsync.merge.driver import main ...' KIND %O %A %B %P``, once per file and merge,
+so this module imports only the driver of that KIND (:func:`.kinds.merge_function`): no CLI, no typer,
+no store, no other driver, and neither pathlib, dataclasses nor typing. ``-P`` keeps the store's
+working tree (git's cwd for the driver) off ``sys.path``: peer content is never imported (DESIGN I8).
+``python -P -m memsync.merge.driver ...`` runs the same :func:`main`.
 """
 
 from __future__ import annotations
