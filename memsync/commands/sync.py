@@ -5,6 +5,7 @@ the remote once, when it failed), then what was delivered (DESIGN "One sync cycl
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import re
 from pathlib import Path
@@ -20,6 +21,8 @@ from memsync.store.exchange import RemoteOutcome
 from memsync.store.refs import head
 
 log = logging.getLogger(__name__)
+
+_COMMITS_SAID = 5  # a cycle commits local changes and, once for a legacy store, its id: never more
 
 
 def outcome_line(remote: str, url: str, outcome: RemoteOutcome) -> str:
@@ -38,38 +41,41 @@ def outcome_line(remote: str, url: str, outcome: RemoteOutcome) -> str:
     return f"{outcome.message[:at]} ({url}){outcome.message[at:]}"
 
 
-def _say_commit(session: Session, config: Config, store: StoreConfig, before: str | None) -> str | None:
-    """Log the commit this cycle made of local changes, if any (``HEAD`` moved from ``before``); called as
-    the exchange starts, so the line comes before the remotes'. Returns the sha said, else None."""
+def _say_commits(session: Session, config: Config, store: StoreConfig, before: str | None) -> set[str]:
+    """Log the commits this cycle made so far (``HEAD`` moved from ``before``: local changes, a legacy
+    store's id), oldest first; called as the exchange starts, so the lines come before the remotes'.
+    Returns the shas said."""
     now = head(StoreLayout(store.path).git_dir)
     if now is None or now == before:
-        return None
+        return set()
     try:
-        (record,) = session.store_for(config, store, reopen=False, stop=None).log(limit=1)
+        records = session.store_for(config, store, reopen=False, stop=None).log(limit=_COMMITS_SAID)
     except MemsyncError:  # the report after the cycle says it then
-        return None
-    log.info("store %s: committed %s", store.name, (record.message.splitlines() or [""])[0])
-    return now
+        return set()
+    new = list(itertools.takewhile(lambda record: record.sha != before, records))
+    for record in reversed(new):
+        log.info("store %s: committed %s", store.name, (record.message.splitlines() or [""])[0])
+    return {record.sha for record in new}
 
 
 def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> CycleReport:
     """Run the cycle of ``store_cfg``, logging the commit and each remote as it happens; the report back
     (its ``commit_message`` dropped when said already). Raises ``MemsyncError`` like ``run_cycle``."""
     before = head(StoreLayout(store_cfg.path).git_dir)
-    said: list[str | None] = []  # the commit said as the exchange started (one item once asked)
+    said: list[set[str]] = []  # the commits said as the exchange started (one item once asked)
 
     def progress(remote: str, outcome: RemoteOutcome | None) -> None:
         url = store_cfg.remotes[remote]
         if outcome is None:
             if not said:
-                said.append(_say_commit(session, config, store_cfg, before))
+                said.append(_say_commits(session, config, store_cfg, before))
             log.info("store %s: contacting %s (%s)", store_cfg.name, remote, url)
         else:
             level = logging.INFO if outcome.status == "ok" else logging.WARNING
             log.log(level, "store %s: %s", store_cfg.name, outcome_line(remote, url, outcome))
 
     report = run_cycle(config, store_cfg, session=session, progress=progress)
-    if said and said[0] is not None and said[0] == report.commit:
+    if said and report.commit in said[0]:
         return dataclasses.replace(report, commit_message=None)
     return report
 
