@@ -294,3 +294,13 @@ def sweep_temps(
             except OSError:
                 continue
     return removed
+
+
+def read_range(path: Path, start: int, stop: int) -> bytes:
+    """Bytes ``start`` to ``stop`` of ``path`` (fewer when the file is shorter; b"" for an empty range):
+    one bounded read, however big the file. Raises ``OSError`` (``FileNotFoundError`` for no file)."""
+    if stop <= start:
+        return b""
+    with path.open("rb") as handle:
+        handle.seek(start)
+        return handle.read(stop - start)

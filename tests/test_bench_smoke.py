@@ -70,3 +70,23 @@ def test_scan_bench_runs() -> None:
     )
     assert "| memsync scan_text |" in result.stdout and "ungated |" in result.stdout, result.stderr
     assert "ratio memsync / baseline: " in result.stdout and "target per line < 1000 µs: " in result.stdout
+
+
+@pytest.mark.slow
+def test_bigfile_bench_quick_runs() -> None:
+    """The big-file benchmark's smoke run (1 and 3 MiB): every figure and a verdict per target and size."""
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "bigfile_bench.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.count("| (a) first sight") == 2 and out.count("| (b) append -> committed") == 2
+    assert out.count("| (c) daemon peak RSS") == 2 and "load average" in out
+    # Every append was committed (an uncommitted one prints an infinite latency).
+    assert "inf" not in out.split("## targets", 1)[0]
+    targets = out.split("## targets", 1)[1]
+    assert targets.count("PASS") + targets.count("FAIL") == 8
