@@ -50,7 +50,10 @@ def deliver_append(f: TrackFile, now: float, grace_s: float, out: Collector) -> 
     if store is None:
         return
     if info is None:
-        _create_live(f, out)
+        if _create_live(f, content.complete_end(f.store, store.st_size), out):
+            # The rest of a big store copy follows in appends, chunk by chunk, once the file exists.
+            out.writes.flush()
+            deliver_append(f, now, grace_s, out)
         return
     current = state.get(f.rel)
     if current is None or current.offset is None:
@@ -166,12 +169,13 @@ def _deliver_batch(
     return then
 
 
-def _create_live(f: TrackFile, out: Collector) -> None:
-    """Create the missing live file with the store's complete lines, never over a file that appeared."""
+def _create_live(f: TrackFile, store_end: int, out: Collector) -> bool:
+    """Create the missing live file with the store's complete lines (up to ``store_end``), never over a
+    file that appeared; at most ``content.CHUNK`` bytes of them (staged). Returns whether more follow."""
     state = out.state
-    data = content.complete(out.read(f.store) or b"")
+    data = next(content.chunks(f.store, 0, store_end), (0, b""))[1]
     if not data:
-        return
+        return False
     lines = data.count(b"\n")
     then = FileState.accounted(f.rel, data).synced_at(len(data), mark(data), len(data))
     state.begin_delivery(f.rel, PendingDelivery(data, 0, False, then), durable=False)
@@ -184,3 +188,4 @@ def _create_live(f: TrackFile, out: Collector) -> None:
             state.drop_delivery(f.rel)
 
     out.writes.add("create", f.live, data, created)
+    return len(data) < store_end

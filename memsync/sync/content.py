@@ -64,9 +64,11 @@ def mark_after(path: Path, size: int, data: bytes) -> str:
     return digest(head + window)
 
 
-def chunks(path: Path, start: int, stop: int, limit: int = CHUNK) -> Iterator[tuple[int, bytes]]:
-    """(offset, bytes) of ``path[start:stop]`` in pieces of whole lines of about ``limit`` bytes (a
-    longer line is one piece); ``stop`` just after a newline, or the last piece ends unfinished."""
+def chunks(path: Path, start: int, stop: int, limit: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) of ``path[start:stop]`` in pieces of whole lines of about ``limit`` bytes (default
+    ``CHUNK``; a longer line is one piece); ``stop`` just after a newline, or the last piece ends
+    unfinished."""
+    limit = limit or CHUNK
     pos = start
     while pos < stop:
         data = read_range(path, pos, min(stop, pos + limit))
