@@ -7,10 +7,11 @@ Per size (memory files of ~300 B entries, filled like ``bench/sync_bench.py``):
     synced and its store lacks; timed from the daemon's start to its "start-up cycle done" (publish,
     commit and push of the file), and its peak RSS then (``VmHWM`` of ``/proc/<pid>/status``). Baseline:
     ``git add + git commit + git push`` of the same file in a fresh repository, to a local bare remote.
-(b) append -> committed: the daemon restarted (the file synced, its state on disk), single-entry appends,
-    each timed from the ``O_APPEND`` write until the HEAD of the store holds the line; minus the
-    debounce, against raw ``git add + git commit`` after a one-entry append to a file of the same size
-    (``sync_bench.raw_times``). The daemon's peak RSS over this run is (c).
+(b) append -> committed: the daemon restarted (the file synced, its state on disk), single-entry appends
+    (each after the previous one was pushed: a quiet daemon), each timed from the ``O_APPEND`` write until
+    the HEAD of the store holds the line; minus the debounce, against raw ``git add + git commit`` after a
+    one-entry append to a file of the same size (``sync_bench.raw_times``). The daemon's peak RSS over
+    this run is (c).
 
 Targets: (a) <= 2x the baseline, peak RSS <= 150 MB; (b) (median - debounce) <= 1.1x raw commit;
 (c) peak RSS <= 150 MB whatever the file's size.
@@ -40,6 +41,7 @@ sys.path.insert(0, str(BENCH))
 
 # sync_bench puts the repository on the path and confines git and memsync to a throwaway HOME.
 from sync_bench import (  # noqa: E402
+    BRANCH_REF,
     LINE_BYTES,
     POLL_S,
     HeadProbe,
@@ -50,6 +52,7 @@ from sync_bench import (  # noqa: E402
 )
 
 from memsync.fsio import append_once  # noqa: E402
+from memsync.store.refs import read_ref  # noqa: E402
 from tests.helpers import bare_remote, git, wait_for  # noqa: E402
 from tests.peers import Peer  # noqa: E402
 
@@ -132,7 +135,14 @@ def append_latencies(peer: Peer, appends: int) -> tuple[tuple[float, ...], int]:
             time.sleep(POLL_S)
             seen.update(probe.poll([line]))
         latencies.append(seen.get(line, float("inf")) - sent)
-        time.sleep(DEBOUNCE_S + 0.5)  # the cycle after the commit (exchange) passes before the next append
+        # The next append meets a quiet daemon: this cycle's push (seconds for a big file) is done.
+        wait_for(
+            lambda: read_ref(peer.remote, BRANCH_REF) == read_ref(peer.store / ".git", BRANCH_REF),
+            timeout=LINE_TIMEOUT_S,
+            interval=0.05,
+            what="the push of the append",
+        )
+        time.sleep(DEBOUNCE_S + 0.5)
     assert peer.proc is not None
     return tuple(latencies), hwm(peer.proc.pid)
 

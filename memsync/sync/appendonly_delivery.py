@@ -5,7 +5,8 @@ file lacks (multiset difference, so a repeated line arrives as often as the stor
 Only what follows the state's sync point is read: the store copy's lines after ``store_at`` against the
 live file's lines after ``live_at`` (every line before the one is in the part before the other). When the
 store copy no longer begins with its recorded part (a merge rewrote it: the union drivers may reorder),
-both files are compared from their start, streamed, with the live file's lines counted by hash.
+the lines both files begin with are skipped (compared chunk by chunk) and the rest of each compared, the
+live file's lines counted by hash.
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def deliver_append(f: TrackFile, now: float, grace_s: float, out: Collector) -> 
         or current.live_at > current.offset
         or (current.store_at and content.mark_of(f.store, current.store_at) != current.store_mark)
     ):
-        current = current.synced_at(0, None, 0)  # the store copy was rewritten: compare from the start
+        # The store copy was rewritten: the lines both files begin with (streamed) cancel out, the rest of
+        # each is compared whole.
+        same = content.common_lines(f.live, f.store, min(offset, store_end))
+        current = current.synced_at(same, content.mark_of(f.store, same) if same else None, same)
     have = Counter(hash(line) for line in _lines(f.live, current.live_at, offset))
     batches = _missing(f, have, current.store_at, store_end)
     batch = next(batches, None)
