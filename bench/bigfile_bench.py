@@ -10,8 +10,8 @@ Per size (memory files of ~300 B entries, filled like ``bench/sync_bench.py``):
 (b) append -> committed: the daemon restarted (the file synced, its state on disk), single-entry appends
     (each after the previous one was pushed: a quiet daemon), each timed from the ``O_APPEND`` write until
     the HEAD of the store holds the line; minus the debounce, against raw ``git add + git commit`` after a
-    one-entry append to a file of the same size (``sync_bench.raw_times``). The daemon's peak RSS over
-    this run is (c).
+    one-entry append to the baseline's copy of the file, run just before each append (the same load).
+    The daemon's peak RSS over this run is (c).
 
 Targets: (a) <= 2x the baseline, peak RSS <= 150 MB; (b) (median - debounce) <= 1.1x raw commit;
 (c) peak RSS <= 150 MB whatever the file's size.
@@ -48,7 +48,6 @@ from sync_bench import (  # noqa: E402
     bench_line,
     daemons,
     fill,
-    raw_times,
 )
 
 from memsync.fsio import append_once  # noqa: E402
@@ -88,8 +87,9 @@ def load() -> str:
     return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def first_commit_baseline(root: Path, source: Path) -> float:
-    """Seconds of ``git add + git commit + git push`` of a copy of ``source`` in a fresh repository."""
+def first_commit_baseline(root: Path, source: Path) -> tuple[float, Path]:
+    """Seconds of ``git add + git commit + git push`` of a copy of ``source`` in a fresh repository, and
+    that repository's copy of the file."""
     repo = root / "first"
     repo.mkdir()
     remote = bare_remote(root / "first.git")
@@ -102,6 +102,14 @@ def first_commit_baseline(root: Path, source: Path) -> float:
         cwd=repo,
         check=True,
     )
+    return time.perf_counter() - start, repo / source.name
+
+
+def raw_commit(copy: Path, n: int) -> float:
+    """Seconds of raw ``git add + git commit`` after a one-entry append to ``copy`` (in its repository)."""
+    append_once(copy, bench_line(n, "raw"))
+    start = time.perf_counter()
+    subprocess.run(["sh", "-c", f"git add {copy.name} && git commit -q -m x"], cwd=copy.parent, check=True)
     return time.perf_counter() - start
 
 
@@ -122,11 +130,16 @@ def timed_start(peer: Peer) -> tuple[float, int]:
     return took, peak
 
 
-def append_latencies(peer: Peer, appends: int) -> tuple[tuple[float, ...], int]:
-    """(b) on a running daemon: seconds from each append until committed; the daemon's peak RSS."""
+def append_latencies(
+    peer: Peer, appends: int, raw_copy: Path
+) -> tuple[tuple[float, ...], tuple[float, ...], int]:
+    """(b) on a running daemon: seconds from each append until committed, each after a raw commit of
+    ``raw_copy`` (the baseline, measured under the same load); the raw seconds; the daemon's peak RSS."""
     probe = HeadProbe(peer.store / ".git", peer.store, "memory/" + peer.memory_file.name)
     latencies: list[float] = []
+    raw: list[float] = []
     for n in range(appends):
+        raw.append(raw_commit(raw_copy, n))
         line = bench_line(n, "new")
         sent = time.monotonic()
         append_once(peer.memory_file, line)
@@ -144,22 +157,21 @@ def append_latencies(peer: Peer, appends: int) -> tuple[tuple[float, ...], int]:
         )
         time.sleep(DEBOUNCE_S + 0.5)
     assert peer.proc is not None
-    return tuple(latencies), hwm(peer.proc.pid)
+    return tuple(latencies), tuple(raw), hwm(peer.proc.pid)
 
 
-def bench_size(root: Path, megabytes: int, appends: int, raw_repeat: int) -> SizeResult:
+def bench_size(root: Path, megabytes: int, appends: int) -> SizeResult:
     """Measure one file size in a fresh directory under ``root``."""
     entries = megabytes * (1 << 20) // LINE_BYTES
     here = root / f"{megabytes}mb"
     here.mkdir()
-    raw = raw_times(here / "raw", entries, raw_repeat)
     remote = bare_remote(here / "remote.git")
     peer = Peer.create(here, "alice", remote, debounce_s=DEBOUNCE_S, max_delay_s=10.0, pull_interval_s=3600.0)
     fill(peer.memory_file, entries)
-    first_baseline = first_commit_baseline(here, peer.memory_file)
+    first_baseline, raw_copy = first_commit_baseline(here, peer.memory_file)
     first_s, first_hwm = timed_start(peer)
     with daemons(peer):
-        latencies, append_hwm = append_latencies(peer, appends)
+        latencies, raw, append_hwm = append_latencies(peer, appends, raw_copy)
     return SizeResult(
         megabytes,
         peer.memory_file.stat().st_size,
@@ -167,7 +179,7 @@ def bench_size(root: Path, megabytes: int, appends: int, raw_repeat: int) -> Siz
         first_hwm,
         first_baseline,
         latencies,
-        raw.commit,
+        statistics.median(raw),
         append_hwm,
     )
 
@@ -219,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: list[str] = []
     try:
         for megabytes in sizes:
-            verdicts += report(bench_size(root, megabytes, appends, 2 if args.quick else 3))
+            verdicts += report(bench_size(root, megabytes, appends))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"\n## targets ({load()})\n")
