@@ -39,18 +39,23 @@ def test_sync_bench_quick_runs() -> None:
     assert targets.count("PASS") + targets.count("FAIL") == 5
 
 
-@pytest.mark.slow
-def test_session_start_bench_quick_runs() -> None:
-    """The hook benchmark's smoke run: every measured line and a verdict per target."""
+def _quick(script: str, timeout: float) -> str:
+    """The stdout of ``bench/SCRIPT --quick``, which must exit 0 within ``timeout`` seconds."""
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "session_start_bench.py"), "--quick"],
+        [sys.executable, str(REPO_ROOT / "bench" / script), "--quick"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    out = result.stdout
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_session_start_bench_quick_runs() -> None:
+    """The hook benchmark's smoke run: every measured line and a verdict per target."""
+    out = _quick("session_start_bench.py", 300)
     assert "## 20 entries tracked" in out and "baseline: `python -c pass`" in out
     for label in ("(a) session-start", "(b) session-start", "(c) sync-now", "(d) sync-now"):
         assert f"| {label}" in out
@@ -70,3 +75,15 @@ def test_scan_bench_runs() -> None:
     )
     assert "| memsync scan_text |" in result.stdout and "ungated |" in result.stdout, result.stderr
     assert "ratio memsync / baseline: " in result.stdout and "target per line < 1000 µs: " in result.stdout
+
+
+@pytest.mark.slow
+def test_bigfile_bench_quick_runs() -> None:
+    """The big-file benchmark's smoke run (1 and 3 MiB): every figure and a verdict per target and size."""
+    out = _quick("bigfile_bench.py", 600)
+    assert out.count("| (a) first sight") == 2 and out.count("| (b) append -> committed") == 2
+    assert out.count("| (c) daemon peak RSS") == 2 and "load average" in out
+    # Every append was committed (an uncommitted one prints an infinite latency).
+    assert "inf" not in out.split("## targets", 1)[0]
+    targets = out.split("## targets", 1)[1]
+    assert targets.count("PASS") + targets.count("FAIL") == 8

@@ -41,7 +41,7 @@ from memsync.memoryfile import MemoryFile
 from memsync.paths import StoreLayout
 from memsync.store.written import commit_written
 from memsync.sync.passes import publish
-from memsync.sync.records import FileState, HeldLine, digest
+from memsync.sync.records import FileState, HeldLine, mark
 from memsync.sync.reports import describe_changes, track_name
 from memsync.sync.state import SyncState
 
@@ -131,7 +131,7 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
             commit_written(store, state, describe_changes([published]) or "memsync: recovered local changes")
             current = _published_state(tracked, state)
             accounted = _read(tracked.live)[: current.offset]
-            if digest(accounted) != current.prefix_hash:
+            if mark(accounted) != current.prefix_hash:
                 raise MemsyncError(
                     f"compact {tracked.live}: it was rewritten while memsync published it. "
                     "Retry when no agent is writing"

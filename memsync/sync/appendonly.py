@@ -1,52 +1,57 @@
 """Publish of append-only files (memory files, daily logs) by byte offset (DESIGN step 2, I1, I2, I7).
 
-The state records how many bytes of the live file are accounted for and a hash of that prefix. Publish
-appends the complete lines after the offset to the store copy. Every write is preceded by a record of
-the intended write in the sync state, so that after ``kill -9`` memsync can tell by content whether the
-write happened (``memsync.sync.settle``).
+The state records how many bytes of the live file are accounted for, the file's device and inode, and a
+mark of that prefix (``records.mark``: its first 4 KiB and last 64 KiB), so telling an appended file from
+a rewritten one is bounded work. Publish appends the complete lines after the offset to the store copy,
+reading only them (``appendonly_tail``). Every write is preceded by a record of the intended write in the
+sync state, so that after ``kill -9`` memsync can tell by content whether the write happened
+(``memsync.sync.settle``).
 
 Content reconcile (no state, a rewritten live file, a store that moved under a pending publish) is a
 union: the lines of the live file that the store lacks are appended to the store (``present_in``: runs
 of lines shared in the same order are the same lines; other non-blank lines count as present as often as
-the store has them, since merges reorder memory files). Nothing is lost; a line edited in place is kept
-in both its old and its new form. The ambiguity left: a non-blank line repeated outside any shared run
-that the store already has from another writer is taken as the same line.
+the store has them, since merges reorder memory files). The lines both files begin with are compared
+chunk by chunk and never held in memory; when one file begins with the other (first sight of a file the
+store lacks, a store copy behind or ahead), only the rest is read. Nothing is lost; a line edited in place
+is kept in both its old and its new form. The ambiguity left: a non-blank line repeated outside any
+shared run that the store already has from another writer is taken as the same line.
 """
 
 from __future__ import annotations
 
 import difflib
-import hashlib
+import os
 from collections import Counter
 from collections.abc import Sequence
 
-from memsync.layout import kind_of
+from memsync.fsio import read_range
 from memsync.secrets.files import scan_appended
 from memsync.sync import content
+from memsync.sync.appendonly_tail import append_to_store, publish_tail
 from memsync.sync.collector import Collector, PublishMode
 from memsync.sync.files import TrackFile
 from memsync.sync.partial import finish_partial
-from memsync.sync.records import FileState, HeldLine, PendingPublish, digest
-from memsync.sync.reports import FileChange
+from memsync.sync.records import FileState, HeldLine
 from memsync.sync.settle import settle_delivery_append, settle_publish
 
 
 def publish_append(f: TrackFile, mode: PublishMode, known_track: bool, out: Collector) -> None:
     """Publish the append-only file ``f``: settle a recorded write, then append the complete lines after
     the state's offset (``mode.incremental``), or settle a file with no trusted state by content. A new
-    file in a ``known_track`` has every line published. Raises ``OSError``."""
+    file in a ``known_track`` has every line published. A file that shrank, was replaced (new inode) or
+    whose mark differs is rewritten: settled by content. Raises ``OSError``."""
     state = out.state
     settled = settle_publish(f, out)
-    live = out.read(f.live)
-    if live is None:
+    info = content.regular(f.live, out.notices)
+    if info is None:
         return
-    skip = settle_delivery_append(f, out, live)
+    size, live_id = info.st_size, content.file_id(info)
+    skip = settle_delivery_append(f, out, size)
     current = state.get(f.rel)
     if current is None and known_track:
         # A file new in a track memsync already syncs (not one it delivered: that has a state): every
         # line in it was written here, so all of them are published, even lines the store has from peers.
         current = FileState.accounted(f.rel, b"")
-    prefix = hashlib.sha256(memoryview(live)[: current.offset or 0] if current is not None else b"")
     shrunk = None if current is None else current.rewritten_since
     if not settled and current is not None and current.offset is not None:
         out.warn(f"{f.live}: the store copy changed under an unfinished publish; settling by content")
@@ -54,10 +59,14 @@ def publish_append(f: TrackFile, mode: PublishMode, known_track: bool, out: Coll
     elif (
         current is not None
         and current.offset is not None
-        and (len(live) < current.offset or prefix.hexdigest() != current.prefix_hash)
+        and (
+            size < current.offset
+            or current.live_id not in (None, live_id)
+            or content.mark_of(f.live, current.offset) != current.prefix_hash
+        )
     ):
         out.warn(f"{f.live}: rewritten, not appended to; publishing the lines the store lacks (nothing lost)")
-        if len(live) < current.offset:
+        if size < current.offset:
             # Truncated, perhaps by an agent about to write from its own file position (not O_APPEND):
             # lines delivered now could be overwritten into a torn line, so deliver waits (I2, I5).
             shrunk = mode.now
@@ -67,38 +76,29 @@ def publish_append(f: TrackFile, mode: PublishMode, known_track: bool, out: Coll
         out.warn(f"{f.live}: the store lost its copy; publishing the file again")
         current = None
     if current is None or current.offset is None:
-        _publish_by_content(f, current, live, mode, out, shrunk)
+        _publish_by_content(f, current, info, mode, out, shrunk)
         return
-    if not mode.incremental:
+    if not mode.incremental or (size == current.offset and skip is None and current.live_id == live_id):
         return
-    live, partial, completed = finish_partial(f, current, live, mode.now, mode.grace_s, out)
-    end = max(len(content.complete(live)), current.offset)
-    # Neither memsync's own delivery nor a line it completed from the store is published back.
-    pieces = [
-        (pos, line)
-        for pos, line in content.lines(live, current.offset, end)
-        if not any(r[0] <= pos < r[1] for r in (skip, completed) if r is not None)
-    ]
-    flagged = scan_appended(f.rel, [line for _, line in pieces], content.lines_before(live, current.offset))
-    held = tuple(
-        HeldLine(live.count(b"\n", 0, pieces[i][0]) + 1, detector) for i, detector in sorted(flagged.items())
+    end, partial, completed = finish_partial(
+        f, current, content.complete_end(f.live, size), size, mode.now, mode.grace_s, out
     )
-    publish_lines = [line for i, (_, line) in enumerate(pieces) if i not in flagged]
-    prefix.update(memoryview(live)[current.offset : end])
-    then = current.published(end, prefix.hexdigest(), held, partial)
-    _append_to_store(f, publish_lines, then, out, drop_delivery=skip is not None)
-    out.report_held(f, held)
+    skips = tuple(r for r in (skip, completed) if r is not None)
+    publish_tail(
+        f, current, max(end, current.offset), live_id, partial, skips, out, drop_delivery=skip is not None
+    )
 
 
 def _publish_by_content(
     f: TrackFile,
     current: FileState | None,
-    live: bytes,
+    info: os.stat_result,
     mode: PublishMode,
     out: Collector,
     shrunk: float | None,
 ) -> None:
-    """Union: append the live lines the store copy lacks (multiset difference, live order).
+    """Union: append the live lines the store copy lacks (multiset difference, live order), the live file
+    being ``info`` (its stat).
 
     ``shrunk`` (seconds) is recorded as the state's ``rewritten_since``.
     """
@@ -107,21 +107,45 @@ def _publish_by_content(
         # Record the doubt first: a crash from here on settles by content again, which is idempotent.
         state.put(current.in_doubt())
     state.drop_delivery(f.rel)
-    live, partial, _completed = finish_partial(f, current, live, mode.now, mode.grace_s, out)
-    end = len(content.complete(live))
-    store = out.read(f.store) or b""
+    size, live_id = info.st_size, content.file_id(info)
+    end, partial, _completed = finish_partial(
+        f, current, content.complete_end(f.live, size), size, mode.now, mode.grace_s, out
+    )
+    store_size = content.size(f.store)
+    same = content.common_lines(f.live, f.store, min(end, store_size)) if store_size > 0 else 0
+    if same in (end, max(store_size, 0)):
+        # One file begins with the other: the live lines after the shared ones are the ones the store
+        # lacks, read chunk by chunk (first sight of a big file the store lacks goes this way).
+        store_mark = content.mark_of(f.store, same) if same else None
+        base = FileState.accounted_to(
+            f.rel, same, content.mark_of(f.live, same), live_id, rewritten_since=shrunk
+        ).synced_at(same, store_mark, same)
+        publish_tail(f, base, end, live_id, partial, (), out)
+        return
+    live = read_range(f.live, same, end)
+    store = read_range(f.store, same, store_size)
     if store and not store.endswith(b"\n"):
         store += b"\n"  # an unfinished store line still counts as that line
-    live_lines = content.lines(live, 0, end)
+    live_lines = content.lines(live, 0, len(live))
     present = present_in(live_lines, content.split(store))
     missing = [item for i, item in enumerate(live_lines) if i not in present]
     flagged = scan_appended(f.rel, [line for _, line in missing])
+    before = content.count_lines(f.live, same) if flagged else 0
     held = tuple(
-        HeldLine(live.count(b"\n", 0, missing[i][0]) + 1, detector) for i, detector in sorted(flagged.items())
+        HeldLine(before + live.count(b"\n", 0, missing[i][0]) + 1, detector)
+        for i, detector in sorted(flagged.items())
     )
     publish_lines = [line for i, (_, line) in enumerate(missing) if i not in flagged]
-    then = FileState.accounted(f.rel, live[:end], held=held, partial=partial, rewritten_since=shrunk)
-    _append_to_store(f, publish_lines, then, out)
+    then = FileState.accounted_to(
+        f.rel,
+        end,
+        content.mark_of(f.live, end),
+        live_id,
+        held=held,
+        partial=partial,
+        rewritten_since=shrunk,
+    )
+    append_to_store(f, publish_lines, then, out)
     out.report_held(f, held)
 
 
@@ -151,43 +175,3 @@ def present_in(live_lines: Sequence[tuple[int, bytes]], store_lines: Sequence[by
             have[line] -= 1
             present.add(i)
     return present
-
-
-def _append_to_store(
-    f: TrackFile, lines: Sequence[bytes], then: FileState, out: Collector, *, drop_delivery: bool = False
-) -> None:
-    """Append ``lines`` to the store copy in one write (staged), recording the intent first; then apply
-    ``then`` and, with ``drop_delivery``, drop the recorded delivery whose bytes ``then`` accounts for."""
-    state = out.state
-    if not lines:
-        if state.get(f.rel) != then:
-            state.put(then)
-        if drop_delivery:
-            state.drop_delivery(f.rel)
-        return
-    data = b"".join(lines)
-    size = content.size(f.store)
-    tail = content.tail_bytes(f.store, size, content.TAIL)
-    if tail and not tail.endswith(b"\n"):
-        data = b"\n" + data  # never glue a line onto an unfinished store line
-    before_mark = content.ABSENT if size < 0 else digest(tail)
-    after_mark = digest((tail + data)[-content.TAIL :])
-    state.begin_publish(
-        f.rel, PendingPublish(before_mark, size, after_mark, max(size, 0) + len(data), then), durable=False
-    )
-    seen_before = content.stat_key(f.store)
-
-    def appended(_: bool) -> None:
-        state.finish_publish(f.rel)
-        if then.store_seen is not None and then.store_seen == seen_before:
-            # The store copy was wholly in the live file and only gained lines from it: still so, and the
-            # next deliver need not read either file.
-            state.put(then.seen_store(content.stat_key(f.store)))
-        if drop_delivery:
-            state.drop_delivery(f.rel)
-
-    out.writes.add("append", f.store, data, appended)
-    entries, tombstones = content.jsonl_counts(lines) if kind_of(f.rel) == "jsonl" else (0, 0)
-    out.changes.append(
-        FileChange(f.rel, f.label, kind_of(f.rel), "appended", len(lines), entries, tombstones)
-    )

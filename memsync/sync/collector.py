@@ -6,9 +6,10 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from memsync.layout import kind_of
 from memsync.sync import content
 from memsync.sync.clashes import Clash
 from memsync.sync.files import TrackFile
@@ -77,6 +78,21 @@ class Collector:
         for item in held:
             self.held.append(HeldBack(f.rel, item.line, item.detector))
             self.warn(f"{f.live}: line {item.line} held back, it looks like a secret ({item.detector})")
+
+    def appended(self, f: TrackFile, lines: int, entries: int = 0, tombstones: int = 0) -> None:
+        """Report ``lines`` lines (``entries`` and ``tombstones`` among them) appended to ``f``'s store or
+        live copy, added to the report of the append before when a file went in several pieces."""
+        change = FileChange(f.rel, f.label, kind_of(f.rel), "appended", lines, entries, tombstones)
+        last = self.changes[-1] if self.changes else None
+        if last is not None and last.path == f.rel and last.action == "appended":
+            change = replace(
+                last,
+                lines=last.lines + lines,
+                entries=last.entries + entries,
+                tombstones=last.tombstones + tombstones,
+            )
+            self.changes.pop()
+        self.changes.append(change)
 
     def report_clash(self, clash: Clash) -> None:
         """Add ``clash`` to the report once; log it once per process (it stays in every cycle's report)."""

@@ -1,9 +1,9 @@
 """The records of the sync state: what was last exchanged for one tracked file, and a write about to happen.
 
-Append-only files keep a byte offset with a hash of the prefix (not a set of line hashes: logs repeat
-lines and every repetition must sync); whole files keep the last synced bytes (DESIGN "Vocabulary",
-"sync state"). The state changes only through the named transitions of :class:`FileState`, so what
-``offset`` or ``kept`` means is decided here, once.
+Append-only files keep a byte offset with a mark of the prefix (not a set of line hashes: logs repeat
+lines and every repetition must sync), bounded work whatever the file's size (``mark``); whole files keep
+the last synced bytes (DESIGN "Vocabulary", "sync state"). The state changes only through the named
+transitions of :class:`FileState`, so what ``offset`` or ``kept`` means is decided here, once.
 """
 
 from __future__ import annotations
@@ -12,10 +12,27 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+# What identifies an append-only prefix: its first HEAD and last WINDOW bytes (a whole prefix up to
+# HEAD + WINDOW bytes), so checking a 300 MB file costs two short reads, not a pass over it.
+HEAD = 4096
+WINDOW = 65536
+
 
 def digest(data: bytes) -> str:
     """The hash every ``*_hash`` field of the sync state holds: sha256 of ``data``, hex."""
     return hashlib.sha256(data).hexdigest()
+
+
+def mark(prefix: bytes) -> str:
+    """The mark of an append-only prefix (``prefix_hash``, ``store_mark``): ``digest`` of the whole
+    ``prefix`` up to ``HEAD + WINDOW`` bytes, else of its first ``HEAD`` and last ``WINDOW`` bytes.
+
+    With the size beside it, it tells an appended file from a rewritten one when the rewrite touched the
+    first 4 KiB or the last 64 KiB of the prefix; a rewrite of bytes between them of the same length is
+    not seen (the limit of a bounded check, docs/reliability.md)."""
+    if len(prefix) <= HEAD + WINDOW:
+        return digest(prefix)
+    return digest(prefix[:HEAD] + prefix[-WINDOW:])
 
 
 @dataclass(frozen=True)
@@ -41,7 +58,11 @@ class FileState:
     """What was last exchanged for one tracked file (key: ``path``, the store path).
 
     Append-only files use ``offset`` (bytes of the live file accounted for: published, delivered or
-    held back; None = unknown, settle by content), ``prefix_hash`` (sha256 hex of ``live[:offset]``) and
+    held back; None = unknown, settle by content), ``prefix_hash`` (``mark`` of ``live[:offset]``),
+    ``live_id`` (device:inode of that live file; None = not recorded), the sync point ``store_at``,
+    ``store_mark``, ``live_at`` (every line of the store copy's first ``store_at`` bytes, marked
+    ``store_mark``, is in the live file's first ``live_at`` bytes: deliver reads only what follows; 0 and
+    None: both files from their start), and
     the ``partial_*`` fields (an unfinished last line starting at byte ``partial_at`` with hash
     ``partial_hash`` first seen at ``partial_since`` seconds), and ``store_seen`` (size, mtime and inode
     of the store copy last found wholly present in the live file), and ``rewritten_since`` (when the live
@@ -67,6 +88,10 @@ class FileState:
     held: tuple[HeldLine, ...] = ()
     store_seen: str | None = None
     rewritten_since: float | None = None
+    live_id: str | None = None
+    store_at: int = 0
+    store_mark: str | None = None
+    live_at: int = 0
 
     # --- append-only files -----------------------------------------------------------------------
 
@@ -81,37 +106,77 @@ class FileState:
         rewritten_since: float | None = None,
     ) -> FileState:
         """An append-only file whose first ``len(prefix)`` bytes (``prefix``) are accounted for."""
+        return cls.accounted_to(
+            path, len(prefix), mark(prefix), None, held=held, partial=partial, rewritten_since=rewritten_since
+        )
+
+    @classmethod
+    def accounted_to(
+        cls,
+        path: str,
+        offset: int,
+        prefix_mark: str,
+        live_id: str | None,
+        *,
+        held: tuple[HeldLine, ...] = (),
+        partial: Partial = Partial(),
+        rewritten_since: float | None = None,
+    ) -> FileState:
+        """An append-only file (device:inode ``live_id``) whose first ``offset`` bytes, of mark
+        ``prefix_mark``, are accounted for."""
         return cls(
-            path, offset=len(prefix), prefix_hash=digest(prefix), held=held, rewritten_since=rewritten_since
+            path,
+            offset=offset,
+            prefix_hash=prefix_mark,
+            held=held,
+            live_id=live_id,
+            rewritten_since=rewritten_since,
         )._with_partial(partial)
 
     def published(
-        self, offset: int, prefix_hash: str, held: tuple[HeldLine, ...], partial: Partial
+        self,
+        offset: int,
+        prefix_hash: str,
+        held: tuple[HeldLine, ...],
+        partial: Partial,
+        live_id: str | None = None,
     ) -> FileState:
-        """Publish accounted for the live bytes up to ``offset`` (hash ``prefix_hash``), holding back
-        ``held`` lines more, with ``partial`` as the unfinished last line."""
-        return replace(self, offset=offset, prefix_hash=prefix_hash, held=self.held + held)._with_partial(
-            partial
-        )
+        """Publish accounted for the live bytes up to ``offset`` (mark ``prefix_hash``) of the file
+        ``live_id`` (None: keep the recorded one), holding back ``held`` lines more, with ``partial`` as
+        the unfinished last line."""
+        return replace(
+            self,
+            offset=offset,
+            prefix_hash=prefix_hash,
+            held=self.held + held,
+            live_id=live_id or self.live_id,
+        )._with_partial(partial)
 
     def delivered(self, offset: int, prefix_hash: str, store_seen: str | None) -> FileState:
-        """Deliver appended to the live file, which now holds ``offset`` bytes (hash ``prefix_hash``), all
+        """Deliver appended to the live file, which now holds ``offset`` bytes (mark ``prefix_hash``), all
         of the store copy ``store_seen`` (see ``seen_store``); it has no unfinished line."""
         return replace(
             self, offset=offset, prefix_hash=prefix_hash, store_seen=store_seen, rewritten_since=None
         )._with_partial(Partial())
 
+    def synced_at(self, store_at: int, store_mark: str | None, live_at: int) -> FileState:
+        """Every line of the store copy's first ``store_at`` bytes (mark ``store_mark``) is in the live
+        file's first ``live_at`` bytes: deliver reads only the bytes after them."""
+        return replace(self, store_at=store_at, store_mark=store_mark, live_at=live_at)
+
     def in_doubt(self) -> FileState:
         """The offset is no longer known: the next publish settles the file by content."""
-        return replace(self, offset=None, prefix_hash=None)
+        return replace(
+            self, offset=None, prefix_hash=None, live_id=None, store_at=0, store_mark=None, live_at=0
+        )
 
     def rewritten(self, accounted: bytes | None, held: tuple[HeldLine, ...]) -> FileState:
         """The live file was rewritten by memsync (compaction): ``accounted`` bytes of it are accounted for
         (None: unknown, settled by content), ``held`` are its held lines, nothing else is known."""
         offset = None if accounted is None else len(accounted)
-        prefix_hash = None if accounted is None else digest(accounted)
+        prefix_hash = None if accounted is None else mark(accounted)
         return replace(
-            self, offset=offset, prefix_hash=prefix_hash, store_seen=None, held=held
+            self.in_doubt(), offset=offset, prefix_hash=prefix_hash, store_seen=None, held=held
         )._with_partial(Partial())
 
     def seen_store(self, key: str | None) -> FileState:
@@ -121,7 +186,7 @@ class FileState:
 
     def moved(self, path: str) -> FileState:
         """The same record for store path ``path`` (a fold of a legacy path): the store copy is not seen."""
-        return replace(self, path=path, store_seen=None)
+        return replace(self, path=path, store_seen=None, store_at=0, store_mark=None, live_at=0)
 
     def _with_partial(self, partial: Partial) -> FileState:
         return replace(self, partial_at=partial.at, partial_hash=partial.hash, partial_since=partial.since)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from memsync.fsio import read_range
 from memsync.layout import is_append_only
 from memsync.sync import content
 from memsync.sync.collector import Collector
@@ -47,19 +48,21 @@ def settle_publish(f: TrackFile, out: Collector) -> bool:
     return False
 
 
-def settle_delivery_append(f: TrackFile, out: Collector, live: bytes | None) -> tuple[int, int] | None:
-    """Settle a recorded append delivery of ``f`` (live bytes ``live``); returns the byte range it
-    occupies when it landed after lines not yet published (publish then skips it), else None."""
+def settle_delivery_append(f: TrackFile, out: Collector, size: int | None) -> tuple[int, int] | None:
+    """Settle a recorded append delivery of ``f`` (a live file of ``size`` bytes, None for none), reading
+    only the live bytes after the offset it was recorded at; returns the byte range it occupies when it
+    landed after lines not yet published (publish then skips it), else None."""
     state = out.state
     pending = state.pending_delivery(f.rel)
     if pending is None or pending.at_offset is None:
         return None
     current = state.get(f.rel)
-    end = len(content.complete(live)) if live is not None else 0
-    pos = None if live is None else content.find_block(live, pending.data, pending.at_offset, end)
-    if pos is None:
+    tail = b"" if size is None else read_range(f.live, pending.at_offset, size)
+    found = content.find_block(tail, pending.data, 0, len(content.complete(tail)))
+    if found is None:
         state.drop_delivery(f.rel)
         return None
+    pos = pending.at_offset + found
     accounted = 0 if current is None or current.offset is None else current.offset
     if pos == pending.at_offset and accounted == pending.at_offset:
         state.finish_delivery(f.rel)

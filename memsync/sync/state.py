@@ -23,7 +23,17 @@ from pathlib import Path
 from types import TracebackType
 
 from memsync.sync.records import FileState, HeldLine, PendingDelivery, PendingPublish
-from memsync.sync.state_rows import ADDED_COLUMNS, SCHEMA, STATE_COLUMNS, row_to_state, state_values
+from memsync.sync.state_rows import (
+    ADDED_COLUMNS,
+    MIGRATIONS,
+    SCHEMA,
+    STATE_COLUMNS,
+    STATE_VERSION,
+    row_to_state,
+    state_values,
+)
+
+_PLACEHOLDERS = ", ".join("?" * (2 + len(STATE_COLUMNS.split(","))))
 
 
 class SyncState:
@@ -52,6 +62,12 @@ class SyncState:
             for column, kind in ADDED_COLUMNS.items():
                 if column not in present:
                     self._db.execute(f"ALTER TABLE states ADD COLUMN {column} {kind}")
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            for step in range(version, STATE_VERSION):
+                for statement in MIGRATIONS[step]:
+                    self._db.execute(statement)
+            if version < STATE_VERSION:
+                self._db.execute(f"PRAGMA user_version = {STATE_VERSION}")
 
     def __enter__(self) -> SyncState:
         return self
@@ -122,8 +138,7 @@ class SyncState:
 
     def _put(self, state: FileState, slot: str) -> None:
         self._db.execute(
-            f"INSERT OR REPLACE INTO states (path, slot, {STATE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO states (path, slot, {STATE_COLUMNS}) VALUES ({_PLACEHOLDERS})",
             (state.path, slot, *state_values(state)),
         )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from memsync.sync.records import FileState, HeldLine
+from memsync.sync.records import HEAD, WINDOW, FileState, HeldLine
 
 SCHEMA = (
     """
@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS states (
     path TEXT NOT NULL,
     slot TEXT NOT NULL,              -- 'current', or where a pending write leads: 'publish', 'delivery'
     offset INTEGER,                  -- append-only: bytes of the live file accounted for; NULL = unknown
-    prefix_hash TEXT,                -- append-only: sha256 hex of live[:offset]
+    prefix_hash TEXT,                -- append-only: records.mark of live[:offset] (bounded window)
     partial_at INTEGER,              -- append-only: where the unfinished last line starts
     partial_hash TEXT,               -- append-only: sha256 hex of that unfinished line
     partial_since REAL,              -- append-only: when it was first seen (seconds, caller's clock)
@@ -31,6 +31,10 @@ CREATE TABLE IF NOT EXISTS states (
                                      -- wholly present in the live file (deliver skips it while unchanged)
     rewritten_since REAL,            -- append-only: when the live file was found shrunk (seconds, caller's
                                      -- clock); deliver waits while an agent may still rewrite it
+    live_id TEXT,                    -- append-only: device:inode of the live file accounted for
+    store_at INTEGER NOT NULL DEFAULT 0,  -- append-only sync point: every line of store[:store_at]
+    store_mark TEXT,                 -- (records.mark store_mark) is in live[:live_at]; deliver reads
+    live_at INTEGER NOT NULL DEFAULT 0,   -- only the bytes after them
     PRIMARY KEY (path, slot)
 )""",
     """
@@ -53,10 +57,26 @@ CREATE TABLE IF NOT EXISTS pending (
 
 STATE_COLUMNS = (
     "offset, prefix_hash, partial_at, partial_hash, partial_since, synced, synced_known, "
-    "kept, kept_base, kept_present, held, store_seen, rewritten_since"
+    "kept, kept_base, kept_present, held, store_seen, rewritten_since, live_id, store_at, store_mark, live_at"
 )
 # Columns added after the first release: a database made before them gains them on open.
-ADDED_COLUMNS = {"rewritten_since": "REAL"}
+ADDED_COLUMNS = {
+    "rewritten_since": "REAL",
+    "live_id": "TEXT",
+    "store_at": "INTEGER NOT NULL DEFAULT 0",
+    "store_mark": "TEXT",
+    "live_at": "INTEGER NOT NULL DEFAULT 0",
+}
+# The layout of the records (``PRAGMA user_version``) and what takes an older database to it: until 1,
+# ``prefix_hash`` hashed the whole prefix; it equals ``records.mark`` up to HEAD + WINDOW bytes, and
+# a longer prefix's offset becomes unknown (its file is settled by content once: nothing is lost).
+STATE_VERSION = 1
+MIGRATIONS = {
+    0: (
+        "UPDATE states SET offset = NULL, prefix_hash = NULL "
+        f"WHERE offset IS NOT NULL AND offset > {HEAD + WINDOW}",
+    ),
+}
 
 
 def row_to_state(path: str, row: tuple[object, ...]) -> FileState:
@@ -75,6 +95,10 @@ def row_to_state(path: str, row: tuple[object, ...]) -> FileState:
         held,
         store_seen,
         rewritten_since,
+        live_id,
+        store_at,
+        store_mark,
+        live_at,
     ) = row
     assert offset is None or isinstance(offset, int)
     assert prefix_hash is None or isinstance(prefix_hash, str)
@@ -87,6 +111,9 @@ def row_to_state(path: str, row: tuple[object, ...]) -> FileState:
     assert isinstance(held, str)
     assert store_seen is None or isinstance(store_seen, str)
     assert rewritten_since is None or isinstance(rewritten_since, float | int)
+    assert live_id is None or isinstance(live_id, str)
+    assert isinstance(store_at, int) and isinstance(live_at, int)
+    assert store_mark is None or isinstance(store_mark, str)
     return FileState(
         path=path,
         offset=offset,
@@ -102,6 +129,10 @@ def row_to_state(path: str, row: tuple[object, ...]) -> FileState:
         held=tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held)),
         store_seen=store_seen,
         rewritten_since=None if rewritten_since is None else float(rewritten_since),
+        live_id=live_id,
+        store_at=store_at,
+        store_mark=store_mark,
+        live_at=live_at,
     )
 
 
@@ -121,4 +152,8 @@ def state_values(state: FileState) -> tuple[object, ...]:
         json.dumps([[h.line, h.detector] for h in state.held]),
         state.store_seen,
         state.rewritten_since,
+        state.live_id,
+        state.store_at,
+        state.store_mark,
+        state.live_at,
     )
