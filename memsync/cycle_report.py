@@ -17,6 +17,17 @@ EXIT_ERROR = 1
 
 
 @dataclass(frozen=True)
+class StoreChanges:
+    """What a cycle changed in its store: HEAD before (``old``) and after (``new``), and ``paths``: each
+    store path whose content changed between them, with its size in bytes before (None: absent), or None
+    when git could not tell."""
+
+    old: str | None = None
+    new: str | None = None
+    paths: dict[str, int | None] | None = None
+
+
+@dataclass(frozen=True)
 class CycleReport:
     """What one cycle did for store ``store``.
 
@@ -24,7 +35,8 @@ class CycleReport:
     ``remotes``: one outcome per remote exchanged with (empty when the exchange was skipped);
     ``delivered``: "<track>: <file> <action>" per live file written; ``unpushed``: the most commits any
     remote lacks after the cycle; ``exchanged``: whether an exchange was attempted; ``clashes``: live
-    paths where a file meets a directory of the store, not synced until the user renames them.
+    paths where a file meets a directory of the store, not synced until the user renames them;
+    ``store_changes``: what the cycle changed in the store (its status facts follow from it).
     """
 
     store: str
@@ -35,6 +47,7 @@ class CycleReport:
     unpushed: int
     exchanged: bool
     clashes: tuple[Clash, ...] = ()
+    store_changes: StoreChanges = StoreChanges()
 
     @property
     def ok(self) -> bool:

@@ -25,12 +25,15 @@ class Session:
     with (opening runs recovery and rewrites the store's git config, several git processes, which a
     long-running daemon needs on start and after a failure only). ``unreachable``: tracked paths found
     behind a dangling symlink, warned about once until they are reachable again. ``notices``: what the
-    sync passes warned about already (a clash, a file that is not regular), logged once.
+    sync passes warned about already (a clash, a file that is not regular), logged once. ``revisit``:
+    per store path, the store paths whose delivery the last cycle left waiting (a busy writer, an
+    unfinished line, a local edit to publish first): the next cycle visits them whatever changed.
     """
 
     opened: dict[Path, tuple[object, Store]] = field(default_factory=dict)
     unreachable: set[Path] = field(default_factory=set)
     notices: Notices = field(default_factory=Notices)
+    revisit: dict[Path, frozenset[str]] = field(default_factory=dict)
 
     def store_for(
         self, config: Config, store_cfg: StoreConfig, reopen: bool, stop: threading.Event | None
@@ -53,8 +56,10 @@ class Session:
         return store
 
     def forget(self, store_cfg: StoreConfig) -> None:
-        """Drop the store of ``store_cfg`` after a failed cycle: the next cycle opens it anew."""
+        """Drop the store of ``store_cfg`` after a failed cycle: the next cycle opens it anew (and, being
+        a full pass, visits every file: nothing to revisit)."""
         self.opened.pop(store_cfg.path, None)
+        self.revisit.pop(store_cfg.path, None)
 
     def reachable(self, track: Track) -> bool:
         """False while the live path or a directory above it is a symlink to nothing (a drive not
