@@ -59,6 +59,8 @@ _EVENT_TYPES: list[type[FileSystemEvent]] = [
 ]
 _LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 POLL_INTERVAL_S = 1.0
+# The logger of watchdog's inotify reader, the one place it tells of dropped events.
+_WATCHDOG_INOTIFY = "watchdog.observers.inotify_c"
 # In a host root (one folder per project), the folder whose appearance makes a project folder a track.
 LAYOUT_CHILD = "memory"
 
@@ -67,11 +69,14 @@ LAYOUT_CHILD = "memory"
 class WatchEvent:
     """One relevant change: ``at`` is ``time.monotonic()`` seconds when the handler saw it; ``source`` is
     "local" (a tracked path), "remote" (the refs of a remote that is a local path) or "layout" (a project
-    folder, or the memory folder in one, appeared or went in a host root); ``path`` is absolute."""
+    folder, or the memory folder in one, appeared or went in a host root); ``path`` is absolute.
+    ``doubt``: the files that changed cannot be named by ``path`` alone (a directory appeared, moved or
+    went; the kernel dropped events, ``path`` is then "/"): the next cycle visits every file."""
 
     at: float
     source: Source
     path: str
+    doubt: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,20 @@ def _on_the_way(path: Path, target: Path) -> bool:
     return path == target or target.is_relative_to(path) or path.is_relative_to(target)
 
 
+class _Overflow(logging.Handler):
+    """watchdog says only in its log that the kernel dropped events (its inotify queue overflowed): that
+    line becomes an event in doubt, so the next cycle visits every file."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        super().__init__(logging.WARNING)
+        self._watcher = watcher
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Turn watchdog's overflow warning into a ``WatchEvent`` in doubt."""
+        if "overflow" in record.getMessage():
+            self._watcher._on_event(WatchEvent(time.monotonic(), "local", "/", doubt=True))
+
+
 class _Handler(FileSystemEventHandler):
     """Classifies and enqueues; never does work on the observer thread (an exception would end it)."""
 
@@ -130,15 +149,15 @@ class _Handler(FileSystemEventHandler):
                 # Its watch died with it; a new directory at that path may reuse the inode number.
                 self._watcher._gone.add(Path(os.fsdecode(event.src_path)))
             rules = self._watcher._rules
-            # The destination first: a rename onto a tracked file (an atomic save) changes that file.
+            # Both ends of a rename changed: the destination (an atomic save onto a tracked file), and the
+            # source, now gone.
             dest = getattr(event, "dest_path", "")
             paths = [os.fsdecode(dest)] if dest else []
             paths.append(os.fsdecode(event.src_path))
             for raw in paths:
                 source = rules.classify(raw)
                 if source is not None:
-                    self._watcher._on_event(WatchEvent(time.monotonic(), source, raw))
-                    return
+                    self._watcher._on_event(WatchEvent(time.monotonic(), source, raw, event.is_directory))
         except Exception:  # an exception here would end the observer thread: watching must go on
             log.exception("could not handle file event %r", event)
 
@@ -211,12 +230,15 @@ class Watcher:
     _limit_warned: bool = False
     _gone: set[Path] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _overflow: logging.Handler | None = None
 
     def _on_event(self, event: WatchEvent) -> None:
         self.on_event(event)
 
     def start(self) -> None:
         """Start the observer threads. If inotify instances are exhausted (EMFILE) everything is polled."""
+        self._overflow = _Overflow(self)
+        logging.getLogger(_WATCHDOG_INOTIFY).addHandler(self._overflow)
         try:
             self._observer = Observer()
             self._observer.start()
@@ -228,6 +250,9 @@ class Watcher:
 
     def stop(self) -> None:
         """Stop and join the observer threads."""
+        if self._overflow is not None:
+            logging.getLogger(_WATCHDOG_INOTIFY).removeHandler(self._overflow)
+            self._overflow = None
         for observer in (self._observer, self._poller):
             if observer is not None and observer.is_alive():
                 observer.stop()
