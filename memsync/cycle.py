@@ -28,6 +28,7 @@ from memsync.legacy import first_folds, fold_legacy
 from memsync.scope import Scope
 from memsync.session import Session
 from memsync.status import read_status, write_status
+from memsync.store import refs
 from memsync.store.exchange import Progress
 from memsync.store.facade import Store
 from memsync.store.written import commit_written
@@ -114,7 +115,7 @@ def _cycle(
     changed: Collection[Path] | None,
 ) -> CycleReport:
     store = session.store_for(config, store_cfg, full_reconcile, stop)
-    started_at = store.head()
+    started_at = refs.head(store.git_dir)
     if full_reconcile:
         sweep_stale_temps(store_cfg)
     names = [name for name in store_cfg.remotes if remotes is None or name in remotes]
@@ -148,7 +149,9 @@ def _cycle(
                 )
             )
         message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
-        commit = commit_written(store, state, message)
+        # Nothing written: no commit to make, and the store's own `git status` (a stat per file) is left
+        # to the next cycle that writes or reconciles, which puts back what memsync did not write.
+        commit = commit_written(store, state, message) if full_reconcile or state.written() else None
         if full_reconcile:
             store.ensure_identity()
         outcomes = tuple(store.exchange(names, progress)) if names else ()
@@ -167,7 +170,7 @@ def _cycle(
         if folded is not None:
             commit, message = folded, _shorten(describe_changes([*reports, *folds]))
             outcomes += again
-        ended_at = store.head()
+        ended_at = refs.head(store.git_dir)
         store_changes = _store_changes(store, started_at, ended_at)
         if store_changes is None:
             scope = Scope(reachable, None)
