@@ -115,7 +115,7 @@ def _cycle(
     changed: Collection[Path] | None,
 ) -> CycleReport:
     store = session.store_for(config, store_cfg, full_reconcile, stop)
-    started_at = refs.head(store.git_dir)
+    started_at = session.heads.get(store_cfg.path) or refs.head(store.git_dir)
     if full_reconcile:
         sweep_stale_temps(store_cfg)
     names = [name for name in store_cfg.remotes if remotes is None or name in remotes]
@@ -187,10 +187,15 @@ def _cycle(
             )
             for track in reachable
         ]
-    session.revisit[store_cfg.path] = frozenset(rel for report in delivered for rel, _ in report.waiting)
+        held = tuple(state.held())
+    session.revisit[store_cfg.path] = frozenset(
+        [rel for report in delivered for rel, _ in report.waiting]
+        + [clash.path for report in delivered for clash in report.clashes]
+    )
+    session.heads[store_cfg.path] = ended_at
     if commit is not None and int(read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
         store.gc_auto()
-    unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)
+    unpushed = max((session.unpushed(store, name) for name in store_cfg.remotes), default=0)
     return CycleReport(
         store_cfg.name,
         commit,
@@ -201,18 +206,23 @@ def _cycle(
         exchanged=len(names) == len(store_cfg.remotes),
         clashes=tuple(clash for report in delivered for clash in report.clashes),
         store_changes=StoreChanges(started_at, ended_at, store_changes),
+        held=held,
     )
 
 
 def _store_changes(store: Store, old: str | None, new: str | None) -> dict[str, int | None] | None:
     """The store paths the cycle changed (its commits, the exchange's merges and fast-forwards, the
     legacy folds), with their sizes before (``Store.changes``); None when git cannot tell (no commit
-    before)."""
+    before, or the commit before is gone: a purge rewrote history)."""
     if old == new:
         return {}
     if old is None or new is None:
         return None
-    return store.changes(old, new)
+    try:
+        return store.changes(old, new)
+    except MemsyncError as exc:
+        log.debug("store %s: no diff from %s: %s", store.cfg.name, old, exc)
+        return None
 
 
 def sweep_stale_temps(store_cfg: StoreConfig) -> int:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from memsync.store.exchange import RemoteOutcome
 from memsync.sync.clashes import Clash
+from memsync.sync.records import HeldLine
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,8 @@ class CycleReport:
     ``delivered``: "<track>: <file> <action>" per live file written; ``unpushed``: the most commits any
     remote lacks after the cycle; ``exchanged``: whether an exchange was attempted; ``clashes``: live
     paths where a file meets a directory of the store, not synced until the user renames them;
-    ``store_changes``: what the cycle changed in the store (its status facts follow from it).
+    ``store_changes``: what the cycle changed in the store (its status facts follow from it); ``held``:
+    the lines the secret scanner holds back after the cycle (store path, line), None when not read.
     """
 
     store: str
@@ -48,6 +50,7 @@ class CycleReport:
     exchanged: bool
     clashes: tuple[Clash, ...] = ()
     store_changes: StoreChanges = StoreChanges()
+    held: tuple[tuple[str, HeldLine], ...] | None = None
 
     @property
     def ok(self) -> bool:

@@ -5,6 +5,7 @@ A full walk for `memsync status`; a cycle brings its last facts up to date from 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from memsync.cycle_report import CycleReport
 from memsync.layout import is_append_only, is_aside, is_store_meta
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 from memsync.paths import StoreLayout
-from memsync.sync.records import digest
+from memsync.sync.records import HeldLine, digest
 from memsync.sync.state import SyncState
 from memsync.track_listing import untracked_group
 
@@ -41,7 +42,7 @@ def facts_after(store_cfg: StoreConfig, old: dict[str, Any], report: CycleReport
     changes = report.store_changes
     if known and old.get("facts_head") == changes.old and changes.paths is not None:
         facts = _updated({key: old[key] for key in _FACTS}, store_cfg, changes.paths)
-        facts["held_back_secrets"] = _held(store_cfg)
+        facts["held_back_secrets"] = _held(store_cfg, report.held)
     else:
         facts = {**store_facts(store_cfg), "git_bytes": _git_bytes(store_cfg)}
     return {**facts, "facts_head": changes.new, "facts_tracks": tracks}
@@ -163,20 +164,23 @@ def store_facts(store_cfg: StoreConfig) -> dict[str, Any]:
     }
 
 
-def _held(store_cfg: StoreConfig) -> list[dict[str, Any]]:
-    """The lines the secret scanner keeps on this machine: live file, store path, line, detector."""
-    if not (meta_dir(store_cfg) / "state.sqlite").exists():
-        return []
-    with SyncState(meta_dir(store_cfg)) as state:
-        return [
-            {
-                "file": str(live_path(store_cfg.tracks, rel) or rel),
-                "store_path": rel,
-                "line": line.line,
-                "detector": line.detector,
-            }
-            for rel, line in state.held()
-        ]
+def _held(store_cfg: StoreConfig, held: Sequence[tuple[str, HeldLine]] | None = None) -> list[dict[str, Any]]:
+    """The lines the secret scanner keeps on this machine (``held``, else read from the sync state): live
+    file, store path, line, detector."""
+    if held is None:
+        if not (meta_dir(store_cfg) / "state.sqlite").exists():
+            return []
+        with SyncState(meta_dir(store_cfg)) as state:
+            held = state.held()
+    return [
+        {
+            "file": str(live_path(store_cfg.tracks, rel) or rel),
+            "store_path": rel,
+            "line": line.line,
+            "detector": line.detector,
+        }
+        for rel, line in held
+    ]
 
 
 def _has_both_kept(path: Path) -> bool:

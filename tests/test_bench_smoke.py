@@ -70,3 +70,22 @@ def test_scan_bench_runs() -> None:
     )
     assert "| memsync scan_text |" in result.stdout and "ungated |" in result.stdout, result.stderr
     assert "ratio memsync / baseline: " in result.stdout and "target per line < 1000 µs: " in result.stdout
+
+
+@pytest.mark.slow
+def test_cycle_bench_quick_runs() -> None:
+    """The cycle-cost benchmark's smoke run: rows 1-4 printed, each target with a verdict."""
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "cycle_bench.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "| 10 | " in out and "| 100 | " in out and "vs one raw `git fetch`" in out
+    assert "## (3) local-path remote" in out and "## (4) git:// remote on 127.0.0.1" in out
+    assert out.count("load average") >= 5
+    targets = out.split("## targets", 1)[1]
+    assert targets.count("PASS") + targets.count("FAIL") == 5
