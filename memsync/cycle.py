@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memsync.access import LOCK_WAIT_S, cycle_lock, meta_dir
 from memsync.config import Config, StoreConfig, Track
-from memsync.cycle_report import CycleReport, StoreChanges
+from memsync.cycle_report import CycleReport, StoreChanges, delivered_lines, shorten_message
 from memsync.diskfull import ADVICE, is_full, named, nearly_full
 from memsync.errors import MemsyncError
 from memsync.fsio import sweep_temps
@@ -33,14 +33,13 @@ from memsync.store.exchange import Progress
 from memsync.store.facade import Store
 from memsync.store.written import commit_written
 from memsync.sync.passes import deliver, publish, reconcile
-from memsync.sync.reports import DeliverReport, PublishReport, describe_changes
+from memsync.sync.reports import PublishReport, describe_changes
 from memsync.sync.state import SyncState
 from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
 GC_EVERY_CYCLES = 100
-MAX_MESSAGE_CHARS = 16_000
 
 
 def run_cycle(
@@ -148,7 +147,7 @@ def _cycle(
                     labels=scope.publish(track),
                 )
             )
-        message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
+        message = shorten_message(describe_changes(reports)) or "memsync: recovered local changes"
         # Nothing written: no commit to make, and the store's own `git status` (a stat per file) is left
         # to the next cycle that writes or reconciles, which puts back what memsync did not write.
         commit = commit_written(store, state, message) if full_reconcile or state.written() else None
@@ -168,7 +167,7 @@ def _cycle(
             notices=session.notices,
         )
         if folded is not None:
-            commit, message = folded, _shorten(describe_changes([*reports, *folds]))
+            commit, message = folded, shorten_message(describe_changes([*reports, *folds]))
             outcomes += again
         ended_at = refs.head(store.git_dir)
         store_changes = _store_changes(store, started_at, ended_at)
@@ -201,7 +200,7 @@ def _cycle(
         commit,
         message if commit else None,
         outcomes,
-        tuple(line for report in delivered for line in _delivered(report)),
+        tuple(line for report in delivered for line in delivered_lines(report)),
         unpushed,
         exchanged=len(names) == len(store_cfg.remotes),
         clashes=tuple(clash for report in delivered for clash in report.clashes),
@@ -265,20 +264,3 @@ def _forget_vanished_dir(track: Track, worktree: Path, state: SyncState) -> None
             "are restored here (`memsync untrack` it to stop syncing it)",
             track.live,
         )
-
-
-def _shorten(message: str) -> str:
-    """``message`` cut to MAX_MESSAGE_CHARS at a list boundary: git gets it as one argument, which the
-    OS caps (128 KiB on Linux), and thousands of changed files would pass that."""
-    if len(message) <= MAX_MESSAGE_CHARS:
-        return message
-    kept = message[:MAX_MESSAGE_CHARS].rsplit(", ", 1)[0]
-    return f"{kept}, ... (message shortened: {len(message) - len(kept)} more characters)"
-
-
-def _delivered(report: DeliverReport) -> list[str]:
-    return [
-        f"{report.name}: {c.label or c.path} {c.action}"
-        + (f" (+{plural(c.lines, 'line')})" if c.lines else "")
-        for c in report.changes
-    ]

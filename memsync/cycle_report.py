@@ -9,12 +9,15 @@ from dataclasses import dataclass
 from memsync.store.exchange import RemoteOutcome
 from memsync.sync.clashes import Clash
 from memsync.sync.records import HeldLine
+from memsync.sync.reports import DeliverReport
+from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_NOT_PUSHED = 75
 EXIT_ERROR = 1
+MAX_MESSAGE_CHARS = 16_000
 
 
 @dataclass(frozen=True)
@@ -75,3 +78,21 @@ def log_report(name: str, report: CycleReport, *, remotes: bool = True) -> None:
             log.info("store %s: pushed to %s", name, outcome.remote)
     for path in report.delivered:
         log.info("store %s: delivered %s", name, path)
+
+
+def shorten_message(message: str) -> str:
+    """``message`` cut to MAX_MESSAGE_CHARS at a list boundary: git gets it as one argument, which the
+    OS caps (128 KiB on Linux), and thousands of changed files would pass that."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    kept = message[:MAX_MESSAGE_CHARS].rsplit(", ", 1)[0]
+    return f"{kept}, ... (message shortened: {len(message) - len(kept)} more characters)"
+
+
+def delivered_lines(report: DeliverReport) -> list[str]:
+    """One line per live file ``report`` wrote: "<track>: <file> <action> (+N lines)"."""
+    return [
+        f"{report.name}: {c.label or c.path} {c.action}"
+        + (f" (+{plural(c.lines, 'line')})" if c.lines else "")
+        for c in report.changes
+    ]

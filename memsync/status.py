@@ -92,4 +92,7 @@ def _update_status(
     atomic_write(
         meta_dir(store_cfg) / STATUS_FILE,
         json.dumps(status, indent=1, sort_keys=True, ensure_ascii=False).encode("utf-8"),
+        # A cache of what the cycles did: lost to a power cut, the next cycle writes it again. Each idle
+        # cycle writes it, and two fsyncs would be most of such a cycle's own time.
+        durable=False,
     )

@@ -41,7 +41,9 @@ def facts_after(store_cfg: StoreConfig, old: dict[str, Any], report: CycleReport
         }
     changes = report.store_changes
     if known and old.get("facts_head") == changes.old and changes.paths is not None:
-        facts = _updated({key: old[key] for key in _FACTS}, store_cfg, changes.paths)
+        facts = {key: old[key] for key in _FACTS}
+        if changes.paths:  # else an idle cycle: nothing in the store to read again
+            facts = _updated(facts, store_cfg, changes.paths)
         facts["held_back_secrets"] = _held(store_cfg, report.held)
     else:
         facts = {**store_facts(store_cfg), "git_bytes": _git_bytes(store_cfg)}

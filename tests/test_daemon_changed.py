@@ -18,20 +18,21 @@ from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, ROLE_STORE, Peer, entry_
 MANY = 300
 
 
-@pytest.fixture
-def alice(tmp_path: Path, remote: Path) -> Iterator[Peer]:
-    peer = Peer.create(tmp_path, "alice", remote, pull_interval_s=0.5)
+def _peer(tmp_path: Path, remote: Path, name: str) -> Iterator[Peer]:
+    peer = Peer.create(tmp_path, name, remote, pull_interval_s=0.5)
     yield peer
     if not peer.proc_dead():
         peer.kill()
+
+
+@pytest.fixture
+def alice(tmp_path: Path, remote: Path) -> Iterator[Peer]:
+    yield from _peer(tmp_path, remote, "alice")
 
 
 @pytest.fixture
 def bob(tmp_path: Path, remote: Path) -> Iterator[Peer]:
-    peer = Peer.create(tmp_path, "bob", remote, pull_interval_s=0.5)
-    yield peer
-    if not peer.proc_dead():
-        peer.kill()
+    yield from _peer(tmp_path, remote, "bob")
 
 
 def status_file(peer: Peer) -> dict[str, Any]:
