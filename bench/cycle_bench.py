@@ -12,6 +12,9 @@ not the number of files tracked, and an idle daemon costs next to nothing.
     < 60 MiB).
 (4) The same daemon shape with a network remote pulled every 10 s: a ``git daemon`` on 127.0.0.1
     serving a bare repository over ``git://`` (target < 0.3 %).
+Beside (3) and (4), measured over the same window: a shell loop running ``git fetch`` in a plain clone as
+often as the daemon fetches (every safety-timer period for the watched local remote, every pull interval
+for the network one), and the ratio of the daemon's CPU with its git children to the loop's.
 
 Run: ``.venv/bin/python bench/cycle_bench.py [--quick] [--keep]``. ``--quick`` (10 and 100 files, 5 role
 directories, 2 s windows, short pull interval) proves the script works; its figures mean nothing. The
@@ -41,6 +44,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench.idle import IdleResult, fill_role, idle_cost, load, make_roles  # noqa: E402
 from memsync.config import load_config  # noqa: E402
 from memsync.cycle import run_cycle  # noqa: E402
+from memsync.daemon import SAFETY_PULL_FACTOR  # noqa: E402
 from memsync.fsio import append_once  # noqa: E402
 from memsync.session import Session  # noqa: E402
 from tests.helpers import bare_remote, git, wait_for  # noqa: E402
@@ -193,18 +197,35 @@ def idle_peer(
     return peer
 
 
-def measure_idle(root: Path, settings: Settings) -> tuple[IdleResult, IdleResult]:
-    """Rows 3 and 4: two daemons at once, one with a local-path remote, one with a ``git://`` remote;
-    each one's own CPU over the same window, after its start-up cycle."""
+@contextmanager
+def fetch_loop(root: Path, name: str, url: str, interval_s: float) -> Iterator[int]:
+    """The baseline of an idle daemon: a plain clone of ``url`` and a shell loop running ``git fetch``
+    in it every ``interval_s`` seconds; yields the shell's PID (its reaped children are the fetches)."""
+    clone = root / f"{name}-loop"
+    git(root, "clone", "-q", url, str(clone))
+    loop = f"while :; do git -C '{clone}' fetch -q origin; sleep {interval_s:g}; done"
+    proc = subprocess.Popen(["sh", "-c", loop], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def measure_idle(root: Path, settings: Settings) -> dict[str, IdleResult]:
+    """Rows 3 and 4: two daemons at once, one with a local-path remote, one with a ``git://`` remote, and
+    beside each its baseline (``fetch_loop``: every safety-timer period for the local remote, whose refs
+    the daemon watches, every pull interval for the network one); each process's CPU over the same
+    window, after the daemons' start-up cycles. Keys: local, network, local-loop, network-loop."""
     base = root / "served"
     base.mkdir()
     bare_remote(base / "remote.git")
+    local_remote = bare_remote(root / "local.git")
     with git_daemon(base) as url:
-        local = idle_peer(
-            root, "local", bare_remote(root / "local.git"), settings, settings.local_pull_s, None
-        )
+        network_url = f"{url}/remote.git"
+        local = idle_peer(root, "local", local_remote, settings, settings.local_pull_s, None)
         network = idle_peer(
-            root, "network", base / "remote.git", settings, settings.network_pull_s, f"{url}/remote.git"
+            root, "network", base / "remote.git", settings, settings.network_pull_s, network_url
         )
         for peer in (local, network):
             peer.start(wait_ready=False)
@@ -214,21 +235,31 @@ def measure_idle(root: Path, settings: Settings) -> tuple[IdleResult, IdleResult
             # Let the start-up cycles' follow-ups (a second exchange) pass.
             time.sleep(1.0 if settings.quick else 5.0)
             assert local.proc is not None and network.proc is not None
-            pids = (local.proc.pid, network.proc.pid)
-            results: dict[int, IdleResult] = {}
+            safety_s = SAFETY_PULL_FACTOR * settings.local_pull_s
+            with (
+                fetch_loop(root, "local", str(local_remote), safety_s) as local_loop,
+                fetch_loop(root, "network", network_url, settings.network_pull_s) as network_loop,
+            ):
+                pids = {
+                    "local": local.proc.pid,
+                    "network": network.proc.pid,
+                    "local-loop": local_loop,
+                    "network-loop": network_loop,
+                }
+                results: dict[str, IdleResult] = {}
 
-            def one(pid: int) -> None:
-                results[pid] = idle_cost(pid, settings.window_s, settings.dirs)
+                def one(key: str) -> None:
+                    results[key] = idle_cost(pids[key], settings.window_s, settings.dirs)
 
-            threads = [threading.Thread(target=one, args=(pid,)) for pid in pids]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+                threads = [threading.Thread(target=one, args=(key,)) for key in pids]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
             for peer in (local, network):
                 if ROLE_STORE not in git(peer.store, "ls-files", "roles"):
                     raise SystemExit(f"{peer.name}: the daemon did not publish its role directories")
-            return results[pids[0]], results[pids[1]]
+            return results
         finally:
             for peer in (local, network):
                 if not peer.proc_dead():
@@ -265,26 +296,31 @@ def report_sizes(figures: list[SizeFigures]) -> list[tuple[str, bool]]:
     ]
 
 
-def report_idle(local: IdleResult, network: IdleResult, settings: Settings) -> list[tuple[str, bool]]:
-    """Print rows 3 and 4; return (target, passed) pairs."""
+def report_idle(results: dict[str, IdleResult], settings: Settings) -> list[tuple[str, bool]]:
+    """Print rows 3 and 4, each beside its baseline loop; return (target, passed) pairs."""
     checks: list[tuple[str, bool]] = []
-    for row, result, pull, cpu_target in (
-        ("(3) local-path remote", local, settings.local_pull_s, 0.05),
-        ("(4) git:// remote on 127.0.0.1", network, settings.network_pull_s, 0.3),
+    for key, row, pull, cpu_target in (
+        ("local", "(3) local-path remote", settings.local_pull_s, 0.05),
+        ("network", "(4) git:// remote on 127.0.0.1", settings.network_pull_s, 0.3),
     ):
+        result, loop = results[key], results[f"{key}-loop"]
         share = 100 * result.cpu_s / result.window_s
-        children = 100 * result.children_cpu_s / result.window_s
+        total = 100 * (result.cpu_s + result.children_cpu_s) / result.window_s
+        baseline = 100 * (loop.cpu_s + loop.children_cpu_s) / loop.window_s
+        every = SAFETY_PULL_FACTOR * pull if key == "local" else pull
         rss = result.rss_bytes / 2**20
         print(
             f"\n## {row}, pull interval {pull:g} s, {result.dirs} role directories, "
             f"{result.window_s:.0f} s window; {load()}"
         )
         print(
-            f"daemon CPU {result.cpu_s:.2f} s = {share:.3f} % of one core; git children {children:.3f} %; "
-            f"RSS {rss:.1f} MiB (peak {result.hwm_bytes / 2**20:.1f} MiB)"
+            f"daemon CPU {result.cpu_s:.2f} s = {share:.3f} % of one core; with its git children "
+            f"{total:.3f} %; RSS {rss:.1f} MiB (peak {result.hwm_bytes / 2**20:.1f} MiB)"
         )
+        ratio = f"{total / baseline:.2f}x" if baseline else "n/a (the loop used no measurable CPU)"
+        print(f"baseline: `git fetch` every {every:g} s in a shell loop: {baseline:.3f} %; ratio {ratio}")
         checks.append((f"{row}: idle CPU {share:.3f} % < {cpu_target} %", share < cpu_target))
-        if row.startswith("(3)"):
+        if key == "local":
             checks.append((f"{row}: RSS {rss:.1f} MiB < 60 MiB", rss < 60))
     return checks
 
@@ -305,7 +341,7 @@ def main() -> int:
         print(f"{load()}; temp dir {root}")
         figures = [measure_size(root, files, settings.repeats) for files in settings.sizes]
         checks = report_sizes(figures)
-        checks += report_idle(*measure_idle(root, settings), settings)
+        checks += report_idle(measure_idle(root, settings), settings)
         print("\n## targets")
         for text, ok in checks:
             print(f"  {verdict(ok)}  {text}")
