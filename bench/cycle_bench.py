@@ -99,39 +99,62 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def measure_size(root: Path, files: int, repeats: int) -> SizeFigures:
-    """Rows 1 and 2 at ``files`` tracked files (a store of its own, a local bare remote)."""
-    remote = bare_remote(root / f"remote-{files}.git")
-    peer = Peer.create(root, f"n{files}", remote)
-    peer.memory_file.unlink()  # the role directory holds all ``files`` tracked files
-    daily = fill_store_role(peer.role_dir, files)
-    config = load_config(peer.config)
-    store_cfg = config.stores["main"]
-    session = Session()
-    run_cycle(config, store_cfg, session=session)  # the start-up cycle: everything published
-    if f"{ROLE_STORE}/daily/{DAY}.md" not in git(peer.store, "ls-files"):
-        raise SystemExit(f"{files} files: the first cycle did not publish the role directory")
+class SizeStore:
+    """One store of row 1 and 2: ``files`` tracked files in one role directory, a local bare remote, the
+    start-up cycle run; ``changed``, ``full``, ``idle`` and ``fetch`` collect the seconds measured."""
 
-    def cycle(changed: frozenset[Path] | None) -> None:
-        run_cycle(config, store_cfg, session=session, full_reconcile=False, changed=changed)
+    def __init__(self, root: Path, files: int) -> None:
+        self.files = files
+        self.peer = Peer.create(root, f"n{files}", bare_remote(root / f"remote-{files}.git"))
+        self.peer.memory_file.unlink()  # the role directory holds all ``files`` tracked files
+        self.daily = fill_store_role(self.peer.role_dir, files)
+        self.config = load_config(self.peer.config)
+        self.session = Session()
+        run_cycle(self.config, self.config.stores["main"], session=self.session)  # everything published
+        if f"{ROLE_STORE}/daily/{DAY}.md" not in git(self.peer.store, "ls-files"):
+            raise SystemExit(f"{files} files: the first cycle did not publish the role directory")
+        self.changed: list[float] = []
+        self.full: list[float] = []
+        self.idle: list[float] = []
+        self.fetch: list[float] = []
 
-    def appended_cycle(changed: frozenset[Path] | None) -> float:
-        append_once(daily, f"- [10:00] line {time.perf_counter_ns()}\n".encode())
-        return timed(lambda: cycle(changed))
+    def _cycle(self, changed: frozenset[Path] | None) -> float:
+        store_cfg = self.config.stores["main"]
+        return timed(
+            lambda: run_cycle(
+                self.config, store_cfg, session=self.session, full_reconcile=False, changed=changed
+            )
+        )
 
-    with_paths = [appended_cycle(frozenset({daily})) for _ in range(repeats)]
-    full = [appended_cycle(None) for _ in range(max(1, repeats // 3))]
-    idle = [timed(lambda: cycle(frozenset())) for _ in range(repeats)]
-    fetch = [timed(lambda: git(peer.store, "fetch", "-q", "origin")) for _ in range(repeats)]
-    if daily.read_bytes() != (peer.store / ROLE_STORE / "daily" / f"{DAY}.md").read_bytes():
-        raise SystemExit(f"{files} files: the appended lines did not all reach the store")
-    return SizeFigures(
-        files,
-        statistics.median(with_paths),
-        statistics.median(full),
-        statistics.median(idle),
-        statistics.median(fetch),
-    )
+    def measure(self, *, full: bool) -> None:
+        """One of each figure (the full pass when ``full``): an append then its cycle, an idle cycle, a
+        raw fetch."""
+        append_once(self.daily, f"- [10:00] line {time.perf_counter_ns()}\n".encode())
+        self.changed.append(self._cycle(frozenset({self.daily})))
+        if full:
+            append_once(self.daily, f"- [10:01] line {time.perf_counter_ns()}\n".encode())
+            self.full.append(self._cycle(None))
+        self.idle.append(self._cycle(frozenset()))
+        self.fetch.append(timed(lambda: git(self.peer.store, "fetch", "-q", "origin")))
+
+    def figures(self) -> SizeFigures:
+        """The medians, after checking every appended line reached the store."""
+        if self.daily.read_bytes() != (self.peer.store / ROLE_STORE / "daily" / f"{DAY}.md").read_bytes():
+            raise SystemExit(f"{self.files} files: the appended lines did not all reach the store")
+        median = statistics.median
+        return SizeFigures(
+            self.files, median(self.changed), median(self.full), median(self.idle), median(self.fetch)
+        )
+
+
+def measure_sizes(root: Path, settings: Settings) -> list[SizeFigures]:
+    """Rows 1 and 2: every size's store set up first, then the repeats interleaved across sizes, so a
+    change in the machine's load falls on every size alike."""
+    stores = [SizeStore(root, files) for files in settings.sizes]
+    for repeat in range(settings.repeats):
+        for store in stores:
+            store.measure(full=repeat % 3 == 0)
+    return [store.figures() for store in stores]
 
 
 def free_port() -> int:
@@ -339,7 +362,7 @@ def main() -> int:
     try:
         print(f"# memsync cycle bench{' (--quick: smoke run, figures not meaningful)' if args.quick else ''}")
         print(f"{load()}; temp dir {root}")
-        figures = [measure_size(root, files, settings.repeats) for files in settings.sizes]
+        figures = measure_sizes(root, settings)
         checks = report_sizes(figures)
         checks += report_idle(measure_idle(root, settings), settings)
         print("\n## targets")
