@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -40,10 +40,9 @@ from watchdog.observers.polling import PollingObserver
 
 from memsync.layout import is_ignored
 from memsync.store.remotes import local_remote_path
+from memsync.watch_rules import Rules, Source
 
 log = logging.getLogger(__name__)
-
-Source = Literal["local", "remote", "layout"]
 
 # Directory-modified, open, access and attribute events say nothing a cycle needs; leaving them out keeps
 # a watched ancestor such as $HOME (for a tracked path not created yet) quiet.
@@ -61,8 +60,6 @@ _LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 POLL_INTERVAL_S = 1.0
 # The logger of watchdog's inotify reader, the one place it tells of dropped events.
 _WATCHDOG_INOTIFY = "watchdog.observers.inotify_c"
-# In a host root (one folder per project), the folder whose appearance makes a project folder a track.
-LAYOUT_CHILD = "memory"
 
 
 @dataclass(frozen=True)
@@ -77,49 +74,6 @@ class WatchEvent:
     source: Source
     path: str
     doubt: bool = False
-
-
-@dataclass(frozen=True)
-class _Rules:
-    """What the handler thread compares event paths with; replaced whole, never mutated."""
-
-    dirs: tuple[Path, ...] = ()
-    files: frozenset[Path] = frozenset()
-    pending: tuple[Path, ...] = ()
-    ref_dirs: tuple[Path, ...] = ()
-    packed_refs: frozenset[Path] = frozenset()
-    pending_refs: tuple[Path, ...] = ()
-    layout: tuple[Path, ...] = ()
-
-    def classify(self, raw: str) -> Source | None:
-        """ "local", "remote", "layout" or None (irrelevant) for the absolute path ``raw`` of an event."""
-        path = Path(raw)
-        if path in self.files:
-            return "local"
-        for root in self.dirs:
-            if path == root or (
-                path.is_relative_to(root) and not is_ignored(path.relative_to(root).as_posix())
-            ):
-                return "local"
-        if any(_on_the_way(path, target) for target in self.pending):
-            return "local"
-        if path in self.packed_refs:
-            return "remote"
-        if any(path.is_relative_to(refs) and not path.name.endswith(".lock") for refs in self.ref_dirs):
-            return "remote"
-        if any(_on_the_way(path, target) for target in self.pending_refs):
-            return "remote"
-        for root in self.layout:
-            if path.parent == root or (path.name == LAYOUT_CHILD and path.parent.parent == root):
-                return "layout"
-            if root.is_relative_to(path):
-                return "layout"
-        return None
-
-
-def _on_the_way(path: Path, target: Path) -> bool:
-    """True when ``path`` is ``target``, one of its ancestors or inside it (a missing target appearing)."""
-    return path == target or target.is_relative_to(path) or path.is_relative_to(target)
 
 
 class _Overflow(logging.Handler):
@@ -220,7 +174,7 @@ class Watcher:
     """
 
     on_event: Callable[[WatchEvent], None]
-    _rules: _Rules = field(default_factory=_Rules)
+    _rules: Rules = field(default_factory=Rules)
     _tracked: tuple[Path, ...] = ()
     _remote_dirs: tuple[Path, ...] = ()
     _layout: tuple[Path, ...] = ()
@@ -331,7 +285,7 @@ class Watcher:
                     wanted.append(_nearest_existing(heads))
             for root in self._layout:
                 wanted.extend([root, *_subdirs(root)] if root.is_dir() else [_nearest_existing(root)])
-            self._rules = _Rules(
+            self._rules = Rules(
                 tuple(dirs),
                 frozenset(files),
                 tuple(pending),
