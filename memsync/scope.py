@@ -32,11 +32,6 @@ class Scope:
                 self._note_live(track, roots, Path(path))
         self.add_store_paths(revisit, live=True)
 
-    @property
-    def full(self) -> bool:
-        """True when every track is visited whole."""
-        return self._whole == set(self._tracks)
-
     def whole(self, track: Track) -> None:
         """Visit every file of ``track`` from now on (a track whose content the cycle cannot name)."""
         self._whole.add(track)
