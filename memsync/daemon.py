@@ -326,7 +326,9 @@ class Daemon:
         state.debouncer.take()
         changed = state.take_changed()
         if state.tracks_added or state.requested:
-            changed = None  # a sync asked for by hand (or a hook) is a full pass, as `memsync sync` is
+            # A sync asked for by hand or by a hook is a full pass, as `memsync sync` is: the write it
+            # was asked for may be in the kernel's queue still, not yet an event here.
+            changed = None
         state.tracks_added = False
         state.requested = False
         state.last_cycle = time.monotonic()
