@@ -53,6 +53,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 # Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+from bench.idle import IdleResult, fill_role, idle_cost, load, make_roles  # noqa: E402
 from memsync.fsio import append_once  # noqa: E402
 from memsync.store.refs import read_ref  # noqa: E402
 from tests.helpers import bare_remote, git, wait_for  # noqa: E402
@@ -64,7 +65,6 @@ POLL_S = 0.005
 # A line not committed/arrived within this many seconds counts as lost (infinite latency).
 LINE_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 600.0
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -103,19 +103,6 @@ class SizeResult:
     raw: RawTimes
     memsync: Series
     baseline: Series
-
-
-@dataclass(frozen=True)
-class IdleResult:
-    """Idle cost of one daemon over ``window_s`` seconds: its own CPU seconds, its reaped children's
-    (git) CPU seconds, and its resident set size (bytes) at the end and at peak."""
-
-    window_s: float
-    dirs: int
-    cpu_s: float
-    children_cpu_s: float
-    rss_bytes: int
-    hwm_bytes: int
 
 
 @dataclass
@@ -494,64 +481,15 @@ def run_baseline(
 # --- idle ----------------------------------------------------------------------------------------
 
 
-def _proc_cpu(pid: int) -> tuple[float, float]:
-    """(own utime + stime, reaped children's cutime + cstime) of process ``pid``, in CPU seconds."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat.rpartition(")")[2].split()
-    # fields[0] is field 3 (state) of proc(5): utime, stime, cutime, cstime are fields 14-17.
-    utime, stime, cutime, cstime = (int(value) for value in fields[11:15])
-    return (utime + stime) / TICKS, (cutime + cstime) / TICKS
-
-
-def _proc_status_bytes(pid: int, key: str) -> int:
-    """A ``kB`` line of ``/proc/<pid>/status`` (e.g. ``VmRSS``), in bytes."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) * 1024
-    raise SystemExit(f"/proc/{pid}/status has no {key}")
-
-
-def fill_role(role_dir: Path, n: int) -> None:
-    """A role directory in the markdown layout: index, two curated entries and a daily log."""
-    (role_dir / "daily").mkdir(parents=True, exist_ok=True)
-    (role_dir / "MEMORY.md").write_text(
-        f"# Memory of role {n}\n\n- [Build](build.md) - how the build runs\n"
-        "- [Deploy](deploy.md) - how deploys run\n"
-    )
-    for slug in ("build", "deploy"):
-        (role_dir / f"{slug}.md").write_text(
-            f"---\nname: {slug}\ndescription: {slug} notes of role {n}\ntype: project\n---\n\n"
-            f"The {slug} of role {n} runs from the Makefile.\n"
-        )
-    (role_dir / "daily" / "2026-11-30.md").write_text(f"# 2026-11-30\n\n- [09:00] role {n} started\n")
-
-
-def make_roles(home: Path, count: int) -> dict[str, str]:
-    """Role directories ``role01`` .. under ``home/.agents/memory`` for a peer at ``home``: ``count - 1`` of
-    them (Peer.create makes and tracks the ``count``-th itself). Returns them as extra tracks."""
-    extra: dict[str, str] = {}
-    for n in range(1, count):
-        role_dir = home / ".agents" / "memory" / f"role{n:02d}"
-        fill_role(role_dir, n)
-        extra[str(role_dir)] = f"roles/role{n:02d}"
-    return extra
-
-
 def measure_idle(peer: Peer, settings: Settings) -> IdleResult:
     """CPU and RSS of ``peer``'s running daemon over ``settings.idle_window_s`` with nothing written,
     after ``settings.settle_s`` for the last cycle's follow-ups. Checks its role directories were synced."""
     assert peer.proc is not None
-    pid = peer.proc.pid
     time.sleep(settings.settle_s)
-    cpu0, children0 = _proc_cpu(pid)
-    start = time.monotonic()
-    time.sleep(settings.idle_window_s)
-    cpu1, children1 = _proc_cpu(pid)
-    window = time.monotonic() - start
-    rss, hwm = _proc_status_bytes(pid, "VmRSS"), _proc_status_bytes(pid, "VmHWM")
+    result = idle_cost(peer.proc.pid, settings.idle_window_s, settings.idle_dirs)
     if ROLE_STORE not in git(peer.store, "ls-files", "roles"):
         raise SystemExit(f"{peer.name}: the daemon did not publish its role directories")
-    return IdleResult(window, settings.idle_dirs, cpu1 - cpu0, children1 - children0, rss, hwm)
+    return result
 
 
 def run_idle(root: Path, settings: Settings) -> IdleResult:
@@ -581,11 +519,6 @@ def p95(values: Sequence[float]) -> float:
 def fmt_s(value: float) -> str:
     """Seconds as ``1.234 s`` (``lost`` for a line that never came)."""
     return "lost" if math.isinf(value) else f"{value:.3f} s"
-
-
-def load() -> str:
-    """The machine's 1-minute load average, with the CPU count (other work skews every latency here)."""
-    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
 
 
 def verdict(ok: bool) -> str:

@@ -3,8 +3,9 @@
 A cycle: take the store's cycle lock (so the daemon's timers and events and a `memsync sync` from the CLI
 never run git at the same time), open the store (recovery), reconcile and publish every track (the
 secret scanner runs inside publish), commit once, exchange with the remotes, deliver every track, and
-write ``status.json`` in the store's meta dir. Local changes are always committed before any fetch or
-merge, so local work is never lost to a merge.
+write ``status.json`` in the store's meta dir. Given the live paths that changed (the daemon's watcher),
+publish and deliver visit only the files that changed here or in the exchange (``scope``). Local
+changes are always committed before any fetch or merge, so local work is never lost to a merge.
 """
 
 from __future__ import annotations
@@ -18,25 +19,27 @@ from pathlib import Path
 
 from memsync.access import LOCK_WAIT_S, cycle_lock, meta_dir
 from memsync.config import Config, StoreConfig, Track
-from memsync.cycle_report import CycleReport
+from memsync.cycle_report import CycleReport, StoreChanges, delivered_lines, shorten_message
 from memsync.diskfull import ADVICE, is_full, named, nearly_full
 from memsync.errors import MemsyncError
 from memsync.fsio import sweep_temps
 from memsync.layout import IGNORED_DIRS
 from memsync.legacy import first_folds, fold_legacy
+from memsync.scope import Scope
 from memsync.session import Session
 from memsync.status import read_status, write_status
+from memsync.store import refs
 from memsync.store.exchange import Progress
+from memsync.store.facade import Store
 from memsync.store.written import commit_written
 from memsync.sync.passes import deliver, publish, reconcile
-from memsync.sync.reports import DeliverReport, PublishReport, describe_changes
+from memsync.sync.reports import PublishReport, describe_changes
 from memsync.sync.state import SyncState
 from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
 GC_EVERY_CYCLES = 100
-MAX_MESSAGE_CHARS = 16_000
 
 
 def run_cycle(
@@ -49,6 +52,7 @@ def run_cycle(
     progress: Progress | None = None,
     stop: threading.Event | None = None,
     lock_wait_s: float = LOCK_WAIT_S,
+    changed: Collection[Path] | None = None,
 ) -> CycleReport:
     """Run one sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5) and write its status.
 
@@ -60,14 +64,17 @@ def run_cycle(
     after a failure; always, from the CLI); without it, a store this process opened before is reused.
     ``progress``: see ``Store.exchange``. ``stop``: once set, git is killed and ``git.Stopped``
     raised (what is cut short is recovered like after ``kill -9``). ``lock_wait_s`` bounds the wait for
-    another cycle of the store (``cycle_lock``). Raises ``MemsyncError`` when the store is missing or
+    another cycle of the store (``cycle_lock``). ``changed``: the live paths changed since the last cycle
+    (the watcher's); publish then visits only those, and deliver those, what the exchange changed and
+    what the last cycle left waiting (``scope.Scope``). None (in doubt), or a ``full_reconcile``: every
+    file of every track. Raises ``MemsyncError`` when the store is missing or
     broken, or a disk is full ("disk full: PATH"); the status file then records the error. Remote
     problems are not exceptions: they are in the report's ``remotes``.
     """
     with cycle_lock(store_cfg, lock_wait_s, config=config.path, stop=stop):
         started = time.time()
         try:
-            report = _cycle(config, store_cfg, session, remotes, full_reconcile, progress, stop)
+            report = _cycle(config, store_cfg, session, remotes, full_reconcile, progress, stop, changed)
         except MemsyncError as exc:
             session.forget(store_cfg)
             write_status(store_cfg, started, None, error=str(exc))
@@ -104,8 +111,10 @@ def _cycle(
     full_reconcile: bool,
     progress: Progress | None,
     stop: threading.Event | None,
+    changed: Collection[Path] | None,
 ) -> CycleReport:
     store = session.store_for(config, store_cfg, full_reconcile, stop)
+    started_at = session.heads.get(store_cfg.path) or refs.head(store.git_dir)
     if full_reconcile:
         sweep_stale_temps(store_cfg)
     names = [name for name in store_cfg.remotes if remotes is None or name in remotes]
@@ -115,8 +124,13 @@ def _cycle(
             # half-written is put back (what publish wrote before a crash is kept, and committed below).
             store.restore(keep=state.written())
         reports: list[PublishReport] = []
+        back = [track for track in store_cfg.tracks if track.live in session.unreachable]
         reachable = [track for track in store_cfg.tracks if session.reachable(track)]
         waiting = first_folds(reachable, store)
+        revisit = session.revisit.pop(store_cfg.path, frozenset())
+        scope = Scope(reachable, None if full_reconcile else changed, revisit)
+        for track in [*waiting, *(track for track in back if track in reachable)]:
+            scope.whole(track)  # published in the fold, or reachable again: what changed meanwhile is unknown
         for track in reachable:
             _forget_vanished_dir(track, store.worktree, state)
             if track in waiting:
@@ -125,11 +139,18 @@ def _cycle(
                 reports.append(reconcile(track, store.worktree, state, notices=session.notices))
             reports.append(
                 publish(
-                    track, store.worktree, state, grace_s=config.partial_line_grace_s, notices=session.notices
+                    track,
+                    store.worktree,
+                    state,
+                    grace_s=config.partial_line_grace_s,
+                    notices=session.notices,
+                    labels=scope.publish(track),
                 )
             )
-        message = _shorten(describe_changes(reports)) or "memsync: recovered local changes"
-        commit = commit_written(store, state, message)
+        message = shorten_message(describe_changes(reports)) or "memsync: recovered local changes"
+        # Nothing written: no commit to make, and the store's own `git status` (a stat per file) is left
+        # to the next cycle that writes or reconciles, which puts back what memsync did not write.
+        commit = commit_written(store, state, message) if full_reconcile or state.written() else None
         if full_reconcile:
             store.ensure_identity()
         outcomes = tuple(store.exchange(names, progress)) if names else ()
@@ -146,27 +167,61 @@ def _cycle(
             notices=session.notices,
         )
         if folded is not None:
-            commit, message = folded, _shorten(describe_changes([*reports, *folds]))
+            commit, message = folded, shorten_message(describe_changes([*reports, *folds]))
             outcomes += again
+        ended_at = refs.head(store.git_dir)
+        store_changes = _store_changes(store, started_at, ended_at)
+        if store_changes is None:
+            scope = Scope(reachable, None)
+        else:
+            scope.add_store_paths(store_changes)
         delivered = [
             deliver(
-                track, store.worktree, state, grace_s=config.partial_line_grace_s, notices=session.notices
+                track,
+                store.worktree,
+                state,
+                grace_s=config.partial_line_grace_s,
+                notices=session.notices,
+                labels=scope.deliver(track),
             )
             for track in reachable
         ]
+        held = tuple(state.held())
+    session.revisit[store_cfg.path] = frozenset(
+        [rel for report in delivered for rel, _ in report.waiting]
+        + [clash.path for report in delivered for clash in report.clashes]
+    )
+    session.heads[store_cfg.path] = ended_at
     if commit is not None and int(read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
         store.gc_auto()
-    unpushed = max((store.unpushed_count(name) for name in store_cfg.remotes), default=0)
+    unpushed = max((session.unpushed(store, name) for name in store_cfg.remotes), default=0)
     return CycleReport(
         store_cfg.name,
         commit,
         message if commit else None,
         outcomes,
-        tuple(line for report in delivered for line in _delivered(report)),
+        tuple(line for report in delivered for line in delivered_lines(report)),
         unpushed,
         exchanged=len(names) == len(store_cfg.remotes),
         clashes=tuple(clash for report in delivered for clash in report.clashes),
+        store_changes=StoreChanges(started_at, ended_at, store_changes),
+        held=held,
     )
+
+
+def _store_changes(store: Store, old: str | None, new: str | None) -> dict[str, int | None] | None:
+    """The store paths the cycle changed (its commits, the exchange's merges and fast-forwards, the
+    legacy folds), with their sizes before (``Store.changes``); None when git cannot tell (no commit
+    before, or the commit before is gone: a purge rewrote history)."""
+    if old == new:
+        return {}
+    if old is None or new is None:
+        return None
+    try:
+        return store.changes(old, new)
+    except MemsyncError as exc:
+        log.debug("store %s: no diff from %s: %s", store.cfg.name, old, exc)
+        return None
 
 
 def sweep_stale_temps(store_cfg: StoreConfig) -> int:
@@ -209,20 +264,3 @@ def _forget_vanished_dir(track: Track, worktree: Path, state: SyncState) -> None
             "are restored here (`memsync untrack` it to stop syncing it)",
             track.live,
         )
-
-
-def _shorten(message: str) -> str:
-    """``message`` cut to MAX_MESSAGE_CHARS at a list boundary: git gets it as one argument, which the
-    OS caps (128 KiB on Linux), and thousands of changed files would pass that."""
-    if len(message) <= MAX_MESSAGE_CHARS:
-        return message
-    kept = message[:MAX_MESSAGE_CHARS].rsplit(", ", 1)[0]
-    return f"{kept}, ... (message shortened: {len(message) - len(kept)} more characters)"
-
-
-def _delivered(report: DeliverReport) -> list[str]:
-    return [
-        f"{report.name}: {c.label or c.path} {c.action}"
-        + (f" (+{plural(c.lines, 'line')})" if c.lines else "")
-        for c in report.changes
-    ]

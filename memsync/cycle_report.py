@@ -8,12 +8,27 @@ from dataclasses import dataclass
 
 from memsync.store.exchange import RemoteOutcome
 from memsync.sync.clashes import Clash
+from memsync.sync.records import HeldLine
+from memsync.sync.reports import DeliverReport
+from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_NOT_PUSHED = 75
 EXIT_ERROR = 1
+MAX_MESSAGE_CHARS = 16_000
+
+
+@dataclass(frozen=True)
+class StoreChanges:
+    """What a cycle changed in its store: HEAD before (``old``) and after (``new``), and ``paths``: each
+    store path whose content changed between them, with its size in bytes before (None: absent), or None
+    when git could not tell."""
+
+    old: str | None = None
+    new: str | None = None
+    paths: dict[str, int | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -24,7 +39,9 @@ class CycleReport:
     ``remotes``: one outcome per remote exchanged with (empty when the exchange was skipped);
     ``delivered``: "<track>: <file> <action>" per live file written; ``unpushed``: the most commits any
     remote lacks after the cycle; ``exchanged``: whether an exchange was attempted; ``clashes``: live
-    paths where a file meets a directory of the store, not synced until the user renames them.
+    paths where a file meets a directory of the store, not synced until the user renames them;
+    ``store_changes``: what the cycle changed in the store (its status facts follow from it); ``held``:
+    the lines the secret scanner holds back after the cycle (store path, line), None when not read.
     """
 
     store: str
@@ -35,6 +52,8 @@ class CycleReport:
     unpushed: int
     exchanged: bool
     clashes: tuple[Clash, ...] = ()
+    store_changes: StoreChanges = StoreChanges()
+    held: tuple[tuple[str, HeldLine], ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -59,3 +78,21 @@ def log_report(name: str, report: CycleReport, *, remotes: bool = True) -> None:
             log.info("store %s: pushed to %s", name, outcome.remote)
     for path in report.delivered:
         log.info("store %s: delivered %s", name, path)
+
+
+def shorten_message(message: str) -> str:
+    """``message`` cut to MAX_MESSAGE_CHARS at a list boundary: git gets it as one argument, which the
+    OS caps (128 KiB on Linux), and thousands of changed files would pass that."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    kept = message[:MAX_MESSAGE_CHARS].rsplit(", ", 1)[0]
+    return f"{kept}, ... (message shortened: {len(message) - len(kept)} more characters)"
+
+
+def delivered_lines(report: DeliverReport) -> list[str]:
+    """One line per live file ``report`` wrote: "<track>: <file> <action> (+N lines)"."""
+    return [
+        f"{report.name}: {c.label or c.path} {c.action}"
+        + (f" (+{plural(c.lines, 'line')})" if c.lines else "")
+        for c in report.changes
+    ]

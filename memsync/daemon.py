@@ -234,6 +234,7 @@ class Daemon:
                     state.remote_due = due if state.remote_due is None else min(state.remote_due, due)
                 else:
                     state.debouncer.poke(event.at)
+                    state.note_change(Path(event.path), event.doubt)
 
     def _dispatch(self, name: str, state: ServedStore, now: float, pull: bool) -> None:
         remote = state.remote_due is not None and now >= state.remote_due
@@ -291,6 +292,7 @@ class Daemon:
             return
         self._sync_states()
         for name, store in self.config.stores.items():
+            self.states[name].doubt()  # tracks may map other paths now
             if set(store.tracks) - before.get(name, set()):
                 # Nothing else would publish what a newly tracked folder already holds until a file in it
                 # changed: reconcile every track now (a new track's files may be in the store already).
@@ -322,6 +324,11 @@ class Daemon:
             "store %s: cycle (%s)%s", name, reason, f", {left_out} remote(s) left out" if left_out else ""
         )
         state.debouncer.take()
+        changed = state.take_changed()
+        if state.tracks_added or state.requested:
+            # A sync asked for by hand or by a hook is a full pass, as `memsync sync` is: the write it
+            # was asked for may be in the kernel's queue still, not yet an event here.
+            changed = None
         state.tracks_added = False
         state.requested = False
         state.last_cycle = time.monotonic()
@@ -329,7 +336,7 @@ class Daemon:
         if len(remotes) == len(store_cfg.remotes):
             state.remote_due = None
         state.remotes.taken(remotes)
-        self.workers.cycle(name, self.config, store_cfg, remotes, not state.reconciled)
+        self.workers.cycle(name, self.config, store_cfg, remotes, not state.reconciled, changed)
 
     def _cycle_done(self, done: CycleDone) -> None:
         state = self.states.get(done.store)
@@ -337,6 +344,7 @@ class Daemon:
             return
         state.busy = False
         if done.report is None:
+            state.doubt()  # what the cycle took may not have been synced
             if done.error is not None:
                 self._failed(done.store, state, done.error)
             self._started(done.store)

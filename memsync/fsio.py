@@ -96,19 +96,21 @@ def _mode_of(path: Path) -> int:
         return 0o644
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically: temp file in the same directory, fsync, ``os.replace``.
 
     Keeps the permission bits of an existing ``path``. Readers see the old or the new bytes, never a mix.
+    Not ``durable``: no fsync (a cache rebuilt when lost: after a power cut it may hold the old bytes).
     Raises ``OSError`` from the OS; on failure the temp file is removed and ``path`` is unchanged.
     """
-    tmp = temp_beside(path, data, _mode_of(path))
+    tmp = temp_beside(path, data, _mode_of(path), fsync=durable)
     try:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def _created_mode() -> int:

@@ -4,16 +4,23 @@ deadlines they make (DESIGN "One sync cycle": debounce, pull timer, backoff)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memsync.backoff import Backoff, Remotes
 from memsync.debounce import Debouncer
 from memsync.store.locks import StoreGuard
 
+# More changed paths than this between two cycles (a checkout, a bulk copy): a walk costs less than the
+# bookkeeping, and a burst that size may hide events the watcher coalesced.
+MAX_CHANGED_PATHS = 2000
+
 
 @dataclass
 class ServedStore:
     """Per-store timers and facts: pending events, the backoff after failed cycles, each remote's health,
-    the store's lock (``guard``), whether a cycle runs now."""
+    the store's lock (``guard``), whether a cycle runs now, and the live paths changed since the last
+    cycle began (``changed``; None in doubt: start-up, a reload, a failed cycle, a directory-level event,
+    too many paths), which the next cycle visits instead of every file."""
 
     debouncer: Debouncer
     guard: StoreGuard
@@ -28,6 +35,24 @@ class ServedStore:
     # An agent host's hook asked for a sync now (SIGUSR1).
     requested: bool = False
     busy: bool = False
+    changed: set[Path] | None = None
+
+    def note_change(self, path: Path, doubt: bool) -> None:
+        """Remember the live ``path`` for the next cycle; in ``doubt`` (or past ``MAX_CHANGED_PATHS``)
+        the next cycle visits every file."""
+        if doubt or self.changed is None or len(self.changed) >= MAX_CHANGED_PATHS:
+            self.changed = None
+        else:
+            self.changed.add(path)
+
+    def doubt(self) -> None:
+        """The next cycle visits every file: what changed since the last one cannot be named."""
+        self.changed = None
+
+    def take_changed(self) -> frozenset[Path] | None:
+        """The changed paths for the cycle starting now (None: every file); the next ones start empty."""
+        taken, self.changed = self.changed, set()
+        return None if taken is None else frozenset(taken)
 
     def deadlines(self) -> list[float]:
         """When something of this store is due (monotonic seconds): none while a cycle runs (its end

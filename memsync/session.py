@@ -11,6 +11,7 @@ from pathlib import Path
 from memsync.access import open_store
 from memsync.config import Config, StoreConfig, Track
 from memsync.store.facade import Store
+from memsync.store.refs import head, read_ref
 from memsync.sync.notices import Notices
 
 log = logging.getLogger(__name__)
@@ -25,12 +26,21 @@ class Session:
     with (opening runs recovery and rewrites the store's git config, several git processes, which a
     long-running daemon needs on start and after a failure only). ``unreachable``: tracked paths found
     behind a dangling symlink, warned about once until they are reachable again. ``notices``: what the
-    sync passes warned about already (a clash, a file that is not regular), logged once.
+    sync passes warned about already (a clash, a file that is not regular), logged once. ``revisit``:
+    per store path, the store paths whose delivery the last cycle left waiting (a busy writer, an
+    unfinished line, a local edit to publish first) or found meeting a directory: the next cycle visits
+    them whatever changed. ``heads``: per store path, the store's HEAD when the last cycle ended, so the
+    next one also delivers what a command (compact, purge, resync) committed in between. ``ahead``: per
+    store path and remote, the commits the remote lacks, with the (HEAD, remote-tracking ref) they were
+    counted at.
     """
 
     opened: dict[Path, tuple[object, Store]] = field(default_factory=dict)
     unreachable: set[Path] = field(default_factory=set)
     notices: Notices = field(default_factory=Notices)
+    revisit: dict[Path, frozenset[str]] = field(default_factory=dict)
+    heads: dict[Path, str | None] = field(default_factory=dict)
+    ahead: dict[tuple[Path, str], tuple[tuple[str | None, str | None], int]] = field(default_factory=dict)
 
     def store_for(
         self, config: Config, store_cfg: StoreConfig, reopen: bool, stop: threading.Event | None
@@ -53,8 +63,22 @@ class Session:
         return store
 
     def forget(self, store_cfg: StoreConfig) -> None:
-        """Drop the store of ``store_cfg`` after a failed cycle: the next cycle opens it anew."""
+        """Drop the store of ``store_cfg`` after a failed cycle: the next cycle opens it anew (and, being
+        a full pass, visits every file: nothing to revisit)."""
         self.opened.pop(store_cfg.path, None)
+        self.revisit.pop(store_cfg.path, None)
+        self.heads.pop(store_cfg.path, None)
+
+    def unpushed(self, store: Store, remote: str) -> int:
+        """How many commits of ``store`` ``remote`` lacks (``Store.unpushed_count``), counted again only
+        when HEAD or the remote-tracking ref moved since (both read from the refs, without git)."""
+        refs_now = (head(store.git_dir), read_ref(store.git_dir, f"refs/remotes/{remote}/{store.cfg.branch}"))
+        known = self.ahead.get((store.worktree, remote))
+        if known is not None and known[0] == refs_now and refs_now[0] is not None:
+            return known[1]
+        count = store.unpushed_count(remote)
+        self.ahead[(store.worktree, remote)] = (refs_now, count)
+        return count
 
     def reachable(self, track: Track) -> bool:
         """False while the live path or a directory above it is a symlink to nothing (a drive not

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -40,10 +40,9 @@ from watchdog.observers.polling import PollingObserver
 
 from memsync.layout import is_ignored
 from memsync.store.remotes import local_remote_path
+from memsync.watch_rules import Rules, Source
 
 log = logging.getLogger(__name__)
-
-Source = Literal["local", "remote", "layout"]
 
 # Directory-modified, open, access and attribute events say nothing a cycle needs; leaving them out keeps
 # a watched ancestor such as $HOME (for a tracked path not created yet) quiet.
@@ -59,62 +58,36 @@ _EVENT_TYPES: list[type[FileSystemEvent]] = [
 ]
 _LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 POLL_INTERVAL_S = 1.0
-# In a host root (one folder per project), the folder whose appearance makes a project folder a track.
-LAYOUT_CHILD = "memory"
+# The logger of watchdog's inotify reader, the one place it tells of dropped events.
+_WATCHDOG_INOTIFY = "watchdog.observers.inotify_c"
 
 
 @dataclass(frozen=True)
 class WatchEvent:
     """One relevant change: ``at`` is ``time.monotonic()`` seconds when the handler saw it; ``source`` is
     "local" (a tracked path), "remote" (the refs of a remote that is a local path) or "layout" (a project
-    folder, or the memory folder in one, appeared or went in a host root); ``path`` is absolute."""
+    folder, or the memory folder in one, appeared or went in a host root); ``path`` is absolute.
+    ``doubt``: the files that changed cannot be named by ``path`` alone (a directory appeared, moved or
+    went; the kernel dropped events, ``path`` is then "/"): the next cycle visits every file."""
 
     at: float
     source: Source
     path: str
+    doubt: bool = False
 
 
-@dataclass(frozen=True)
-class _Rules:
-    """What the handler thread compares event paths with; replaced whole, never mutated."""
+class _Overflow(logging.Handler):
+    """watchdog says only in its log that the kernel dropped events (its inotify queue overflowed): that
+    line becomes an event in doubt, so the next cycle visits every file."""
 
-    dirs: tuple[Path, ...] = ()
-    files: frozenset[Path] = frozenset()
-    pending: tuple[Path, ...] = ()
-    ref_dirs: tuple[Path, ...] = ()
-    packed_refs: frozenset[Path] = frozenset()
-    pending_refs: tuple[Path, ...] = ()
-    layout: tuple[Path, ...] = ()
+    def __init__(self, watcher: Watcher) -> None:
+        super().__init__(logging.WARNING)
+        self._watcher = watcher
 
-    def classify(self, raw: str) -> Source | None:
-        """ "local", "remote", "layout" or None (irrelevant) for the absolute path ``raw`` of an event."""
-        path = Path(raw)
-        if path in self.files:
-            return "local"
-        for root in self.dirs:
-            if path == root or (
-                path.is_relative_to(root) and not is_ignored(path.relative_to(root).as_posix())
-            ):
-                return "local"
-        if any(_on_the_way(path, target) for target in self.pending):
-            return "local"
-        if path in self.packed_refs:
-            return "remote"
-        if any(path.is_relative_to(refs) and not path.name.endswith(".lock") for refs in self.ref_dirs):
-            return "remote"
-        if any(_on_the_way(path, target) for target in self.pending_refs):
-            return "remote"
-        for root in self.layout:
-            if path.parent == root or (path.name == LAYOUT_CHILD and path.parent.parent == root):
-                return "layout"
-            if root.is_relative_to(path):
-                return "layout"
-        return None
-
-
-def _on_the_way(path: Path, target: Path) -> bool:
-    """True when ``path`` is ``target``, one of its ancestors or inside it (a missing target appearing)."""
-    return path == target or target.is_relative_to(path) or path.is_relative_to(target)
+    def emit(self, record: logging.LogRecord) -> None:
+        """Turn watchdog's overflow warning into a ``WatchEvent`` in doubt."""
+        if "overflow" in record.getMessage():
+            self._watcher._on_event(WatchEvent(time.monotonic(), "local", "/", doubt=True))
 
 
 class _Handler(FileSystemEventHandler):
@@ -130,15 +103,15 @@ class _Handler(FileSystemEventHandler):
                 # Its watch died with it; a new directory at that path may reuse the inode number.
                 self._watcher._gone.add(Path(os.fsdecode(event.src_path)))
             rules = self._watcher._rules
-            # The destination first: a rename onto a tracked file (an atomic save) changes that file.
+            # Both ends of a rename changed: the destination (an atomic save onto a tracked file), and the
+            # source, now gone.
             dest = getattr(event, "dest_path", "")
             paths = [os.fsdecode(dest)] if dest else []
             paths.append(os.fsdecode(event.src_path))
             for raw in paths:
                 source = rules.classify(raw)
                 if source is not None:
-                    self._watcher._on_event(WatchEvent(time.monotonic(), source, raw))
-                    return
+                    self._watcher._on_event(WatchEvent(time.monotonic(), source, raw, event.is_directory))
         except Exception:  # an exception here would end the observer thread: watching must go on
             log.exception("could not handle file event %r", event)
 
@@ -201,7 +174,7 @@ class Watcher:
     """
 
     on_event: Callable[[WatchEvent], None]
-    _rules: _Rules = field(default_factory=_Rules)
+    _rules: Rules = field(default_factory=Rules)
     _tracked: tuple[Path, ...] = ()
     _remote_dirs: tuple[Path, ...] = ()
     _layout: tuple[Path, ...] = ()
@@ -211,12 +184,15 @@ class Watcher:
     _limit_warned: bool = False
     _gone: set[Path] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _overflow: logging.Handler | None = None
 
     def _on_event(self, event: WatchEvent) -> None:
         self.on_event(event)
 
     def start(self) -> None:
         """Start the observer threads. If inotify instances are exhausted (EMFILE) everything is polled."""
+        self._overflow = _Overflow(self)
+        logging.getLogger(_WATCHDOG_INOTIFY).addHandler(self._overflow)
         try:
             self._observer = Observer()
             self._observer.start()
@@ -228,6 +204,9 @@ class Watcher:
 
     def stop(self) -> None:
         """Stop and join the observer threads."""
+        if self._overflow is not None:
+            logging.getLogger(_WATCHDOG_INOTIFY).removeHandler(self._overflow)
+            self._overflow = None
         for observer in (self._observer, self._poller):
             if observer is not None and observer.is_alive():
                 observer.stop()
@@ -306,7 +285,7 @@ class Watcher:
                     wanted.append(_nearest_existing(heads))
             for root in self._layout:
                 wanted.extend([root, *_subdirs(root)] if root.is_dir() else [_nearest_existing(root)])
-            self._rules = _Rules(
+            self._rules = Rules(
                 tuple(dirs),
                 frozenset(files),
                 tuple(pending),

@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 from memsync.config import Config, StoreConfig
 from memsync.cycle import run_cycle
@@ -55,11 +56,17 @@ class Workers:
         self._session = session
 
     def cycle(
-        self, name: str, config: Config, store_cfg: StoreConfig, remotes: Collection[str], full: bool
+        self,
+        name: str,
+        config: Config,
+        store_cfg: StoreConfig,
+        remotes: Collection[str],
+        full: bool,
+        changed: Collection[Path] | None,
     ) -> None:
-        """Run one cycle of store ``name`` (``cycle.run_cycle`` with ``remotes`` and ``full`` reconcile)
-        in a new thread."""
-        args = (name, config, store_cfg, tuple(remotes), full)
+        """Run one cycle of store ``name`` (``cycle.run_cycle`` with ``remotes``, ``full`` reconcile and
+        the live paths ``changed`` since the last cycle, None for every file) in a new thread."""
+        args = (name, config, store_cfg, tuple(remotes), full, changed)
         threading.Thread(target=self._cycle, args=args, name=f"memsync cycle {name}", daemon=True).start()
 
     def probe(self, name: str, config: Config, store_cfg: StoreConfig, remote: str) -> None:
@@ -68,7 +75,13 @@ class Workers:
         threading.Thread(target=self._probe, args=args, name=f"memsync probe {remote}", daemon=True).start()
 
     def _cycle(
-        self, name: str, config: Config, store_cfg: StoreConfig, remotes: tuple[str, ...], full: bool
+        self,
+        name: str,
+        config: Config,
+        store_cfg: StoreConfig,
+        remotes: tuple[str, ...],
+        full: bool,
+        changed: Collection[Path] | None,
     ) -> None:
         try:
             report = run_cycle(
@@ -78,6 +91,7 @@ class Workers:
                 remotes=remotes,
                 full_reconcile=full,
                 stop=self._stop,
+                changed=changed,
             )
             done = CycleDone(name, report, None)
         except Stopped:

@@ -87,3 +87,14 @@ def test_bigfile_bench_quick_runs() -> None:
     assert "inf" not in out.split("## targets", 1)[0]
     targets = out.split("## targets", 1)[1]
     assert targets.count("PASS") + targets.count("FAIL") == 8
+
+
+@pytest.mark.slow
+def test_cycle_bench_quick_runs() -> None:
+    """The cycle-cost benchmark's smoke run: rows 1-4 printed, each target with a verdict."""
+    out = _quick("cycle_bench.py", 300)
+    assert "| 10 | " in out and "| 100 | " in out and "vs one raw `git fetch`" in out
+    assert "## (3) local-path remote" in out and "## (4) git:// remote on 127.0.0.1" in out
+    assert out.count("load average") >= 5
+    targets = out.split("## targets", 1)[1]
+    assert targets.count("PASS") + targets.count("FAIL") == 5

@@ -12,8 +12,9 @@ from memsync.config import load_config
 from memsync.hosts.claude_code import oversized_indexes, partly_loaded
 from memsync.instance import running_daemon_pid
 from memsync.paths import StoreLayout
-from memsync.status import live_path, read_status, store_facts
+from memsync.status import read_status
 from memsync.store.facade import Store
+from memsync.store_facts import live_path, store_facts
 from memsync.track_listing import list_tracks
 from memsync.wording import plural
 

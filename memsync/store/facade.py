@@ -24,6 +24,7 @@ from memsync.store import exchange as exchanging
 from memsync.store import history, rewrite, storeid
 from memsync.store import open as lifecycle
 from memsync.store import resync as resyncing
+from memsync.store.changes import changes as diff_changes
 from memsync.store.commit import commit_all, put_back_strays
 from memsync.store.exchange import Progress, RemoteOutcome
 from memsync.store.history import LogRecord
@@ -352,3 +353,10 @@ class Store:
             raise MemsyncError(
                 f"cannot {doing} {remote!r}: store {self.cfg.name!r} has no such remote. Check the config"
             )
+
+    def changes(self, old: str, new: str) -> dict[str, int | None]:
+        """Store path -> size in bytes at commit ``old`` (None: absent there) of every path whose content
+        differs between commits ``old`` and ``new`` (``store.changes``: two git commands). Raises
+        ``MemsyncError`` when git fails."""
+        self._require()
+        return diff_changes(self._g, old, new)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -28,31 +29,69 @@ class TrackFile:
     label: str
 
 
-def track_files(track: Track, worktree: Path, state: SyncState) -> list[TrackFile]:
-    """Every file of ``track`` (store worktree ``worktree``), sorted: in the live directory, in the store
+def track_files(
+    track: Track, worktree: Path, state: SyncState, labels: Collection[str] | None = None
+) -> list[TrackFile]:
+    """The files of ``track`` (store worktree ``worktree``), sorted: in the live directory, in the store
     copy, or known to ``state``; not those under ``track.excludes`` (another store's track owns them, live
-    and store side alike), nor any reached through a symlinked directory. Reads the file system only."""
+    and store side alike), nor any reached through a symlinked directory. ``labels``: only these paths
+    relative to the track (what changed, from watch events or git's diff; "" names a tracked file),
+    found without a walk, each kept by the same rules as the walk keeps a file; None: every file.
+    Reads the file system only."""
     prefix = track.store_path.strip("/")
     store_root = worktree / prefix
     if _is_file_track(track, worktree):
-        return [TrackFile(prefix, track.live, store_root, "")]
-    labels = _walk(track.live, follow_inside=True) | _walk(store_root, follow_inside=False)
-    # _walk skipped the ignored paths already; only those known to the state alone need the check.
-    labels |= {
-        label
-        for p in state.paths(prefix)
-        if p != prefix
-        if (label := p[len(prefix) + 1 :]) not in labels and not _is_ignored(label)
-    }
+        return [TrackFile(prefix, track.live, store_root, "")] if labels is None or labels else []
+    if labels is None:
+        found = _walk(track.live, follow_inside=True) | _walk(store_root, follow_inside=False)
+        # _walk skipped the ignored paths already; only those known to the state alone need the check.
+        found |= {
+            label
+            for p in state.paths(prefix)
+            if p != prefix
+            if (label := p[len(prefix) + 1 :]) not in found and not _is_ignored(label)
+        }
+    else:
+        found = {label for label in labels if label and _listed(track.live, store_root, label, state, prefix)}
     # Thousands of files share a few directories: check each directory for symlinks once.
     through_symlink = functools.cache(functools.partial(_through_symlink, track.live))
     return [
         TrackFile(f"{prefix}/{label}", track.live / label, store_root / label, label)
-        for label in sorted(labels)
+        for label in sorted(found)
         if ".." not in label.split("/")
         and not through_symlink(label.rpartition("/")[0])
         and not any((track.live / label).is_relative_to(owned) for owned in track.excludes)
     ]
+
+
+def _listed(live_root: Path, store_root: Path, label: str, state: SyncState, prefix: str) -> bool:
+    """Whether a full walk (``_walk`` of both sides, the state's paths) would list ``label``."""
+    parts = label.split("/")
+    if any(_is_ignored("/".join(parts[: i + 1])) for i in range(len(parts))):
+        return False
+    if _regular(live_root, label, follow_inside=True) or _regular(store_root, label, follow_inside=False):
+        return True
+    rel = f"{prefix}/{label}"
+    return (
+        state.get(rel) is not None
+        or state.pending_publish(rel) is not None
+        or (state.pending_delivery(rel) is not None)
+    )
+
+
+def _regular(root: Path, label: str, *, follow_inside: bool) -> bool:
+    """``_walk``'s test of one path: a regular file, or (``follow_inside``) a symlink to a regular file
+    inside ``root``."""
+    path = root / label
+    try:
+        if not path.is_symlink():
+            return path.is_file()
+        if not follow_inside:
+            return False
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: Python 3.11 raises RuntimeError
+        return False
+    return target.is_relative_to(root.resolve()) and target.is_file()
 
 
 def _is_file_track(track: Track, worktree: Path) -> bool:

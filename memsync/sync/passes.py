@@ -3,14 +3,17 @@ for one tracked path: the passes of DESIGN "One sync cycle" steps 2 and 5, with 
 lost), I2 (no torn line), I5 (safe writes), I6 (no secret leaves the machine) and I7 (crash safety).
 
 File-system operations only: the store worktree is a plain directory here; committing and exchanging are
-the cycle's job. Each pass visits every file of the track (``memsync.sync.files``) once, by kind:
+the cycle's job. Each pass visits every file of the track (``memsync.sync.files``), or those the cycle
+names (what changed), once, by kind:
 append-only files by byte offset (``appendonly``, ``appendonly_delivery``), whole files by three-way
 merge (``wholefile``, ``wholefile_delivery``). Its writes are applied in groups (``writes``).
 """
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from memsync.config import Track
@@ -37,6 +40,7 @@ def publish(
     *,
     grace_s: float = 300.0,
     notices: Notices | None = None,
+    labels: Collection[str] | None = None,
 ) -> PublishReport:
     """Publish the live files of ``track`` into the store worktree ``worktree`` (DESIGN step 2).
 
@@ -50,11 +54,12 @@ def publish(
     The secret scanner (:mod:`memsync.secrets.files`) runs first: flagged lines (whole-file versions, files
     whose name it flags) stay on this machine and are listed in the report's ``held``. A live file where
     the store has a directory (or a file above it) is not published (deliver reports the clash).
-    ``notices``: what this process warned about already (default: nothing). Raises ``OSError`` from the
-    file system.
+    ``notices``: what this process warned about already (default: nothing). ``labels``: only the files at
+    these paths relative to the track (what changed since the last cycle; ``files.track_files``); None:
+    every file. Raises ``OSError`` from the file system.
     """
     mode = PublishMode.publish(time.time() if now is None else now, grace_s)
-    return _publish_pass(track, worktree, state, mode, notices or Notices())
+    return _publish_pass(track, worktree, state, mode, notices or Notices(), labels)
 
 
 def reconcile(
@@ -74,7 +79,8 @@ def reconcile(
     added, or merged over an empty base, or recorded as synced when equal. Nothing is published twice
     or lost. Returns what was published; raises ``OSError`` from the file system.
     """
-    return _publish_pass(track, worktree, state, PublishMode.reconcile(time.time()), notices or Notices())
+    mode = PublishMode.reconcile(time.time())
+    return _publish_pass(track, worktree, state, mode, notices or Notices(), None)
 
 
 def deliver(
@@ -85,6 +91,7 @@ def deliver(
     *,
     grace_s: float = 300.0,
     notices: Notices | None = None,
+    labels: Collection[str] | None = None,
 ) -> DeliverReport:
     """Bring what the store worktree has into the live files of ``track`` (DESIGN step 5).
 
@@ -104,12 +111,13 @@ def deliver(
     meanwhile is in the store beside the directory (``layout.aside_name``). Any other file meeting a
     directory of the same name (an edited live file, a live directory where the store has a file) is left
     alone on both sides and reported in ``clashes``, logged once per process in ``notices``. Store
-    content that no track maps is not touched. Raises ``OSError`` from the file system.
+    content that no track maps is not touched. ``labels``: only the files at these paths relative to the
+    track (``files.track_files``); None: every file. Raises ``OSError`` from the file system.
     """
     out = Collector(state, notices or Notices())
     clock = time.time() if now is None else now
     with state.batch():
-        for f in track_files(track, worktree, state):
+        for f in track_files(track, worktree, state, labels):
             clash = clash_of(f)
             if clash is not None:
                 if not give_way(f, clash, out):
@@ -126,24 +134,30 @@ def deliver(
 
 
 def _publish_pass(
-    track: Track, worktree: Path, state: SyncState, mode: PublishMode, notices: Notices
+    track: Track,
+    worktree: Path,
+    state: SyncState,
+    mode: PublishMode,
+    notices: Notices,
+    labels: Collection[str] | None,
 ) -> PublishReport:
     out = Collector(state, notices)
-    known_track = bool(state.paths(track.store_path.strip("/")))
+    # Whether the state knows the track: a file with a record answers it; else one query (every path).
+    known_track = functools.cache(lambda: bool(state.paths(track.store_path.strip("/"))))
 
     def publish_one(f: TrackFile) -> None:
         named = scan_name(f.rel)
         if named is not None:
             _hold_named(f, named, out)
         elif is_append_only(f.rel):
-            publish_append(f, mode, known_track, out)
+            publish_append(f, mode, state.get(f.rel) is not None or known_track(), out)
         else:
             publish_whole(f, mode.incremental, out)
         out.writes.flush(when_full=True)
 
     with state.batch():
         blocked = []
-        for f in track_files(track, worktree, state):
+        for f in track_files(track, worktree, state, labels):
             if store_in_the_way(f):
                 blocked.append(f)
             else:
