@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memsync.layout import is_append_only
 from memsync.secrets.detectors import detect
-from memsync.secrets.files import scan_appended, scan_name, scan_whole
+from memsync.secrets.files import name_detectors, scan_appended, scan_name, scan_whole
 
 DEFAULT_CORPUS = Path(
     os.environ.get("MEMSYNC_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus")
@@ -45,7 +45,7 @@ def _old(files: list[tuple[str, bytes]]) -> list[tuple[str, int, str]]:
 
 def _new(files: list[tuple[str, bytes]]) -> list[tuple[str, int, str]]:
     found: list[tuple[str, int, str]] = []
-    scan_name.cache_clear()  # publish caches names across cycles; the first cycle pays for each
+    name_detectors.cache_clear()  # publish caches names per process; the first cycle pays for each
     for rel, data in files:
         named = scan_name(rel)
         if named is not None:
