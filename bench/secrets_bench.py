@@ -4,7 +4,11 @@ files with their frontmatter values, each path's names), against the old raw sca
 (the detectors alone on the bytes as written), measured in the same run. Also the corpus findings of
 each: the new scan's must be justified one by one (see docs/reliability.md).
 
-Run: ``.venv/bin/python bench/secrets_bench.py [--corpus PATH] [--repeat 5]``.
+Then a first sync's whole files in bulk: ``scan_whole`` file by file against ``scan_wholes`` of all at
+once (the corpus's markdown files, and ``--small`` new one-line notes with their paths' names), with
+the verdicts compared.
+
+Run: ``.venv/bin/python bench/secrets_bench.py [--corpus PATH] [--repeat 5] [--small 10000]``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memsync.layout import is_append_only
 from memsync.secrets.detectors import detect
-from memsync.secrets.files import scan_appended, scan_name, scan_whole
+from memsync.secrets.files import name_detectors, scan_appended, scan_name, scan_whole, scan_wholes
+from memsync.sync.writes import BATCH_FILES
 
 DEFAULT_CORPUS = Path(
     os.environ.get("MEMSYNC_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus")
@@ -45,7 +50,7 @@ def _old(files: list[tuple[str, bytes]]) -> list[tuple[str, int, str]]:
 
 def _new(files: list[tuple[str, bytes]]) -> list[tuple[str, int, str]]:
     found: list[tuple[str, int, str]] = []
-    scan_name.cache_clear()  # publish caches names across cycles; the first cycle pays for each
+    name_detectors.cache_clear()  # publish caches names per process; the first cycle pays for each
     for rel, data in files:
         named = scan_name(rel)
         if named is not None:
@@ -73,6 +78,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--small", type=int, default=10_000, help="one-line notes scanned in bulk")
     args = parser.parse_args()
     if not args.corpus.is_dir():
         print(f"no corpus at {args.corpus} (set MEMSYNC_CORPUS)", file=sys.stderr)
@@ -90,7 +96,42 @@ def main() -> int:
         print(f"{label} findings: {len(found)}")
         for rel, line, detector in found:
             print(f"  {rel}:{line} {detector}")
+    _bulk("corpus whole files", [data for rel, data in files if not is_append_only(rel)], args.repeat)
+    _bulk(f"{args.small} one-line notes", [b"note %d\n" % i for i in range(args.small)], args.repeat)
+    paths = [f"roles/qa/notes/n{i:06d}.md" for i in range(args.small)]
+
+    def names() -> None:
+        name_detectors.cache_clear()
+        for rel in paths:
+            scan_name(rel)
+
+    print(f"scan_name of {args.small} new paths in one directory: {_best(names, args.repeat):.3f} s")
     return 0
+
+
+def _best(action: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _bulk(label: str, datas: list[bytes], repeat: int) -> None:
+    """Print ``scan_whole`` per file against ``scan_wholes`` of ``datas`` in publish's write groups
+    (``BATCH_FILES`` files), best of ``repeat``."""
+
+    def grouped() -> list[tuple[int, str] | None]:
+        return [v for i in range(0, len(datas), BATCH_FILES) for v in scan_wholes(datas[i : i + BATCH_FILES])]
+
+    assert grouped() == [scan_whole(data) for data in datas], "bulk verdicts differ"
+    alone = _best(lambda: [scan_whole(data) for data in datas], repeat)
+    bulk = _best(grouped, repeat)
+    print(
+        f"{label} ({len(datas)}): scan_whole per file {alone:.3f} s, "
+        f"scan_wholes by {BATCH_FILES} {bulk:.3f} s, ratio {bulk / alone:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -148,15 +148,14 @@ def _run_once(
         stderr=subprocess.PIPE,
     )
     waited = 0.0
-    feed = stdin
+    feeder = _feed(proc, stdin) if stdin is not None else None
     try:
         while True:
             step = min(POLL_S, max(timeout - waited, 0.0))
             try:
-                out, err = proc.communicate(feed, timeout=step)
+                out, err = proc.communicate(timeout=step)
                 break
             except subprocess.TimeoutExpired:
-                feed = None  # given once; communicate keeps feeding it
                 waited += step
                 if stop is not None and stop.is_set():
                     raise Stopped from None
@@ -167,7 +166,29 @@ def _run_once(
     except BaseException:
         _kill(proc)
         raise
+    finally:
+        if feeder is not None:
+            feeder.join()
     return Result(proc.returncode, out or b"", err or b"")
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> threading.Thread:
+    """Write ``data`` to ``proc``'s stdin and close it, in a thread of its own; ``proc.stdin`` is taken
+    from the ``Popen`` so that ``communicate`` only reads. A ``communicate`` retried after its timeout
+    no longer writes the rest of its input (CPython), and git, waiting for the end of its stdin, would
+    never end: a list of 10,000 paths is more than a pipe holds. A git that exits or is killed before
+    reading it all ends the writing (a broken pipe)."""
+    pipe, proc.stdin = proc.stdin, None
+    assert pipe is not None
+
+    def write() -> None:
+        # BrokenPipeError: git ended without reading it all.
+        with contextlib.suppress(OSError), pipe:
+            pipe.write(data)
+
+    feeder = threading.Thread(target=write, name="git-stdin", daemon=True)
+    feeder.start()
+    return feeder
 
 
 def check(

@@ -20,5 +20,6 @@ def test_first_sync_bench_quick_runs() -> None:
     out = result.stdout
     assert "## 50 new files, 1 run;" in out
     assert "| (a) first sync on A |" in out and "| (b) next sync on B |" in out
+    assert "| first sync of 50 files on A / on B | " in out
     targets = out.split("## targets", 1)[1]
     assert targets.count("PASS") + targets.count("FAIL") == 2

@@ -1,4 +1,5 @@
-"""Commits of many files: blobs go into one pack (git's bulk check-in), hidden files are added in chunks."""
+"""Commits of many files: blobs go into one pack (git's bulk check-in); files a store's .gitignore hides
+are committed whatever their number (staged by one git process fed on stdin)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from memsync.formats.bounded_json import STRING_LITERAL
 from memsync.formats.markdown.frontmatter import frontmatter_yaml, split_frontmatter
 from memsync.layout import kind_of
 from memsync.secrets.shapes import BARE
-from memsync.secrets.text import SPLIT, scan_units
+from memsync.secrets.text import SPLIT, scan_groups, scan_units
 
 NOT_UTF8 = "not UTF-8 text"
 IN_NAME = " (in the file name)"
@@ -119,27 +119,47 @@ def scan_whole(data: bytes) -> tuple[int, str] | None:
     must stay on this machine: a secret in its text or frontmatter values as read (a value is reported
     at line 1), or the file not being UTF-8 (the line of its first bad byte, :data:`NOT_UTF8`); None
     when it may be published. Never raises."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return data.count(b"\n", 0, exc.start) + 1, NOT_UTF8
-    lines = text.split("\n")
-    values = _frontmatter_values(text) if text.startswith("---") else []
-    found = scan_units([*lines, *values], [*lines, *[""] * len(values)] if values else None)
-    if not found:
-        return None
-    first = min(found)
-    return (first + 1 if first < len(lines) else 1), _first(found[first])
+    return scan_wholes([data])[0]
 
 
-@lru_cache(maxsize=1 << 16)
+def scan_wholes(files: Sequence[bytes]) -> list[tuple[int, str] | None]:
+    """``scan_whole`` of each of ``files`` (whole files' bytes), in order, with the detectors run once
+    over all their texts (each file's text scanned as alone: no seam or key block joins two files).
+    For a first sync of thousands of small files: one scan per file cost ~25 µs of setup each.
+    Never raises; linear in the total size (a caller bounds it, ``memsync.sync.writes``)."""
+    verdicts: list[tuple[int, str] | None] = [None] * len(files)
+    groups: list[tuple[list[str], list[str] | None]] = []
+    scanned: list[tuple[int, int]] = []  # (index in files, number of lines) per group
+    for number, data in enumerate(files):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            verdicts[number] = data.count(b"\n", 0, exc.start) + 1, NOT_UTF8
+            continue
+        lines = text.split("\n")
+        values = _frontmatter_values(text) if text.startswith("---") else []
+        groups.append(([*lines, *values], [*lines, *[""] * len(values)] if values else None))
+        scanned.append((number, len(lines)))
+    for (number, count), found in zip(scanned, scan_groups(groups), strict=True):
+        if found:
+            first = min(found)
+            verdicts[number] = (first + 1 if first < count else 1), _first(found[first])
+    return verdicts
+
+
 def scan_name(rel: str) -> str | None:
     """The detector that flags a file or directory name on the store path ``rel`` (each name scanned as
     read: normalised and decoded), with :data:`IN_NAME` appended; None for a path whose names may
-    enter a store and its commit messages. Cached: publish asks once per file and cycle."""
-    parts = [part for part in rel.split("/") if part]
-    stems = [part.rpartition(".")[0] for part in parts if "." in part.lstrip(".")]
-    found = scan_units([*parts, *stems], [""] * (len(parts) + len(stems)))
-    if not found:
-        return None
-    return _first({_first(names) for names in found.values()}) + IN_NAME
+    enter a store and its commit messages. Each name is scanned once per process (``name_detectors``):
+    the directories of thousands of files are shared."""
+    found = {name for part in rel.split("/") if part for name in name_detectors(part)}
+    return None if not found else _first(found) + IN_NAME
+
+
+@lru_cache(maxsize=1 << 16)
+def name_detectors(part: str) -> frozenset[str]:
+    """What flags the one file or directory name ``part`` (and its stem when it has a suffix), one
+    detector per unit (``_first``): names are independent units, with no seams between them. Cached per
+    process (``name_detectors.cache_clear()`` empties it). Never raises."""
+    units = [part, part.rpartition(".")[0]] if "." in part.lstrip(".") else [part]
+    return frozenset(_first(names) for names in scan_units(units, [""] * len(units)).values())

@@ -65,23 +65,55 @@ def scan_units(units: Sequence[str], edges: Sequence[str] | None = None) -> dict
     more (no clean neighbour is held back).
     Never raises; linear in the size of the units.
     """
-    normal = [normalise(unit) for unit in units]
+    return scan_groups([(units, edges)])[0]
+
+
+def scan_groups(groups: Sequence[tuple[Sequence[str], Sequence[str] | None]]) -> list[dict[int, set[str]]]:
+    """``scan_units`` of each (units, edges) of ``groups`` (many files' texts, say), with the detectors
+    run once over all of them: per group, index in its units -> the detectors that flag it, as
+    ``scan_units`` of that group alone finds them. No seam joins two groups and a gap line between them
+    ends a private key block, so no group's text flags another's. Never raises; linear in the total size.
+    """
     sheet = _Sheet()
-    for index, text in enumerate(normal):
+    spans: list[range] = []
+    for units, edges in groups:
+        start = spans[-1].stop if spans else 0
+        spans.append(range(start, start + len(units)))
+        _add_group(sheet, units, edges, start)
+    flagged = _flagged(sheet)
+    found: list[dict[int, set[str]]] = [{} for _ in groups]
+    group_of = {index: (number, span.start) for number, span in enumerate(spans) for index in span}
+    for index, names in flagged.items():
+        number, start = group_of[index]
+        found[number][index - start] = names
+    return found
+
+
+def _add_group(sheet: _Sheet, units: Sequence[str], edges: Sequence[str] | None, start: int) -> None:
+    """Put one group's units (numbered from ``start``), what they decode to and their seams on ``sheet``,
+    after a gap line when another group is there."""
+    normal = [normalise(unit) for unit in units]
+    if sheet.lines:
+        sheet.add(_GAP, ())
+    for index, text in enumerate(normal, start):
         sheet.add(text, (index,))
-    for index, text in enumerate(normal):
+    for index, text in enumerate(normal, start):
         for line in text.split("\n"):
             for decoded in variants(line):
                 sheet.section(decoded, (index,))
     seams = normal if edges is None else [normalise(edge) for edge in edges]
-    for index, text in enumerate(seams):
+    for index, text in enumerate(seams, start):
         for first, second in pairwise(text.split("\n")):
             if (joined := _seam(first, second)) is not None:
                 sheet.section(joined, (index,))
     for index in range(len(seams) - 1):
         joined = _seam(seams[index].rpartition("\n")[2], seams[index + 1].partition("\n")[0])
         if joined is not None:
-            sheet.section(joined, (index, index + 1))
+            sheet.section(joined, (start + index, start + index + 1))
+
+
+def _flagged(sheet: _Sheet) -> dict[int, set[str]]:
+    """Index of a unit -> the detectors that flag it, from one run of the detectors over ``sheet``."""
     flagged: dict[int, set[str]] = {}
     across: dict[tuple[int, ...], set[str]] = {}
     for finding in detect("\n".join(sheet.lines)):

@@ -10,14 +10,19 @@ from memsync.errors import MemsyncError
 from memsync.store.repo import StoreGit, log
 from memsync.store.worktree import STATUS_ARGS, Change, never_stored, parse_status, put_back
 
-# A commit of at least this many new or changed files has `git add` write their blobs into one pack
-# (git's bulk check-in, for blobs over ``core.bigFileThreshold``) instead of one loose object file each:
-# the first sync of 10,000 files spent ~4 s creating loose objects and ~1 s in the `gc --auto` they set
+# A commit of at least this many new or changed files has git write their blobs into one pack (git's
+# bulk check-in, for blobs over ``core.bigFileThreshold``) instead of one loose object file each: the
+# first sync of 10,000 files spent ~4 s creating loose objects and ~1 s in the `gc --auto` they set
 # off. Smaller commits keep loose objects, which git folds into packs without a full repack (a pack per
 # commit would pass gc.autoPackLimit every 50 commits, and each time repack everything).
 BULK_ADD_FILES = 500
-# Paths per `git add` of the files a .gitignore hides: the OS caps a command line (E2BIG).
+# Paths per `git restore` of what is put back: the OS caps a command line (E2BIG).
 ADD_PATHS_PER_CALL = 1000
+# Stages exactly the paths given on stdin, NUL-separated: new and changed files hashed into the object
+# store (with their stat data, so the next `git status` need not read them), deleted ones removed, a
+# file replacing a directory (or the reverse) allowed. It knows no ignore rules, so a file a store's
+# .gitignore hides is staged like any other.
+_STAGE_ARGS = ("update-index", "--add", "--remove", "--replace", "-z", "--stdin")
 
 
 def changes(g: StoreGit) -> list[Change]:
@@ -50,16 +55,17 @@ def commit_all(g: StoreGit, message: str, written: Collection[str]) -> str | Non
     other change; ``message`` gets this host's trailer. Returns the new commit's sha, None when there was
     nothing to commit. Raises ``MemsyncError`` when git fails."""
     # One `git status` decides; the common idle case ends here. A .gitignore in the store (peer
-    # content) must not hide memory from commits: what it hides is added by force, except what
-    # memsync never stores (editor and temp files, snapshot.md; see info/exclude).
+    # content) must not hide memory from commits: what memsync wrote is staged whatever it says, and
+    # what memsync never stores (editor and temp files, snapshot.md) is not among it (``changes``).
     mine = put_back_strays(g, written)
     if not mine:
         return None
-    hidden = [change.path for change in mine if change.hidden]
+    # One git process for every path, on stdin (no command-line cap). `git hash-object --stdin-paths`
+    # with `--index-info` measured far worse: it packs each blob on its own past bigFileThreshold
+    # (10,000 packs), and leaves the index without stat data (the next status rehashes every file).
     bulk = ["-c", "core.bigFileThreshold=1"] if len(mine) >= BULK_ADD_FILES else []
-    g.check(*bulk, "add", "-A", "--", ".")
-    for start in range(0, len(hidden), ADD_PATHS_PER_CALL):
-        g.check(*bulk, "add", "-f", "--", *hidden[start : start + ADD_PATHS_PER_CALL])
+    paths = b"".join(change.path.encode("utf-8", "surrogateescape") + b"\0" for change in mine)
+    g.check(*bulk, *_STAGE_ARGS, stdin=paths)
     committed = g.run("commit", "-q", "--no-verify", "-m", g.message(message))
     if committed.status != 0:
         if g.run("diff", "--cached", "--quiet", "--no-ext-diff").status == 0:

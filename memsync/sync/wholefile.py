@@ -58,8 +58,21 @@ def publish_whole(f: TrackFile, incremental: bool, out: Collector) -> None:
 def _write_whole(
     f: TrackFile, current: FileState | None, live: bytes, store: bytes | None, new: bytes, out: Collector
 ) -> None:
-    """Scan ``live``; put ``new`` into the store unless flagged; the last synced version becomes ``live``."""
-    finding = scan_whole(live)
+    """Scan ``live`` with the group's other files (``Writes.scan``); then put ``new`` into the store
+    unless flagged; the last synced version becomes ``live``."""
+    out.writes.scan(live, lambda finding: _write_scanned(f, current, live, store, new, finding, out))
+
+
+def _write_scanned(
+    f: TrackFile,
+    current: FileState | None,
+    live: bytes,
+    store: bytes | None,
+    new: bytes,
+    finding: tuple[int, str] | None,
+    out: Collector,
+) -> None:
+    """``_write_whole`` once the scan of ``live`` found ``finding``."""
     if finding is not None:
         held = (HeldLine(*finding),)
         if current is None or current.held != held:  # report a held version once, status lists it

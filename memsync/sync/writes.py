@@ -6,7 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memsync.fsio import WriteBatch, WriteOp
+from memsync.secrets.files import scan_wholes
 from memsync.sync.state import SyncState
+
+# What a whole-file scan found: (1-based line, detector), None for clean (``secrets.files.scan_whole``).
+Verdict = tuple[int, str] | None
 
 # A pass applies its staged writes once this many files or bytes wait: few commits and syncs for
 # thousands of files, bounded memory, and at most this many temp files left by a kill -9.
@@ -25,23 +29,41 @@ class Writes:
     committed intents settle each write by content (``memsync.sync.settle``), and a write made without an
     intent (first sight of a whole file) is settled as a rerun of that first sight. A staged file is not
     read again in the pass (each file is visited once), so its write may wait for the group.
+
+    The secret scan of a group's whole files waits for the group too (``scan``): one scan of all their
+    texts (``secrets.files.scan_wholes``) before the group's intents are committed.
     """
 
     def __init__(self, state: SyncState) -> None:
         self._state = state
         self._batch = WriteBatch()
         self._then: list[Callable[[bool], None]] = []
+        self._scans: list[tuple[bytes, Callable[[Verdict], None]]] = []
+        self._scan_size = 0
 
     def add(self, op: WriteOp, path: Path, data: bytes, then: Callable[[bool], None]) -> None:
         """Stage ``op`` (see ``WriteBatch.add``); ``then(done)`` runs once it is applied."""
         self._batch.add(op, path, data)
         self._then.append(then)
 
+    def scan(self, data: bytes, then: Callable[[Verdict], None]) -> None:
+        """Stage the secret scan of the whole-file version ``data``; ``then(verdict)`` runs at the next
+        flush, before the group's writes are applied, and may ``add`` writes to the group (DESIGN I6:
+        nothing flagged is written)."""
+        self._scans.append((data, then))
+        self._scan_size += len(data)
+
     def flush(self, *, when_full: bool = False) -> None:
-        """Apply the staged writes (``when_full``: only once BATCH_FILES or BATCH_BYTES wait). Raises
-        ``OSError`` and ``sqlite3.Error``."""
-        full = len(self._batch) >= BATCH_FILES or self._batch.size >= BATCH_BYTES
-        if not self._then or (when_full and not full):
+        """Scan what waits to be scanned, then apply the staged writes (``when_full``: only once
+        BATCH_FILES or BATCH_BYTES wait). Raises ``OSError`` and ``sqlite3.Error``."""
+        waiting = len(self._batch) + len(self._scans)
+        full = waiting >= BATCH_FILES or self._batch.size + self._scan_size >= BATCH_BYTES
+        if not waiting or (when_full and not full):
+            return
+        scans, self._scans, self._scan_size = self._scans, [], 0
+        for (_, scanned), verdict in zip(scans, scan_wholes([data for data, _ in scans]), strict=True):
+            scanned(verdict)
+        if not self._then:
             return
         then, self._then = self._then, []
         self._state.commit()
