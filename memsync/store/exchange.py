@@ -1,11 +1,15 @@
-"""The exchange with remotes (DESIGN "One sync cycle" step 4, I3, I9): fetch, merge through the drivers
-(``integrate``), push, never forced; a rejected push retried after a new fetch and merge. Network
-problems are outcomes (``offline``), not exceptions."""
+"""The exchange with remotes (DESIGN "One sync cycle" step 4, I3, I9): fetch, bring the remote's head in
+(``integrate``: this machine's unpushed commits replayed on top of it, else merged through the
+drivers), push, never forced. A push another machine's push beat is retried at once after a new fetch,
+after a short random pause that grows with each refusal, so machines that pushed together do not
+collide again in step. Network problems are outcomes (``offline``), not exceptions."""
 
 from __future__ import annotations
 
 import dataclasses
+import random
 import re
+import time
 from collections.abc import Callable
 from typing import Literal
 
@@ -16,12 +20,19 @@ from memsync.store.format import check_remote_format, is_store
 from memsync.store.integrate import integrate
 from memsync.store.repo import StoreGit, log
 
-PUSH_ATTEMPTS = 3
+# Pushes per exchange before it reports ``rejected`` (and the daemon backs off): enough for a team of
+# dozens pushing the same moment, each refusal costing one fetch, one replay and one push.
+PUSH_ATTEMPTS = 12
+# The pause before retrying a refused push: random, up to this times 2**(refusals - 1), at most the cap
+# (seconds); random so that the machines refused together spread out.
+RETRY_JITTER_S = 0.05
+RETRY_JITTER_CAP_S = 1.0
 
 Status = Literal["ok", "offline", "rejected", "diverged", "unrelated", "conflict"]
 
 _RETRYABLE_PUSH = re.compile(
-    r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|incorrect old value|but expected"
+    r"fetch first|non-fast-forward|stale info|cannot lock ref|failed to update ref|incorrect old value"
+    r"|but expected"
 )
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
@@ -85,7 +96,9 @@ def fetch(g: StoreGit, remote: str) -> Fetched:
             g.run("update-ref", "-d", tracking)
             return Fetched(None)
         return Fetched(None, result)
-    return Fetched(g.rev(tracking))
+    head = g.rev(tracking)
+    log.debug("store %s: fetched %s at %s", g.name, remote, head[:10] if head else "no branch")
+    return Fetched(head)
 
 
 def push(g: StoreGit, remote: str) -> Pushed:
@@ -124,11 +137,14 @@ def probe(g: StoreGit, remote: str) -> str | None:
 
 
 def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
-    """Fetch, merge and push with ``remote`` (see ``facade.Store.exchange``), up to ``PUSH_ATTEMPTS``
-    pushes. Raises ``MemsyncError`` when a git step fails mid-merge (the caller undoes the merge)."""
+    """Fetch, integrate and push with ``remote`` (see ``facade.Store.exchange``), up to ``PUSH_ATTEMPTS``
+    pushes, a refused one retried after ``retry_pause``. Raises ``MemsyncError`` when a git step fails
+    mid-merge (the caller undoes the merge); ``git.Stopped`` once the stop event is set."""
     merged = False
     refused = Pushed()
-    for _attempt in range(PUSH_ATTEMPTS):
+    for attempt in range(PUSH_ATTEMPTS):
+        if attempt:
+            retry_pause(g, attempt)
         fetched = fetch(g, remote)
         if fetched.failure is not None:
             return RemoteOutcome(remote, "offline", unreachable(g, remote, fetched.failure), merged=merged)
@@ -150,7 +166,7 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
             except MemsyncError as exc:
                 return RemoteOutcome(remote, "conflict", str(exc), merged=merged)
         if theirs is not None and theirs != head:
-            integrated = integrate(g, theirs, remote)
+            integrated = integrate(g, theirs, remote, replay_unpushed=True)
             if integrated.problem is not None:
                 return RemoteOutcome(remote, "conflict", integrated.problem, merged=merged)
             merged = merged or integrated.merged
@@ -162,6 +178,7 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
         refused = push(g, remote)
         if refused.done:
             assert head is not None
+            log.debug("store %s: pushed to %s at %s", g.name, remote, head[:10])
             remotes.set_seen(g, remote, head)
             return RemoteOutcome(
                 remote, "ok", "merged and pushed" if merged else "pushed", pushed=True, merged=merged
@@ -179,6 +196,17 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
         f"{remote} refused {PUSH_ATTEMPTS} pushes in a row (last: {refused.refusal}); will retry",
         merged=merged,
     )
+
+
+def retry_pause(g: StoreGit, refusals: int) -> None:
+    """Wait a random time before the push after ``refusals`` refused ones: up to ``RETRY_JITTER_S`` times
+    ``2**(refusals - 1)`` seconds, at most ``RETRY_JITTER_CAP_S``; cut short by the stop event (the next
+    git then raises ``git.Stopped``)."""
+    pause = random.uniform(0.0, min(RETRY_JITTER_CAP_S, RETRY_JITTER_S * 2.0 ** (refusals - 1)))
+    if g.stop is not None:
+        g.stop.wait(pause)
+    else:
+        time.sleep(pause)
 
 
 def _diverged(remote: str, seen: str) -> str:
