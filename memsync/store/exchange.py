@@ -23,10 +23,12 @@ from memsync.store.repo import StoreGit, log
 # Pushes per exchange before it reports ``rejected`` (and the daemon backs off): enough for a team of
 # dozens pushing the same moment, each refusal costing one fetch, one replay and one push.
 PUSH_ATTEMPTS = 12
-# The pause before retrying a refused push: random, up to this times 2**(refusals - 1), at most the cap
-# (seconds); random so that the machines refused together spread out.
+# The pause before retrying a refused push is random, up to the time the refused attempt took (fetch,
+# replay, push: what the machine that won spent too) times 2**(refusals - 1), at least RETRY_JITTER_S
+# and at most RETRY_JITTER_CAP_S (seconds): machines refused together spread out instead of colliding
+# again in step, and a busier remote or machine spreads them wider.
 RETRY_JITTER_S = 0.05
-RETRY_JITTER_CAP_S = 1.0
+RETRY_JITTER_CAP_S = 8.0
 
 Status = Literal["ok", "offline", "rejected", "diverged", "unrelated", "conflict"]
 
@@ -142,9 +144,11 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
     mid-merge (the caller undoes the merge); ``git.Stopped`` once the stop event is set."""
     merged = False
     refused = Pushed()
+    took = 0.0
     for attempt in range(PUSH_ATTEMPTS):
         if attempt:
-            retry_pause(g, attempt)
+            retry_pause(g, attempt, took)
+        started = time.monotonic()
         fetched = fetch(g, remote)
         if fetched.failure is not None:
             return RemoteOutcome(remote, "offline", unreachable(g, remote, fetched.failure), merged=merged)
@@ -189,6 +193,7 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
             return RemoteOutcome(
                 remote, "rejected", f"{remote} refused the push: {refused.refusal}", merged=merged
             )
+        took = time.monotonic() - started
         log.info("store %s: push to %s rejected (%s); fetching again", g.name, remote, refused.refusal)
     return RemoteOutcome(
         remote,
@@ -198,11 +203,13 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
     )
 
 
-def retry_pause(g: StoreGit, refusals: int) -> None:
-    """Wait a random time before the push after ``refusals`` refused ones: up to ``RETRY_JITTER_S`` times
+def retry_pause(g: StoreGit, refusals: int, took_s: float) -> None:
+    """Wait a random time before the push after ``refusals`` refused ones, the last of which took
+    ``took_s`` seconds from its fetch to its refusal: up to ``max(took_s, RETRY_JITTER_S)`` times
     ``2**(refusals - 1)`` seconds, at most ``RETRY_JITTER_CAP_S``; cut short by the stop event (the next
     git then raises ``git.Stopped``)."""
-    pause = random.uniform(0.0, min(RETRY_JITTER_CAP_S, RETRY_JITTER_S * 2.0 ** (refusals - 1)))
+    unit = max(took_s, RETRY_JITTER_S)
+    pause = random.uniform(0.0, min(RETRY_JITTER_CAP_S, unit * 2.0 ** (refusals - 1)))
     if g.stop is not None:
         g.stop.wait(pause)
     else:
