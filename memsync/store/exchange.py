@@ -26,9 +26,10 @@ PUSH_ATTEMPTS = 12
 # The pause before retrying a refused push is random, up to the time the refused attempt took (fetch,
 # replay, push: what the machine that won spent too) times 2**(refusals - 1), at least RETRY_JITTER_S
 # and at most RETRY_JITTER_CAP_S (seconds): machines refused together spread out instead of colliding
-# again in step, and a busier remote or machine spreads them wider.
+# again in step, a busier remote or machine spreads them wider, and the cap keeps the remote from
+# standing idle while they wait (8 s left 4 peers waiting 10 s for nothing).
 RETRY_JITTER_S = 0.05
-RETRY_JITTER_CAP_S = 8.0
+RETRY_JITTER_CAP_S = 1.0
 
 Status = Literal["ok", "offline", "rejected", "diverged", "unrelated", "conflict"]
 
