@@ -56,7 +56,7 @@ COUNTED = {
 }
 # The remote is quiet once its refs have not moved for this long after the round converged.
 QUIET_S = 3.0
-CONVERGE_TIMEOUT_S = 300.0
+CONVERGE_TIMEOUT_S = 900.0
 INIT = (
     "from pathlib import Path\n"
     "from memsync.config import load_config\n"
