@@ -47,7 +47,9 @@ def replay(g: StoreGit, theirs: str, what: str) -> bool:
     assert head is not None  # replayable: HEAD has commits
     drivers.before_merge(g)
     with merging(g, head):
-        replayed = g.run(*_LEAN, "rebase", "-q", "--empty=drop", "--no-autostash", theirs)
+        # A user's rebase settings (global config) must not change what a replay does: other refs it
+        # would move, a stash, the backend (--empty takes the merge backend).
+        replayed = g.run(*_LEAN, "rebase", "-q", "--empty=drop", "--no-autostash", "--no-update-refs", theirs)
         if replayed.status == 0:
             log.debug("store %s: replayed %s onto %s of %s", g.name, head[:10], theirs[:10], what)
             return True
