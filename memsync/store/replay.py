@@ -54,6 +54,10 @@ def replay(g: StoreGit, theirs: str, what: str) -> bool:
             log.debug("store %s: replayed %s onto %s of %s", g.name, head[:10], theirs[:10], what)
             return True
         if (g.git_dir / "rebase-merge").exists() or (g.git_dir / "rebase-apply").exists():
-            g.check("rebase", "--abort")
+            g.run("rebase", "--abort")
+        # A rebase that could not move the branch at its end (its ref locked) leaves HEAD detached on
+        # the replayed commits: back on the branch, which still points where the replay started (the
+        # worktree follows it when ``merging`` ends).
+        g.check("symbolic-ref", "HEAD", f"refs/heads/{g.cfg.branch}")
     log.debug("store %s: replay onto %s stopped (%s); merging", g.name, what, replayed.reason)
     return False
