@@ -32,7 +32,7 @@ from memsync.debounce import Debouncer
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
 from memsync.instance import instance_lock, sd_notify
-from memsync.remotedirs import remote_dirs, remote_moved
+from memsync.remotedirs import reaction_spread, remote_dirs, remote_moved
 from memsync.served import ServedStore
 from memsync.session import Session
 from memsync.store.locks import StoreGuard
@@ -230,7 +230,7 @@ class Daemon:
             for name in self._stores_for(event):
                 state = self.states[name]
                 if event.source == "remote":
-                    due = event.at + REMOTE_SETTLE_S
+                    due = event.at + REMOTE_SETTLE_S + reaction_spread(self.config.host)
                     state.remote_due = due if state.remote_due is None else min(state.remote_due, due)
                 else:
                     state.debouncer.poke(event.at)

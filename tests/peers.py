@@ -76,6 +76,8 @@ class Peer:
     memory_file: Path
     proc: subprocess.Popen[bytes] | None = None
     netns: str | None = None
+    # The interpreter its daemon and CLI run with: another checkout's, to measure that code's design.
+    python: str = sys.executable
     log_path: Path = field(init=False)
     _terminated: bool = field(default=False, init=False, repr=False)
 
@@ -162,7 +164,7 @@ class Peer:
     def run_python(self, code: str) -> str:
         """Run ``code`` in a Python subprocess with this peer's env; return stdout (raise on failure)."""
         result = subprocess.run(
-            [*self.prefix, sys.executable, "-c", code],
+            [*self.prefix, self.python, "-c", code],
             env={**os.environ, **self.env},
             capture_output=True,
             text=True,
@@ -176,7 +178,7 @@ class Peer:
     def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``python -m memsync ARGS`` with this peer's environment (never raises on exit code)."""
         return subprocess.run(
-            [*self.prefix, sys.executable, "-m", "memsync", *args],
+            [*self.prefix, self.python, "-m", "memsync", *args],
             env={**os.environ, **self.env},
             capture_output=True,
             text=True,
@@ -193,7 +195,7 @@ class Peer:
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                [*self.prefix, sys.executable, "-m", "memsync", "daemon", "-v", *args],
+                [*self.prefix, self.python, "-m", "memsync", "daemon", "-v", *args],
                 env={**os.environ, **self.env, **env},
                 stdout=log,
                 stderr=log,

@@ -140,14 +140,19 @@ def _while_written(store: Store, rel: str) -> str:
 
 
 def _merged_once(alpha: Store, beta: Store, mine: str) -> None:
-    """beta merges alpha's edit once: one both-kept note, a merge commit with both parents."""
+    """beta joins alpha's edit once: one both-kept note; beta's unpushed commit ``mine`` made again on
+    top of alpha's (the exchange's replay), so HEAD's one parent is alpha's head, with ``mine``'s
+    message, and no merge commit."""
     assert commit(beta, "nothing left over") is None
     assert [o.status for o in beta.exchange()] == ["ok"]
     merged = read(beta, ENTRY)
     assert merged.count(BOTH_KEPT_NOTE_PREFIX) == 1, merged
     assert merged.count("alpha's version") == 1 and merged.count("beta's version") == 1
     parents = git(beta.worktree, "rev-list", "--parents", "-n", "1", "HEAD").split()[1:]
-    assert sorted(parents) == sorted([mine, alpha.head()])
+    assert parents == [alpha.head()]
+    message = git(beta.worktree, "log", "-1", "--format=%B", "HEAD")
+    assert message == git(beta.worktree, "log", "-1", "--format=%B", mine)
+    assert git(beta.worktree, "rev-list", "--merges", "HEAD").split() == []
 
 
 def _lock_the_branch_during_the_merge(beta: Store) -> subprocess.Popen[bytes]:

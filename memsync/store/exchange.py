@@ -1,11 +1,15 @@
-"""The exchange with remotes (DESIGN "One sync cycle" step 4, I3, I9): fetch, merge through the drivers
-(``integrate``), push, never forced; a rejected push retried after a new fetch and merge. Network
-problems are outcomes (``offline``), not exceptions."""
+"""The exchange with remotes (DESIGN "One sync cycle" step 4, I3, I9): fetch, bring the remote's head in
+(``integrate``: this machine's unpushed commits replayed on top of it, else merged through the
+drivers), push, never forced. A push another machine's push beat is retried at once after a new fetch,
+after a short random pause that grows with each refusal, so machines that pushed together do not
+collide again in step. Network problems are outcomes (``offline``), not exceptions."""
 
 from __future__ import annotations
 
 import dataclasses
+import random
 import re
+import time
 from collections.abc import Callable
 from typing import Literal
 
@@ -16,12 +20,22 @@ from memsync.store.format import check_remote_format, is_store
 from memsync.store.integrate import integrate
 from memsync.store.repo import StoreGit, log
 
-PUSH_ATTEMPTS = 3
+# Pushes per exchange before it reports ``rejected`` (and the daemon backs off): enough for a team of
+# dozens pushing the same moment, each refusal costing one fetch, one replay and one push.
+PUSH_ATTEMPTS = 12
+# The pause before retrying a refused push is random, up to the time the refused attempt took (fetch,
+# replay, push: what the machine that won spent too) times 2**(refusals - 1), at least RETRY_JITTER_S
+# and at most RETRY_JITTER_CAP_S (seconds): machines refused together spread out instead of colliding
+# again in step, a busier remote or machine spreads them wider, and the cap keeps the remote from
+# standing idle while they wait (8 s left 4 peers waiting 10 s for nothing).
+RETRY_JITTER_S = 0.05
+RETRY_JITTER_CAP_S = 1.0
 
 Status = Literal["ok", "offline", "rejected", "diverged", "unrelated", "conflict"]
 
 _RETRYABLE_PUSH = re.compile(
-    r"fetch first|non-fast-forward|cannot lock ref|failed to update ref|incorrect old value|but expected"
+    r"fetch first|non-fast-forward|stale info|cannot lock ref|failed to update ref|incorrect old value"
+    r"|but expected"
 )
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
@@ -85,7 +99,9 @@ def fetch(g: StoreGit, remote: str) -> Fetched:
             g.run("update-ref", "-d", tracking)
             return Fetched(None)
         return Fetched(None, result)
-    return Fetched(g.rev(tracking))
+    head = g.rev(tracking)
+    log.debug("store %s: fetched %s at %s", g.name, remote, head[:10] if head else "no branch")
+    return Fetched(head)
 
 
 def push(g: StoreGit, remote: str) -> Pushed:
@@ -124,11 +140,16 @@ def probe(g: StoreGit, remote: str) -> str | None:
 
 
 def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
-    """Fetch, merge and push with ``remote`` (see ``facade.Store.exchange``), up to ``PUSH_ATTEMPTS``
-    pushes. Raises ``MemsyncError`` when a git step fails mid-merge (the caller undoes the merge)."""
+    """Fetch, integrate and push with ``remote`` (see ``facade.Store.exchange``), up to ``PUSH_ATTEMPTS``
+    pushes, a refused one retried after ``retry_pause``. Raises ``MemsyncError`` when a git step fails
+    mid-merge (the caller undoes the merge); ``git.Stopped`` once the stop event is set."""
     merged = False
     refused = Pushed()
-    for _attempt in range(PUSH_ATTEMPTS):
+    took = 0.0
+    for attempt in range(PUSH_ATTEMPTS):
+        if attempt:
+            retry_pause(g, attempt, took)
+        started = time.monotonic()
         fetched = fetch(g, remote)
         if fetched.failure is not None:
             return RemoteOutcome(remote, "offline", unreachable(g, remote, fetched.failure), merged=merged)
@@ -150,7 +171,7 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
             except MemsyncError as exc:
                 return RemoteOutcome(remote, "conflict", str(exc), merged=merged)
         if theirs is not None and theirs != head:
-            integrated = integrate(g, theirs, remote)
+            integrated = integrate(g, theirs, remote, replay_unpushed=True)
             if integrated.problem is not None:
                 return RemoteOutcome(remote, "conflict", integrated.problem, merged=merged)
             merged = merged or integrated.merged
@@ -162,6 +183,7 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
         refused = push(g, remote)
         if refused.done:
             assert head is not None
+            log.debug("store %s: pushed to %s at %s", g.name, remote, head[:10])
             remotes.set_seen(g, remote, head)
             return RemoteOutcome(
                 remote, "ok", "merged and pushed" if merged else "pushed", pushed=True, merged=merged
@@ -172,6 +194,7 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
             return RemoteOutcome(
                 remote, "rejected", f"{remote} refused the push: {refused.refusal}", merged=merged
             )
+        took = time.monotonic() - started
         log.info("store %s: push to %s rejected (%s); fetching again", g.name, remote, refused.refusal)
     return RemoteOutcome(
         remote,
@@ -179,6 +202,19 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
         f"{remote} refused {PUSH_ATTEMPTS} pushes in a row (last: {refused.refusal}); will retry",
         merged=merged,
     )
+
+
+def retry_pause(g: StoreGit, refusals: int, took_s: float) -> None:
+    """Wait a random time before the push after ``refusals`` refused ones, the last of which took
+    ``took_s`` seconds from its fetch to its refusal: up to ``max(took_s, RETRY_JITTER_S)`` times
+    ``2**(refusals - 1)`` seconds, at most ``RETRY_JITTER_CAP_S``; cut short by the stop event (the next
+    git then raises ``git.Stopped``)."""
+    unit = max(took_s, RETRY_JITTER_S)
+    pause = random.uniform(0.0, min(RETRY_JITTER_CAP_S, unit * 2.0 ** (refusals - 1)))
+    if g.stop is not None:
+        g.stop.wait(pause)
+    else:
+        time.sleep(pause)
 
 
 def _diverged(remote: str, seen: str) -> str:

@@ -193,7 +193,9 @@ class Store:
         the drivers (fast-forward where possible), push; one ``RemoteOutcome`` per remote.
 
         The exchange takes the last commit: commit first (``commit_all``). A rejected push is retried
-        after a new fetch and merge (up to 3 attempts); never forced. A remote whose history no longer
+        after a random pause, a new fetch and a replay of the unpushed commits on top of the remote's
+        head (``replay``), or a merge where they cannot be replayed (up to ``exchange.PUSH_ATTEMPTS``
+        attempts); never forced. A remote whose history no longer
         contains the last head memsync saw there reports ``diverged`` and is left alone until
         ``resync``; one whose history is unrelated to the store's (no commit in common, another store
         id) reports ``unrelated``, and nothing is merged from it or pushed to it, unless this is the
