@@ -37,6 +37,9 @@ LOG_CONFIDENCE = 0.5
 # slug, a file name, comes from the name).
 NAME_WORDS = 8
 NAME_CHARS = 60
+# At most this many characters of a curated entry's description and body make the text it is handed as:
+# a few paragraphs of knowledge, well under what a reader accepts of one memory-file line.
+TEXT_CHARS = 4000
 SLUG_CHARS = 120  # well under the 255-byte file-name limit, whatever NFKD makes of odd characters
 # Slugs listed by name in TO's daily-log line before "and N more".
 LOGGED_SLUGS = 10
@@ -107,7 +110,8 @@ class Filters:
 class Item:
     """One thing FROM knows, before it is written in TO's format.
 
-    ``label`` names it in reports; ``text`` is the JSONL text, curated description or log text.
+    ``label`` names it in reports; ``text`` is the JSONL text, a curated entry's description and body
+    (``curated_text``; its description alone for one a handoff wrote from an entry) or the log text.
     """
 
     origin: Origin
