@@ -43,6 +43,18 @@ def test_prompt_goes_to_stdout_and_the_summary_to_stderr(tmp_path: Path) -> None
     assert prompt.returncode == 0, prompt.stderr
     assert prompt.stdout.startswith("# Memory\n") and len(prompt.stdout.encode()) <= 200
     assert "over --max-bytes" in prompt.stderr and "scout -> prompt:" in prompt.stderr
+    assert prompt.stderr.splitlines()[-1] == (
+        "scout -> prompt: 1 entry printed, 8 skipped (8 over --max-bytes); nothing written"
+    )
+
+
+def test_a_prompt_for_a_named_receiver_says_it_printed_and_wrote_nothing(tmp_path: Path) -> None:
+    role = write_role(tmp_path / "scout")
+    receiver = tmp_path / "coder.jsonl"
+    prompt = run_cli("handoff", str(role), str(receiver), "--format", "prompt")
+    assert prompt.returncode == 0, prompt.stderr
+    assert prompt.stderr == "scout -> coder: 9 entries printed, 0 skipped; nothing written\n"
+    assert prompt.stdout.count("\n- ") == 9 and not receiver.exists()
 
 
 def test_a_curated_entry_is_handed_with_its_body(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS, Entry
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.reading import CuratedEntry
+from memsync.wording import plural
 
 DEFAULT_MAX_BYTES = 32_000
 HANDOFF_TAG = "handoff:"
@@ -157,13 +158,14 @@ class HandoffReport:
     written: tuple[Path, ...] = ()
 
     def summary(self) -> str:
-        """``N handed, M already present, K skipped (why)``; prefixed ``dry run:`` for a dry run."""
+        """``N handed, M already present, K skipped (why)``; prefixed ``dry run:`` for a dry run; for
+        ``--format prompt`` (which writes nothing) ``N entries printed, K skipped (why); nothing written``."""
         reasons = Counter(skip.reason for skip in self.skipped)
         why = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
-        text = (
-            f"{len(self.handed)} handed, {len(self.present)} already present, "
-            f"{len(self.skipped)} skipped" + (f" ({why})" if why else "")
-        )
+        skipped = f"{len(self.skipped)} skipped" + (f" ({why})" if why else "")
+        if self.prompt is not None:
+            return f"{plural(len(self.handed), 'entry', 'entries')} printed, {skipped}; nothing written"
+        text = f"{len(self.handed)} handed, {len(self.present)} already present, {skipped}"
         return f"dry run: {text}; nothing written" if self.dry_run else text
 
 
