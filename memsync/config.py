@@ -53,6 +53,8 @@ from memsync.store_paths import default_store_path_for, legacy_store_paths_for, 
 
 DEFAULT_BRANCH = "main"
 NETWORK_TIMEOUT_S = 30.0
+# What a command that needs a store says when there is no config, or a config without a store.
+NO_STORE = "no memsync store here yet: run `memsync init` (or `memsync up`)"
 _TOP_NUMBERS = {
     "debounce_s": 1.0,
     "max_delay_s": 10.0,
@@ -153,11 +155,20 @@ def load_config(path: Path | None = None, *, discover: bool = True) -> Config:
     Expands ``~`` in paths and fills defaults. A host folder of project memory folders (``host_roots``)
     gives a track per project folder in it now, unless ``discover`` is False (the readers that need only
     the configured tracks skip its git calls). A config with no stores is valid. Raises
-    ``MemsyncError`` naming the file (and the key, and its table) when the file is missing, is not TOML,
-    holds a key ``KNOWN_KEYS`` does not name, or a value is invalid.
+    ``MemsyncError``: ``NO_STORE`` when the file is missing; naming the file (and the key, and its table)
+    when it is not TOML, holds a key ``KNOWN_KEYS`` does not name, or a value is invalid.
     """
     path = config_path() if path is None else path
     return _validate(_read_raw(path, missing_ok=False), Checker(path, KNOWN_KEYS), discover=discover)
+
+
+def load_stores(path: Path | None = None) -> Config:
+    """``load_config`` for a command that needs a store: raises ``MemsyncError`` (``NO_STORE``) when the
+    file is missing or names no store, and as ``load_config`` does otherwise."""
+    config = load_config(path)
+    if not config.stores:
+        raise MemsyncError(NO_STORE)
+    return config
 
 
 def validate_raw(raw: Mapping[str, Any], path: Path) -> Config:
@@ -194,7 +205,7 @@ def _read_raw(path: Path, *, missing_ok: bool) -> dict[str, Any]:
     except FileNotFoundError:
         if missing_ok:
             return {}
-        raise MemsyncError(f"cannot read config {path}: no such file. Run `memsync init`") from None
+        raise MemsyncError(NO_STORE) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MemsyncError(f"cannot read config {path}: {exc}. Check the file") from exc
     try:

@@ -158,6 +158,8 @@ class Daemon:
             plural(len(self.config.stores), "store"),
             self.path,
         )
+        if not self.config.stores:
+            log.warning("no stores in %s: nothing is synced. Run `memsync init` to create one", self.path)
         sd_notify("READY=1")
         # Start-up cycles: reconcile and commit local work before any merge.
         self._starting = set(self.config.stores)

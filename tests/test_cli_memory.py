@@ -16,7 +16,8 @@ import pytest
 from memsync.cli import main
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import read_memory
-from tests.helpers import run_cli
+from tests.conftest import isolated_env
+from tests.helpers import bare_remote, run_cli
 
 
 def _ok(*args: str) -> str:
@@ -199,3 +200,26 @@ def test_recall_prints_each_hit_and_says_so_when_nothing_matches(home: Path) -> 
     nothing = run_cli("recall", "zeppelin")
     assert nothing.returncode == 0 and nothing.stdout == ""
     assert nothing.stderr == "memsync recall: nothing in the tracked memory matches 'zeppelin'\n"
+
+
+def test_show_on_a_new_machine_before_its_first_sync_says_to_sync(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    first, second = (isolated_env(tmp_path / name) for name in ("first", "second"))
+    assert run_cli("init", "--remote", str(remote), env=first).returncode == 0
+    assert run_cli("remember", "Deploys go out on Tuesdays.", env=first).returncode == 0
+    assert run_cli("sync", env=first).returncode == 0
+    assert run_cli("init", "--remote", str(remote), env=second).returncode == 0
+    memory = tmp_path / "second" / ".agent-memory" / "root.jsonl"
+    shown = run_cli("show", env=second)
+    assert (shown.returncode, shown.stderr) == (
+        1,
+        f"memsync: read {memory}: no such memory file. Create it with `memsync remember`, or run "
+        "`memsync sync` to fetch what your other machines wrote\n",
+    )
+    assert run_cli("sync", env=second).returncode == 0
+    assert "Deploys go out on Tuesdays." in run_cli("show", env=second).stdout
+    alone = isolated_env(tmp_path / "alone")  # no remote: nothing to fetch, so no such advice
+    assert run_cli("init", env=alone).returncode == 0
+    assert run_cli("show", env=alone).stderr.endswith(
+        "no such memory file. Create it with `memsync remember`\n"
+    )

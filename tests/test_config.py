@@ -113,8 +113,9 @@ def test_config_path_and_store_dir_follow_env_and_xdg(home: Path, monkeypatch: p
 
 
 def test_missing_file_says_run_init(tmp_path: Path) -> None:
-    with pytest.raises(MemsyncError, match=r"config .*nope\.toml: no such file\. Run `memsync init`"):
+    with pytest.raises(MemsyncError) as raised:
         load_config(tmp_path / "nope.toml")
+    assert str(raised.value) == "no memsync store here yet: run `memsync init` (or `memsync up`)"
 
 
 @pytest.mark.parametrize(

@@ -228,9 +228,10 @@ def test_role_to_jsonl_maps_types_derives_ids_and_takes_only_recent_logs(role: P
     target = tmp_path / "receiver.jsonl"
     report = go(role, target)
     received = view(target)
-    by_text = {e.text: e for e in received.values()}
+    by_text = {e.text.split("\n")[0]: e for e in received.values()}
     for slug, (description, curated_type) in CURATED.items():
         entry = by_text[description]
+        assert entry.text == f"{description}\n**Why:** body of {slug}."  # the knowledge, not the title
         assert entry.id == derived_id("scout", slug)
         assert entry.kind == kind_for_type(curated_type, description)
         assert "handoff:scout" in entry.tags
@@ -245,7 +246,8 @@ def test_role_to_jsonl_maps_types_derives_ids_and_takes_only_recent_logs(role: P
     assert by_text[RECENT_LOG_TEXTS[1]].created_at == "2026-11-22T07:00:00Z"
     assert OLD_LOG_TEXT not in by_text
     assert not any("memsync handoff" in text for text in by_text)  # receipts are not knowledge
-    # Only the description of deploy_token.md goes to a memory file; its body (holding a token) does not.
+    # Only the description of deploy_token.md goes to a memory file; its body's token line does not.
+    assert by_text[SECRET_BODY_DESCRIPTION].text == SECRET_BODY_DESCRIPTION
     curated = {d for d, _ in CURATED.values()} | {SECRET_BODY_DESCRIPTION}
     assert set(by_text) == curated | set(RECENT_LOG_TEXTS)
     assert FAKE_TOKEN not in target.read_text(encoding="utf-8")
@@ -341,8 +343,9 @@ def test_filters_on_memory_files(memory: Path, tmp_path: Path, filters: Filters,
 
 def test_filters_on_role_directories_map_or_keep_everything(role: Path, tmp_path: Path) -> None:
     def texts(filters: Filters) -> set[str]:
+        """The first line (the description) of each prompt line's text; the body follows it."""
         return {
-            line.split(" (user)")[0][2:]
+            line.split(" (user)")[0][2:].split(" **Why:** body of ")[0]
             for line in (go(role, None, filters=filters, fmt="prompt").prompt or "").splitlines()
             if line.startswith("- ")
         }

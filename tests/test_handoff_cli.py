@@ -43,6 +43,37 @@ def test_prompt_goes_to_stdout_and_the_summary_to_stderr(tmp_path: Path) -> None
     assert prompt.returncode == 0, prompt.stderr
     assert prompt.stdout.startswith("# Memory\n") and len(prompt.stdout.encode()) <= 200
     assert "over --max-bytes" in prompt.stderr and "scout -> prompt:" in prompt.stderr
+    assert prompt.stderr.splitlines()[-1] == (
+        "scout -> prompt: 1 entry printed, 8 skipped (8 over --max-bytes); nothing written"
+    )
+
+
+def test_a_prompt_for_a_named_receiver_says_it_printed_and_wrote_nothing(tmp_path: Path) -> None:
+    role = write_role(tmp_path / "scout")
+    receiver = tmp_path / "coder.jsonl"
+    prompt = run_cli("handoff", str(role), str(receiver), "--format", "prompt")
+    assert prompt.returncode == 0, prompt.stderr
+    assert prompt.stderr == "scout -> coder: 9 entries printed, 0 skipped; nothing written\n"
+    assert prompt.stdout.count("\n- ") == 9 and not receiver.exists()
+
+
+def test_a_curated_entry_is_handed_with_its_body(tmp_path: Path) -> None:
+    role = tmp_path / "ops"
+    role.mkdir()
+    (role / "deploy.md").write_text(
+        "---\nname: Deploy\ndescription: how to deploy\ntype: project\n---\n\n"
+        "Deploy with ./deploy.sh --prod after tagging.\n"
+    )
+    (role / "build.md").write_text("---\ntype: project\n---\nRun make build; artifacts land in dist/.\n")
+    target = tmp_path / "coder.jsonl"
+    result = run_cli("handoff", str(role), str(target))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "ops -> coder: 2 handed, 0 already present, 0 skipped"
+    texts = sorted(e.text for e in MemoryFile(target).view())
+    assert texts == [
+        "Run make build; artifacts land in dist/.",
+        "how to deploy\nDeploy with ./deploy.sh --prod after tagging.",
+    ]
 
 
 def test_out_then_import_with_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

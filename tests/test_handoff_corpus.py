@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memsync.commands.handoff.handoff import handoff
+from memsync.commands.handoff.mapping import TEXT_CHARS, derived_id
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.markdown.roledir import RoleDir
 from memsync.secrets import scan_text
@@ -52,18 +53,30 @@ def test_role_directory_to_memory_file_and_back_keeps_every_text(
     flagged = {s.item for s in there.skipped}
     for skip in there.skipped:
         assert skip.reason == "possible secret" and scan_text((given / skip.item).read_text())
-    texts = {e.text for e in read_memory(as_file).view(NOW)}
-    expected = {
-        one_line(e.description or e.name or e.slug) for e in role.entries() if e.path.name not in flagged
-    }
-    assert expected <= texts
+    received = {e.id: e.text for e in read_memory(as_file).view(NOW)}
+    texts = set(received.values())
+    for curated in role.entries():
+        if curated.path.name in flagged:
+            continue
+        # The description first, then every body line: the knowledge, not only its title.
+        text = received[derived_id(given.name, curated.slug)]
+        assert text.split("\n")[0] == one_line(curated.description or curated.name or curated.slug)
+        body = [line.rstrip() for line in curated.body.splitlines() if line.strip()]
+        shown = [line for line in text.split("\n")[1:] if line]
+        assert len(text) <= TEXT_CHARS
+        if shown and shown[-1] == f"(cut: the rest is in {curated.path.name})":
+            shown = shown[:-1]  # a long entry: whole lines from its start
+            assert 0 < len(shown) < len(body)
+        assert shown == body[: len(shown)] and (len(shown) == len(body) or len(text) > TEXT_CHARS // 2)
     logs = [note.text for daily in role.daily_logs()[-3:] for note in daily.items]
     assert set(logs) <= texts
     assert len(texts) == len(there.handed)
 
     back = tmp_path / "back"
     handoff(str(as_file), str(back), now=NOW)
-    assert set(descriptions(back)) == texts
+    assert set(descriptions(back)) == {one_line(text) for text in texts}
+    bodies = "\n".join(e.body for e in RoleDir(back).entries())
+    assert all(text in bodies for text in texts if "\n" in text)
     assert RoleDir(back).check() == []
 
     original = tree(given)

@@ -83,7 +83,7 @@ def test_peers_additions_with_host_date_and_order(tmp_path: Path, remote: Path) 
     this_project, yours = lines[project + 1 : user], lines[user + 1 :]
     assert (
         "alice" in this_project[0]
-        and "cart.md (entry): Cart rounding: the cart rounds totals to cents" in this_project[0]
+        and "cart.md (entry): Cart rounding: the cart rounds totals to cents — Half up." in this_project[0]
     )
     assert "MEMORY.md (index): - [Cart rounding](cart.md)" in this_project[1]
     assert any("(entry): preference: Prefer rg over grep" in line for line in yours)

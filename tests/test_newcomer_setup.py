@@ -85,6 +85,7 @@ def test_config_get_and_set_validate_like_load_config(home: Path) -> None:
         (("set", "colour", "blue"), "`colour` is not a known key at the top level"),
         (("set", "stores.personal.colour", "x"), "`stores.personal.colour` is not a known key in table"),
         (("set", "debounce_s", "0"), "`debounce_s` must be a positive number of seconds"),
+        (("set", "debounce_s", "-5"), "`debounce_s` must be a positive number of seconds (got -5.0)"),
         (("set", "debounce_s", "soon"), "'soon' is not a number of seconds"),
         (("get", "author.nick"), "`nick` is not a known key in table [author]"),
     ):

@@ -167,7 +167,8 @@ def config_get_command(
     return 0
 
 
-@config_app.command("set")
+# A value may start with "-" (a negative number reaches the range check): an unknown option is an argument.
+@config_app.command("set", context_settings={"ignore_unknown_options": True})
 def config_set_command(
     key: Annotated[str, typer.Argument(help="A dotted key: host, debounce_s, author.name, ...")],
     value: Annotated[str, typer.Argument(help="Its new value (seconds for the *_s keys).")],

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsync.config import Config, StoreConfig, Track, edit_config
+from memsync.config import NO_STORE, Config, StoreConfig, Track, edit_config
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
 from memsync.instance import running_daemon_pid
@@ -95,7 +95,11 @@ def reload_daemon(path: Path, *, silent_without: bool = False) -> list[str]:
 
 
 def store_table(raw: dict[str, Any], name: str) -> dict[str, Any]:
+    """The table of store ``name`` in the raw config ``raw``. Raises ``MemsyncError``: ``NO_STORE`` when
+    the config has no store at all, else naming the stores there are."""
     stores = raw.setdefault("stores", {})
+    if not stores:
+        raise MemsyncError(NO_STORE)
     if name not in stores:
         raise MemsyncError(
             f"store {name!r} is not configured: it is not in the config. "

@@ -259,7 +259,12 @@ def run_checks(path: Path | None = None) -> list[Check]:
     except MemsyncError as exc:
         checks.append(Check("FAIL", "config", str(exc)))
         return checks
-    checks.append(Check("OK", "config", f"{path}, {plural(len(config.stores), 'store')}"))
+    if config.stores:
+        checks.append(Check("OK", "config", f"{path}, {plural(len(config.stores), 'store')}"))
+    else:
+        checks.append(
+            Check("FAIL", "config", f"{path} names no store: nothing is synced. Run `memsync init`")
+        )
     checks.append(check_identity(config))
     for store in config.stores.values():
         checks.extend(check_store(store))

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from memsync.config import Config, StoreConfig, load_config
+from memsync.config import Config, StoreConfig, load_stores
 from memsync.formats.jsonl.canonical import parse_record
 from memsync.paths import StoreLayout
 from memsync.store.facade import Store
@@ -19,7 +19,7 @@ def history_of(path: Path, target: str | None) -> list[str] | None:
     tracked path or a store, a deleted file or an entry id any commit mentions. Raises ``MemsyncError``."""
     if target is None:
         return history(path, target)
-    place = _place(load_config(path), target)
+    place = _place(load_stores(path), target)
     # git refuses a path outside the store's worktree with an error of its own; nothing to ask it there.
     lines = [] if place == "outside" else history(path, target)
     return None if not lines and place != "exists" else lines
@@ -42,7 +42,7 @@ def history(path: Path, target: str | None = None, limit: int | None = None) -> 
     ``<date> <host> <sha> [<store>] <message>`` plus the files changed. ``target`` is a live path, a
     store path or an entry id; for an entry id each commit also says what happened to that entry
     (added, deleted by a tombstone, superseded by another entry). Raises ``MemsyncError``."""
-    config = load_config(path)
+    config = load_stores(path)
     lines: list[str] = []
     for store_cfg in config.stores.values():
         store = Store(store_cfg, config.host, config.identity())

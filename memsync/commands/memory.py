@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.argcheck import existing_parent
 from memsync.commands.mcp.tools import current_config, holder, write_entry
+from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
-from memsync.formats.jsonl.parse import check_memory_file
+from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import check_role_dir
 from memsync.memoryfile import MemoryFile
@@ -20,6 +22,16 @@ from memsync.wording import plural
 
 def _memory_file(path: Path | None) -> MemoryFile:
     return MemoryFile(path if path is not None else default_memory_path())
+
+
+def _synced_with_remotes(path: Path) -> bool:
+    """Whether ``path`` lies in a track of a store with a remote (a sync may bring it there)."""
+    config = current_config()
+    live = Path(os.path.abspath(path))
+    return config is not None and any(
+        store.remotes and any(live.is_relative_to(track.live) for track in store.tracks)
+        for store in config.stores.values()
+    )
 
 
 def remember_line(
@@ -73,6 +85,11 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
     as stored with ``as_json``), and the warning about skipped problem lines (None when there are
     none). Raises ``MemsyncError``."""
     memory = _memory_file(file)
+    if not memory.path.exists() and _synced_with_remotes(memory.path):
+        raise MemsyncError(
+            f"read {memory.path}: {NO_MEMORY_FILE}, or run `memsync sync` to fetch what your other "
+            "machines wrote"
+        )
     parsed = memory.read()
     entries = [e for e in parsed.view(datetime.now(UTC)) if scope_matches(e.scope, scope)]
     lines: list[str] = []

@@ -50,7 +50,7 @@ from pathlib import Path
 
 from memsync.access import cycle_lock, open_store
 from memsync.commands.needle import RECORD_PREFIX, Needle
-from memsync.config import Config, StoreConfig, Track, load_config
+from memsync.config import Config, StoreConfig, Track, load_stores
 from memsync.cycle import sweep_stale_temps
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import parse_record
@@ -93,7 +93,7 @@ def purge(path: Path, needle: Needle, store_name: str | None = None) -> list[Pur
     one store (default: every store). Returns one report per store. Raises ``MemsyncError`` (unknown
     store, a remote unreachable or moving, a remote rewritten by someone else that still holds the text,
     git failing), in which case nothing was force-pushed."""
-    config = load_config(path)
+    config = load_stores(path)
     if store_name is not None and store_name not in config.stores:
         raise MemsyncError(
             f"cannot purge: no store named {store_name!r} in {path}. "

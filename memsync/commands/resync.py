@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memsync.access import cycle_lock, open_store
 from memsync.commands.purge import adopt_purge_records, reset_sync_state
-from memsync.config import load_config
+from memsync.config import load_stores
 from memsync.cycle import run_cycle
 from memsync.errors import MemsyncError
 from memsync.session import Session
@@ -26,7 +26,7 @@ def resync(path: Path, remote: str, store_name: str | None = None, *, adopt_unre
     the purged text does not come back. A remote unrelated to the store (``storeid``: no commit in
     common, another store id) is refused before anything changes, unless ``adopt_unrelated``. Returns a
     one-line summary. Raises ``MemsyncError`` (unknown remote, ambiguous store, unreachable, unrelated)."""
-    config = load_config(path)
+    config = load_stores(path)
     candidates = [
         s
         for s in config.stores.values()

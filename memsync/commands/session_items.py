@@ -120,9 +120,9 @@ def _items(path: str, added: list[str], new: bool) -> list[tuple[int, str, datet
     head, body = split_frontmatter(text + "\n") if new else ("", text)
     fields = dict(_field(line) for line in head.splitlines() if ":" in line)
     described = ": ".join(v for v in (fields.get("name"), fields.get("description")) if v)
-    summary = described or " ".join(
-        line.strip() for line in body.splitlines() if line.strip() and line.strip() != "---"
-    )
+    # The body is the knowledge; the name and description only title it (the render cuts long items).
+    said = " ".join(line.strip() for line in body.splitlines() if line.strip() and line.strip() != "---")
+    summary = " — ".join(part for part in (described, said) if part)
     return [(ENTRY, summary, None)] if summary else []
 
 

@@ -103,6 +103,8 @@ def render_status(status: dict[str, Any]) -> str:
         f"host: {status['host']} (this machine, as commits name it)",
         f"daemon: {'running (PID ' + str(daemon['pid']) + ')' if daemon['running'] else 'not running'}",
     ]
+    if not status["stores"]:
+        lines.append("no stores: run `memsync init`")
     for name, store in status["stores"].items():
         if not store["exists"]:
             lines.append(

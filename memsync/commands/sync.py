@@ -10,7 +10,7 @@ import logging
 import re
 from pathlib import Path
 
-from memsync.config import Config, StoreConfig, load_config
+from memsync.config import Config, StoreConfig, load_stores
 from memsync.cycle import run_cycle
 from memsync.cycle_report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, CycleReport, log_report
 from memsync.errors import MemsyncError
@@ -102,13 +102,13 @@ def run_all(config: Config) -> int:
 
 def run_all_from(path: Path) -> int:
     """Load the config file ``path`` and run :func:`run_all` on it (the `memsync sync` command)."""
-    return run_all(load_config(path))
+    return run_all(load_stores(path))
 
 
 def run_once(path: Path) -> int:
     """`memsync daemon --once`: :func:`run_all` on the config file ``path`` while holding that config's
     daemon lock (``instance.instance_lock``: ``MemsyncError`` when a daemon runs for it). Returns the
     exit code of :func:`run_all`."""
-    config = load_config(path)
+    config = load_stores(path)
     with instance_lock(path):
         return run_all(config)

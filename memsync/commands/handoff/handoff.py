@@ -17,8 +17,10 @@ kind / type             preference->user, lesson->feedback,    user->preference,
                         source->reference                      its description says never/don't/do not/
                                                                avoid/must not, else lesson; other or no
                                                                type->lesson; a daily-log item->lesson
-text                    description (whitespace joined); the   text = description (else name, else
-                        body keeps a multi-line text whole     slug); a log item's text as written
+text                    description (whitespace joined); the   text = description, then the body
+                        body keeps a multi-line text whole     (``curated_text``: at most 4000 chars,
+                                                               flagged lines out; no body: name, else
+                                                               slug); a log item's text as written
 id                      -                                      derived from (FROM, slug) or
                                                                (FROM, log date, time, text)
 provenance              a ``Source:`` line ending the body     tag ``handoff:<FROM>``; source

@@ -15,6 +15,7 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS, Entry
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.reading import CuratedEntry
+from memsync.wording import plural
 
 DEFAULT_MAX_BYTES = 32_000
 HANDOFF_TAG = "handoff:"
@@ -37,6 +38,9 @@ LOG_CONFIDENCE = 0.5
 # slug, a file name, comes from the name).
 NAME_WORDS = 8
 NAME_CHARS = 60
+# At most this many characters of a curated entry's description and body make the text it is handed as:
+# a few paragraphs of knowledge, well under what a reader accepts of one memory-file line.
+TEXT_CHARS = 4000
 SLUG_CHARS = 120  # well under the 255-byte file-name limit, whatever NFKD makes of odd characters
 # Slugs listed by name in TO's daily-log line before "and N more".
 LOGGED_SLUGS = 10
@@ -107,7 +111,8 @@ class Filters:
 class Item:
     """One thing FROM knows, before it is written in TO's format.
 
-    ``label`` names it in reports; ``text`` is the JSONL text, curated description or log text.
+    ``label`` names it in reports; ``text`` is the JSONL text, a curated entry's description and body
+    (``curated_text``; its description alone for one a handoff wrote from an entry) or the log text.
     """
 
     origin: Origin
@@ -153,13 +158,14 @@ class HandoffReport:
     written: tuple[Path, ...] = ()
 
     def summary(self) -> str:
-        """``N handed, M already present, K skipped (why)``; prefixed ``dry run:`` for a dry run."""
+        """``N handed, M already present, K skipped (why)``; prefixed ``dry run:`` for a dry run; for
+        ``--format prompt`` (which writes nothing) ``N entries printed, K skipped (why); nothing written``."""
         reasons = Counter(skip.reason for skip in self.skipped)
         why = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
-        text = (
-            f"{len(self.handed)} handed, {len(self.present)} already present, "
-            f"{len(self.skipped)} skipped" + (f" ({why})" if why else "")
-        )
+        skipped = f"{len(self.skipped)} skipped" + (f" ({why})" if why else "")
+        if self.prompt is not None:
+            return f"{plural(len(self.handed), 'entry', 'entries')} printed, {skipped}; nothing written"
+        text = f"{len(self.handed)} handed, {len(self.present)} already present, {skipped}"
         return f"dry run: {text}; nothing written" if self.dry_run else text
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
+from memsync.commands.handoff.curated_text import curated_text, curated_title
 from memsync.commands.handoff.mapping import (
     HANDOFF_TAG,
     RECEIPT_MARK,
@@ -132,15 +133,15 @@ def _role_items(path: Path) -> list[Item]:
     role = RoleDir(path)
     items = []
     for curated in role.entries():
-        text = " ".join((curated.description or curated.name or curated.slug).split())
-        entry = _handed_entry(curated, text)
+        title = curated_title(curated)
+        entry = _handed_entry(curated, title)
         if entry is not None:
             items.append(
                 Item(
                     "curated",
                     curated.path.name,
                     entry.kind,
-                    text,
+                    title,
                     entry.created,
                     tags=entry.tags,
                     scope=entry.scope,
@@ -154,8 +155,8 @@ def _role_items(path: Path) -> list[Item]:
             Item(
                 "curated",
                 curated.path.name,
-                kind_for_type(curated.type, text),
-                text,
+                kind_for_type(curated.type, title),
+                curated_text(curated),
                 _curated_created(curated),
                 tags=_curated_tags(curated),
                 curated=curated,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from memsync.clock import refuse_if_ahead
+from memsync.commands.handoff.curated_text import curated_title
 from memsync.commands.handoff.mapping import (
     LOGGED_SLUGS,
     NAME_CHARS,
@@ -121,7 +122,7 @@ def _curated_plan(item: Item, from_name: str) -> _Curated | None:
         return _Curated(
             item,
             ((curated.slug, curated.title), (alt, curated.title)),
-            item.text,
+            curated_title(curated),
             data=_with_source(original, source),
             original=original,
         )

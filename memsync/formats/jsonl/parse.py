@@ -18,6 +18,9 @@ from memsync.formats.jsonl.records import FORMAT, Entry, Header, Record
 from memsync.formats.jsonl.validate import check_timestamp, record_from_obj
 from memsync.formats.jsonl.view import build_view
 
+# Why a memory file cannot be read when it is missing, and what to do.
+NO_MEMORY_FILE = "no such memory file. Create it with `memsync remember`"
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -132,7 +135,7 @@ def read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise MemsyncError(f"read {path}: no such memory file. Create it with `memsync remember`") from None
+        raise MemsyncError(f"read {path}: {NO_MEMORY_FILE}") from None
     except OSError as exc:
         raise MemsyncError(f"read {path}: {exc.strerror or exc}. Check the path and permissions") from None
 
