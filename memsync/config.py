@@ -43,7 +43,7 @@ from typing import Any
 import platformdirs
 import tomli_w
 
-from memsync import git
+from memsync import argcheck, git
 from memsync.config_check import Checker
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
@@ -279,6 +279,8 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
         if "path" not in entry:
             raise check.fail(f"{tkey}.path", "is required")
         live = _expand(check.string(entry["path"], f"{tkey}.path"))
+        if (why := argcheck.refusal(live)) is not None:
+            raise check.fail(f"{tkey}.path", f"{live} is {why}, not agent memory: memsync never publishes it")
         root = claude_code.is_projects_root(live)
         if "as" in entry:
             store_path = _store_path(check, entry["as"], f"{tkey}.as")
