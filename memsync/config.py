@@ -91,11 +91,13 @@ class Track:
 @dataclass(frozen=True)
 class HostRoot:
     """A tracked host folder of one memory folder per project (Claude Code's ``~/.claude/projects``): each
-    is a track of its own at ``<prefix>/<project key>``; the daemon watches ``live`` for new ones."""
+    is a track of its own at ``<prefix>/<project key>``; the daemon watches ``live`` for new ones, and
+    the store for new keys (``held``: those it had, ``claude_code.store_keys``)."""
 
     live: Path
     prefix: str
     excludes: tuple[Path, ...] = ()
+    held: frozenset[str] = frozenset()  # the project keys the store held when the tracks were expanded
 
 
 @dataclass(frozen=True)
@@ -297,8 +299,9 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
         claimed.append((live, store_path))
         excludes = _excludes(check, entry.get("exclude", []), f"{tkey}.exclude", live)
         if root:  # one track per project memory folder in it, but those its exclude list names
-            roots.append(HostRoot(live, store_path, excludes))
-            found = claude_code.expand_projects_root(live, store_path, excludes) if discover else []
+            held = claude_code.store_keys(store_dir, store_path) if discover else frozenset()
+            roots.append(HostRoot(live, store_path, excludes, held))
+            found = claude_code.expand_projects_root(live, store_path, excludes, held) if discover else []
             tracks.extend(Track(m.live, m.store_path, legacy=m.legacy) for m in found)
         else:
             legacy = () if "as" in entry else legacy_store_paths_for(live)
