@@ -4,6 +4,7 @@ the argument, instead of creating directories or config entries nobody meant."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from memsync.errors import MemsyncError
@@ -34,6 +35,68 @@ def existing_parent(path: Path, what: str) -> Path:
         why = "is not a directory" if parent.exists() else "does not exist"
         raise MemsyncError(
             f"{what} {path}: its directory {parent} {why}. Fix the path, or create the directory first"
+        )
+    return absolute
+
+
+# What is never agent memory: the system's own directories (a path under one is refused unless it lies
+# in HOME or the temp directory, which a HOME of /root or /var/lib/<user> puts there) ...
+_SYSTEM_DIRS = (
+    *("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev", "/proc"),
+    *("/sys", "/run", "/var", "/opt", "/srv", "/root", "/snap", "/lost+found"),
+)
+# ... and the folders and files under HOME that hold credentials (keys, tokens, password stores).
+_CREDENTIALS = (
+    *(".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", ".pki", ".vault-token"),
+    *(".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".terraform.d", ".local/share/keyrings"),
+    *(".config/gcloud", ".config/gh", ".config/op", ".config/hub", ".config/rclone"),
+)
+
+
+def _forms(path: Path) -> tuple[Path, ...]:
+    """``path`` as given (absolute) and with its symbolic links resolved: a link to /etc is /etc."""
+    return (path, Path(os.path.realpath(path)))
+
+
+def refusal(path: Path) -> str | None:
+    """Why the absolute ``path`` cannot be agent memory, or None when memsync may track it: the file-system
+    root, HOME or a folder holding it, a system directory (/etc, /usr, /var, ...) or anything in one (but
+    in HOME or the temp directory), a credential folder or file of HOME (~/.ssh, ~/.aws, ~/.netrc, ...),
+    anything in one or a folder holding one. Symbolic links are followed. Never raises. Implements DESIGN
+    I6 (no secret leaves the machine): such a track would publish password hashes and keys."""
+    home = Path(os.path.abspath(Path.home()))
+    homes = _forms(home)
+    allowed = (*homes, *_forms(Path(os.path.abspath(tempfile.gettempdir()))))
+    for form in _forms(path):
+        if form == form.parent:
+            return "the file-system root"
+        if form in homes:
+            return "your home directory"
+        if any(h.is_relative_to(form) for h in homes):
+            return f"a folder holding your home directory {home}"
+        for name in _CREDENTIALS:
+            for h in homes:
+                secret = h / name
+                if form.is_relative_to(secret):
+                    where = "the credential" if form == secret else "in the credential folder"
+                    return f"{where} ~/{name}"
+                if secret.is_relative_to(form):
+                    return f"a folder holding the credential ~/{name}"
+        system = next((d for d in _SYSTEM_DIRS if form.is_relative_to(d)), None)
+        if system is not None and not any(form.is_relative_to(a) for a in allowed):
+            return f"in the system directory {system}" if form != Path(system) else "a system directory"
+    return None
+
+
+def memory_path(path: Path, what: str) -> Path:
+    """``existing_parent(path, what)``, refused when it cannot be agent memory (``refusal``). Raises
+    ``MemsyncError`` naming ``what`` and the reason; nothing is written."""
+    absolute = existing_parent(path, what)
+    why = refusal(absolute)
+    if why is not None:
+        raise MemsyncError(
+            f"cannot track {what} {path}: it is {why}, not agent memory, and memsync never publishes "
+            "system files or credentials. Track an agent's memory folder or file instead"
         )
     return absolute
 

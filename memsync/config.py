@@ -43,7 +43,7 @@ from typing import Any
 import platformdirs
 import tomli_w
 
-from memsync import git
+from memsync import argcheck, git
 from memsync.config_check import Checker
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
@@ -93,11 +93,13 @@ class Track:
 @dataclass(frozen=True)
 class HostRoot:
     """A tracked host folder of one memory folder per project (Claude Code's ``~/.claude/projects``): each
-    is a track of its own at ``<prefix>/<project key>``; the daemon watches ``live`` for new ones."""
+    is a track of its own at ``<prefix>/<project key>``; the daemon watches ``live`` for new ones, and
+    the store for new keys (``held``: those it had, ``claude_code.store_keys``)."""
 
     live: Path
     prefix: str
     excludes: tuple[Path, ...] = ()
+    held: frozenset[str] = frozenset()  # the project keys the store held when the tracks were expanded
 
 
 @dataclass(frozen=True)
@@ -290,6 +292,8 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
         if "path" not in entry:
             raise check.fail(f"{tkey}.path", "is required")
         live = _expand(check.string(entry["path"], f"{tkey}.path"))
+        if (why := argcheck.refusal(live)) is not None:
+            raise check.fail(f"{tkey}.path", f"{live} is {why}, not agent memory: memsync never publishes it")
         root = claude_code.is_projects_root(live)
         if "as" in entry:
             store_path = _store_path(check, entry["as"], f"{tkey}.as")
@@ -306,8 +310,9 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
         claimed.append((live, store_path))
         excludes = _excludes(check, entry.get("exclude", []), f"{tkey}.exclude", live)
         if root:  # one track per project memory folder in it, but those its exclude list names
-            roots.append(HostRoot(live, store_path, excludes))
-            found = claude_code.expand_projects_root(live, store_path, excludes) if discover else []
+            held = claude_code.store_keys(store_dir, store_path) if discover else frozenset()
+            roots.append(HostRoot(live, store_path, excludes, held))
+            found = claude_code.expand_projects_root(live, store_path, excludes, held) if discover else []
             tracks.extend(Track(m.live, m.store_path, legacy=m.legacy) for m in found)
         else:
             legacy = () if "as" in entry else legacy_store_paths_for(live)

@@ -310,10 +310,16 @@ class Daemon:
 
     def _recheck_layout(self) -> None:
         """Reload again when a project memory folder appeared in a host root after the config was read
-        but before the root was watched (its event came before the watch)."""
+        but before the root was watched (its event came before the watch), or when the store gained or
+        lost a project key since (a merge brought a peer's project: a folder of it here without memory
+        is tracked then). One directory listing per host root and its store folder."""
         for store in self.config.stores.values():
             tracked = [track.live for track in store.tracks]
-            if any(claude_code.memory_folders_differ(r.live, r.excludes, tracked) for r in store.host_roots):
+            if any(
+                claude_code.memory_folders_differ(r.live, r.excludes, tracked)
+                or claude_code.store_keys(store.path, r.prefix) != r.held
+                for r in store.host_roots
+            ):
                 self.reload_requested = True
                 self.events.put(None)
                 return
@@ -353,6 +359,7 @@ class Daemon:
             return
         state.reconciled = True
         log_report(done.store, done.report)
+        self._recheck_layout()
         state.remotes.record(done.report.remotes, time.monotonic(), self._cap())
         if state.failing:
             log.info("store %s: sync works again", done.store)

@@ -19,18 +19,20 @@ import platformdirs
 TEMP_PREFIX = ".memsync-tmp-"
 
 
-def append_once(path: Path, data: bytes, *, create: bool = False, fsync: bool = True) -> None:
+def append_once(
+    path: Path, data: bytes, *, create: bool = False, fsync: bool = True, mode: int = 0o644
+) -> None:
     """Append ``data`` to ``path`` with one ``write`` on an ``O_APPEND`` descriptor, then fsync (unless
     ``fsync`` is False, for a caller that syncs many files at once: ``WriteBatch``).
 
     One write of a whole number of lines means concurrent appenders never interleave inside a line.
-    ``create`` allows creating a missing file (mode 0o644 before umask). Raises ``OSError`` from the OS,
+    ``create`` allows creating a missing file (``mode`` bits before umask). Raises ``OSError`` from the OS,
     naming ``path``. A short write (a full disk or quota) is taken back before that error is raised:
     what fitted is cut off again unless someone appended after it meanwhile, so no partial line is left
     for a reader to take as a line (DESIGN I2; the bytes cut are this call's own, never an agent's, I5).
     """
     flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT if create else 0)
-    fd = os.open(path, flags, 0o644)
+    fd = os.open(path, flags, mode)
     try:
         written = os.write(fd, data)
         if written != len(data):
@@ -94,6 +96,15 @@ def _mode_of(path: Path) -> int:
         return path.stat().st_mode & 0o7777
     except FileNotFoundError:
         return 0o644
+
+
+def permission_cap(path: Path) -> int:
+    """The permission bits a copy of ``path`` may have: its own, without set-id and sticky bits, or
+    0o600 when it cannot be read (gone meanwhile: only its owner could read a copy). Never raises."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return 0o600
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -177,6 +188,7 @@ class _Staged:
     op: WriteOp
     path: Path
     data: bytes
+    cap: int  # the permission bits the written file may have at most
 
 
 class WriteBatch:
@@ -201,9 +213,11 @@ class WriteBatch:
     def __len__(self) -> int:
         return len(self._staged)
 
-    def add(self, op: WriteOp, path: Path, data: bytes = b"") -> None:
-        """Record the write ``op`` of ``data`` (nothing for "remove") to ``path``, done by ``apply``."""
-        self._staged.append(_Staged(op, path, data))
+    def add(self, op: WriteOp, path: Path, data: bytes = b"", *, like: Path | None = None) -> None:
+        """Record the write ``op`` of ``data`` (nothing for "remove") to ``path``, done by ``apply``.
+        ``like``: the file whose copy ``path`` is (a store copy's live file): a file this write creates
+        or replaces gets no permission bit ``like`` lacks, so what only its owner may read stays so."""
+        self._staged.append(_Staged(op, path, data, 0o7777 if like is None else permission_cap(like)))
         self.size += len(data)
 
     def apply(self) -> list[bool]:
@@ -223,10 +237,10 @@ class WriteBatch:
             for i, s in enumerate(staged):
                 if s.op == "append":
                     s.path.parent.mkdir(parents=True, exist_ok=True)
-                    append_once(s.path, s.data, create=True, fsync=not syncfs)
+                    append_once(s.path, s.data, create=True, fsync=not syncfs, mode=0o644 & s.cap)
                 elif s.op != "remove":
                     mode = created_mode if s.op == "create" else _mode_of(s.path)
-                    temps[i] = temp_beside(s.path, s.data, mode, fsync=not syncfs)
+                    temps[i] = temp_beside(s.path, s.data, mode & s.cap, fsync=not syncfs)
             if syncfs:
                 devices: set[int] = set()
                 for directory in dict.fromkeys(s.path.parent for s in staged if s.op != "remove"):

@@ -13,7 +13,7 @@ from pathlib import Path
 from memsync.hosts.claude_code import sanitize
 from tests.claude_fixtures import checkout, claude_folder
 from tests.helpers import git, wait_for
-from tests.peers import Peer, running
+from tests.peers import Peer, running, sync
 
 KEY = "claude/projects/example.com~org~shop"
 
@@ -68,3 +68,64 @@ def test_two_checkout_paths_converge_to_one_store_path(tmp_path: Path, remote: P
     assert memory_a.parent.name == sanitize(str(shop_a)) and memory_a.parent.parent == root_a
     assert memory_b.parent.parent == root_b
     assert not (root_a / sanitize(str(blog))).exists()  # alice has no such project: nothing is made up
+
+
+def test_a_project_folder_without_memory_gets_the_peers_memory(tmp_path: Path, remote: Path) -> None:
+    """Bob's Claude Code has run in his checkout of the shop (its folder holds a transcript) but made no
+    memory folder yet: alice's memory of the shop, which reaches bob's store by a merge after his daemon
+    started, is delivered into a ``memory`` folder memsync creates there. A folder Claude Code creates
+    while the daemon runs, for a project the store holds, gets it too; the folder of a project the store
+    does not hold stays as it was."""
+    a = Peer.create(tmp_path, "alice", remote)
+    b = Peer.create(tmp_path, "bob", remote)
+    shop_a = checkout(a.home / "src" / "shop", "git@example.com:org/shop.git")
+    shop_b = checkout(b.home / "work" / "shop-main", "https://example.com/Org/shop")
+    blog_a = checkout(a.home / "src" / "blog", "git@example.com:org/blog.git")
+    blog_b = checkout(b.home / "code" / "blog", "https://example.com/org/blog.git")
+    other_b = checkout(b.home / "work" / "other", "https://example.com/org/other")
+    index = "- [Cart](cart.md) — the cart rounds totals\n- [Tax](tax.md) — VAT on shipping too\n"
+    memory_a = claude_folder(a.home, shop_a, index=index) / "memory"
+    (memory_a / "cart.md").write_text(
+        "---\nname: Cart\ndescription: rounding\ntype: project\n---\n\nCents.\n"
+    )
+    folder_b = claude_folder(b.home, shop_b, memory=False)
+    other_folder = claude_folder(b.home, other_b, memory=False)
+    a.add_track(a.home / ".claude" / "projects")
+    b.add_track(b.home / ".claude" / "projects")
+
+    with running(b):
+        with running(a):
+            wait_for(
+                lambda: f"{KEY}/MEMORY.md" in remote_tree(remote), timeout=60, what="alice's shop memory"
+            )
+            wait_for(lambda: (folder_b / "memory" / "MEMORY.md").is_file(), timeout=60, what="bob's memory/")
+            wait_for(lambda: (folder_b / "memory" / "cart.md").is_file(), timeout=60, what="bob's cart.md")
+            assert (folder_b / "memory" / "MEMORY.md").read_text() == index
+            assert (folder_b / "memory" / "cart.md").read_bytes() == (memory_a / "cart.md").read_bytes()
+
+            blog_memory = claude_folder(a.home, blog_a, index="- [Drafts](drafts.md) — keep drafts short\n")
+            wait_for(
+                lambda: "claude/projects/example.com~org~blog/MEMORY.md" in remote_tree(remote),
+                timeout=60,
+                what="alice's blog memory",
+            )
+        wait_for(
+            lambda: (b.store / "claude/projects/example.com~org~blog/MEMORY.md").is_file(),
+            timeout=60,
+            what="the blog's memory in bob's store",
+        )
+        # Claude Code's first session in bob's blog checkout creates its folder while the daemon runs.
+        blog_folder = claude_folder(b.home, blog_b, memory=False)
+        wait_for(
+            lambda: (blog_folder / "memory" / "MEMORY.md").is_file(), timeout=60, what="bob's blog memory"
+        )
+        assert (blog_folder / "memory" / "MEMORY.md").read_bytes() == (
+            blog_memory / "memory" / "MEMORY.md"
+        ).read_bytes()
+
+        # Bob's own line in the index he received reaches alice as for any tracked folder.
+        with (folder_b / "memory" / "MEMORY.md").open("a") as handle:
+            handle.write("- [Deploy](deploy.md) — Tuesdays only\n")
+    assert sorted(p.name for p in other_folder.iterdir()) == ["0b1c.jsonl"]  # not in the store: untouched
+    sync(b, a)
+    assert (memory_a / "MEMORY.md").read_text() == index + "- [Deploy](deploy.md) — Tuesdays only\n"

@@ -18,6 +18,7 @@ from memsync.hosts.claude_code import (
     project_path,
     sanitize,
 )
+from memsync.identity import identity_name
 from tests.claude_fixtures import checkout, claude_folder
 
 
@@ -152,3 +153,35 @@ def test_track_and_untrack_the_projects_folder_from_the_cli(home: Path, tmp_path
     )
     again = run_cli("untrack", str(home / ".claude" / "projects"))
     assert again.returncode == 0 and "claude/projects stays in store personal" in again.stdout
+
+
+def test_a_folder_without_memory_is_tracked_when_the_store_holds_its_project(
+    home: Path, tmp_path: Path
+) -> None:
+    shop = checkout(tmp_path / "work" / "shop-main", "https://github.com/Org/shop")
+    blog = checkout(tmp_path / "src" / "blog", "git@github.com:org/blog.git")
+    unknown = tmp_path / "gone"  # no transcript, no checkout: its project cannot be told
+    for project in (shop, blog):
+        claude_folder(home, project, memory=False)
+    (home / ".claude" / "projects" / sanitize(str(unknown))).mkdir()
+    root = home / ".claude" / "projects"
+    store_dir = tmp_path / "store"
+    for key in ("github.com~org~shop", claude_code.folder_key(root / sanitize(str(unknown)))):
+        (store_dir / "claude" / "projects" / key).mkdir(parents=True)
+        (store_dir / "claude" / "projects" / key / "MEMORY.md").write_text("- [Cart](cart.md) — cents\n")
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(
+        f'[stores.personal]\npath = "{store_dir}"\n[[stores.personal.track]]\npath = "~/.claude/projects"\n'
+    )
+
+    store = load_config(config_file).stores["personal"]
+
+    assert store.host_roots[0].held == {"github.com~org~shop", identity_name(sanitize(str(unknown)))}
+    # The shop's folder, by its checkout's remote; not the blog (not in the store), not the folder whose
+    # project is unknown (a name matching a store folder is no identity).
+    assert [(t.store_path, t.live) for t in store.tracks] == [
+        ("claude/projects/github.com~org~shop", root / sanitize(str(shop)) / "memory")
+    ]
+    assert not (root / sanitize(str(shop)) / "memory").exists()  # deliver creates it, not the config
+    assert not claude_code.memory_folders_differ(root, (), [t.live for t in store.tracks])
+    assert expand_projects_root(root) == []

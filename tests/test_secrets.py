@@ -54,6 +54,18 @@ SECRETS = {
     "creds: deploy/Dpl0yBot2026": "User and password",
     "client secret abc8Q~aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456": "Azure client secret",
     "dop_v1_" + "a1" * 32: "DigitalOcean token",
+    # crypt(3) hashes, made with `openssl passwd` and `mkpasswd` of made-up words, as /etc/shadow,
+    # htpasswd and user tables hold them.
+    "root:$6$nEgQtUtB7uEdE0nd$NQTjvfEImXkPo2wqfuMJJTrG6aD.hksRA2DddO35MOkG3ENMxe3uUBOw8YzdYCgeWdv0P1DXQQvBtpl"
+    "BFpK1k1:19700:0:99999:7:::": "Password hash",
+    "ada:$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7:19500:0:99999:7:::": (
+        "Password hash"
+    ),
+    "svc:$5$rounds=5000$wtzD0EHOJHYUU97t$yeOGGAXf9PDHEVOdU6vJ3HDMOerCBs55zxnd069VkV0": "Password hash",
+    "old:$1$TyPbs7dv$Wwqre9sHdmh6Y5W8j3dYt0:18000::::::": "Password hash",
+    "web:$apr1$6u7.Z.Jv$SnvwE8yY8tMT9oje86kxE/": "Password hash",
+    "users.hash = '$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW'": "Password hash",
+    "stored $argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG": "Password hash",
 }
 
 # Things real memory says that must not be flagged.
@@ -91,6 +103,10 @@ HARMLESS = [
     "fixed in 7991f93c3b9a2d4e5f60718293a4b5c6d7e8f901, then 0123456789abcdef0123456789abcdef01234567",
     "first line",
     "",
+    "the plan costs $5 per seat, $6 with support; $2b$ was the old bcrypt prefix",
+    "echo \"$1$2$3\"; awk '{print $1$5$6}'",
+    "daemon:*:19000:0:99999:7:::",
+    "bob:!:19000:0:99999:7:::",
 ]
 
 

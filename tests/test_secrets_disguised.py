@@ -1,4 +1,4 @@
-"""Secrets in disguise never leave the machine (DESIGN I6, "Hostile input"): 31 kinds and encodings of
+"""Secrets in disguise never leave the machine (DESIGN I6, "Hostile input"): 33 kinds and encodings of
 made-up credentials (none is live) planted the way careless agents write them, in memory lines (JSON
 escapes, a key used as a JSON key, duplicate keys, a key block in a JSON string, a token split across
 two entries), daily logs (command lines, user/password, a token split over two lines, HTML and percent
@@ -94,6 +94,10 @@ MEMORY_LINES: dict[str, tuple[bytes, tuple[str, ...]]] = {
         entry_line("the deploy user", tags=["wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]),
         ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",),
     ),
+    "bcrypt hash of a user row": (
+        entry_line("admin row: admin | $2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"),
+        ("R9h/cIPz0gi.URNNX3kh2OPST9",),
+    ),
     "token split across two entries": (
         entry_line("the CI token is ghp_Zq9xLm2PwKt4Rb7Vn")
         + entry_line("Y1cD3fG5hJ8sA0eU6iO2wQ4 (paste both halves)"),
@@ -125,6 +129,11 @@ DAILY_LINES: dict[str, tuple[str, tuple[str, ...]]] = {
     "AWS key id percent-encoded twice": (
         "- [09:09] see ?k=" + quote(quote("AKIAN7Q3EGRTYXPL2DMB", safe=""), safe="") + "\n",
         ("AKIAN7Q3EGRTYXPL2DMB", quote(quote("AKIAN7Q3EGRTYXPL2DMB", safe=""), safe="")),
+    ),
+    "an /etc/shadow line": (
+        "- [09:11] root:$6$nEgQtUtB7uEdE0nd$NQTjvfEImXkPo2wqfuMJJTrG6aD.hksRA2DddO35MOkG3ENMxe3uUBOw8Yzd"
+        "YCgeWdv0P1DXQQvBtplBFpK1k1:19700:0:99999:7:::\n",
+        ("NQTjvfEImXkPo2wqfuMJJTrG6aD",),
     ),
     "Azure storage key, bare": (
         "- [09:10] storage " + base64.b64encode(bytes(range(1, 65))).decode() + "\n",
@@ -206,8 +215,8 @@ def _leaks(repo: Path) -> list[str]:
     return found
 
 
-def test_secrets_of_31_kinds_and_encodings_never_reach_the_remote(tmp_path: Path, remote: Path) -> None:
-    assert KINDS >= 31
+def test_secrets_of_33_kinds_and_encodings_never_reach_the_remote(tmp_path: Path, remote: Path) -> None:
+    assert KINDS >= 33
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     clean_memory = [alice.append_entry(f"clean lesson {i}: retry the flaky probe once") for i in range(3)]
     daily = alice.role_dir / "daily" / f"{DAY}.md"

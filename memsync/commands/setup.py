@@ -133,7 +133,7 @@ def init(
     remote = None if remote is None else argcheck.remote_url(remote, "--remote")
     if store is not None:
         argcheck.existing_parent(store, "--store")
-    given = [argcheck.existing_parent(track, "--track") for track in tracks]
+    given = [argcheck.memory_path(track, "--track") for track in tracks]
     existing = load_config(path) if path.exists() else None
     current = existing.stores.get(DEFAULT_STORE) if existing else None
     if current is not None:

@@ -43,7 +43,7 @@ def track(
     another track's.
     """
     cfg_path = config_path() if config is None else config
-    live = argcheck.existing_parent(live, "PATH")
+    live = argcheck.memory_path(live, "PATH")
     before = load_config(cfg_path)
     existing = tracked(before, live)
     if existing is not None:

@@ -74,18 +74,31 @@ def _matches(name: str, path: str) -> bool:
     return name.startswith(sanitized[:_MAX_SANITIZED])
 
 
-def project_folders(root: Path) -> list[Path]:
-    """The project folders under ``root`` that hold a ``memory`` directory, sorted by name; [] when
-    ``root`` does not exist. Reads one directory listing; never raises for a missing or unreadable root."""
+def _all_folders(root: Path) -> list[Path]:
+    """Every project folder under ``root`` (not hidden), sorted by name; [] when it cannot be listed."""
     try:
         entries = sorted(os.scandir(root), key=lambda entry: entry.name)
     except OSError:
         return []
-    return [
-        Path(entry.path)
-        for entry in entries
-        if not entry.name.startswith(".") and entry.is_dir() and (Path(entry.path) / MEMORY_DIR).is_dir()
-    ]
+    return [Path(entry.path) for entry in entries if not entry.name.startswith(".") and entry.is_dir()]
+
+
+def project_folders(root: Path) -> list[Path]:
+    """The project folders under ``root`` that hold a ``memory`` directory, sorted by name; [] when
+    ``root`` does not exist. Reads one directory listing; never raises for a missing or unreadable root."""
+    return [folder for folder in _all_folders(root) if (folder / MEMORY_DIR).is_dir()]
+
+
+def store_keys(store_dir: Path, prefix: str = STORE_PREFIX) -> frozenset[str]:
+    """The names under ``<prefix>`` in the store work tree ``store_dir``: the project keys a store holds
+    memory for (and legacy folder names). Empty when there is none. One directory listing; never
+    raises."""
+    try:
+        return frozenset(
+            entry.name for entry in os.scandir(store_dir / prefix) if not entry.name.startswith(".")
+        )
+    except OSError:
+        return frozenset()
 
 
 def project_path(folder: Path) -> Path | None:
@@ -215,16 +228,22 @@ def is_project_memory(path: Path) -> bool:
 
 
 def expand_projects_root(
-    root: Path, prefix: str = STORE_PREFIX, excludes: Sequence[Path] = ()
+    root: Path, prefix: str = STORE_PREFIX, excludes: Sequence[Path] = (), held: frozenset[str] = frozenset()
 ) -> list[ProjectMemory]:
     """One ``ProjectMemory`` per project folder with a memory directory under ``root`` (sorted by folder
-    name), but the folders ``excludes`` names. Two folders of one project (two clones, not worktrees)
-    cannot share a store path: the second gets ``<key>@<folder name>``, and a warning says so. Never
-    raises."""
+    name), but the folders ``excludes`` names; and per folder without one whose project key the store
+    holds (``held``: ``store_keys``), so that peers' memory of that project is delivered into it (its
+    ``memory`` directory created): Claude Code creates the folder at its first session in a project and
+    loads the folder's memory at the next. Two folders of one project (two clones, not worktrees) cannot
+    share a store path: the second gets ``<key>@<folder name>``, and a warning says so. Reads the
+    transcripts and the checkout's git config of a folder without memory only while ``held`` has a key
+    no folder with memory takes. Never raises. Implements DESIGN "Agent hosts"."""
     found: list[ProjectMemory] = []
     used: set[str] = set()
-    for folder in project_folders(root):
-        if folder in excludes:
+    folders = _all_folders(root)
+    with_memory = {folder for folder in folders if (folder / MEMORY_DIR).is_dir()}
+    for folder in folders:
+        if folder in excludes or folder not in with_memory:
             continue
         memory = project_memory(folder / MEMORY_DIR, prefix)
         if memory.store_path in used:
@@ -238,15 +257,26 @@ def expand_projects_root(
             memory = ProjectMemory(memory.live, alone, ())
         used.add(memory.store_path)
         found.append(memory)
-    return found
+    wanted = {f"{prefix}/{key}" for key in held} - used
+    for folder in folders:
+        if not wanted or folder in with_memory or folder in excludes or project_path(folder) is None:
+            continue  # a folder whose project is unknown matches a store path by its name alone
+        memory = project_memory(folder / MEMORY_DIR, prefix)
+        if memory.store_path in wanted:
+            wanted.discard(memory.store_path)
+            found.append(memory)
+    return sorted(found, key=lambda memory: memory.live)
 
 
 def memory_folders_differ(root: Path, excludes: Sequence[Path], tracked: Iterable[Path]) -> bool:
     """True when the project memory folders under ``root`` (but ``excludes``) are not the ``tracked``
-    ones: a folder appeared or went after the tracks were read (the daemon then reads them again). One
-    directory listing."""
+    ones: a folder appeared or went after the tracks were read (the daemon then reads them again). A
+    tracked memory folder not created yet in its project folder (``expand_projects_root``'s ``held``:
+    deliver creates it) counts as there. One directory listing."""
+    here = {live for live in tracked if live.is_relative_to(root)}
     found = {folder / MEMORY_DIR for folder in project_folders(root) if folder not in excludes}
-    return found != {live for live in tracked if live.is_relative_to(root)}
+    found |= {live for live in here if not live.exists() and live.parent.is_dir()}
+    return found != here
 
 
 def auto_memory_directory() -> Path | None:

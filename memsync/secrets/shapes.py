@@ -34,6 +34,19 @@ _AUTH_HEADER = re.compile(
     r"\b(?:Authorization\s*:\s*)?(?:Bearer|Basic|token)\s+(?P<value>[A-Za-z0-9._~+/=-]{20,})"
 )
 
+# A crypt(3) password hash as /etc/shadow holds it (and htpasswd, database dumps, config files):
+# $id$[rounds=N$]salt$hash for MD5 (and htpasswd's apr1), SHA-256/512, yescrypt, scrypt, bcrypt
+# ($2b$cost$ salt+hash) and Argon2's PHC string. Words are tried against it offline: a credential.
+_CRYPT = r"[./0-9A-Za-z]"
+PASSWORD_HASH = re.compile(
+    r"(?<![\w$])(?:"
+    rf"\$(?:1|5|6|md5|apr1)\$(?:rounds=\d+\$)?{_CRYPT}{{1,16}}\${_CRYPT}{{22,86}}"
+    rf"|\$(?:y|gy|7)\${_CRYPT}+\${_CRYPT}*\${_CRYPT}{{43}}"
+    rf"|\$2[abxy]?\$\d\d\${_CRYPT}{{53}}"
+    r"|\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]{16,}"
+    rf")(?!{_CRYPT})"
+)
+
 KEY_BLOCK_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 
 # Token shapes detect-secrets 1.5 lacks or only covers in an older form, each with its gates (see _Detector).
@@ -76,6 +89,7 @@ EXTRA_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
         re.compile(r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])"),
     ),
     ("Azure storage key", ("==",), re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{86}==(?![A-Za-z0-9/+=])")),
+    ("Password hash", (r"\$(?:[1567y]|gy|2[abxy]?|md5|apr1)\$", r"\$argon2"), PASSWORD_HASH),
 )
 
 

@@ -113,6 +113,6 @@ def append_to_store(
         if drop_delivery:
             state.drop_delivery(f.rel)
 
-    out.writes.add("append", f.store, data, appended)
+    out.writes.add("append", f.store, data, appended, like=f.live)
     entries, tombstones = content.jsonl_counts(lines) if kind_of(f.rel) == "jsonl" else (0, 0)
     out.appended(f, len(lines), entries, tombstones)

@@ -152,4 +152,4 @@ def _store_write(
         else:
             state.put(then)
 
-    out.writes.add("remove" if after is None else "replace", f.store, after or b"", written)
+    out.writes.add("remove" if after is None else "replace", f.store, after or b"", written, like=f.live)

@@ -41,9 +41,12 @@ class Writes:
         self._scans: list[tuple[bytes, Callable[[Verdict], None]]] = []
         self._scan_size = 0
 
-    def add(self, op: WriteOp, path: Path, data: bytes, then: Callable[[bool], None]) -> None:
-        """Stage ``op`` (see ``WriteBatch.add``); ``then(done)`` runs once it is applied."""
-        self._batch.add(op, path, data)
+    def add(
+        self, op: WriteOp, path: Path, data: bytes, then: Callable[[bool], None], *, like: Path | None = None
+    ) -> None:
+        """Stage ``op`` (see ``WriteBatch.add``, and its ``like``: the live file of a store copy, whose
+        permission bits the copy does not exceed); ``then(done)`` runs once it is applied."""
+        self._batch.add(op, path, data, like=like)
         self._then.append(then)
 
     def scan(self, data: bytes, then: Callable[[Verdict], None]) -> None:
