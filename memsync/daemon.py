@@ -37,6 +37,7 @@ from memsync.served import ServedStore
 from memsync.session import Session
 from memsync.store.locks import StoreGuard
 from memsync.watch import Watcher, WatchEvent
+from memsync.watch_targets import stores_for, watch_targets
 from memsync.wording import plural
 from memsync.workers import CycleDone, Probed, Workers
 
@@ -91,24 +92,6 @@ class Daemon:
         for name in set(self.states) - set(self.config.stores):
             self.states.pop(name).guard.release()
 
-    def _targets(self) -> tuple[list[Path], list[Path], list[Path]]:
-        tracked = [track.live for store in self.config.stores.values() for track in store.tracks]
-        remotes = [d for store in self.config.stores.values() for d in remote_dirs(store).values()]
-        layout = [root.live for store in self.config.stores.values() for root in store.host_roots]
-        return tracked, remotes, layout
-
-    def _stores_for(self, event: WatchEvent) -> list[str]:
-        path = Path(event.path)
-        names: list[str] = []
-        for name, store in self.config.stores.items():
-            if event.source == "remote":
-                dirs = remote_dirs(store).values()
-                if any(path.is_relative_to(d) or d.is_relative_to(path) for d in dirs):
-                    names.append(name)
-            elif any(path.is_relative_to(t.live) or t.live.is_relative_to(path) for t in store.tracks):
-                names.append(name)
-        return names or list(self.config.stores)
-
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGHUP:
             self.reload_requested = True
@@ -150,7 +133,7 @@ class Daemon:
         return EXIT_OK
 
     def _serve(self, watcher: Watcher) -> None:
-        watcher.set_targets(*self._targets())
+        watcher.set_targets(*watch_targets(self.config))
         self._recheck_layout()
         log.info(
             "watching %s for %s (config %s)",
@@ -229,7 +212,7 @@ class Daemon:
         elif isinstance(event, Probed):
             self._probed(event)
         elif isinstance(event, WatchEvent) and event.source != "layout":
-            for name in self._stores_for(event):
+            for name in stores_for(self.config, event):
                 state = self.states[name]
                 if event.source == "remote":
                     due = event.at + REMOTE_SETTLE_S + reaction_spread(self.config.host)
@@ -300,7 +283,7 @@ class Daemon:
                 # changed: reconcile every track now (a new track's files may be in the store already).
                 self.states[name].tracks_added = True
                 self.states[name].reconciled = False
-        watcher.set_targets(*self._targets())
+        watcher.set_targets(*watch_targets(self.config))
         self._recheck_layout()
         log.info(
             "config reloaded: %s, %s",
