@@ -293,16 +293,10 @@ class Daemon:
 
     def _recheck_layout(self) -> None:
         """Reload again when a project memory folder appeared in a host root after the config was read
-        but before the root was watched (its event came before the watch), or when the store gained or
-        lost a project key since (a merge brought a peer's project: a folder of it here without memory
-        is tracked then). One directory listing per host root and its store folder."""
+        but before the root was watched (its event came first), or a merge brought a new project's memory
+        into the store (``claude_code.tracks_stale``)."""
         for store in self.config.stores.values():
-            tracked = [track.live for track in store.tracks]
-            if any(
-                claude_code.memory_folders_differ(r.live, r.excludes, tracked)
-                or claude_code.store_keys(store.path, r.prefix) != r.held
-                for r in store.host_roots
-            ):
+            if claude_code.tracks_stale(store.path, store.host_roots, [track.live for track in store.tracks]):
                 self.reload_requested = True
                 self.events.put(None)
                 return

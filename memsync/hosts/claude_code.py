@@ -21,8 +21,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memsync.identity import identity_name, project_key
+
+if TYPE_CHECKING:
+    from memsync.config import HostRoot
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +281,20 @@ def memory_folders_differ(root: Path, excludes: Sequence[Path], tracked: Iterabl
     found = {folder / MEMORY_DIR for folder in project_folders(root) if folder not in excludes}
     found |= {live for live in here if not live.exists() and live.parent.is_dir()}
     return found != here
+
+
+def tracks_stale(store_dir: Path, roots: Iterable[HostRoot], tracked: Iterable[Path]) -> bool:
+    """True when the tracks expanded from the host ``roots`` of the store at ``store_dir`` are stale: a
+    project memory folder appeared or went (``memory_folders_differ``, against the ``tracked`` live
+    paths), or the store's project keys are not the ``held`` ones any more (a merge brought a peer's
+    project, whose folder here without memory is tracked then). One listing per root and its store
+    folder; never raises."""
+    lives = list(tracked)
+    return any(
+        memory_folders_differ(root.live, root.excludes, lives)
+        or store_keys(store_dir, root.prefix) != root.held
+        for root in roots
+    )
 
 
 def auto_memory_directory() -> Path | None:
