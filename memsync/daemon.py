@@ -238,12 +238,16 @@ class Daemon:
         for remote_name in probe:
             self.workers.probe(name, self.config, self.config.stores[name], remote_name)
         polled = pull and self._pull_matters(name, state, now)
+        local = state.debouncer.due(now)
+        if local and state.only_echoes():
+            log.debug("store %s: the files changed are as its own delivery left them: no cycle", name)
+            local = False
         reasons = [
             why
             for why, hit in (
                 ("remote refs changed", remote),
                 ("retry", retry),
-                ("local changes", state.debouncer.due(now)),
+                ("local changes", local),
                 ("pull timer", polled),
                 ("tracks added", state.tracks_added),
                 ("a remote is tried again", came_back),

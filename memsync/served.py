@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memsync import echoes
 from memsync.backoff import Backoff, Remotes
 from memsync.debounce import Debouncer
 from memsync.store.locks import StoreGuard
@@ -44,6 +45,18 @@ class ServedStore:
             self.changed = None
         else:
             self.changed.add(path)
+
+    def only_echoes(self) -> bool:
+        """Drop the changed paths whose files are as memsync's own delivery left them
+        (``echoes.is_echo``). True when no other path changed: the pending events are forgotten, they need
+        no cycle. False in doubt (every file is visited) or when something else changed."""
+        if not self.changed:
+            return False
+        self.changed = {path for path in self.changed if not echoes.is_echo(path)}
+        if self.changed:
+            return False
+        self.debouncer.take()
+        return True
 
     def doubt(self) -> None:
         """The next cycle visits every file: what changed since the last one cannot be named."""

@@ -106,7 +106,13 @@ def test_a_peer_change_arriving_by_fetch_is_delivered_with_no_local_event(alice:
         entry = bob.append_entry("Bob's lesson, fetched by alice.")
         wait_for(lambda: alice.read_live("from-bob.md") == curated, timeout=60)
         wait_for(lambda: entry in alice.read_live(MEMORY_FILE), timeout=60)
+        # The delivery's own watch events come to the daemon, which sees them for what they are.
+        wait_for(lambda: "as its own delivery left them: no cycle" in alice.log(), timeout=60)
         assert "local changes" not in alice.log().split("start-up cycle done", 1)[1]
+        # An agent's write to a delivered file is a change again.
+        line = alice.append_entry("Alice's own line after the delivery.")
+        wait_for(lambda: line in bob.read_live(MEMORY_FILE), timeout=60)
+        assert "cycle (local changes" in alice.log()
 
 
 def test_a_delivery_that_waited_for_a_busy_writer_is_made_once_it_closes(alice: Peer, bob: Peer) -> None:

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from memsync import echoes
 from memsync.fsio import append_once, read_range, writer_lock
 from memsync.layout import kind_of
 from memsync.merge.prefix import is_conflict_marker
@@ -170,6 +171,7 @@ def _deliver_batch(
     if read_range(f.live, current.offset, current.offset + len(data)) != data:
         return None  # an agent appended in the instant before our write: publish accounts for the record
     state.finish_delivery(f.rel)
+    echoes.note(f.live, current.offset + len(data))
     return then
 
 
@@ -187,6 +189,7 @@ def _create_live(f: TrackFile, store_end: int, out: Collector) -> bool:
     def created(done: bool) -> None:
         if done:
             state.finish_delivery(f.rel)
+            echoes.note(f.live, len(data))
             out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "created", lines))
         else:
             state.drop_delivery(f.rel)

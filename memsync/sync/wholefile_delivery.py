@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from memsync import echoes
 from memsync.fsio import TEMP_PREFIX
 from memsync.layout import is_append_only, kind_of
 from memsync.sync.clashes import Clash
@@ -83,6 +84,7 @@ def _deliver_create(f: TrackFile, store: bytes, out: Collector, *, record: bool 
                 state.finish_delivery(f.rel)
             else:
                 state.put(then)
+            echoes.note(f.live, len(store))
             out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "created"))
         else:
             if record:
@@ -105,6 +107,8 @@ def _deliver_replace(f: TrackFile, current: FileState, store: bytes, out: Collec
     if replaced != current.synced:
         out.warn(f"{f.live}: changed while memsync replaced it; the change is kept and published next cycle")
         then = then.keeping(replaced, current.synced)
+    else:
+        echoes.note(f.live, len(store))
     state.finish_delivery(f.rel, then)
     if then.kept_present:
         state.commit()  # the agent's bytes exist only in this record: durable now, not with the pass
