@@ -26,7 +26,10 @@ class ServedStore:
     debouncer: Debouncer
     guard: StoreGuard
     remotes: Remotes
-    remote_due: float | None = None
+    # The refs of a remote that is a local path moved (a peer pushed): when to fetch.
+    remote_pushes: Debouncer
+    # This host's share of the team's spread (``remotedirs.reaction_spread``), added to that deadline.
+    spread: float = 0.0
     backoff: Backoff = field(default_factory=Backoff)
     failing: bool = False
     reconciled: bool = False
@@ -67,6 +70,11 @@ class ServedStore:
         taken, self.changed = self.changed, set()
         return None if taken is None else frozenset(taken)
 
+    def remote_deadline(self) -> float | None:
+        """When the remote pushes seen are due a cycle (monotonic seconds), None when none is pending."""
+        due = self.remote_pushes.deadline()
+        return None if due is None else due + self.spread
+
     def deadlines(self) -> list[float]:
         """When something of this store is due (monotonic seconds): none while a cycle runs (its end
         is an event of its own); a failing store waits for its retry only: its other deadlines, past
@@ -76,5 +84,5 @@ class ServedStore:
         if self.failing:
             due = [self.backoff.retry_at]
         else:
-            due = [self.debouncer.deadline(), self.remote_due, *self.remotes.deadlines()]
+            due = [self.debouncer.deadline(), self.remote_deadline(), *self.remotes.deadlines()]
         return [when for when in due if when is not None]

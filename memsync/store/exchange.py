@@ -29,7 +29,7 @@ PUSH_ATTEMPTS = 12
 # again in step, a busier remote or machine spreads them wider, and the cap keeps the remote from
 # standing idle while they wait (8 s left 4 peers waiting 10 s for nothing).
 RETRY_JITTER_S = 0.05
-RETRY_JITTER_CAP_S = 1.0
+RETRY_JITTER_CAP_S = 4.0
 
 Status = Literal["ok", "offline", "rejected", "diverged", "unrelated", "conflict"]
 

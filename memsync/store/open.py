@@ -161,6 +161,10 @@ def _configure(g: StoreGit) -> dict[str, str]:
         "fetch.recursesubmodules": "false",
         "submodule.recurse": "false",
         "gc.autodetach": "false",
+        # Not after each fetch, merge, replay and commit (two more git processes per cycle): the cycle
+        # runs `git gc --auto` itself every few commits. No copy of notes on a replay (a store has none).
+        "maintenance.auto": "false",
+        "notes.rewrite.rebase": "false",
         "user.name": g.identity.name,
         "user.email": g.identity.email,
     }

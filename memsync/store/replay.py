@@ -17,11 +17,6 @@ from memsync.store import drivers
 from memsync.store.recovery import merging
 from memsync.store.repo import StoreGit, log
 
-# The rebase without what it would start after the replay: a copy of notes (a store has none) and git's
-# automatic maintenance (the daemon runs `gc --auto` itself): half its CPU, in the window between the
-# fetch and the push where another machine's push can beat this one.
-_LEAN = ("-c", "notes.rewrite.rebase=false", "-c", "maintenance.auto=false", "-c", "gc.auto=0")
-
 
 def replayable(g: StoreGit, theirs: str) -> bool:
     """True when every commit of HEAD that commit ``theirs`` lacks can be made again on top of it: there
@@ -49,7 +44,7 @@ def replay(g: StoreGit, theirs: str, what: str) -> bool:
     with merging(g, head):
         # A user's rebase settings (global config) must not change what a replay does: other refs it
         # would move, a stash, the backend (--empty takes the merge backend).
-        replayed = g.run(*_LEAN, "rebase", "-q", "--empty=drop", "--no-autostash", "--no-update-refs", theirs)
+        replayed = g.run("rebase", "-q", "--empty=drop", "--no-autostash", "--no-update-refs", theirs)
         if replayed.status == 0:
             log.debug("store %s: replayed %s onto %s of %s", g.name, head[:10], theirs[:10], what)
             return True
