@@ -28,7 +28,7 @@ from types import FrameType
 from memsync.backoff import CAP_S, Remotes
 from memsync.config import Config, config_path, load_config
 from memsync.cycle_report import EXIT_OK, log_report
-from memsync.debounce import Debouncer
+from memsync.debounce import Debouncer, PushDebouncer
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
 from memsync.instance import instance_lock, sd_notify
@@ -44,13 +44,15 @@ from memsync.workers import CycleDone, Probed, Workers
 log = logging.getLogger(__name__)
 
 # A push to a local-path remote is complete once its ref is renamed into place. The cycle that fetches
-# it waits until the remote's refs have been still for REMOTE_QUIET_S, at most REMOTE_MAX_WAIT_S after
-# the first change (seconds), plus this host's share of the team's spread: the few events of one push,
-# and the pushes of a team writing at once, are fetched together. Fetching soon after each push, each of
-# 32 machines writing at once ran 28 cycles and the team took 45 s to converge; a quick reaction to the
-# first push of a burst only (then waiting for quiet) still ran 16.
+# it waits until the remote's refs have been still for REMOTE_QUIET_S, or, while pushes come less than
+# REMOTE_BURST_S apart (a team writing at once), for twice their recent gap, at most REMOTE_LONGEST_QUIET_S;
+# at most REMOTE_MAX_WAIT_S after the first change or the end of the last cycle (``PushDebouncer``;
+# seconds), plus this host's share of the team's spread. Fetching soon after each push, each of 32
+# machines writing at once ran 28 cycles per round and the team took 45 s to converge.
 REMOTE_QUIET_S = 0.5
-REMOTE_MAX_WAIT_S = 2.0
+REMOTE_LONGEST_QUIET_S = 1.5
+REMOTE_BURST_S = 3.0
+REMOTE_MAX_WAIT_S = 5.0
 # After an unexpected error in the loop itself (not in a cycle), so a persistent one cannot spin.
 LOOP_ERROR_PAUSE_S = 1.0
 # For stores whose remotes are all watched local paths, the pull timer only backs up the watches.
@@ -91,7 +93,7 @@ class Daemon:
                     debouncer,
                     StoreGuard(name, store.path, self.path),
                     Remotes(name),
-                    Debouncer(REMOTE_QUIET_S, REMOTE_MAX_WAIT_S),
+                    PushDebouncer(REMOTE_QUIET_S, REMOTE_LONGEST_QUIET_S, REMOTE_BURST_S, REMOTE_MAX_WAIT_S),
                 )
             else:  # keep what is pending, with the new timings
                 state.debouncer.debounce_s = self.config.debounce_s
@@ -344,6 +346,9 @@ class Daemon:
         if state is None:  # the store left the config meanwhile
             return
         state.busy = False
+        # A team's pushes that came during the cycle: fetched once they pause, at most the maximum wait
+        # from now (cycles slower than that ran back to back through a burst).
+        state.remote_pushes.restart(time.monotonic())
         if done.report is None:
             state.doubt()  # what the cycle took may not have been synced
             if done.error is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memsync import echoes
 from memsync.backoff import Backoff, Remotes
-from memsync.debounce import Debouncer
+from memsync.debounce import Debouncer, PushDebouncer
 from memsync.store.locks import StoreGuard
 
 # More changed paths than this between two cycles (a checkout, a bulk copy): a walk costs less than the
@@ -27,7 +27,7 @@ class ServedStore:
     guard: StoreGuard
     remotes: Remotes
     # The refs of a remote that is a local path moved (a peer pushed): when to fetch.
-    remote_pushes: Debouncer
+    remote_pushes: PushDebouncer
     # This host's share of the team's spread (``remotedirs.reaction_spread``), added to that deadline.
     spread: float = 0.0
     backoff: Backoff = field(default_factory=Backoff)

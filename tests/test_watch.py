@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.debounce import Debouncer
+from memsync.debounce import Debouncer, PushDebouncer
 from memsync.watch import Watcher, WatchEvent, remote_git_dir
 from tests.helpers import REPO_ROOT, git
 
@@ -272,3 +272,46 @@ def test_debouncer_out_of_order_times_and_max_below_debounce() -> None:
     d.poke(5.0)
     d.poke(4.0)
     assert d.deadline() == 7.0
+
+
+def test_push_debouncer_fetches_a_lone_push_soon_and_a_burst_once_it_pauses() -> None:
+    d = PushDebouncer(quiet_s=0.5, longest_quiet_s=1.5, burst_s=3.0, max_delay_s=5.0)
+    d.poke(10.0)
+    d.poke(10.01)  # the events of one push
+    assert d.deadline() == pytest.approx(10.51)
+    d.take()
+    # Pushes 0.7 s apart (a team under load): the quiet period grows past their gap.
+    for t in (11.0, 11.7, 12.4, 13.1):
+        d.poke(t)
+        assert not d.due(t + 0.6)
+    assert 13.1 + 1.4 <= (d.deadline() or 0.0) <= 13.1 + 1.5
+    d.take()
+    # The burst goes on: the wait is bounded, counted from the end of the cycle that just ran.
+    for t in (13.8, 14.5, 15.2, 15.9):
+        d.poke(t)
+    d.restart(15.0)
+    assert 15.9 + 1.4 <= (d.deadline() or 0.0) <= 15.9 + 1.5
+    d.take()
+    for n in range(20):
+        d.poke(20.0 + 0.7 * n)
+    assert d.deadline() == pytest.approx(20.0 + 5.0)
+    d.take()
+    # Slow pushes: never a quiet period longer than longest_quiet_s; after a long pause, a lone push.
+    d.poke(40.0)
+    d.poke(42.5)
+    assert d.deadline() == pytest.approx(42.5 + 1.5)
+    d.take()
+    d.poke(50.0)
+    assert d.deadline() == 50.5
+
+
+def test_debouncer_restart_counts_the_max_delay_from_the_end_of_a_cycle() -> None:
+    d = Debouncer(debounce_s=1.0, max_delay_s=2.0)
+    d.restart(5.0)
+    assert not d.pending
+    for t in (1.0, 1.5, 2.0, 2.5):
+        d.poke(t)
+    d.restart(4.0)
+    assert d.deadline() == 3.5  # quiet already: due at once
+    d.poke(4.5)
+    assert d.deadline() == 5.5
