@@ -28,7 +28,7 @@ from types import FrameType
 from memsync.backoff import CAP_S, Remotes
 from memsync.config import Config, config_path, load_config
 from memsync.cycle_report import EXIT_OK, log_report
-from memsync.debounce import Debouncer, PushDebouncer
+from memsync.debounce import Debouncer
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
 from memsync.instance import instance_lock, sd_notify
@@ -43,16 +43,6 @@ from memsync.workers import CycleDone, Probed, Workers
 
 log = logging.getLogger(__name__)
 
-# A push to a local-path remote is complete once its ref is renamed into place. The cycle that fetches
-# it waits until the remote's refs have been still for REMOTE_QUIET_S, or, while pushes come less than
-# REMOTE_BURST_S apart (a team writing at once), for twice their recent gap, at most REMOTE_LONGEST_QUIET_S;
-# at most REMOTE_MAX_WAIT_S after the first change or the end of the last cycle (``PushDebouncer``;
-# seconds), plus this host's share of the team's spread. Fetching soon after each push, each of 32
-# machines writing at once ran 28 cycles per round and the team took 45 s to converge.
-REMOTE_QUIET_S = 0.5
-REMOTE_LONGEST_QUIET_S = 1.5
-REMOTE_BURST_S = 3.0
-REMOTE_MAX_WAIT_S = 5.0
 # After an unexpected error in the loop itself (not in a cycle), so a persistent one cannot spin.
 LOOP_ERROR_PAUSE_S = 1.0
 # For stores whose remotes are all watched local paths, the pull timer only backs up the watches.
@@ -90,10 +80,7 @@ class Daemon:
                     state.guard.release()
                 debouncer = Debouncer(self.config.debounce_s, self.config.max_delay_s)
                 state = self.states[name] = ServedStore(
-                    debouncer,
-                    StoreGuard(name, store.path, self.path),
-                    Remotes(name),
-                    PushDebouncer(REMOTE_QUIET_S, REMOTE_LONGEST_QUIET_S, REMOTE_BURST_S, REMOTE_MAX_WAIT_S),
+                    debouncer, StoreGuard(name, store.path, self.path), Remotes(name)
                 )
             else:  # keep what is pending, with the new timings
                 state.debouncer.debounce_s = self.config.debounce_s

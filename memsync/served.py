@@ -15,6 +15,22 @@ from memsync.store.locks import StoreGuard
 # bookkeeping, and a burst that size may hide events the watcher coalesced.
 MAX_CHANGED_PATHS = 2000
 
+# A push to a local-path remote is complete once its ref is renamed into place. The cycle that fetches
+# it waits until the remote's refs have been still for REMOTE_QUIET_S, or, while pushes come less than
+# REMOTE_BURST_S apart (a team writing at once), for twice their recent gap, at most REMOTE_LONGEST_QUIET_S;
+# at most REMOTE_MAX_WAIT_S after the first change or the end of the last cycle (``PushDebouncer``;
+# seconds), plus this host's share of the team's spread. Fetching soon after each push, each of 32
+# machines writing at once ran 28 cycles per round and the team took 45 s to converge.
+REMOTE_QUIET_S = 0.5
+REMOTE_LONGEST_QUIET_S = 1.5
+REMOTE_BURST_S = 3.0
+REMOTE_MAX_WAIT_S = 5.0
+
+
+def remote_reaction() -> PushDebouncer:
+    """The reaction of a store to its watched remotes' pushes, with the timings above."""
+    return PushDebouncer(REMOTE_QUIET_S, REMOTE_LONGEST_QUIET_S, REMOTE_BURST_S, REMOTE_MAX_WAIT_S)
+
 
 @dataclass
 class ServedStore:
@@ -27,7 +43,7 @@ class ServedStore:
     guard: StoreGuard
     remotes: Remotes
     # The refs of a remote that is a local path moved (a peer pushed): when to fetch.
-    remote_pushes: PushDebouncer
+    remote_pushes: PushDebouncer = field(default_factory=remote_reaction)
     # This host's share of the team's spread (``remotedirs.reaction_spread``), added to that deadline.
     spread: float = 0.0
     backoff: Backoff = field(default_factory=Backoff)

@@ -1,4 +1,4 @@
-"""A peer's daemon reacts to a watched remote's pushes once they pause (``daemon.REMOTE_QUIET_S``), so a
+"""A peer's daemon reacts to a watched remote's pushes once they pause (``served.REMOTE_QUIET_S``), so a
 burst of pushes is fetched by a few cycles, not one each: through a real daemon, a real bare remote,
 real inotify and pushes made with plain git from another clone."""
 
