@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from memsync.cli import app, main
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, run_cli
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -40,3 +41,16 @@ def test_every_named_command_has_help(capsys: pytest.CaptureFixture[str]) -> Non
         assert main([command, "--help"]) == 0, command
         out = capsys.readouterr().out
         assert "Usage" in out and len(out.splitlines()) > 3, command
+
+
+def test_the_readme_memory_file_example_is_valid(tmp_path: Path) -> None:
+    blocks = re.findall(r"^```jsonl\n(.*?)^```$", README, flags=re.MULTILINE | re.DOTALL)
+    assert len(blocks) == 1, "the README shows one agent-memory/0.1 file"
+    lines = blocks[0].splitlines()
+    assert len(lines) == 2 and '"format": "agent-memory/0.1"' in lines[0]
+    example = tmp_path / "example.jsonl"
+    example.write_text(blocks[0], encoding="utf-8")
+    checked = run_cli("check", str(example))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    shown = run_cli("show", str(example))
+    assert "Use plain English." in shown.stdout
