@@ -49,7 +49,7 @@ def history(path: Path, target: str | None = None, limit: int | None = None) -> 
         if not StoreLayout(store_cfg.path).exists:
             continue
         for selector in _selectors(store_cfg, target):
-            entry_id = selector if selector and not (store_cfg.path / selector).exists() else None
+            entry_id = selector if selector and not _exists(store_cfg.path / selector) else None
             for record in store.log(selector, limit):
                 subject = record.message.strip().splitlines()[0] if record.message.strip() else ""
                 lines.append(
@@ -91,7 +91,15 @@ def _place(config: Config, target: str) -> Literal["exists", "inside", "outside"
         in_store = Path(os.path.normpath(store.path / given))
         for candidate, root in [(in_store, store.path), *((live, track.live) for track in store.tracks)]:
             if candidate.is_relative_to(root):
-                if candidate.exists():
+                if _exists(candidate):
                     return "exists"
                 place = "inside"
     return place
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False for a name no file system takes (a long text given as the target)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False

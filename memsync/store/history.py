@@ -4,12 +4,22 @@ when, from the commits and their ``Memsync-Host`` trailer."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import re
+from collections.abc import Iterator
 from datetime import datetime
 
 from memsync.layout import HOST_TRAILER
 from memsync.store.repo import StoreGit, log
 
 _LOG_ARGS = ("log", "--no-ext-diff", "--no-color", "--format=%x1e%H%x1f%aI%x1f%B%x1f")
+# git takes a pickaxe (``-S``) only as an argument, and one argument may not pass 128 KiB (Linux's
+# MAX_ARG_STRLEN) nor hold a NUL: a longer text is looked up by a bounded part, each commit checked here.
+_PICKAXE_CHARS = 1024
+_ARGUMENT_SAFE = re.compile(r"[^\x00\ud800-\udfff]+")
+# No file system takes a longer path: a longer selector is text, never asked for as a path.
+_PATH_MAX_BYTES = 4096
+_NO_BLOB = "0" * 40
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,21 +43,91 @@ def history(g: StoreGit, selector: str | None, limit: int | None) -> list[LogRec
     if g.rev("HEAD") is None:
         return []
     if selector is None:
-        out = g.check(*args).out
-    else:
-        out = g.check(*args, "--", selector).out
-        if not out.strip():
-            out = g.check(*args, f"-S{selector}").out
-    return [_log_record(chunk) for chunk in out.split("\x1e") if chunk.strip()]
+        return _records(g.check(*args).out)
+    if _may_be_path(selector):
+        found = _records(g.check(*args, "--", selector).out)
+        if found:
+            return found
+    searched = _searched(g, selector, ())
+    return list(searched if limit is None else itertools.islice(searched, limit))
 
 
 def introduced(g: StoreGit, text: str, path: str) -> LogRecord | None:
     """``facade.Store.introduced``. Raises ``MemsyncError`` when git fails."""
     if g.rev("HEAD") is None:
         return None
-    out = g.check(*_LOG_ARGS[:1], "--reverse", *_LOG_ARGS[1:], f"-S{text}", "--", path).out
-    first = next((chunk for chunk in out.split("\x1e") if chunk.strip()), None)
-    return None if first is None else _log_record(first)
+    return next(_searched(g, text, ("--reverse", "--", path)), None)
+
+
+def _searched(g: StoreGit, text: str, extra: tuple[str, ...]) -> Iterator[LogRecord]:
+    """What ``git log -S<text> EXTRA`` lists, in its order, whatever the length of ``text``: a text
+    that fits an argument is git's own pickaxe; a longer one (or one holding a NUL or a lone surrogate) is
+    looked for by its first argument-safe part, and a commit is kept (``files``: the files it kept) when it
+    changes how often the whole text occurs in a file, as ``-S`` counts. Nothing when ``text`` has no
+    argument-safe part. Raises ``MemsyncError`` when git fails."""
+    part = _ARGUMENT_SAFE.search(text)
+    if part is None:
+        return
+    needle = part.group()[:_PICKAXE_CHARS]
+    if needle == text:
+        yield from _records(g.check(*_LOG_ARGS, "--name-only", "-z", f"-S{text}", *extra).out)
+        return
+    args = (*_LOG_ARGS, "--raw", "-z", "--abbrev=40", "--no-renames", f"-S{needle}", *extra)
+    whole = text.encode("utf-8", "surrogatepass")
+    for chunk in _chunks(g.check(*args).out):
+        record = _log_record(chunk)
+        changed = _raw_changes(chunk.split("\x1f", 3)[3])
+        texts = _blobs(g, [blob for _, old, new in changed for blob in (old, new) if blob != _NO_BLOB])
+        kept = tuple(
+            name
+            for name, old, new in changed
+            if texts.get(old, b"").count(whole) != texts.get(new, b"").count(whole)
+        )
+        if kept:
+            yield dataclasses.replace(record, files=kept)
+
+
+def _may_be_path(selector: str) -> bool:
+    return "\0" not in selector and len(selector.encode("utf-8", "surrogatepass")) <= _PATH_MAX_BYTES
+
+
+def _raw_changes(raw: str) -> list[tuple[str, str, str]]:
+    """(path, old blob, new blob) of each change in ``git log --raw -z --abbrev=40 --no-renames`` output."""
+    fields = [field.strip("\n") for field in raw.split("\0")]
+    fields = [field for field in fields if field]
+    # Each change is ":<old mode> <new mode> <old blob> <new blob> <status>" then the path.
+    changes = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if meta.startswith(":"):
+            old, new = meta.split()[2:4]
+            changes.append((path, old, new))
+    return changes
+
+
+def _blobs(g: StoreGit, shas: list[str]) -> dict[str, bytes]:
+    """The content of each blob of ``shas`` (one ``git cat-file --batch``)."""
+    if not shas:
+        return {}
+    batch = g.check("cat-file", "--batch", stdin="".join(f"{sha}\n" for sha in shas).encode()).stdout
+    found: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(batch):
+        header_end = batch.index(b"\n", pos)
+        header = batch[pos:header_end].decode().split()
+        pos = header_end + 1
+        if len(header) == 3:  # else "<sha> missing": a blob this clone lacks holds nothing
+            size = int(header[2])
+            found[header[0]] = batch[pos : pos + size]
+            pos += size + 1
+    return found
+
+
+def _records(out: str) -> list[LogRecord]:
+    return [_log_record(chunk) for chunk in _chunks(out)]
+
+
+def _chunks(out: str) -> list[str]:
+    return [chunk for chunk in out.split("\x1e") if chunk.strip()]
 
 
 def added_lines(g: StoreGit, sha: str) -> list[bytes]:
