@@ -350,15 +350,18 @@ def test_someone_elses_repository_is_refused_untouched(tmp_path: Path) -> None:
     assert git(project, "status", "--porcelain") == "?? secret.txt\n"
 
 
-def test_cloning_a_repository_memsync_did_not_start_adds_the_format_file(tmp_path: Path) -> None:
+def test_a_repository_memsync_did_not_start_is_refused_not_taken(tmp_path: Path) -> None:
+    """A remote whose branch has another history (no store id, no format file) is not a store to start
+    from: its files would enter the store and memory would be pushed onto its branch."""
     remote = bare_remote(tmp_path / "remote.git")
     seed = tmp_path / "seed"
     git(tmp_path, "clone", "-q", str(remote), str(seed))
-    (seed / "README.md").write_text("team memory\n")
+    (seed / "README.md").write_text("an app\n")
     git(seed, "add", "-A")
     git(seed, "commit", "-q", "-m", "readme")
     git(seed, "push", "-q", "origin", "main")
-    store = new_store(tmp_path / "store", "alpha", {"origin": remote})
-    assert store.files() == [FORMAT_FILE, STORE_ID_FILE, "README.md"]
-    assert [o.status for o in store.exchange()] == ["ok"]
-    assert git(remote, "show", f"main:{FORMAT_FILE}") == "1\n"
+    before = git(remote, "rev-parse", "main")
+    with pytest.raises(MemsyncError, match="not a memsync store; nothing was written or pushed"):
+        new_store(tmp_path / "store", "alpha", {"origin": remote})
+    assert not (tmp_path / "store").exists()
+    assert git(remote, "rev-parse", "main") == before

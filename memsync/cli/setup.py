@@ -124,11 +124,17 @@ def store_add_command(
         Path | None,
         typer.Option("--path", help="Its working tree (default: <user data dir>/memsync/stores/NAME)."),
     ] = None,
+    branch: Annotated[
+        str | None,
+        typer.Option(
+            "--branch", help="Branch to sync (default: the one the remote's HEAD names, else main)."
+        ),
+    ] = None,
 ) -> int:
     """Add a store (e.g. a team store beside the personal one); nothing goes into it until you track there."""
     from memsync.commands import setup
 
-    return _print(setup.store_add(name, remote=remote, path=path).lines)
+    return _print(setup.store_add(name, remote=remote, path=path, branch=branch).lines)
 
 
 @remote_app.command("add")

@@ -39,6 +39,7 @@ from memsync.git import remote_attempt
 from memsync.paths import StoreLayout
 from memsync.remote_url import PLAIN_NAME
 from memsync.store.remote_head import remote_head_branch
+from memsync.store.storeid import foreign_message
 from memsync.store_paths import default_store_path_for
 
 __all__ = ["DEFAULT_REMOTE", "DEFAULT_STORE", "Report", "init", "store_add", "up"]
@@ -48,6 +49,19 @@ def _remote_has_branch(url: str, branch: str, timeout_s: float) -> bool:
     done = remote_attempt("ls-remote", "--heads", url, branch, timeout_s=timeout_s)
     # Unreachable: False; the store's own fetch then reports the unreachable remote.
     return done is not None and done.status == 0 and bool(done.out.strip())
+
+
+def _refuse_other_history(remote: str, branch: str | None, timeout_s: float) -> None:
+    """Refuse a new store on ``remote`` when the user named no ``branch`` and the remote has branches
+    but not the default one: memsync would push memory next to someone else's history (the store
+    itself refuses a branch whose history is not memsync's). Unreachable: left to the store's fetch.
+    Raises ``MemsyncError``."""
+    if branch is not None:
+        return
+    done = remote_attempt("ls-remote", "--heads", remote, timeout_s=timeout_s)
+    heads = {line.split("\t", 1)[-1] for line in done.out.splitlines()} if done and done.ok else set()
+    if heads and f"refs/heads/{DEFAULT_BRANCH}" not in heads:
+        raise MemsyncError(foreign_message(DEFAULT_REMOTE, remote, DEFAULT_BRANCH, other_branches=True))
 
 
 def _create_store(config: Config, store: StoreConfig) -> str:
@@ -150,6 +164,7 @@ def init(
     found, lines = _detected_tracks(detect(), existing)
     if current is None and branch is None and remote is not None:
         branch = _adopted_branch(remote, lines)
+        _refuse_other_history(remote, branch, REMOTE_TIMEOUT_S)
     # What the new config will track, to tell a given path inside a tracked folder from a new one.
     planned = [
         *(existing.stores[DEFAULT_STORE].tracks if current is not None and existing is not None else ()),
@@ -216,13 +231,19 @@ def init(
 
 
 def store_add(
-    name: str, remote: str | None = None, path: Path | None = None, config: Path | None = None
+    name: str,
+    remote: str | None = None,
+    path: Path | None = None,
+    config: Path | None = None,
+    branch: str | None = None,
 ) -> Report:
-    """Add store ``name`` (e.g. a team store) with optional ``remote`` as its origin, and create it.
+    """Add store ``name`` (e.g. a team store) with optional ``remote`` as its origin and ``branch``
+    (default: the one the remote's HEAD names, else main), and create it.
 
     Nothing is tracked into it until ``track --store NAME``: no memory reaches its remote unasked.
     Raises ``MemsyncError`` (nothing written) for a name that is not plain, a URL git cannot use, a
-    ``path`` whose directory does not exist, a store that exists; or when git fails.
+    ``path`` whose directory does not exist, a store that exists, a remote whose history is not a
+    memsync store's; or when git fails.
     """
     cfg_path = config_path() if config is None else config
     if not PLAIN_NAME.match(name):
@@ -236,7 +257,9 @@ def store_add(
         raise MemsyncError(f"cannot add store {name!r}: it already exists. Pick another name")
 
     adopted: list[str] = []
-    branch = None if remote is None else _adopted_branch(remote, adopted)
+    if remote is not None and branch is None:
+        branch = _adopted_branch(remote, adopted)
+        _refuse_other_history(remote, branch, REMOTE_TIMEOUT_S)
 
     def mutate(raw: dict[str, Any]) -> None:
         table: dict[str, Any] = {}

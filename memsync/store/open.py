@@ -18,7 +18,7 @@ from memsync.store.integrate import integrate
 from memsync.store.recovery import recover_interrupted, recover_locks
 from memsync.store.remote_head import point_local_head
 from memsync.store.repo import StoreGit, log
-from memsync.store.storeid import STORE_ID_FILE, ensure_identity, new_id
+from memsync.store.storeid import STORE_ID_FILE, ensure_identity, foreign_message, new_id, store_id
 from memsync.store.worktree import GIT_MERGE_TEMP
 
 
@@ -85,13 +85,12 @@ def _start_history(g: StoreGit) -> None:
             )
         head = fetched.head
     if first is not None and head is not None:
+        if not _memsync_history(g, head):
+            raise MemsyncError(foreign_message(first, g.cfg.remotes[first], g.cfg.branch))
         check_remote_format(g, head, first)
         g.check("reset", "-q", "--hard", head)
         remotes.set_seen(g, first, head)
         log.info("store %s: started from %s's history (%s)", g.name, first, head[:10])
-        if not (g.worktree / FORMAT_FILE).is_file():  # a repository that memsync did not start
-            atomic_write(g.worktree / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode())
-            commit_all(g, "memsync: store format version", {FORMAT_FILE})
         ensure_identity(g)
         return
     atomic_write(g.worktree / FORMAT_FILE, f"{FORMAT_VERSION}\n".encode())
@@ -110,6 +109,12 @@ def _start_history(g: StoreGit) -> None:
     local = remotes.local_remote_path(g.cfg.remotes[first])
     if local is not None:  # a bare remote made with a HEAD for another branch: clone shows this one
         point_local_head(local, g.cfg.branch)
+
+
+def _memsync_history(g: StoreGit, head: str) -> bool:
+    """True when commit ``head`` is a memsync store's: it carries a store id, or the format file of a
+    store made before ids (``ensure_identity`` then gives it the id its peers derive alike)."""
+    return store_id(g, head) is not None or g.run("cat-file", "-e", f"{head}:{FORMAT_FILE}").status == 0
 
 
 def prepare(g: StoreGit, lock_wait_s: float) -> None:

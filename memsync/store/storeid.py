@@ -43,6 +43,18 @@ def unrelated_message(remote: str, url: str, ours: str | None, theirs: str | Non
     )
 
 
+def foreign_message(remote: str, url: str, branch: str, *, other_branches: bool = False) -> str:
+    """One line refusing to start a store from ``remote``'s ``branch``, a history that is not a memsync
+    store's (a code repository, say): taking it would copy its files into the store and push memory
+    onto its branch. ``other_branches``: the remote lacks ``branch`` but has other history."""
+    what = f"has other branches but no {branch}" if other_branches else f"has history on {branch}"
+    return (
+        f"cannot start a store from {remote} ({url}): it {what} and no memsync store id, so it is not a "
+        f"memsync store; nothing was written or pushed. Use an empty repository for memory, or a branch "
+        f"of its own in this one (`--branch memsync`)"
+    )
+
+
 def store_id(g: StoreGit, commit: str) -> str | None:
     """The store id commit ``commit`` carries (``STORE_ID_FILE``), None when it has none."""
     shown = g.run("show", f"{commit}:{STORE_ID_FILE}")
