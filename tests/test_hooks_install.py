@@ -38,9 +38,9 @@ def write_settings(path: Path, data: dict[str, Any], indent: int | str = 2) -> b
 def ours(settings: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """memsync's groups per event."""
     return {
-        event: [g for g in groups if any("-m memsync.hook" in h.get("command", "") for h in g["hooks"])]
+        event: [g for g in groups if any("memsync.hook" in h.get("command", "") for h in g["hooks"])]
         for event, groups in settings.get("hooks", {}).items()
-        if any(any("-m memsync.hook" in h.get("command", "") for h in g["hooks"]) for g in groups)
+        if any(any("memsync.hook" in h.get("command", "") for h in g["hooks"]) for g in groups)
     }
 
 
@@ -63,11 +63,10 @@ def test_claude_code_user_settings_survive_install_and_uninstall(home: Path) -> 
     assert list(mine) == ["SessionStart", "Stop", "SessionEnd", "PreCompact"]
     start = mine["SessionStart"][0]
     assert start["matcher"] == "startup|resume|clear|compact"
-    assert (
-        start["hooks"][0]["command"]
-        == f"{sys.executable} -P -m memsync.hook session-start --agent claude-code"
-    )
-    assert mine["Stop"][0]["hooks"][0]["command"].endswith("-m memsync.hook sync-now --agent claude-code")
+    command = start["hooks"][0]["command"]
+    assert command.startswith(f"[ -x {sys.executable} ] || exit 0; exec {sys.executable} -P -c ")
+    assert command.endswith(" session-start --agent claude-code")
+    assert mine["Stop"][0]["hooks"][0]["command"].endswith(" sync-now --agent claude-code")
     assert "matcher" not in mine["PreCompact"][0]
     assert (path.parent / ("settings.json" + BACKUP_SUFFIX)).read_bytes() == original
 
@@ -105,7 +104,7 @@ def test_an_install_from_another_interpreter_is_replaced_not_doubled(home: Path)
     assert "runs another memsync (/old/venv/bin/python)" in run_cli("hooks", "status").stdout
     assert run_cli("hooks", "install", "claude-code").returncode == 0
     text = path.read_text()
-    assert "/old/venv" not in text and text.count("-m memsync.hook") == 4
+    assert "/old/venv" not in text and text.count("memsync.hook") == 4
 
 
 def test_a_project_gets_its_own_settings_file(home: Path, tmp_path: Path) -> None:

@@ -10,7 +10,17 @@ from typing import Any
 
 from memsync.errors import MemsyncError
 from memsync.hosts import codex
-from memsync.hosts.hooks import HOSTS, Host, add_ours, handlers, installed, others, remove_ours, settings_path
+from memsync.hosts.hooks import (
+    HOSTS,
+    Host,
+    add_ours,
+    handlers,
+    installed,
+    interpreter,
+    others,
+    remove_ours,
+    settings_path,
+)
 from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object, read_json_object
 
 
@@ -68,7 +78,7 @@ def status(hosts: Sequence[Host] = HOSTS, project: Path | None = None) -> list[s
         state = (
             "runs this memsync"
             if not stale
-            else f"runs another memsync ({stale[0].split()[0]}): run `memsync hooks install {host}` again"
+            else f"runs another memsync ({interpreter(stale[0])}): run `memsync hooks install {host}` again"
         )
         lines.append(f"{host}: installed in {path}: {events}; {state}; {other} other hooks")
     if "codex" in hosts and _codex_hooks_off():

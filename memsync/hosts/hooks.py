@@ -8,8 +8,11 @@ adds one matcher group of its own per event and never touches another group: uni
 handlers whose command runs ``memsync.hook``, and the containers that leaves empty, so a file comes back
 byte for byte (``hosts.settings_file`` keeps the rest and backs the previous file up).
 
-The commands run this interpreter (``sys.executable``) with ``-P -m memsync.hook``: the same memsync,
-and nothing imported from the project directory the host runs hooks in.
+The commands run this interpreter (``sys.executable``) with ``-P``: the same memsync, and nothing
+imported from the project directory the host runs hooks in. They fail open: once memsync is
+uninstalled (``pip uninstall``: the module is gone; ``pipx uninstall``: the interpreter too) a hook
+exits 0 silently, so the host shows no error at every session. Commands of the earlier form (``-P -m
+memsync.hook``) are still recognised, so installing again or uninstalling replaces or removes them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,12 @@ HOSTS: tuple[Host, ...] = ("claude-code", "codex")
 SESSION_SOURCES = "startup|resume|clear|compact"
 SESSION_TIMEOUT_S = 10
 SYNC_TIMEOUT_S = 30
-_OURS = re.compile(r"(?:^|\s)-m\s+memsync\.hook(?:\s|$)")
+_OURS = re.compile(r'(?:^|\s)-m\s+memsync\.hook(?:\s|$)|__import__\("memsync\.hook"\)')
+# Run the hook if memsync is importable, else exit 0: `-m memsync.hook` would fail loudly without it.
+_FAIL_OPEN = (
+    "import sys, importlib.util as u; "
+    'sys.exit(u.find_spec("memsync") and __import__("memsync.hook").hook.main())'
+)
 
 
 @dataclass(frozen=True)
@@ -45,8 +53,20 @@ class Handler:
 
 
 def hook_command(action: str, host: Host) -> str:
-    """The shell command a host runs for memsync's hook ``action`` (``session-start`` or ``sync-now``)."""
-    return f"{shlex.quote(sys.executable)} -P -m memsync.hook {action} --agent {host}"
+    """The shell command a host runs for memsync's hook ``action`` (``session-start`` or ``sync-now``):
+    this interpreter runs ``memsync.hook``; exit 0 and nothing printed when the interpreter or memsync
+    is gone (see the module doc)."""
+    python = shlex.quote(sys.executable)
+    return f"[ -x {python} ] || exit 0; exec {python} -P -c {shlex.quote(_FAIL_OPEN)} {action} --agent {host}"
+
+
+def interpreter(command: str) -> str:
+    """The Python interpreter the hook ``command`` (one of memsync's, either form) runs."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: not a command memsync wrote
+        words = command.split()
+    return words[2] if words[:2] == ["[", "-x"] and len(words) > 2 else (words or [""])[0]
 
 
 def handlers(host: Host) -> tuple[Handler, ...]:
