@@ -31,8 +31,13 @@ app = typer.Typer(
     help="Keep AI-agent memory in sync between machines, people and agents through git.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    # `--install-completion` / `--show-completion`: the shell completes commands, options and paths.
+    add_completion=True,
 )
+
+# The commands a newcomer needs first lead `memsync --help`; the others follow in the order they were
+# registered.
+FIRST_COMMANDS = ("init", "up", "status", "sync")
 
 
 def _version(value: bool) -> None:
@@ -46,7 +51,7 @@ def _root(
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More log output (-vv for debug)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Keep AI-agent memory in sync between machines, people and agents through git."""
@@ -69,20 +74,47 @@ def _write_crash_log(exc: BaseException) -> Path:
     return path
 
 
-def _flags_without_type(command: Command) -> None:
-    """Give every flag and count option of ``command`` and its subcommands (``--help`` included) an empty
-    metavar, so the help shows no value for them.
+# A value's placeholder in help, by the type typer would show (``<str>``): one upper-case style throughout.
+_PLACEHOLDERS = {"str": "TEXT", "int": "N", "float": "NUMBER", "path": "PATH"}
+
+
+def _placeholders(command: Command) -> None:
+    """Give every parameter of ``command`` and its subcommands (``--help`` included) a placeholder in one
+    style: none for a flag or a count, ``TEXT``, ``N``, ``NUMBER``, ``PATH`` (or a choice's values
+    ``a|b``) for an option's value, the upper-case name for an argument (``{TEXT}`` in the usage line
+    when it is required). A metavar a command sets itself (``ID``) is kept.
 
     typer 0.29's rich help prints each option's type, flags too (``--quiet <bool>``, ``--help <bool>``,
-    ``-v <int>``): its panel skips the type only when a metavar is set, unlike its plain help, which skips
-    flags and counts. The help option is made here, once, so the one the parser later uses is this one.
+    ``-v <int>``), and a lower-case name for an argument: its panel skips the type only when a metavar is
+    set. The help option is made here, once, so the one the parser later uses is this one.
     """
-    help_option = command.get_help_option(typer.Context(command))
+    ctx = typer.Context(command)
+    help_option = command.get_help_option(ctx)
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
         if isinstance(param, typer.core.TyperOption) and (param.is_flag or param.count):
             param.metavar = ""
+        elif isinstance(param, typer.core.TyperArgument):
+            param.metavar = param.metavar or (param.name or "value").upper()
+            # The argument's name is its placeholder: its row shows no type beside it (typer has no option).
+            setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
+        elif param.metavar is not None:
+            continue
+        elif isinstance(param, typer.core.TyperOption):
+            shown = (param.display_type(ctx) or "").strip("<>").removeprefix("list[").removesuffix("]")
+            # A choice's values are typed as shown (`prompt`, `a|b`), not placeholders.
+            choice = param.type_descriptor.is_choice
+            param.metavar = shown if choice else _PLACEHOLDERS.get(shown, shown.upper())
     for sub in getattr(command, "commands", {}).values():
-        _flags_without_type(sub)
+        _placeholders(sub)
+
+
+def _newcomers_first(command: Command) -> None:
+    """Reorder the top-level commands of ``command`` so that :data:`FIRST_COMMANDS` come first."""
+    commands: dict[str, Command] = getattr(command, "commands", {})
+    ordered = {name: commands[name] for name in FIRST_COMMANDS if name in commands}
+    ordered.update(commands)
+    commands.clear()
+    commands.update(ordered)
 
 
 # A paragraph whose line ends are meant: a list item or an indented line starts one of its lines.
@@ -111,7 +143,8 @@ def _help_unwrapped(command: Command) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the process exit code."""
     command = typer.main.get_command(app)
-    _flags_without_type(command)
+    _placeholders(command)
+    _newcomers_first(command)
     _help_unwrapped(command)
     try:
         result = command.main(args=argv, prog_name="memsync", standalone_mode=False)
