@@ -14,6 +14,7 @@ from pathlib import Path
 import filelock
 
 from memsync.errors import MemsyncError
+from memsync.formats.bounded_json import MAX_LINE_BYTES
 from memsync.formats.jsonl.canonical import canonical_json, is_header, parse_record
 from memsync.formats.jsonl.records import FORMAT, Entry, Header, Record
 from memsync.formats.jsonl.timestamps import format_timestamp, parse_timestamp
@@ -62,9 +63,10 @@ def append_record(path: Path, record: Record, now: datetime | None = None) -> No
     """Append one entry or tombstone to ``path`` as one line: validated, scanned for secrets (entries),
     written with one O_APPEND write under the writer lock, creating the file with a header if needed.
 
-    Raises MemsyncError for an invalid record, a secret in an entry, an unsupported file format,
-    an OS error, or this machine's clock running ahead of its remotes' (``clock.refuse_if_ahead``:
-    the record's date would outrank later corrections everywhere). DESIGN I5, "Hostile input".
+    Raises MemsyncError for an invalid record, a line over ``MAX_LINE_BYTES``, a secret in an entry, an
+    unsupported file format, an OS error, or this machine's clock running ahead of its remotes'
+    (``clock.refuse_if_ahead``: the record's date would outrank later corrections everywhere).
+    DESIGN I5, "Hostile input".
     """
     from memsync.clock import refuse_if_ahead  # reads the config and git: only a write needs them
 
@@ -74,6 +76,12 @@ def append_record(path: Path, record: Record, now: datetime | None = None) -> No
         key, message = errors[0]
         raise MemsyncError(f"append to {path}: field {key!r}: {message}. Fix the value and retry")
     line = canonical_json(obj) + b"\n"
+    if len(line) > MAX_LINE_BYTES:
+        # No reader would see it: the entry would be in the file and in no view, on any machine.
+        raise MemsyncError(
+            f"append to {path}: the entry is a line of {len(line):,} bytes, over the {MAX_LINE_BYTES:,} "
+            "every reader accepts. Shorten its text or its tags"
+        )
     if isinstance(record, Entry):
         _refuse_secrets(path, record)
     moment = now or datetime.now(UTC)

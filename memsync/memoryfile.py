@@ -18,6 +18,10 @@ from memsync.formats.jsonl.records import USER_SOURCE, Entry, Record, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp
 from memsync.formats.jsonl.view import winner_key
 
+# The longest text an entry may hold. JSON escapes a character into at most 6 bytes (``\u0001``), so
+# the entry's line stays far under the 1 MiB every reader accepts (``bounded_json.MAX_LINE_BYTES``).
+TEXT_MAX_CHARS = 100_000
+
 
 class MemoryFile:
     """One agent-memory/0.1 file on disk: every write goes through here.
@@ -78,8 +82,15 @@ class MemoryFile:
         """Append a new entry with a fresh 12-hex id and ``created_at`` = ``now`` (aware; default the
         current time) and return it. ``expires_at`` is a UTC timestamp string (see :func:`parse_expiry`).
 
-        Raises MemsyncError for invalid fields, a secret in the entry, or an OS error.
+        Raises MemsyncError for invalid fields, a text over ``TEXT_MAX_CHARS`` characters, a secret in the
+        entry, or an OS error.
         """
+        if len(text) > TEXT_MAX_CHARS:
+            raise MemsyncError(
+                f"remember in {self.path}: the text is {len(text):,} characters, over the limit of "
+                f"{TEXT_MAX_CHARS:,} that keeps an entry readable on every machine. Shorten it, or split it "
+                "into several entries"
+            )
         moment = now or datetime.now(UTC)
         entry = Entry(
             id=self._new_id(),

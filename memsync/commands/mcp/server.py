@@ -32,6 +32,7 @@ from memsync.commands.mcp import tools as mcp_tools
 from memsync.commands.mcp.hits import HitJSON
 from memsync.commands.mcp.recall import DEFAULT_LIMIT, MAX_LIMIT, recall
 from memsync.errors import MemsyncError
+from memsync.memoryfile import TEXT_MAX_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,13 @@ def _refusals(tool: Callable[P, R]) -> Callable[P, R | types.CallToolResult]:
 
 
 def remember(
-    text: Annotated[str, Field(description="One sentence an agent can read as is.", min_length=1)],
+    text: Annotated[
+        str,
+        Field(
+            description=f"One sentence an agent can read as is (at most {TEXT_MAX_CHARS:,} characters).",
+            min_length=1,
+        ),
+    ],
     kind: Annotated[
         Kind | None,
         Field(
