@@ -243,3 +243,35 @@ def test_daily_log_merged_over_two_merge_bases_gets_no_note(tmp_path: Path) -> N
     assert merged.startswith("# Daily log\n\n- [09:00] p1 C\n")
     assert all(merged.count(line) in (1, 2) for line in lines.values()), merged
     assert git(repos["p0"], "ls-files", "-u") == ""
+
+
+def test_index_lines_for_one_file_survive_merges_both_ways(peers: tuple[Path, Path, Path]) -> None:
+    """Two lines linking parts of one file (alice) and a peer's item (bob) merge through git on both
+    machines with no line lost; then two machines' different lines for one new file both stay."""
+    _, alice, bob = peers
+    staging = "- [Deploy: staging](deploy.md#staging) — how staging is deployed\n"
+    rollback = "- [Deploy: rollback](deploy.md#rollback) — how to roll back\n"
+    write(alice, INDEX, staging + rollback, append=True)
+    write(bob, INDEX, "- [Bob](bob.md) — from bob\n", append=True)
+    commit(alice, "alice")
+    commit(bob, "bob")
+    git(alice, "push", "-q")
+    git(bob, "pull", "-q", "--no-edit")
+    git(bob, "push", "-q")
+    git(alice, "pull", "-q", "--no-edit")
+    expected = INITIAL[INDEX] + "- [Bob](bob.md) — from bob\n" + staging + rollback
+    for repo in (alice, bob):
+        no_conflicts(repo)
+        assert (repo / INDEX).read_text(encoding="utf-8") == expected
+    assert tree(alice) == tree(bob)
+    write(alice, INDEX, "- [Notes](notes.md) — alice's notes\n", append=True)
+    write(bob, INDEX, "- [Notes](notes.md) — bob's notes, longer\n", append=True)
+    commit(alice, "alice notes")
+    commit(bob, "bob notes")
+    git(alice, "push", "-q")
+    git(bob, "pull", "-q", "--no-edit")
+    merged = (bob / INDEX).read_text(encoding="utf-8")
+    assert (
+        merged
+        == expected + "- [Notes](notes.md) — alice's notes\n- [Notes](notes.md) — bob's notes, longer\n"
+    )

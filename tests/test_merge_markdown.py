@@ -207,24 +207,49 @@ def test_index_deletion_honoured_unless_the_other_side_changed_the_item() -> Non
     )
 
 
-def test_index_item_changed_on_both_sides_keeps_the_longer_text() -> None:
+def test_index_item_changed_on_both_sides_keeps_both_versions_in_place() -> None:
     ours = INDEX.replace(b"alpha", b"alpha, ours")
     theirs = INDEX.replace(b"alpha", b"alpha, theirs!")
-    assert merged("index", INDEX, ours, theirs) == theirs
+    assert merged("index", INDEX, ours, theirs) == INDEX.replace(
+        b"- [A](a.md) \xe2\x80\x94 alpha\n",
+        b"- [A](a.md) \xe2\x80\x94 alpha, ours\n- [A](a.md) \xe2\x80\x94 alpha, theirs!\n",
+    )
 
 
-def test_f17_both_sides_add_the_same_slug_with_different_descriptions() -> None:
+def test_f17_both_sides_add_the_same_slug_with_different_descriptions_both_kept() -> None:
     ours = INDEX + b"- [New](new.md) \xe2\x80\x94 one description\n"
     theirs = INDEX + b"- [New thing](new.md) \xe2\x80\x94 another description\n"
-    assert merged("index", INDEX, ours, theirs) == theirs
+    assert merged("index", INDEX, ours, theirs) == (
+        INDEX + b"- [New thing](new.md) \xe2\x80\x94 another description\n"
+        b"- [New](new.md) \xe2\x80\x94 one description\n"
+    )
 
 
-def test_index_duplicate_items_for_one_key_collapse() -> None:
+def test_index_a_second_line_for_one_file_is_kept() -> None:
     ours = INDEX + b"- [A](a.md) \xe2\x80\x94 alpha, rewritten as a new line\n"
     theirs = INDEX + b"- [C](c.md) \xe2\x80\x94 c\n"
     assert merged("index", INDEX, ours, theirs) == (
-        INDEX.replace(b"alpha", b"alpha, rewritten as a new line") + b"- [C](c.md) \xe2\x80\x94 c\n"
+        INDEX + b"- [A](a.md) \xe2\x80\x94 alpha, rewritten as a new line\n- [C](c.md) \xe2\x80\x94 c\n"
     )
+
+
+def test_index_two_lines_linking_parts_of_one_file_survive_a_peers_addition() -> None:
+    """Both lines written here while a peer added an item: every line of both sides stays, both orders."""
+    staging = b"- [Deploy: staging](deploy.md#staging) \xe2\x80\x94 how staging is deployed\n"
+    rollback = b"- [Deploy: rollback](deploy.md#rollback) \xe2\x80\x94 how to roll back\n"
+    ours = INDEX + staging + rollback
+    theirs = INDEX + b"- [C](c.md) \xe2\x80\x94 c\n"
+    expected = INDEX + b"- [C](c.md) \xe2\x80\x94 c\n" + staging + rollback  # the smaller run first
+    assert merged("index", INDEX, ours, theirs) == expected
+    assert merged("index", INDEX, theirs, ours) == expected
+    # Synced already, then a concurrent edit elsewhere: neither copy is lost.
+    edited = ours.replace(b"alpha", b"alpha, edited")
+    assert merged("index", ours, edited, expected) == expected.replace(b"alpha", b"alpha, edited")
+
+
+def test_index_an_item_written_twice_is_kept_twice() -> None:
+    twice = INDEX + b"- plain note\n- plain note\n"
+    assert merged("index", INDEX, twice, INDEX + b"- [C](c.md)\n").count(b"- plain note\n") == 2
 
 
 def test_index_items_under_headings_and_continuation_lines() -> None:

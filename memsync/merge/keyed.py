@@ -11,7 +11,7 @@ from difflib import SequenceMatcher
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at the driver's start
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterable, Sequence
+    from collections.abc import Callable, Hashable, Iterable, Sequence
     from typing import TypeVar
 
     _T = TypeVar("_T", bound=Hashable)
@@ -83,15 +83,18 @@ def _diff3(base: Sequence[_T], ours: Sequence[_T], theirs: Sequence[_T]) -> list
     return out
 
 
-def _resolve_value(base: str | None, ours: str | None, theirs: str | None) -> str | None:
-    """Three-way on one keyed value (None = absent): one-sided changes win; a deletion loses to a change."""
+def _resolve_value(
+    base: str | None, ours: str | None, theirs: str | None, pick: Callable[[Iterable[str]], str]
+) -> str | None:
+    """Three-way on one keyed value (None = absent): one-sided changes win; a deletion loses to a change;
+    two different changes give ``pick`` of both."""
     if ours == theirs or theirs == base:
         return ours
     if ours == base:
         return theirs
     if ours is None or theirs is None:
         return theirs if ours is None else ours
-    return pick_version((ours, theirs))
+    return pick((ours, theirs))
 
 
 def _side_values(blocks: Sequence[Block], base_values: dict[str, str]) -> dict[str, str]:
@@ -112,12 +115,18 @@ def _tokens(blocks: Sequence[Block]) -> list[_Token]:
     return [("k", key) if key is not None else ("t", text) for key, text in blocks]
 
 
-def merge_keyed(base: Sequence[Block], ours: Sequence[Block], theirs: Sequence[Block]) -> list[Block]:
+def merge_keyed(
+    base: Sequence[Block],
+    ours: Sequence[Block],
+    theirs: Sequence[Block],
+    pick: Callable[[Iterable[str]], str] = pick_version,
+) -> list[Block]:
     """Three-way merge of keyed blocks (index items, frontmatter keys); returns the merged blocks.
 
     The order comes from a symmetric diff3 of keys and keyless lines (where both sides inserted at one
     place, both insertions are kept, the smaller first); each key's text from a three-way on its value
-    (a one-sided change wins, a deletion loses to a change, two different changes: :func:`pick_version`);
+    (a one-sided change wins, a deletion loses to a change, two different changes: ``pick`` of the two,
+    which must not depend on their order; default :func:`pick_version`);
     one block per key at its first place; deleted keys dropped. Symmetric in ``ours``/``theirs``; never
     raises. Used by :mod:`memsync.merge` (DESIGN "Merge drivers", index and entry frontmatter).
     """
@@ -125,7 +134,7 @@ def merge_keyed(base: Sequence[Block], ours: Sequence[Block], theirs: Sequence[B
     ours_values = _side_values(ours, base_values)
     theirs_values = _side_values(theirs, base_values)
     resolved = {
-        key: _resolve_value(base_values.get(key), ours_values.get(key), theirs_values.get(key))
+        key: _resolve_value(base_values.get(key), ours_values.get(key), theirs_values.get(key), pick)
         for key in base_values.keys() | ours_values.keys() | theirs_values.keys()
     }
     out: list[Block] = []
