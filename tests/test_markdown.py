@@ -299,11 +299,35 @@ def test_write_entry_replaces_its_index_line_and_leaves_the_rest_alone(tmp_path:
     )
 
 
-def test_write_entry_collapses_duplicate_index_lines_for_one_slug(tmp_path: Path) -> None:
+def test_write_entry_collapses_duplicate_index_lines_for_one_slug_not_links_to_its_parts(
+    tmp_path: Path,
+) -> None:
     memory = role(tmp_path)
-    memory.index_path.write_text("# I\n\n- [A](a.md) — one\n- [B](b.md) — b\n- [A again](./a.md#x) — two\n")
+    memory.index_path.write_text(
+        "# I\n\n- [A](a.md) — one\n- [B](b.md) — b\n- [A: x](./a.md#x) — part x\n- [A](./a.md) — two\n"
+    )
     memory.write_entry("A", "reference", "only", "see the dashboard")
-    assert memory.index_path.read_text() == "# I\n\n- [A](a.md) — only\n- [B](b.md) — b\n"
+    assert memory.index_path.read_text() == (
+        "# I\n\n- [A](a.md) — only\n- [B](b.md) — b\n- [A: x](./a.md#x) — part x\n"
+    )
+
+
+def test_write_and_rename_keep_every_line_linking_a_part_of_the_entry(tmp_path: Path) -> None:
+    memory = role(tmp_path)
+    memory.write_entry("Deploy", "project", "how we deploy", "## staging\n\n## rollback\n")
+    parts = (
+        "- [Deploy: staging](deploy.md#staging) — staging\n- [Deploy: rollback](deploy.md#rollback) — back\n"
+    )
+    memory.index_path.write_text(memory.index_path.read_text() + parts)
+    memory.write_entry("Deploy", "project", "how we deploy, edited", "## staging\n\n## rollback\n")
+    title = "# Memory index — python-dev\n\n"
+    assert memory.index_path.read_text() == title + "- [Deploy](deploy.md) — how we deploy, edited\n" + parts
+    memory.rename("deploy", "Release")
+    assert memory.index_path.read_text() == title + (
+        "- [Release](release.md) — how we deploy, edited\n"
+        "- [Deploy: staging](release.md#staging) — staging\n"
+        "- [Deploy: rollback](release.md#rollback) — back\n"
+    )
 
 
 def test_write_entry_values_yaml_would_misread_round_trip(tmp_path: Path) -> None:

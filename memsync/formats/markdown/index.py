@@ -15,7 +15,7 @@ import re
 _BULLET = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|\r?\n|\Z)")
 _FENCE = re.compile(r"(?:```|~~~)")
 # The target of an inline markdown link to a .md file: "](slug.md)", "](./a/b.md#part)", "](<x.md> "t")".
-_MD_LINK = re.compile(r"\]\(\s*<?([^()\s<>]+?\.md)(?:#[^()\s<>]*)?>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+_MD_LINK = re.compile(r"\]\(\s*<?([^()\s<>]+?\.md)(#[^()\s<>]*)?>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
 _LEADING_MARKER = re.compile(r"\A[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]*")
 _WHITESPACE = re.compile(r"\s+")
 # Lines split at "\n" only: str.splitlines would also split at a bare CR, U+2028 and other separators.
@@ -60,6 +60,13 @@ def item_key(item_text: str) -> str:
             target = target[2:]
         return target
     return _WHITESPACE.sub(" ", _LEADING_MARKER.sub("", item_text, count=1)).strip()
+
+
+def links_part(item_text: str) -> bool:
+    """Whether the item's first ``.md`` link names a part of its file (``deploy.md#staging``): such an
+    item is one of several a file may have, not the file's own index line."""
+    match = _MD_LINK.search(item_text)
+    return match is not None and match.group(2) is not None
 
 
 def parse_index(text: str) -> list[IndexBlock]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memsync.formats.markdown.index import IndexBlock, item_key
+from memsync.formats.markdown.index import IndexBlock, item_key, links_part
 
 # A markdown link to a .md file; the link text may hold backslash-escaped brackets. It holds no bare "[":
 # each "[" then starts at most one scan to the next bracket, so a line of brackets costs linear time.
-_MD_LINK = re.compile(r"\[((?:\\.|[^\[\]\\])*)\]\(<?([^()\s<>]+?\.md)>?(?:#[^)\s]*)?\)")
+_MD_LINK = re.compile(r"\[((?:\\.|[^\[\]\\])*)\]\(<?([^()\s<>]+?\.md)>?(#[^)\s]*)?\)")
 _DESCRIPTION_SEP = re.compile(r"^[\s\u2014\u2013:-]+")  # em dash, en dash, colon, hyphen
 
 
@@ -46,11 +46,12 @@ def index_item(line: int, key: str, text: str) -> IndexItem:
 
 
 def put_index_item(blocks: list[IndexBlock], item: str, keys: set[str]) -> list[IndexBlock]:
-    """Replace the first block whose key is in ``keys`` by ``item`` and drop the others; else append it."""
+    """Replace the first item whose key is in ``keys`` by ``item`` and drop the other such items; else
+    append it. Items linking a part of such a file (``#fragment``) are items of their own and stay."""
     result: list[IndexBlock] = []
     placed = False
     for block in blocks:
-        if block.key is not None and block.key in keys:
+        if block.key is not None and block.key in keys and not links_part(block.text):
             if not placed:
                 result.append(IndexBlock(key=item_key(item), text=item))
                 placed = True
@@ -64,9 +65,13 @@ def put_index_item(blocks: list[IndexBlock], item: str, keys: set[str]) -> list[
 
 
 def relink_item(item: str, new_name: str, slug: str) -> str:
-    """An index item with its first ``.md`` link pointing at ``<slug>.md`` under ``new_name``."""
+    """An index item with its first ``.md`` link pointing at ``<slug>.md`` under ``new_name``; a link to a
+    part of the file (``#fragment``) keeps its own text and part."""
     match = _MD_LINK.search(item)
     if match is None:
         return item
-    link = f"[{link_text(new_name)}]({slug}.md)"
+    if match.group(3) is not None:
+        link = f"[{match.group(1)}]({slug}.md{match.group(3)})"
+    else:
+        link = f"[{link_text(new_name)}]({slug}.md)"
     return item[: match.start()] + link + item[match.end() :]

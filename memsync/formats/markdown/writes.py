@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from memsync.errors import MemsyncError
 from memsync.formats.markdown.fields import entry_head, with_name
 from memsync.formats.markdown.frontmatter import split_frontmatter
-from memsync.formats.markdown.index import IndexBlock, item_key
+from memsync.formats.markdown.index import IndexBlock, item_key, links_part
 from memsync.formats.markdown.index_items import link_text, put_index_item, relink_item
 from memsync.formats.markdown.reading import read_bytes, read_entry
 from memsync.formats.markdown.skill import CURATED_TYPES, DAILY_DIR, one_line, slugify
@@ -97,10 +97,17 @@ def rename_entry(role: RoleDir, entry: str, new_name: str) -> Path:
     fallback = f"- [{link_text(new_name)}]({slug}.md) — {current.description or new_name}\n"
 
     def relink(blocks: list[IndexBlock]) -> list[IndexBlock]:
+        # Items linking parts of the file follow it in place; the file's own item is put anew.
+        own: str | None = None
+        result: list[IndexBlock] = []
         for block in blocks:
-            if block.key == old_key:
-                return put_index_item(blocks, relink_item(block.text, new_name, slug), {old_key})
-        return put_index_item(blocks, fallback, {item_key(fallback)})
+            if block.key == old_key and links_part(block.text):
+                text = relink_item(block.text, new_name, slug)
+                block = IndexBlock(item_key(text), text)
+            elif block.key == old_key and own is None:
+                own = relink_item(block.text, new_name, slug)
+            result.append(block)
+        return put_index_item(result, own or fallback, {old_key, item_key(own or fallback)})
 
     role.edit_index(relink)
     return new
