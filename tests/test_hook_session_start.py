@@ -83,11 +83,11 @@ def test_peers_additions_with_host_date_and_order(tmp_path: Path, remote: Path) 
     this_project, yours = lines[project + 1 : user], lines[user + 1 :]
     assert (
         "alice" in this_project[0]
-        and "cart.md (entry): Cart rounding: the cart rounds totals to cents — Half up." in this_project[0]
+        and 'cart.md (entry): "Cart rounding: the cart rounds totals to cents — Half up."' in this_project[0]
     )
-    assert "MEMORY.md (index): - [Cart rounding](cart.md)" in this_project[1]
-    assert any("(entry): preference: Prefer rg over grep" in line for line in yours)
-    assert any("(daily log): - [14:02] the harbor API needs a user agent" in line for line in yours)
+    assert 'MEMORY.md (index): "- [Cart rounding](cart.md)' in this_project[1]
+    assert any('(entry): "preference: Prefer rg over grep' in line for line in yours)
+    assert any('(daily log): "- [14:02] the harbor API needs a user agent"' in line for line in yours)
     assert all(line.startswith(("- 20", "Full memory:", "History")) for line in this_project + yours)
     assert f"Full memory: {memory_b}" in context and "`memsync log`" in context
 
@@ -125,7 +125,7 @@ def test_many_additions_are_cut_at_whole_items_under_the_limit(tmp_path: Path, r
     assert len(context) < MAX_CHARS
     assert "more not shown" in context and context.rstrip().endswith("`memsync log`.")
     shown = [line for line in context.splitlines() if line.startswith("- ")]
-    assert len(shown) > 10 and all(line.endswith("dusk") for line in shown)  # whole items only
+    assert len(shown) > 10 and all(line.endswith('dusk"') for line in shown)  # whole items only
     assert "Lesson 2999:" in shown[0]  # newest first
 
 

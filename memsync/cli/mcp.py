@@ -105,11 +105,12 @@ def recall_command(
 
     hits = recall(current_config(), query, scope, kinds or (), limit)
     for hit in hits:
+        shown = hit.to_json()  # peers' names and text neutralised
         if as_json:
-            typer.echo(json.dumps(hit.to_json(), ensure_ascii=False))
+            typer.echo(json.dumps(shown, ensure_ascii=False))
         else:
-            where = hit.doc.store_file or str(hit.doc.file)
-            typer.echo(f"{hit.doc.id}  {hit.date}  {hit.host}  {where}\n    {hit.doc.text}")
+            where = shown["store_path"] or shown["file"]
+            typer.echo(f"{shown['id']}  {shown['date']}  {shown['host']}  {where}\n    {shown['text']}")
     if not hits:
         typer.echo(f"memsync recall: nothing in the tracked memory matches {query!r}", err=True)
     return 0

@@ -4,12 +4,12 @@ the session-start hook)."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
-from typing import Any
 
+from memsync.formats.bounded_json import decode_object
 from memsync.formats.markdown.frontmatter import split_frontmatter
 from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
 
@@ -23,7 +23,9 @@ KIND_NAMES = {ENTRY: "entry", INDEX: "index", DAILY: "daily log"}
 @dataclass(frozen=True)
 class Item:
     """One thing a peer added: ``project`` (this project's memory, else the user's), ``rank`` (entry,
-    index line, daily-log line), ``at`` (commit time, UTC), ``host``, store ``path`` and ``text``."""
+    index line, daily-log line), ``at`` (commit time, UTC), ``host`` (the commit's trailer), store
+    ``path`` and ``text``, all as written, and ``claimed``: the commit names this machine's host but
+    this machine did not make it."""
 
     project: bool
     rank: int
@@ -31,6 +33,7 @@ class Item:
     host: str
     path: str
     text: str
+    claimed: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,16 +46,27 @@ class Scope:
     own: tuple[str, ...]
 
 
-def parse_log(out: str, scope: Scope, me: str) -> tuple[list[Item], int]:
-    """The items of ``out`` (``git log -p --unified=0``, each commit as ``\\x01`` sha ``\\x1f`` date ``\\x1f``
-    message ``\\x02`` diff) under ``scope``, leaving out what host ``me`` wrote to the agent's own
-    folder; and how many added lines were not read (of an append-only file or index, a commit's last
-    ``LINES_PER_FILE`` lines are read: newest last)."""
+def log_format(mark: str) -> str:
+    """The ``git log --format`` whose output ``parse_log`` reads: each commit as ``mark`` sha ``\\x1f``
+    date ``\\x1f`` message ``mark``, then its diff. ``mark`` must be unguessable (a fresh random token
+    per call): a commit message or a line of a file may hold any other byte, and would otherwise start
+    a commit of its own in the output."""
+    return f"--format={mark}%H%x1f%aI%x1f%B{mark}"
+
+
+def parse_log(
+    out: str, mark: str, scope: Scope, me: str, written_here: Callable[[str], bool]
+) -> tuple[list[Item], int]:
+    """The items of ``out`` (``git log -p --unified=0`` in ``log_format(mark)``) under ``scope``,
+    leaving out what this machine (host ``me``, commits for which ``written_here`` is true) wrote to
+    the agent's own folder, and marking as ``claimed`` the items whose commit names host ``me`` but
+    was not written here; and how many added lines were not read (of an append-only file or index, a
+    commit's last ``LINES_PER_FILE`` lines are read: newest last)."""
     items: list[Item] = []
     unread = 0
-    for record in out.split("\x01")[1:]:
-        meta, _, diff = record.partition("\x02")
-        _, date, body = [*meta.split("\x1f", 2), "", ""][:3]
+    chunks = out.split(mark)[1:]
+    for meta, diff in zip(chunks[0::2], chunks[1::2], strict=False):
+        sha, date, body = [*meta.split("\x1f", 2), "", ""][:3]
         host = next(
             (
                 line.split(":", 1)[1].strip()
@@ -65,13 +79,15 @@ def parse_log(out: str, scope: Scope, me: str) -> tuple[list[Item], int]:
             at = datetime.fromisoformat(date.strip()).astimezone(UTC)
         except ValueError:
             continue
+        mine = host == me and written_here(sha.strip())
+        claimed = host == me and not mine
         for path, added, new, skipped in _files(diff):
-            if host == me and _under(path, scope.own):
+            if mine and _under(path, scope.own):
                 continue
             unread += skipped
             project = _under(path, scope.project)
             items.extend(
-                Item(project, rank, when or at, host, path, text)
+                Item(project, rank, when or at, host, path, text, claimed)
                 for rank, text, when in _items(path, added, new)
             )
     return items, unread
@@ -134,11 +150,8 @@ def _field(line: str) -> tuple[str, str]:
 def _entry(line: str) -> tuple[str, datetime | None]:
     """A memory-file line as (``kind: text``, its ``created_at``); ("", None) for anything but a live
     entry (a header, a tombstone, a malformed line)."""
-    try:
-        record: Any = json.loads(line)
-    except ValueError:
-        return "", None
-    if not isinstance(record, dict) or record.get("deleted") or not isinstance(record.get("text"), str):
+    record, _ = decode_object(line.encode("utf-8", "replace"))
+    if record is None or record.get("deleted") or not isinstance(record.get("text"), str):
         return "", None
     kind = record.get("kind")
     try:

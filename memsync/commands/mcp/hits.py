@@ -9,6 +9,7 @@ from typing import Literal
 
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
+from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
 from memsync.tracked import Tracked
 
 DocType = Literal["entry", "curated", "index", "log"]
@@ -73,15 +74,17 @@ class Hit:
     committed: bool = False
 
     def to_json(self) -> HitJSON:
-        """The hit as plain JSON data (what the MCP ``recall`` tool and `memsync recall --json` give)."""
+        """The hit as plain JSON data (what the MCP ``recall`` tool and `memsync recall --json` give).
+        Names peers chose (ids, file names) are neutralised and bounded like the text and the host."""
+        store_path = self.doc.store_file
         return HitJSON(
-            id=self.doc.id,
+            id=neutralise(self.doc.id, MAX_PATH_CHARS),
             type=self.doc.type,
             kind=self.doc.kind,
             text=self.doc.text,
-            file=str(self.doc.file),
+            file=neutralise(str(self.doc.file), MAX_PATH_CHARS),
             store=self.doc.source.store,
-            store_path=self.doc.store_file,
+            store_path=None if store_path is None else neutralise(store_path, MAX_PATH_CHARS),
             line=self.doc.line,
             host=self.host,
             date=self.date,

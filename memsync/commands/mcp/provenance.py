@@ -5,6 +5,10 @@ An entry or a line is credited to the oldest commit that added it to its store f
 that file), which is the commit of the machine that published it, whoever merged it later. A curated
 entry, replaced whole by its writers, is credited to the latest commit that changed it. Memory not
 committed yet (written since the last sync, or untracked) is credited to this machine.
+
+The host is what the commit's trailer says, which its writer chose: it is bounded and neutralised, and
+a commit that names this machine's host but that this machine did not make (``refs.written_here``) is
+marked as such.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from typing import TypedDict
 
 from memsync.commands.mcp.hits import Hit
 from memsync.config import Config
+from memsync.formats.quoted import host_label
 from memsync.paths import StoreLayout
 from memsync.store.facade import Store
 from memsync.store.history import LogRecord
+from memsync.store.refs import written_here
 
 
 class Attribution(TypedDict):
@@ -43,11 +49,13 @@ def attribute(config: Config | None, hits: Sequence[Hit]) -> list[Attribution]:
     else the file's modification time. Raises ``MemsyncError`` when git fails in a store."""
     here = config.host if config is not None else socket.gethostname()
     stores: dict[str, Store] = {}
+    made: dict[str, frozenset[str]] = {}  # per store, its reflog: read when a commit names this host
     result: list[Attribution] = []
     for hit in hits:
         doc = hit.doc
         record: LogRecord | None = None
         rel = doc.store_file
+        store_cfg = None
         if config is not None and doc.source.store is not None and rel is not None:
             store_cfg = config.stores[doc.source.store]
             if StoreLayout(store_cfg.path).exists:
@@ -62,5 +70,10 @@ def attribute(config: Config | None, hits: Sequence[Hit]) -> list[Attribution]:
             result.append(Attribution(host=here, date=doc.date or _local_date(hit), committed=False))
         else:
             date = doc.date or record.date.isoformat(timespec="seconds")
-            result.append(Attribution(host=record.host or "?", date=date, committed=True))
+            claimed = False
+            if record.host == here and store_cfg is not None:
+                if store_cfg.name not in made:
+                    made[store_cfg.name] = written_here(StoreLayout(store_cfg.path).git_dir)
+                claimed = record.sha not in made[store_cfg.name]
+            result.append(Attribution(host=host_label(record.host, claimed), date=date, committed=True))
     return result

@@ -28,11 +28,13 @@ from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import KINDS
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import RoleDir
+from memsync.formats.quoted import neutralise
 from memsync.tracked import Tracked, tracked_memory
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
-# A hit's text is cut to this many characters (a curated entry's body can be long); the file has it all.
+# A hit's text (neutralised: peers wrote it) is cut to this many characters (a curated entry's body can
+# be long); the file has it all.
 TEXT_CHARS = 400
 _WORD = re.compile(r"\w+")
 _TIMED = re.compile(r"^- \[(\d{2}:\d{2})\][ \t]?(.*)$")
@@ -44,8 +46,7 @@ def _where(source: Tracked, file: Path) -> str:
 
 
 def _cut(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1] + "…"
+    return neutralise(text, TEXT_CHARS)
 
 
 def _memory_documents(source: Tracked, now: datetime) -> Iterator[Document]:

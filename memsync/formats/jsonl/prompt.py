@@ -9,8 +9,11 @@ from collections.abc import Iterable, Sequence
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KIND_TITLES, KINDS, Entry
 from memsync.formats.jsonl.view import scope_matches
+from memsync.formats.quoted import neutralise
 
 DEFAULT_PROMPT_BYTES = 4000
+# An entry is a sentence or a few; past this its line is cut (the file keeps it whole).
+ENTRY_CHARS = 2000
 
 
 def _prompt_rank(entry: Entry) -> tuple[bool, float, float, str]:
@@ -67,8 +70,10 @@ def _heading(kind: str) -> str:
 
 
 def prompt_line(entry: Entry) -> str:
-    """The one line ``render_prompt`` writes for ``entry``: ``- text``, plus `` (user)`` for a user entry."""
-    return f"- {' '.join(entry.text.split())}" + (" (user)" if entry.is_user else "")
+    """The one line ``render_prompt`` writes for ``entry``: ``- text``, plus `` (user)`` for a user entry.
+    The text may be a peer's: it is neutralised (one line, no markup posing as the host's, at most
+    ``ENTRY_CHARS`` characters)."""
+    return f"- {neutralise(entry.text, ENTRY_CHARS)}" + (" (user)" if entry.is_user else "")
 
 
 def _note(left_out: int) -> str:

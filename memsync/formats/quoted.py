@@ -1,0 +1,63 @@
+"""Peer content as an agent reads it: quoted data, never the host's own markup (DESIGN "People in the
+loop": peer content is data).
+
+What peers wrote reaches an agent through the session-start hook, ``recall`` and ``prompt``, inside the
+host's own blocks (Claude Code wraps a hook's context in ``<system-reminder>``). ``neutralise`` makes
+one field of it (a text, a host name, a path) safe to print there: one line, no control or invisible
+format characters, nothing that can open or close the host's blocks or pose as a turn of the
+conversation, at most a given number of characters. The memory files keep every byte as written; only
+what is printed for an agent goes through here.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# A host name is a DNS label or a few: longer is no machine's name, only a way to crowd out the rest.
+MAX_HOST_CHARS = 64
+# A path (a store path, a live path under a deep home) or an id: far longer is no name, only noise.
+MAX_PATH_CHARS = 300
+# After the host of a commit that names this machine's host but that this machine did not make.
+CLAIMED = "(claims to be this machine; not written here)"
+# Markup that pretends to be the host's own is shown between these, so the agent reads it as quoted.
+OPEN, CLOSE = "\u2039", "\u203a"  # single angle quotation marks
+
+# Characters read as no text: controls (C0, DEL, C1), format characters (bidi overrides, zero widths,
+# the invisible tag characters U+E0000..), surrogates and private use.
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co"))
+_LINE_SPACE = frozenset("\t\n\r\v\f")  # controls that separate words: kept as one space
+# `<tag>`, `</tag>`, `<!-- -->`, `<?x ?>`, a lone `</` or `<tag`: whatever could open or close a block.
+_TAG = re.compile(r"<(?=[/!?A-Za-z])([^<>]*)(>?)")
+# A turn of a transcript (`Human:`, `Assistant:`, `System:`...) and a host's label for hook output
+# (`SessionStart hook additional context:`, `SessionStart:startup hook success:`).
+_SPEAKER = re.compile(
+    r"\b((?i:human|assistant|system|user|developer)"
+    r"|[A-Z][A-Za-z]*(?::[a-z]+)? hook\b[^:" + OPEN + CLOSE + r"]{0,60})\s*:"
+)
+# How much of a field is read before cutting: its visible start is what is shown.
+_WINDOW_PER_CHAR = 8
+
+
+def neutralise(text: str, limit: int) -> str:
+    """``text`` (peer content) as one line fit to print in an agent's context: invisible and control
+    characters removed, whitespace runs made one space, the host's markup (tags, speaker and hook
+    labels) put between ``OPEN`` and ``CLOSE`` with its angle brackets replaced, cut to at most
+    ``limit`` characters (ending in "…" when cut). Never raises; the result never holds ``<`` followed
+    by a tag's start, a control character or a line break."""
+    window = text[: limit * _WINDOW_PER_CHAR + 64]
+    visible = "".join(ch for ch in window if ch in _LINE_SPACE or unicodedata.category(ch) not in _INVISIBLE)
+    flat = " ".join(visible.split())
+    flat = _TAG.sub(lambda m: OPEN + m.group(1) + (CLOSE if m.group(2) else ""), flat)
+    flat = _SPEAKER.sub(lambda m: f"{OPEN}{m.group(1)}{CLOSE}:", flat)
+    if len(flat) <= limit and len(window) == len(text):
+        return flat
+    return flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def host_label(host: str | None, claimed: bool = False) -> str:
+    """How an agent is told which machine wrote something: the ``Memsync-Host`` its commit names
+    (``host``; None or empty: "?"), neutralised and bounded to ``MAX_HOST_CHARS``, and ``CLAIMED``
+    after it when the commit names this machine but was not made here."""
+    label = neutralise(host or "", MAX_HOST_CHARS) or "?"
+    return f"{label} {CLAIMED}" if claimed else label
