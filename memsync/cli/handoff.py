@@ -30,6 +30,9 @@ def _print(report: HandoffReport, to_stderr: bool) -> None:
             detail = f" ({skip.detail})" if skip.detail else ""
             typer.echo(f"skipped {skip.item}: {skip.reason}{detail}", err=to_stderr)
     typer.echo(f"{report.source} -> {report.target}: {report.summary()}", err=to_stderr)
+    if report.receivers is not None:
+        when = "would receive it" if report.dry_run else "receives it on its next sync"
+        typer.echo(f"{report.target} syncs with {report.receivers}, which {when}", err=to_stderr)
 
 
 @app.command("handoff")
@@ -106,6 +109,14 @@ def handoff_command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would be handed; write nothing.")
     ] = False,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            help="Hand it even when TO's store syncs with a remote FROM's store does not (that remote "
+            "receives it). Without it such a handoff is refused, nothing written.",
+        ),
+    ] = False,
 ) -> int:
     """Pass FROM's live memory to TO in TO's own format, with provenance and without duplicates.
 
@@ -131,6 +142,7 @@ def handoff_command(
         dry_run=dry_run,
         fmt="prompt" if prompt else "write",
         out=None if out is None else existing_parent(out, "--out"),
+        yes=yes,
     )
     if report.prompt is not None:
         typer.echo(report.prompt, nl=False)

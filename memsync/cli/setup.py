@@ -94,12 +94,20 @@ def track_command(
             "memory/<name>.jsonl, ...).",
         ),
     ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            help="Move PATH's memory, which another store synced, into a store with another remote "
+            "(that remote receives it). Without it such a track is refused, nothing written.",
+        ),
+    ] = False,
 ) -> int:
     """Start syncing PATH; what the store already holds at its store path is merged with it, nothing lost."""
     from memsync.commands import setup_track
     from memsync.commands.config_edits import DEFAULT_STORE
 
-    return _print(setup_track.track(path, store=store or DEFAULT_STORE, as_path=as_path).lines)
+    return _print(setup_track.track(path, store=store or DEFAULT_STORE, as_path=as_path, yes=yes).lines)
 
 
 @app.command("untrack")

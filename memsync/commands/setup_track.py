@@ -19,6 +19,7 @@ from memsync.commands.config_edits import (
     store_table,
     tracked,
 )
+from memsync.commands.crossing import between
 from memsync.config import Track, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.store_paths import default_store_path_for
@@ -31,16 +32,22 @@ def _entry_of(raw: dict[str, Any], store: str, live: Path) -> dict[str, Any]:
 
 
 def track(
-    live: Path, store: str = DEFAULT_STORE, as_path: str | None = None, config: Path | None = None
+    live: Path,
+    store: str = DEFAULT_STORE,
+    as_path: str | None = None,
+    config: Path | None = None,
+    yes: bool = False,
 ) -> Report:
     """Track ``live`` (a role directory or memory file) in ``store``, at ``as_path`` (default: DESIGN's
     default store path). If the store already holds content at that path (from peers), the next cycle
     merges it with the live content, losing nothing on either side, and the report says so. Tracking an
     already tracked path the same way changes nothing; so does a path inside a folder the store tracks
     (one line says so), unless ``untrack --exclude`` left it out: then it is taken back into the folder.
-    Raises ``MemsyncError`` (nothing written) when ``live``'s directory does not exist, the path is
-    tracked elsewhere, lies around a tracked path, the store is unknown, or the store path overlaps
-    another track's.
+    A path inside another store's tracked folder is taken out of it; when it exists (that store synced
+    it) and ``store`` syncs with a remote the other does not, that needs ``yes``. Raises
+    ``MemsyncError`` (nothing written) when ``live``'s directory does not exist, the path is
+    tracked elsewhere, lies around a tracked path, the store is unknown, the store path overlaps
+    another track's, or such a move lacks ``yes``.
     """
     cfg_path = config_path() if config is None else config
     live = argcheck.memory_path(live, "PATH")
@@ -88,6 +95,10 @@ def track(
         for track in cfg.tracks
         if live.is_relative_to(track.live)
     ]
+    # A path that does not exist yet holds no memory the other store synced: nothing crosses.
+    moves = [m for name, _ in elsewhere if live.exists() and (m := between(before, name, store))]
+    if moves and not yes:
+        raise moves[0].refusal(f"cannot track {live} in store {store}", "--yes")
 
     def mutate(raw: dict[str, Any]) -> None:
         entry = {"path": home_relative(live)}
@@ -105,6 +116,7 @@ def track(
         f"{live} is taken out of the tracked {outer} (store {name}): it syncs with store {store} only"
         for name, outer in elsewhere
     )
+    lines.extend(f"{live}: its memory (so far in store {m.source}) goes to {m.receivers()}" for m in moves)
     in_store = store_cfg.path / store_path
     if in_store.exists() and (in_store.is_file() or any(in_store.iterdir())):
         lines.append(

@@ -48,15 +48,18 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from memsync.commands.crossing import handed_crossing
 from memsync.commands.handoff.agents import agent_name, is_memory_file, resolve_agent
 from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Agent, Filters, HandoffReport, Item, Skip
 from memsync.commands.handoff.reading import read_items
 from memsync.commands.handoff.to_jsonl import Plan, as_entry, secret_skips, to_memory_file
 from memsync.commands.handoff.to_role import to_role_dir
+from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.prompt import prompt_line, render_prompt
@@ -111,6 +114,8 @@ def handoff(
     fmt: Literal["write", "prompt"] = "write",
     out: Path | None = None,
     now: datetime | None = None,
+    yes: bool | str = False,
+    consent: str = "--yes",
 ) -> HandoffReport:
     """Hand FROM's live view (filtered, secrets skipped) to TO; see the module doc for every rule.
 
@@ -118,16 +123,25 @@ def handoff(
     created). ``fmt="prompt"`` writes nothing and returns the to_prompt block (at most ``max_bytes`` UTF-8
     bytes, cut at whole entries) in ``prompt``; ``out`` writes a new standalone memory file instead of TO;
     TO may be ``None`` in both cases. ``dry_run`` writes nothing. ``now`` (aware, default the current time)
-    decides expiry and dates new files and log lines. Raises MemsyncError for bad input (unknown agent,
-    FROM and TO the same, ``max_bytes`` < 1, an existing ``out``).
+    decides expiry and dates new files and log lines. When TO is in a store that syncs with a remote
+    FROM's store does not, the write needs ``yes``: True, or that store's name (the user's say, asked
+    for as ``consent``); the report
+    names who receives it. Raises MemsyncError for bad input (unknown agent, FROM and TO the same,
+    ``max_bytes`` < 1, an existing ``out``) and, before writing anything, for such a write without ``yes``.
     """
     source = resolve_agent(from_agent)
     target = resolve_agent(to_agent, create=True) if to_agent is not None else None
     if target is None and fmt == "write" and out is None:
         raise MemsyncError("handoff: no TO given. Name the receiving agent, or use --format prompt or --out")
-    return _handoff(
+    moved = None
+    if target is not None and fmt == "write" and out is None:
+        config = load_config() if config_path().is_file() else None
+        what = f"handoff {source.name} -> {target.name}"
+        moved = handed_crossing(config, source.path, target.path, what, consent, dry_run or yes)
+    report = _handoff(
         source, target, filters or Filters(), max_bytes, dry_run, fmt, out, now or datetime.now(UTC)
     )
+    return report if moved is None else replace(report, receivers=moved.receivers())
 
 
 def import_file(

@@ -145,7 +145,8 @@ class HandoffReport:
     """What a handoff did (or, with ``dry_run``, would do).
 
     ``handed``/``present`` are item labels; ``prompt`` is the block for ``--format prompt``; ``written``
-    lists the files written or appended to.
+    lists the files written or appended to; ``receivers``: the store and remotes beyond the giver's
+    that receive what TO got (``crossing.Crossing.receivers``), None when TO syncs with no new remote.
     """
 
     source: str
@@ -156,6 +157,7 @@ class HandoffReport:
     dry_run: bool = False
     prompt: str | None = None
     written: tuple[Path, ...] = ()
+    receivers: str | None = None
 
     def summary(self) -> str:
         """``N handed, M already present, K skipped (why)``; prefixed ``dry run:`` for a dry run; for

@@ -54,6 +54,13 @@ MemoryName = Annotated[
         "default: the user's default memory file."
     ),
 ]
+StoreName = Annotated[
+    str | None,
+    Field(
+        description="The store that receives the memory (e.g. 'team'): required, and only honoured, when "
+        "it syncs with a remote the personal memory does not; ask the user first."
+    ),
+]
 
 
 class Remembered(TypedDict):
@@ -132,6 +139,7 @@ def remember(
         str | None, Field(description="Id of an entry this one replaces (from recall).")
     ] = None,
     file: MemoryName = None,
+    store: StoreName = None,
 ) -> Remembered:
     """Save one durable fact, preference, lesson, source or thing to avoid to the synced memory (never a
     secret); returns its id."""
@@ -146,6 +154,7 @@ def remember(
         expires=expires,
         supersedes=supersedes,
         file=file,
+        store=store,
     )
     entry = done.entry
     return Remembered(
@@ -224,10 +233,11 @@ def handoff(
         str, Field(description="The receiving agent: a tracked role or memory file, or a path.")
     ],
     dry_run: Annotated[bool, Field(description="Only say what would be handed.")] = False,
+    store: StoreName = None,
 ) -> dict[str, Any]:
     """Pass one agent's live memory to another in the receiver's format (ids kept, nothing twice, secrets
     skipped)."""
-    return mcp_tools.handoff(from_agent, to_agent, dry_run)
+    return mcp_tools.handoff(from_agent, to_agent, dry_run, store)
 
 
 def status() -> dict[str, Any]:

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memsync.commands.config_edits import DEFAULT_STORE
+from memsync.commands.crossing import check, crossing
 from memsync.config import Config, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
@@ -81,17 +83,21 @@ def remember(
     expires: str | None = None,
     supersedes: str | None = None,
     file: str | None = None,
+    store: str | None = None,
 ) -> Remembered:
     """Append an entry to the memory file ``file`` names (default: the default memory file, created
     if missing). With ``supersedes`` it replaces that entry (kind, scope and tags default to the old
     entry's), in the memory file holding it when no file is named; otherwise kind defaults to ``fact``,
-    scope to ``global``. ``expires``: a UTC time or a duration (``30d``). Raises MemsyncError for a bad
-    field, an unknown file or id, a secret in the text, a user entry an inferred one may not replace, or
-    a failed write."""
+    scope to ``global``. ``expires``: a UTC time or a duration (``30d``). A file that a store other than
+    the personal one syncs with another remote needs ``store`` naming that store. Raises MemsyncError
+    for a bad field, an unknown file or id, a secret in the text, a user entry an inferred one may not
+    replace, such a file without ``store``, or a failed write."""
     if file is None and supersedes is not None:
         memory = MemoryFile(holder(config, supersedes, "supersede"))
     else:
         memory = MemoryFile(find_memory(config, file, "jsonl").live)
+    moved = crossing(config, DEFAULT_STORE, memory.path)
+    check(moved, f"remember into {memory.path}", "the store argument", store)
     entry = write_entry(
         memory,
         text,
@@ -222,14 +228,16 @@ def history(target: str | None, limit: int) -> str:
     return "\n".join(lines)
 
 
-def handoff(from_agent: str, to_agent: str, dry_run: bool) -> dict[str, Any]:
-    """`memsync handoff FROM TO`: the report as JSON data (summary, handed, present, skipped, written).
+def handoff(from_agent: str, to_agent: str, dry_run: bool, store: str | None = None) -> dict[str, Any]:
+    """`memsync handoff FROM TO`: the report as JSON data (summary, handed, present, skipped, written,
+    receivers). TO in a store syncing with a remote FROM's does not needs ``store`` naming that store.
     Raises MemsyncError (see ``handoff.handoff``)."""
     from memsync.commands.handoff.handoff import handoff as hand
 
-    report = hand(from_agent, to_agent, dry_run=dry_run)
+    report = hand(from_agent, to_agent, dry_run=dry_run, yes=store or False, consent="the store argument")
     return {
         "summary": f"{report.source} -> {report.target}: {report.summary()}",
+        "receivers": report.receivers,
         "handed": list(report.handed),
         "present": list(report.present),
         "skipped": [
