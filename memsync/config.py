@@ -173,6 +173,16 @@ def load_stores(path: Path | None = None) -> Config:
     return config
 
 
+def no_store_note(path: Path | None = None, until: str = "") -> str | None:
+    """What a command that works without a store (``hooks install``, ``mcp install``, ``config set``)
+    adds on stderr before ``memsync init``: ``note: NO_STORE`` and ``until`` (what does nothing until
+    then); None when the config at ``path`` names a store, or does not load (the command says why)."""
+    raw = _read_raw(config_path() if path is None else path, missing_ok=True)
+    if isinstance(raw.get("stores"), dict) and raw["stores"]:
+        return None
+    return f"note: {NO_STORE}{until}"
+
+
 def validate_raw(raw: Mapping[str, Any], path: Path) -> Config:
     """Validate ``raw`` (a config as TOML data, e.g. after a change) as ``load_config`` would, but say
     in an error that the change is at fault, not the file at ``path``. Raises ``MemsyncError``."""

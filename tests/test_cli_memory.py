@@ -193,6 +193,7 @@ def test_real_role_directories_dispatch_to_the_markdown_format(corpus: Path, rol
 
 
 def test_recall_prints_each_hit_and_says_so_when_nothing_matches(home: Path) -> None:
+    _ok("init")
     _ok("remember", "The harbor gate opens at six.", "--kind", "fact")
     found = run_cli("recall", "harbor gate")
     assert found.returncode == 0, found.stderr

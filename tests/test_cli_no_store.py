@@ -68,3 +68,27 @@ def test_status_doctor_and_the_daemon_say_a_config_without_a_store_syncs_nothing
         daemon.wait(timeout=60)
     warning = next(line for line in log.read_text().splitlines() if "no stores in" in line)
     assert "WARNING" in warning and "Run `memsync init`" in warning and str(config) in warning
+
+
+def test_commands_that_work_without_a_store_say_it_is_missing(home: Path) -> None:
+    nothing = run_cli("recall", "harbor")
+    assert (nothing.returncode, nothing.stdout) == (1, "")
+    assert nothing.stderr == f"memsync: nothing matches 'harbor' in the default memory file: {NO_STORE[9:]}"
+    note = NO_STORE.replace("memsync: ", "note: ", 1).rstrip("\n")
+    for args in [
+        ("hooks", "install", "claude-code"),
+        ("mcp", "install", "claude-code"),
+        ("config", "set", "host", "lap"),
+    ]:
+        done = run_cli(*args)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.startswith(note + ": until then "), (args, done.stderr)
+    assert run_cli("remember", "The harbor gate opens at six.").returncode == 0
+    found = run_cli("recall", "harbor")
+    assert found.returncode == 0 and "The harbor gate opens at six." in found.stdout
+    assert found.stderr == f"{note}: only the default memory file was searched\n"
+
+    assert run_cli("init").returncode == 0
+    for args in [("hooks", "install", "claude-code"), ("config", "set", "host", "lap"), ("recall", "harbor")]:
+        done = run_cli(*args)
+        assert done.returncode == 0 and "note:" not in done.stderr, (args, done.stderr)

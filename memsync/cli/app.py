@@ -20,6 +20,7 @@ import typer
 from typer._click import Command
 
 from memsync import __version__
+from memsync.config import no_store_note
 from memsync.errors import MemsyncError
 
 EXIT_USER = 1
@@ -58,6 +59,14 @@ def _root(
     level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
     # journald adds timestamps of its own, so the daemon's lines carry none.
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def note_no_store(until: str) -> None:
+    """Say on stderr, before `memsync init`, that what a command just set up does nothing ``until`` then
+    (``config.no_store_note``)."""
+    note = no_store_note(until=until)
+    if note is not None:
+        typer.echo(note, err=True)
 
 
 def crash_log_path() -> Path:

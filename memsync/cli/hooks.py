@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from memsync.cli.app import app
+from memsync.cli.app import app, note_no_store
 from memsync.cli.sync import ConfigOption
 from memsync.config import config_path
 
@@ -53,6 +53,7 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
 
     for line in hooks.install(host.value, project):
         typer.echo(line)
+    note_no_store(": until then the hooks have no memory to bring or sync")
     return 0
 
 

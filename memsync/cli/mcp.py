@@ -13,9 +13,11 @@ from typing import Annotated
 
 import typer
 
-from memsync.cli.app import app
+from memsync.cli.app import app, note_no_store
 from memsync.commands.mcp import install
 from memsync.commands.mcp.recall import DEFAULT_LIMIT
+from memsync.config import NO_STORE, no_store_note
+from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.hosts import mcp_install
 
@@ -61,6 +63,7 @@ def install_command(
 ) -> int:
     """Register `memsync mcp` in HOST's config file (the rest of it is kept; repeating changes nothing)."""
     typer.echo(install.install_line(mcp_install.HOSTS[list(HostName).index(host)], project))
+    note_no_store(": until then the MCP tools find only the default memory file")
     return 0
 
 
@@ -104,6 +107,9 @@ def recall_command(
     from memsync.commands.mcp.tools import current_config
 
     hits = recall(current_config(), query, scope, kinds or (), limit)
+    before_init = no_store_note() is not None  # only the default memory file was searched
+    if before_init and not hits:
+        raise MemsyncError(f"nothing matches {query!r} in the default memory file: {NO_STORE}")
     for hit in hits:
         shown = hit.to_json()  # peers' names and text neutralised
         if as_json:
@@ -111,6 +117,8 @@ def recall_command(
         else:
             where = shown["store_path"] or shown["file"]
             typer.echo(f"{shown['id']}  {shown['date']}  {shown['host']}  {where}\n    {shown['text']}")
-    if not hits:
+    if before_init:
+        note_no_store(": only the default memory file was searched")
+    elif not hits:
         typer.echo(f"memsync recall: nothing in the tracked memory matches {query!r}", err=True)
     return 0

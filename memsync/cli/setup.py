@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from memsync.cli.app import app
+from memsync.cli.app import app, note_no_store
 from memsync.commands import service
 from memsync.commands.demo import run_demo
 
@@ -190,7 +190,9 @@ def config_set_command(
     """Set KEY to VALUE in the config, checked as when memsync loads it; a running daemon reloads."""
     from memsync.commands import settings
 
-    return _print(settings.set_value(key, value).lines)
+    _print(settings.set_value(key, value).lines)
+    note_no_store(": until then nothing is synced")
+    return 0
 
 
 @service_app.command("install")
