@@ -5,7 +5,8 @@ Tools (each with a JSON schema the SDK derives from the signature, and a one-lin
 tracked memory, as ``memsync://<store>/<store path>`` (``mcp_resources``). Writes go through
 ``MemoryFile`` like every other writer (DESIGN I5), reads through the same views, and the secret scanner
 refuses secrets (I6). A ``MemsyncError`` becomes a tool result with ``isError`` and its one-line
-message; arguments that fail the schema get the SDK's validation error; an unexpected exception is
+message; arguments that fail the schema get the SDK's validation error; a request the SDK cannot
+decode gets a JSON-RPC error (``stdio.answering_stdio``); an unexpected exception is
 logged with its traceback on stderr and the server goes on serving. Sync tools run in the SDK's worker
 threads, so a slow ``history`` does not hold up a ``remember``.
 
@@ -31,6 +32,7 @@ from memsync.commands.mcp import resources as mcp_resources
 from memsync.commands.mcp import tools as mcp_tools
 from memsync.commands.mcp.hits import HitJSON
 from memsync.commands.mcp.recall import DEFAULT_LIMIT, MAX_LIMIT, recall
+from memsync.commands.mcp.stdio import answering_stdio
 from memsync.errors import MemsyncError
 from memsync.memoryfile import TEXT_MAX_CHARS
 
@@ -247,7 +249,13 @@ def status() -> dict[str, Any]:
 
 class _Server(MCPServer[Any]):
     """MCPServer whose resources are the memory tracked at the time of each request (tracks and roles
-    come and go while a session lasts)."""
+    come and go while a session lasts), served over a stdio transport that answers every request the SDK
+    cannot decode (``answering_stdio``)."""
+
+    async def run_stdio_async(self) -> None:
+        async with answering_stdio() as (read_stream, write_stream):
+            server = self._lowlevel_server
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
     async def list_resources(self) -> list[types.Resource]:
         try:
