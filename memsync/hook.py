@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memsync.errors import MemsyncError
+from memsync.formats.bounded_json import decode_object
 from memsync.instance import running_daemon_pid
 from memsync.paths import config_path
 
@@ -82,17 +83,18 @@ def sync_now(path: Path) -> str:
 
 
 def _payload() -> dict[str, Any]:
-    """The host's JSON on stdin when there is some within ``STDIN_WAIT_S`` (bounded), else {}."""
+    """The host's JSON object on stdin when there is one within ``STDIN_WAIT_S`` (read by the bounded
+    decoder), else {}."""
     stream = sys.stdin
     if stream is None or stream.isatty():
         return {}
     try:
         ready, _, _ = select.select([stream], [], [], STDIN_WAIT_S)
         data = stream.buffer.read(STDIN_MAX_BYTES) if ready else b""
-        parsed = json.loads(data) if data.strip() else {}
     except (OSError, ValueError):
         return {}
-    return parsed if isinstance(parsed, dict) else {}
+    parsed, _ = decode_object(data.strip())
+    return parsed or {}
 
 
 def main(argv: list[str] | None = None) -> int:

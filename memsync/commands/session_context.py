@@ -26,6 +26,7 @@ from pathlib import Path
 from memsync import git
 from memsync.commands.session_items import KIND_NAMES, Item, Scope, log_format, parse_log
 from memsync.config import Config, StoreConfig
+from memsync.formats.bounded_json import decode_object
 from memsync.formats.quoted import MAX_PATH_CHARS, host_label, neutralise
 from memsync.fsio import temp_beside, writer_lock
 from memsync.hosts import claude_code, codex
@@ -141,10 +142,8 @@ def _rotate(key: str, heads: dict[str, str], source: str) -> tuple[dict[str, str
     now = datetime.now(UTC)
     with writer_lock(path):
         try:
-            sessions = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            sessions = {}
-        if not isinstance(sessions, dict):
+            sessions = decode_object(path.read_bytes())[0] or {}
+        except OSError:
             sessions = {}
         record = sessions.get(key) if isinstance(sessions.get(key), dict) else None
         if record is not None and source in REPEATING_SOURCES:

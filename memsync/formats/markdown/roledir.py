@@ -217,12 +217,13 @@ class RoleDir:
 
 
 def role_prompt(path: Path, max_bytes: int = DEFAULT_SNAPSHOT_BYTES) -> str:
-    """The prompt block of the role directory ``path`` for ``memsync prompt``: the snapshot text, not written.
+    """The prompt block of the role directory ``path`` for ``memsync prompt``: the snapshot text, not
+    written, quoted (its lines may be peers': neutralised for an agent's context).
 
     ``max_bytes`` caps it (UTF-8 bytes, cut at whole lines with a note). Raises ``MemsyncError`` when
     ``path`` is not a directory or the cap is below 512 bytes.
     """
-    return RoleDir(path).render_snapshot(max_bytes).text
+    return render_snapshot(RoleDir(path), max_bytes, quoted=True).text
 
 
 def check_role_dir(path: Path) -> list[Problem]:
