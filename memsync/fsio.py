@@ -107,14 +107,15 @@ def permission_cap(path: Path) -> int:
         return 0o600
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically: temp file in the same directory, fsync, ``os.replace``.
 
-    Keeps the permission bits of an existing ``path``. Readers see the old or the new bytes, never a mix.
+    Keeps the permission bits of an existing ``path``, or gives it ``mode``. Readers see the old or the
+    new bytes, never a mix.
     Not ``durable``: no fsync (a cache rebuilt when lost: after a power cut it may hold the old bytes).
     Raises ``OSError`` from the OS; on failure the temp file is removed and ``path`` is unchanged.
     """
-    tmp = temp_beside(path, data, _mode_of(path), fsync=durable)
+    tmp = temp_beside(path, data, _mode_of(path) if mode is None else mode, fsync=durable)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -162,6 +163,27 @@ def writer_lock(path: Path) -> filelock.FileLock:
 def libc() -> ctypes.CDLL:
     """The C library, for the calls the ``os`` module lacks (``syncfs``, ``renameat2``)."""
     return ctypes.CDLL(None, use_errno=True)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap the directory entries ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``).
+
+    False when the platform or file system lacks it; raises ``OSError`` (e.g. ENOENT) otherwise.
+    """
+    renameat2 = getattr(libc(), "renameat2", None)
+    if renameat2 is None:
+        return False
+    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
 
 
 def _syncfs(directory: Path) -> None:

@@ -31,10 +31,14 @@ def install(host: Host, project: Path | None = None) -> list[str]:
     that does not exist."""
     path = _target(host, project)
     wanted = list(handlers(host))
-    if installed(read_json_object(path), path) == wanted:
-        return [f"{host}: memsync's hooks are already installed in {path}"]
     existed = path.exists()
-    edit_json_object(path, lambda settings: add_ours(settings, path, wanted))
+
+    def add(settings: dict[str, Any]) -> None:
+        if installed(settings, path) != wanted:
+            add_ours(settings, path, wanted)
+
+    if not edit_json_object(path, add):
+        return [f"{host}: memsync's hooks are already installed in {path}"]
     lines = [f"{host}: installed memsync's hooks in {path} ({', '.join(h.event for h in wanted)})"]
     if existed:
         lines.append(f"{host}: the previous file is saved as {path}{BACKUP_SUFFIX}")
@@ -47,13 +51,12 @@ def uninstall(host: Host, project: Path | None = None) -> list[str]:
     """Remove memsync's hooks for ``host`` from its user (or ``project``'s) settings, nothing else.
     Returns report lines. Raises ``MemsyncError`` for a settings file memsync cannot read."""
     path = _target(host, project)
-    if not installed(read_json_object(path), path):
-        return [f"{host}: no memsync hooks in {path}"]
 
     def remove(settings: dict[str, Any]) -> None:
         remove_ours(settings, path)
 
-    edit_json_object(path, remove)
+    if not edit_json_object(path, remove):
+        return [f"{host}: no memsync hooks in {path}"]
     return [f"{host}: removed memsync's hooks from {path}; other hooks kept"]
 
 

@@ -6,6 +6,11 @@
 | codex | ``$CODEX_HOME/config.toml`` | ``DIR/.codex/config.toml`` | ``[mcp_servers.memsync]`` |
 | cursor | ``~/.cursor/mcp.json`` | ``DIR/.cursor/mcp.json`` | ``mcpServers.memsync`` |
 
+For the user's registration memsync runs the host's own command when it is on PATH (``claude mcp
+add-json --scope user`` / ``claude mcp remove --scope user``, ``codex mcp add`` / ``codex mcp remove``):
+the host then writes its file under its own lock, which no outside edit can take. Otherwise, and for a
+project, memsync edits the file itself, safely against the host's own rewrites (``settings_file``).
+
 The entry runs this interpreter (``sys.executable -m memsync mcp``: the host finds this memsync whatever
 its PATH) with ``MEMSYNC_CONFIG`` set to this config file (Codex passes only a few variables on). The
 rest of each file is kept: JSON files through ``settings_file`` (keys, order, indentation), Codex's TOML
@@ -15,22 +20,26 @@ memsync's entry (and an ``mcpServers`` object it leaves empty).
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from memsync.config import config_path
 from memsync.errors import MemsyncError
-from memsync.hosts.settings_file import edit_json_object, read_json_object
-from memsync.hosts.toml_table import edit_table
+from memsync.hosts.settings_file import edit_json_object, read_json_object, read_settled
+from memsync.hosts.toml_table import edit_table, parse_toml
 
 Host = Literal["claude-code", "codex", "cursor"]
 HOSTS: tuple[Host, ...] = ("claude-code", "codex", "cursor")
 SERVER_NAME = "memsync"
 _CODEX_TABLE = ("mcp_servers", SERVER_NAME)
+# A host's command starts a Node or Rust program that reads its whole config: seconds, not minutes.
+HOST_COMMAND_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -68,12 +77,61 @@ def _check_project(project: Path | None) -> None:
         raise MemsyncError(f"--project {project}: not a directory. Give the project's root directory")
 
 
+def _host_command(host: Host, project: Path | None) -> str | None:
+    """The host's own CLI that registers a server for the user, when it is on PATH; else None."""
+    if project is not None or host == "cursor":
+        return None
+    return shutil.which("claude" if host == "claude-code" else "codex")
+
+
+def _run(argv: list[str], host: Host) -> None:
+    """Run the host command ``argv``; raises MemsyncError with the host's own last line when it fails."""
+    shown = " ".join([Path(argv[0]).name, *argv[1:3]])
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=HOST_COMMAND_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise MemsyncError(f"`{shown}` failed: {exc}. Check that {host} runs, then retry") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip() or f"exit code {done.returncode}").splitlines()[-1]
+        raise MemsyncError(f"`{shown}` failed: {said}. Check that {host} runs, then retry")
+
+
+def _host_add(cli: str, host: Host, entry: dict[str, Any]) -> None:
+    if host == "claude-code":
+        _run([cli, "mcp", "add-json", "--scope", "user", SERVER_NAME, json.dumps(entry)], host)
+        return
+    env = [f"--env={key}={value}" for key, value in entry["env"].items()]
+    _run([cli, "mcp", "add", SERVER_NAME, *env, "--", entry["command"], *entry["args"]], host)
+
+
+def _host_remove(cli: str, host: Host) -> None:
+    scope = ["--scope", "user"] if host == "claude-code" else []
+    _run([cli, "mcp", "remove", *scope, SERVER_NAME], host)
+
+
 def install(host: Host, project: Path | None = None) -> Registration:
-    """Add (or update) memsync's entry in ``host``'s config file. Raises MemsyncError for an unreadable
-    file or a missing project directory, OSError from the file system."""
+    """Add (or update) memsync's entry in ``host``'s config file, through the host's own command when it
+    is on PATH (see the module doc). Raises MemsyncError for an unreadable file, a failed host command or
+    a missing project directory."""
     _check_project(project)
     path = config_file(host, project)
     entry = server_entry(host)
+    cli = _host_command(host, project)
+    if cli is not None:
+        current = registered(host, project)
+        if current == entry:
+            return Registration(host, path, False)
+        if current is not None:
+            _host_remove(cli, host)
+        _host_add(cli, host, entry)
+        if registered(host, project) != entry:
+            raise MemsyncError(
+                f"cannot register memsync with {host}: `{Path(cli).name} mcp` reported success but {path} "
+                f"does not hold memsync's entry. Run `memsync mcp install {host}` again"
+            )
+        return Registration(host, path, True)
     if host == "codex":
         return Registration(host, path, edit_table(path, _CODEX_TABLE, entry))
 
@@ -89,12 +147,18 @@ def install(host: Host, project: Path | None = None) -> Registration:
 
 
 def uninstall(host: Host, project: Path | None = None) -> Registration:
-    """Remove memsync's entry from ``host``'s config file, if there is one. Raises MemsyncError for an
-    unreadable file."""
+    """Remove memsync's entry from ``host``'s config file, if there is one, through the host's own
+    command when it is on PATH. Raises MemsyncError for an unreadable file or a failed host command."""
     _check_project(project)
     path = config_file(host, project)
     if not path.exists():
         return Registration(host, path, False)
+    cli = _host_command(host, project)
+    if cli is not None:
+        if registered(host, project) is None:
+            return Registration(host, path, False)
+        _host_remove(cli, host)
+        return Registration(host, path, True)
     if host == "codex":
         return Registration(host, path, edit_table(path, _CODEX_TABLE, None))
 
@@ -111,11 +175,8 @@ def registered(host: Host, project: Path | None = None) -> dict[str, Any] | None
     unreadable file."""
     path = config_file(host, project)
     if host == "codex":
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise MemsyncError(f"cannot read {path}: {exc}. Fix the file, then retry") from None
-        entry = data.get("mcp_servers", {}).get(SERVER_NAME)
+        servers = (read_settled(path, lambda data: parse_toml(path, data)) or {}).get("mcp_servers")
     else:
-        entry = read_json_object(path).get("mcpServers", {}).get(SERVER_NAME)
+        servers = read_json_object(path).get("mcpServers")
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     return entry if isinstance(entry, dict) else None

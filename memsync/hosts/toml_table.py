@@ -18,8 +18,7 @@ from typing import Any
 import tomli_w
 
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write, writer_lock
-from memsync.hosts.settings_file import BACKUP_SUFFIX
+from memsync.hosts.settings_file import edit_file
 
 Value = str | Sequence[str] | Mapping[str, str]
 
@@ -109,11 +108,14 @@ def with_table(text: str, table: Sequence[str], values: Mapping[str, Value] | No
     return "".join(out)
 
 
-def _parse(path: Path, text: str) -> dict[str, Any]:
+def parse_toml(path: Path, data: bytes) -> dict[str, Any]:
+    """The TOML document ``data`` (read from ``path``, for messages). Raises MemsyncError."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise MemsyncError(f"cannot read {path}: not valid TOML ({exc}). Fix the file, then retry") from None
+    except RecursionError:
+        raise MemsyncError(f"cannot read {path}: it is nested too deeply. Fix the file, then retry") from None
 
 
 def _without(data: dict[str, Any], table: tuple[str, ...]) -> dict[str, Any]:
@@ -140,22 +142,17 @@ def edit_table(path: Path, table: Sequence[str], values: Mapping[str, Value] | N
     """Set (``values``) or remove (``None``) ``[table]`` in the TOML file ``path`` (created with its
     directory when missing and there is something to set); returns whether the file changed.
 
-    The rest of the file is kept byte for byte; the previous bytes are saved as
-    ``<path>.memsync-backup``; the write is atomic, under memsync's writer lock for ``path``. Raises
-    MemsyncError when the file is not UTF-8 TOML, or when the result would not mean the old file with only
-    ``table`` changed (the table is also defined some other way): nothing is written then."""
+    The rest of the file is kept byte for byte; the write is ``settings_file.edit_file``'s (backup, the
+    host's concurrent rewrites, links, modes). Raises MemsyncError when the file is not UTF-8 TOML, or
+    when the result would not mean the old file with only ``table`` changed (the table is also defined
+    some other way): nothing is written then."""
     key = tuple(table)
-    with writer_lock(path):
-        try:
-            old = path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            old = ""
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MemsyncError(f"cannot read {path}: {exc}. Fix or move the file, then retry") from exc
-        before = _parse(path, old)
-        new = with_table(old, key, values)
-        if new == old:
-            return False
+
+    def update(old: bytes | None, before: dict[str, Any] | None) -> bytes | None:
+        text = "" if old is None else old.decode("utf-8")
+        new = with_table(text, key, values)
+        if new == text:
+            return None
         try:
             after: dict[str, Any] | None = tomllib.loads(new)
         except tomllib.TOMLDecodeError:
@@ -163,18 +160,15 @@ def edit_table(path: Path, table: Sequence[str], values: Mapping[str, Value] | N
         if (
             after is None
             or _get(after, key) != (None if values is None else _plain(values))
-            or _without(after, key) != _without(before, key)
+            or _without(after, key) != _without(before or {}, key)
         ):
             raise MemsyncError(
                 f"cannot edit {path}: [{'.'.join(key)}] is also defined there as dotted keys or an inline "
                 f"table. Remove that definition by hand, then retry"
             )
-        if path.exists():
-            atomic_write(path.with_name(path.name + BACKUP_SUFFIX), old.encode("utf-8"))
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, new.encode("utf-8"))
-    return True
+        return new.encode("utf-8")
+
+    return edit_file(path, lambda data: parse_toml(path, data), update)
 
 
 def _plain(values: Mapping[str, Value]) -> dict[str, Any]:

@@ -3,15 +3,10 @@ file primitive deliver needs beyond ``memsync.fsio``."""
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import os
 from pathlib import Path
 
-from memsync.fsio import TEMP_PREFIX, atomic_write, fsync_dir, libc, temp_beside
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
+from memsync.fsio import TEMP_PREFIX, atomic_write, exchange, fsync_dir, temp_beside
 
 
 def replace_keeping(path: Path, data: bytes) -> bytes:
@@ -24,7 +19,7 @@ def replace_keeping(path: Path, data: bytes) -> bytes:
     mode = path.stat().st_mode & 0o7777
     tmp = temp_beside(path, data, mode)
     try:
-        if _exchange(tmp, path):
+        if exchange(tmp, path):
             old = tmp.read_bytes()
             fsync_dir(path.parent)
             return old
@@ -38,20 +33,3 @@ def replace_keeping(path: Path, data: bytes) -> bytes:
             keep.unlink(missing_ok=True)
     finally:
         tmp.unlink(missing_ok=True)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap the directory entries ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``).
-
-    False when the platform or file system lacks it; raises ``OSError`` (e.g. ENOENT) otherwise.
-    """
-    renameat2 = getattr(libc(), "renameat2", None)
-    if renameat2 is None:
-        return False
-    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    if result == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-        return False
-    raise OSError(code, os.strerror(code), str(b))
