@@ -72,14 +72,42 @@ def daemon_command(
 @app.command("sync")
 def sync_command(
     config: ConfigOption = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Show what would be committed and pushed, per store and remote, file by file (held-back "
+            "lines named, not shown); change nothing.",
+        ),
+    ] = False,
 ) -> int:
     """Run one sync cycle over every store.
 
     Exit 0 when everything is pushed, 75 when committed but not pushed, 1 on error.
     """
+    if dry_run:
+        return _preview(config, shown=False)
     from memsync.commands.sync import run_all_from
 
     return run_all_from(config or config_path())
+
+
+def _preview(config: Path | None, shown: bool) -> int:
+    from memsync.commands.preview import preview
+
+    for line in preview(config or config_path(), shown=shown):
+        typer.echo(line)
+    return 0
+
+
+@app.command("diff")
+def diff_command(config: ConfigOption = None) -> int:
+    """Show what `memsync sync` would commit and push, with the lines themselves; change nothing.
+
+    Per store: each tracked file's new lines, or a whole file's diff against the store; lines the secret
+    scanner holds back are named by file and line, never shown; then what each remote would receive.
+    """
+    return _preview(config, shown=True)
 
 
 @app.command("status")

@@ -30,10 +30,11 @@ class TrackFile:
 
 
 def track_files(
-    track: Track, worktree: Path, state: SyncState, labels: Collection[str] | None = None
+    track: Track, worktree: Path, state: SyncState | None, labels: Collection[str] | None = None
 ) -> list[TrackFile]:
     """The files of ``track`` (store worktree ``worktree``), sorted: in the live directory, in the store
-    copy, or known to ``state``; not those under ``track.excludes`` (another store's track owns them, live
+    copy, or known to ``state`` (None, for a preview that opens no state: those of the two sides alone;
+    only with ``labels`` None); not those under ``track.excludes`` (another store's track owns them, live
     and store side alike), nor any reached through a symlinked directory. ``labels``: only these paths
     relative to the track (what changed, from watch events or git's diff; "" names a tracked file),
     found without a walk, each kept by the same rules as the walk keeps a file; None: every file.
@@ -47,11 +48,12 @@ def track_files(
         # _walk skipped the ignored paths already; only those known to the state alone need the check.
         found |= {
             label
-            for p in state.paths(prefix)
+            for p in (state.paths(prefix) if state is not None else ())
             if p != prefix
             if (label := p[len(prefix) + 1 :]) not in found and not _is_ignored(label)
         }
     else:
+        assert state is not None
         found = {label for label in labels if label and _listed(track.live, store_root, label, state, prefix)}
     # Thousands of files share a few directories: check each directory for symlinks once.
     through_symlink = functools.cache(functools.partial(_through_symlink, track.live))

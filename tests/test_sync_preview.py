@@ -1,0 +1,76 @@
+"""`memsync sync --dry-run` and `memsync diff`: what a sync would commit and push, per store and remote,
+file by file, held-back lines named by file and line (never shown), and nothing changed: the stores,
+the live files and the remotes stay byte for byte as they were."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from tests.handoff_fixtures import FAKE_TOKEN
+from tests.helpers import bare_remote, git, run_cli
+
+
+def _bytes_of(root: Path) -> dict[str, str]:
+    """Every file under ``root`` (a store with its .git, a live folder, a bare remote) -> its sha256."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_dry_run_and_diff_show_what_a_sync_would_do_and_change_nothing(home: Path, tmp_path: Path) -> None:
+    qa = home / ".agents" / "memory" / "qa"
+    (qa / "daily").mkdir(parents=True)
+    (qa / "MEMORY.md").write_text("# Memory index — qa\n")
+    log = qa / "daily" / "2026-12-03.md"
+    log.write_text("- [09:00] first\n")
+    notes = home / "team-notes"
+    notes.mkdir()
+    (notes / "plan.md").write_text("---\nname: Plan\ndescription: the plan\ntype: project\n---\nShip it.\n")
+    personal, team = bare_remote(tmp_path / "personal.git"), bare_remote(tmp_path / "team.git")
+    assert run_cli("init", "--remote", str(personal)).returncode == 0
+    assert run_cli("store", "add", "team", "--remote", str(team)).returncode == 0
+    assert run_cli("track", str(notes), "--store", "team", "--as", "notes").returncode == 0
+    assert run_cli("sync").returncode == 0
+    # Local work since: two lines (the second holds a token), a new curated file, an edit in the team.
+    with log.open("a") as stream:
+        stream.write(f"- [10:00] second\n- [10:01] the deploy token is {FAKE_TOKEN}\n")
+    (qa / "deploy.md").write_text("---\nname: Deploy\ndescription: how\ntype: project\n---\nRun make.\n")
+    (notes / "plan.md").write_text(
+        "---\nname: Plan\ndescription: the plan\ntype: project\n---\nShip it Friday.\n"
+    )
+    stores = home / ".local" / "share" / "memsync" / "stores"
+    roots = [stores, home / ".agents", notes, personal, team]
+    before = [_bytes_of(root) for root in roots]
+
+    dry = run_cli("sync", "--dry-run")
+    diff = run_cli("diff")
+
+    assert dry.returncode == 0 and diff.returncode == 0, dry.stderr + diff.stderr
+    assert [_bytes_of(root) for root in roots] == before
+    assert dry.stdout.splitlines() == [
+        "store personal: would commit 2 files",
+        "  roles/qa/daily/2026-12-03.md: +1 line",
+        "  roles/qa/daily/2026-12-03.md line 3: held back (GitHub Token), stays on this machine",
+        "  roles/qa/deploy.md: new",
+        f"  origin ({personal}): would push 1 commit (this sync's)",
+        "store team: would commit 1 file",
+        "  notes/plan.md: changed",
+        f"  origin ({team}): would push 1 commit (this sync's)",
+        "dry run: nothing was changed",
+    ]
+    assert "    +- [10:00] second" in diff.stdout.splitlines()
+    assert "    +Ship it Friday." in diff.stdout.splitlines() and "    -Ship it." in diff.stdout.splitlines()
+    assert "held back (GitHub Token)" in diff.stdout
+    assert FAKE_TOKEN not in dry.stdout + dry.stderr + diff.stdout + diff.stderr
+
+    # The sync itself commits and pushes what the preview named, and nothing else.
+    assert run_cli("sync").returncode == 0
+    pushed = git(personal, "diff", "--name-only", "main~1", "main").split()
+    assert pushed == ["roles/qa/daily/2026-12-03.md", "roles/qa/deploy.md"]
+    assert git(team, "diff", "--name-only", "main~1", "main").split() == ["notes/plan.md"]
+    after = run_cli("sync", "--dry-run").stdout.splitlines()
+    assert f"  origin ({personal}): nothing to push (as of the last fetch)" in after
+    assert "store team: nothing to commit" in after
