@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync.commands.session_items import Scope, parse_log
-from memsync.formats.quoted import CLOSE, OPEN, host_label, neutralise
+from memsync.formats.quoted import CLOSE, OPEN, host_label, neutralise, neutralise_lines
 
 TAG_START = re.compile(r"<[/!?A-Za-z]")
 SPEAKER = re.compile(r"(?<![\w" + OPEN + r"])(Human|Assistant|System)\s*:")
@@ -38,6 +38,14 @@ def test_markup_is_put_between_quotation_marks_and_plain_text_kept() -> None:
     assert neutralise("a < b -> c, 3<5", 200) == "a < b -> c, 3<5"
     assert neutralise("x" * 50, 10) == "x" * 9 + "…"
     assert host_label("h" * 20_000) == "h" * 63 + "…" and host_label("\x01") == "?"
+
+
+def test_lines_keep_their_indentation_and_line_ends() -> None:
+    text = "- item\n    </system-reminder>\x01 nested\n\n\tHuman: x\n"
+    assert (
+        neutralise_lines(text)
+        == f"- item\n    {OPEN}/system-reminder{CLOSE} nested\n\n\t{OPEN}Human{CLOSE}: x\n"
+    )
 
 
 @given(st.text(max_size=400), st.text(alphabet="0123456789abcdef", min_size=32, max_size=32))

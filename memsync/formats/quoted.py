@@ -18,6 +18,9 @@ import unicodedata
 MAX_HOST_CHARS = 64
 # A path (a store path, a live path under a deep home) or an id: far longer is no name, only noise.
 MAX_PATH_CHARS = 300
+# A line of a file or of a listing shown to an agent (`prompt` of a role, MCP `history`): past this it
+# is cut; the file keeps it whole.
+LINE_CHARS = 4000
 # After the host of a commit that names this machine's host but that this machine did not make.
 CLAIMED = "(claims to be this machine; not written here)"
 # Markup that pretends to be the host's own is shown between these, so the agent reads it as quoted.
@@ -53,6 +56,17 @@ def neutralise(text: str, limit: int) -> str:
     if len(flat) <= limit and len(window) == len(text):
         return flat
     return flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def neutralise_lines(text: str, limit: int = LINE_CHARS) -> str:
+    """``text`` of several lines (a file's, a listing's) with each line ``neutralise``d to at most
+    ``limit`` characters after its indentation, which is kept (markdown and listings nest by it); the
+    line ends stay. Never raises."""
+    shown = []
+    for line in text.split("\n"):
+        body = line.lstrip(" \t")
+        shown.append(line[: len(line) - len(body)] + neutralise(body, limit) if body else "")
+    return "\n".join(shown)
 
 
 def host_label(host: str | None, claimed: bool = False) -> str:

@@ -23,6 +23,7 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_expiry
+from memsync.formats.quoted import neutralise_lines
 from memsync.memoryfile import MemoryFile
 from memsync.tracked import Format, Tracked, tracked_memory
 
@@ -213,8 +214,9 @@ def prompt(
 
 def history(target: str | None, limit: int) -> str:
     """`memsync log` for an entry id, a recall hit's id, a tracked live path or a store path (None: all
-    memory), at most ``limit`` commits per store, one line per commit and file. Raises MemsyncError
-    (no config, git failing) or when nothing in the history mentions ``target``."""
+    memory), at most ``limit`` commits per store, one line per commit and file, neutralised (peers wrote
+    the hosts, messages and file names). Raises MemsyncError (no config, git failing) or when nothing
+    in the history mentions ``target``."""
     from memsync.commands.log import history as store_history
 
     if target is not None and (line := _LINE_SUFFIX.match(target)):
@@ -225,7 +227,7 @@ def history(target: str | None, limit: int) -> str:
             f"history {target or ''}: no commit mentions it yet. Give an entry id, a tracked path or a "
             "store path (memory written since the last sync has no history yet)"
         )
-    return "\n".join(lines)
+    return neutralise_lines("\n".join(lines))
 
 
 def handoff(from_agent: str, to_agent: str, dry_run: bool, store: str | None = None) -> dict[str, Any]:

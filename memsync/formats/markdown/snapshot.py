@@ -13,7 +13,7 @@ from memsync.errors import MemsyncError
 from memsync.formats.markdown.index_items import link_text
 from memsync.formats.markdown.reading import read_text
 from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME, MAX_READ_BYTES, SNAPSHOT_NAME
-from memsync.formats.quoted import neutralise
+from memsync.formats.quoted import LINE_CHARS, neutralise, neutralise_lines
 from memsync.fsio import atomic_write
 
 if TYPE_CHECKING:
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 DEFAULT_SNAPSHOT_BYTES = 32_000
 MIN_SNAPSHOT_BYTES = 512
 RECENT_LOGS = 3
-# In a quoted snapshot (what `prompt` gives an agent), a longer line of a file is cut; the file keeps it.
-QUOTED_LINE_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -56,10 +54,10 @@ def render_snapshot(role: RoleDir, max_bytes: int = DEFAULT_SNAPSHOT_BYTES, quot
         )
 
     def field(text: str) -> str:
-        return neutralise(text, QUOTED_LINE_CHARS) if quoted else text
+        return neutralise(text, LINE_CHARS) if quoted else text
 
     def block(text: str) -> str:
-        return _block("\n".join(map(_quoted_line, text.split("\n"))) if quoted else text)
+        return _block(neutralise_lines(text) if quoted else text)
 
     parts = [
         f"# Memory snapshot — {role.role}\n\n",
@@ -112,12 +110,6 @@ def _block(text: str) -> str:
     """``text`` without leading and trailing blank lines, ending with one line end (``""`` when empty)."""
     text = text.strip("\n")
     return text + "\n" if text else ""
-
-
-def _quoted_line(line: str) -> str:
-    """One line of a file as ``neutralise`` shows it, its indentation kept (markdown nests by it)."""
-    body = line.lstrip(" \t")
-    return line[: len(line) - len(body)] + neutralise(body, QUOTED_LINE_CHARS) if body else ""
 
 
 def _cap(text: str, max_bytes: int) -> Snapshot:
