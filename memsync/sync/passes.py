@@ -17,7 +17,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from memsync.config import Track
-from memsync.layout import is_append_only
+from memsync.layout import is_append_only, kind_of
 from memsync.secrets.files import scan_name
 from memsync.sync.appendonly import publish_append
 from memsync.sync.appendonly_delivery import deliver_append
@@ -156,10 +156,12 @@ def _publish_pass(
         out.writes.flush(when_full=True)
 
     with state.batch():
-        blocked = []
-        for f in track_files(track, worktree, state, labels):
+        blocked, indexes = [], []
+        for f in track_files(track, worktree, state, _with_indexes(labels)):
             if store_in_the_way(f):
                 blocked.append(f)
+            elif kind_of(f.rel) == "index":
+                indexes.append(f)
             else:
                 publish_one(f)
         out.writes.flush()
@@ -168,7 +170,20 @@ def _publish_pass(
             if not store_in_the_way(f):
                 publish_one(f)
         out.writes.flush()
+        # Indexes last: their lines for the files held back above stay here (``withheld``).
+        for f in indexes:
+            publish_one(f)
+        out.writes.flush()
     return PublishReport(track_name(track), tuple(out.changes), tuple(out.held), tuple(out.warnings))
+
+
+def _with_indexes(labels: Collection[str] | None) -> Collection[str] | None:
+    """``labels`` and the ``MEMORY.md`` beside each of them: an entry held back or published changes which
+    of its index's lines may leave this machine (``withheld``)."""
+    if labels is None:
+        return None
+    dirs = {label.rpartition("/")[0] for label in labels if label and kind_of(label) == "entry"}
+    return {*labels, *(f"{d}/MEMORY.md" if d else "MEMORY.md" for d in dirs)}
 
 
 def _hold_named(f: TrackFile, detector: str, out: Collector) -> None:

@@ -12,6 +12,7 @@ from memsync.sync.files import TrackFile
 from memsync.sync.records import FileState, HeldLine, PendingPublish
 from memsync.sync.reports import Action, FileChange
 from memsync.sync.settle import settle_delivery_whole, settle_publish
+from memsync.sync.withheld import withhold
 
 
 def publish_whole(f: TrackFile, incremental: bool, out: Collector) -> None:
@@ -26,6 +27,10 @@ def publish_whole(f: TrackFile, incremental: bool, out: Collector) -> None:
     live = out.read(f.live)
     if current is not None and current.in_sync and (not incremental or live == current.synced):
         return  # nothing to publish: the store copy need not be read
+    # From here on "live" is what may leave this machine: an index without its lines for held-back files.
+    live = withhold(f, live, out)
+    if current is not None and current.in_sync and live == current.synced:
+        return
     store = out.read(f.store)
     if current is not None and current.kept_present:
         _publish_kept(f, current, store, out)
@@ -95,7 +100,7 @@ def _write_scanned(
 
 def _publish_kept(f: TrackFile, current: FileState, store: bytes | None, out: Collector) -> None:
     """Publish the bytes an agent wrote while deliver replaced the file (merged over their own base)."""
-    kept = current.kept
+    kept = withhold(f, current.kept, out)
     done = current.kept_published()
     if kept is None:
         # The agent deleted the file in that instant; deliver already restored a version, nothing is lost.
@@ -108,7 +113,8 @@ def _publish_kept(f: TrackFile, current: FileState, store: bytes | None, out: Co
             out.state.put(FileState.holding(f.rel, current, held))
             out.report_held(f, held)
         return
-    new = kept if store is None else merge_for_path(f.rel, current.kept_base or b"", store, kept)
+    base = withhold(f, current.kept_base, out) or b""
+    new = kept if store is None else merge_for_path(f.rel, base, store, kept)
     _store_write(f, store, new, done, out)
     if new != store:
         out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "changed"))

@@ -9,6 +9,7 @@ import os
 from memsync import echoes
 from memsync.fsio import TEMP_PREFIX
 from memsync.layout import is_append_only, kind_of
+from memsync.merge.kinds import merge_for_path
 from memsync.sync.clashes import Clash
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
@@ -16,6 +17,7 @@ from memsync.sync.records import FileState, PendingDelivery
 from memsync.sync.reports import FileChange
 from memsync.sync.settle import settle_delivery_whole
 from memsync.sync.swap import replace_keeping
+from memsync.sync.withheld import withhold
 
 
 def deliver_whole(f: TrackFile, out: Collector) -> None:
@@ -38,6 +40,11 @@ def deliver_whole(f: TrackFile, out: Collector) -> None:
         out.waiting.append((f.rel, "a concurrent local edit waits to be published"))
         return
     if live != current.synced:
+        if store is not None and live is not None and withhold(f, live, out) == current.synced:
+            # The live index differs only by its lines for held-back files: they stay, the rest arrives.
+            merged = merge_for_path(f.rel, current.synced or b"", store, live)
+            _deliver_replace(f, current, store, out, expected=live, data=merged)
+            return
         out.waiting.append((f.rel, "a local edit waits to be published"))
         return
     if f.live.is_symlink():
@@ -94,21 +101,33 @@ def _deliver_create(f: TrackFile, store: bytes, out: Collector, *, record: bool 
     out.writes.add("create", f.live, store, created)
 
 
-def _deliver_replace(f: TrackFile, current: FileState, store: bytes, out: Collector) -> None:
+def _deliver_replace(
+    f: TrackFile,
+    current: FileState,
+    store: bytes,
+    out: Collector,
+    *,
+    expected: bytes | None = None,
+    data: bytes | None = None,
+) -> None:
+    """Replace the live file, found as ``expected`` (default: the last synced version), by ``data``
+    (default: the store copy); the store copy becomes the last synced version."""
     state = out.state
+    expected = current.synced if expected is None else expected
+    data = store if data is None else data
     then = FileState.synced_as(f.rel, store)
-    state.begin_delivery(f.rel, PendingDelivery(store, None, False, then))
+    state.begin_delivery(f.rel, PendingDelivery(data, None, False, then))
     try:
-        replaced = replace_keeping(f.live, store)
+        replaced = replace_keeping(f.live, data)
     except FileNotFoundError:
         # The agent deleted the file in that instant: a local deletion, settled by the next publish.
         state.drop_delivery(f.rel)
         return
-    if replaced != current.synced:
+    if replaced != expected:
         out.warn(f"{f.live}: changed while memsync replaced it; the change is kept and published next cycle")
-        then = then.keeping(replaced, current.synced)
+        then = then.keeping(replaced, expected)
     else:
-        echoes.note(f.live, len(store))
+        echoes.note(f.live, len(data))
     state.finish_delivery(f.rel, then)
     if then.kept_present:
         state.commit()  # the agent's bytes exist only in this record: durable now, not with the pass
