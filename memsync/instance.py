@@ -82,7 +82,7 @@ def instance_lock(path: Path) -> Iterator[None]:
         who = f"PID {pid}" if pid else "another process"
         raise MemsyncError(
             f"cannot start the daemon: another one ({who}) is already running for {path}. "
-            "Stop it first, or run `memsync sync` for a one-off cycle"
+            "Stop it first (`memsync stop`), or run `memsync sync` for a one-off cycle"
         ) from None
     try:
         pid_file(path).write_text(f"{os.getpid()}\n")

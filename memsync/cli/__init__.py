@@ -5,6 +5,7 @@ Each submodule registers one group of commands on ``app``; importing them here w
 
 import memsync.cli.handoff  # registers handoff, import
 import memsync.cli.hooks  # registers hooks install|uninstall|status, hook session-start|sync-now
+import memsync.cli.lifecycle  # registers stop, uninstall, store list|remove, remote list, config list
 import memsync.cli.mcp  # registers mcp (serve, install, uninstall, status), recall
 import memsync.cli.memory
 import memsync.cli.merge  # registers the hidden merge-driver

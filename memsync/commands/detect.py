@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from memsync.commands.config_edits import overlapping, tracked
+from memsync.config import Config
 from memsync.hosts import claude_code, codex
 
 
@@ -49,6 +51,24 @@ class Location:
     track: bool
     note: str = ""
     store_path: str | None = None
+
+
+# The kinds of location an agent host makes, which may appear after `memsync init` ran.
+HOST_KINDS = frozenset({Found.CLAUDE, Found.CLAUDE_PROJECTS, Found.CLAUDE_AUTO, Found.CODEX})
+
+
+def untracked_hosts(config: Config, home: Path | None = None) -> list[Location]:
+    """The agent hosts' memory locations under ``home`` that ``init`` would track and that no store of
+    ``config`` tracks, holds or leaves out (``exclude``): a host installed after ``memsync init``, whose
+    memory syncs once ``init`` runs again. Reads the file system only."""
+    return [
+        loc
+        for loc in detect(home)
+        if loc.track
+        and loc.found in HOST_KINDS
+        and tracked(config, loc.live) is None
+        and not any(overlapping(config, loc.live, name) for name in config.stores)
+    ]
 
 
 def _subdirs(path: Path) -> list[Path]:

@@ -22,6 +22,7 @@ from typing import Literal, get_args
 from memsync import git
 from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.commands import service
+from memsync.commands.detect import untracked_hosts
 from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
@@ -180,6 +181,15 @@ def check_indexes(config: Config) -> list[Check]:
     ]
 
 
+def check_hosts(config: Config) -> Check:
+    """WARN naming the agent hosts' memory found here that no store tracks (``detect.untracked_hosts``)."""
+    found = untracked_hosts(config)
+    if not found:
+        return Check("OK", "agent hosts", "the memory of every agent host found here is tracked")
+    names = "; ".join(f"{loc.found.value} {loc.live}" for loc in found)
+    return Check("WARN", "agent hosts", f"not synced: {names}. Run `memsync init` again to track it")
+
+
 def check_daemon(path: Path) -> Check:
     """A daemon holds the instance lock for config file ``path``."""
     pid = running_daemon_pid(path)
@@ -277,6 +287,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
             checks.append(check_clock_ahead(store, config.host))
             checks.append(check_future_entries(store))
     checks.append(check_inotify(config))
+    checks.append(check_hosts(config))
     checks.extend(check_indexes(config))
     checks.append(check_daemon(path))
     checks.append(check_service())

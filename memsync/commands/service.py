@@ -139,6 +139,11 @@ def launchd_path() -> Path:
     return Path.home() / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
 
 
+def unit_path() -> Path:
+    """The service file of this platform: the launchd plist on macOS, else the systemd user unit."""
+    return launchd_path() if sys.platform == "darwin" else unit_dir() / UNIT_NAME
+
+
 def _systemctl(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["systemctl", "--user", *args],
@@ -263,7 +268,7 @@ def uninstall() -> ServiceReport:
 
 def status() -> ServiceReport:
     """Whether the service file exists and, where a manager is reachable, whether it is active."""
-    path = launchd_path() if sys.platform == "darwin" else unit_dir() / UNIT_NAME
+    path = unit_path()
     if not path.exists():
         return ServiceReport(
             path, False, (f"not installed ({path} does not exist); run `memsync service install`",)

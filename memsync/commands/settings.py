@@ -15,6 +15,7 @@ from memsync import argcheck
 from memsync.commands.config_edits import Report, edit, reload_daemon, store_table
 from memsync.config import KNOWN_KEYS, Config, config_path, load_config
 from memsync.errors import MemsyncError
+from memsync.wording import plural
 
 _TABLES = {"author", "stores"}
 
@@ -51,6 +52,28 @@ def get_value(key: str, path: Path | None = None) -> str:
     _refuse_tables(key, parts)
     value = _effective(config, key, parts)
     return str(value)
+
+
+def list_values(path: Path | None = None) -> tuple[str, ...]:
+    """Every setting in effect, one ``key = value`` line each (defaults included), in the order of
+    ``config.KNOWN_KEYS``: the top-level keys, ``author.*``, then per store its path, branch, remotes and
+    how many paths it tracks (``memsync status`` lists them). Raises ``MemsyncError`` for a config that
+    does not load."""
+    config = load_config(path, discover=False)
+    keys = [
+        *sorted(KNOWN_KEYS[""] - _TABLES, key=lambda key: (key != "host", key)),
+        *(f"author.{key}" for key in sorted(KNOWN_KEYS["author"])),
+    ]
+    for name, store in config.stores.items():
+        keys.extend((f"stores.{name}.path", f"stores.{name}.branch"))
+        keys.extend(f"stores.{name}.remotes.{remote}" for remote in store.remotes)
+    lines = [f"{key} = {_effective(config, key, _parts(key))}" for key in keys]
+    lines.extend(
+        f"stores.{name}.track = {plural(len(store.tracks) + len(store.host_roots), 'path')} "
+        "(`memsync status` lists them)"
+        for name, store in config.stores.items()
+    )
+    return tuple(lines)
 
 
 def _effective(config: Config, key: str, parts: list[str]) -> object:

@@ -19,6 +19,7 @@ from memsync.commands.config_edits import (
     home_relative,
     overlapping,
     reload_daemon,
+    store_table,
     tracked,
     undone_on_failure,
 )
@@ -27,22 +28,35 @@ from memsync.commands.setup_remote import REMOTE_TIMEOUT_S
 from memsync.config import (
     BRANCH_NAME,
     DEFAULT_BRANCH,
+    NO_STORE,
     Config,
     StoreConfig,
     Track,
     config_path,
     load_config,
+    load_stores,
 )
 from memsync.daemon import run_daemon
 from memsync.errors import MemsyncError
 from memsync.git import remote_attempt
+from memsync.instance import running_daemon_pid
 from memsync.paths import StoreLayout
 from memsync.remote_url import PLAIN_NAME
 from memsync.store.remote_head import remote_head_branch
 from memsync.store.storeid import foreign_message
 from memsync.store_paths import default_store_path_for
+from memsync.wording import plural
 
-__all__ = ["DEFAULT_REMOTE", "DEFAULT_STORE", "Report", "init", "store_add", "up"]
+__all__ = [
+    "DEFAULT_REMOTE",
+    "DEFAULT_STORE",
+    "Report",
+    "init",
+    "store_add",
+    "store_list",
+    "store_remove",
+    "up",
+]
 
 
 def _remote_has_branch(url: str, branch: str, timeout_s: float) -> bool:
@@ -280,10 +294,79 @@ def store_add(
     return Report(tuple(lines), True)
 
 
+def store_list(config: Path | None = None) -> tuple[str, ...]:
+    """One line per store of the config (``config``, default ``config_path()``): name, working tree,
+    branch, remotes, how many paths it tracks. Raises ``MemsyncError`` (``NO_STORE``) without a store."""
+    loaded = load_config(config_path() if config is None else config, discover=False)
+    if not loaded.stores:
+        raise MemsyncError(NO_STORE)
+    lines = []
+    for store in loaded.stores.values():
+        remotes = ", ".join(f"{name} {url}" for name, url in store.remotes.items()) or "no remote"
+        missing = "" if StoreLayout(store.path).exists else " (missing: `memsync init` or `sync` makes it)"
+        tracks = len(store.tracks) + len(store.host_roots)
+        lines.append(
+            f"{store.name}: {store.path}{missing}, branch {store.branch}, {remotes}, "
+            f"{plural(tracks, 'tracked path')}"
+        )
+    return tuple(lines)
+
+
+def store_remove(name: str, config: Path | None = None) -> Report:
+    """Stop syncing store ``name``: take it out of the config (a running daemon reloads and drops it).
+    Its working tree, history and the live files it tracked stay where they are; a path it tracked
+    inside another store's tracked folder goes on that folder's ``exclude`` list, so its memory does not
+    move to the other store unasked. Raises ``MemsyncError`` (nothing written) for an unknown store."""
+    cfg_path = config_path() if config is None else config
+    before = load_stores(cfg_path)
+    if name not in before.stores:
+        raise MemsyncError(
+            f"cannot remove store {name!r}: it is not in {cfg_path}. Its stores: {', '.join(before.stores)}"
+        )
+    store = before.stores[name]
+    mine = [*(t.live for t in store.tracks), *(r.live for r in store.host_roots)]
+    kept_out: list[tuple[Path, Path]] = []  # (a path of the removed store, the folder it stays out of)
+
+    def mutate(raw: dict[str, Any]) -> None:
+        store_table(raw, name)  # raises if another command removed it meanwhile
+        del raw["stores"][name]
+        for other in raw["stores"].values():
+            for entry in other.get("track", []) if isinstance(other, dict) else []:
+                folder = absolute(Path(str(entry.get("path", ""))))
+                inside = [live for live in mine if live != folder and live.is_relative_to(folder)]
+                for live in inside:
+                    rel = live.relative_to(folder).as_posix()
+                    entry["exclude"] = sorted({*entry.get("exclude", []), rel})
+                    kept_out.append((live, folder))
+
+    _, lines = edit(cfg_path, mutate)
+    lines.append(f"store {name} removed from {cfg_path}: memsync no longer syncs it")
+    lines.extend(
+        f"{live} stays out of the tracked {folder} (its exclude list): it syncs with no store now"
+        for live, folder in kept_out
+    )
+    lines.append(
+        f"kept on disk: its working tree and history {store.path} (delete it yourself once you no longer "
+        "need it), and the files it tracked, where they are"
+    )
+    if store.remotes:
+        lines.append(f"its remotes are left as they are: {', '.join(store.remotes.values())}")
+    lines.extend(reload_daemon(cfg_path, silent_without=True))
+    return Report(tuple(lines), True)
+
+
 def up(print_line: Callable[[str], None], path: Path | None = None) -> int:
     """``init`` with defaults when there is no config (its report goes to ``print_line``), then the
-    daemon in the foreground until SIGTERM/SIGINT; returns the daemon's exit code."""
+    daemon in the foreground until SIGTERM/SIGINT; returns the daemon's exit code. When a daemon runs
+    for the config already, says so and returns 0 without starting a second."""
     path = config_path() if path is None else path
+    pid = running_daemon_pid(path)
+    if pid is not None:
+        print_line(
+            f"a memsync daemon is already running for {path} (PID {pid}): `memsync status` shows what it "
+            "does, `memsync stop` stops it"
+        )
+        return 0
     if not path.exists():
         for line in init(path=path).lines:
             print_line(line)

@@ -13,7 +13,7 @@ from memsync.commands.config_edits import (
     reload_daemon,
     store_table,
 )
-from memsync.config import NETWORK_TIMEOUT_S, config_path
+from memsync.config import NETWORK_TIMEOUT_S, config_path, load_stores
 from memsync.errors import MemsyncError
 from memsync.git import remote_attempt
 from memsync.store.remotes import local_remote_path
@@ -68,6 +68,24 @@ def _local_remote_warning(url: str, timeout_s: float) -> str | None:
             "Fix the URL with `memsync remote remove` and `memsync remote add`"
         )
     return None
+
+
+def remote_list(store: str | None = None, config: Path | None = None) -> tuple[str, ...]:
+    """One line per remote (``store NAME URL``) of ``store``, or of every store when None; a store
+    without one says so. Raises ``MemsyncError`` without a store, or for an unknown ``store``."""
+    loaded = load_stores(config)
+    if store is not None and store not in loaded.stores:
+        raise MemsyncError(
+            f"cannot list the remotes of store {store!r}: it is not configured. "
+            f"Its stores: {', '.join(loaded.stores)}"
+        )
+    lines: list[str] = []
+    for cfg in loaded.stores.values():
+        if store is None or cfg.name == store:
+            lines.extend(f"{cfg.name} {name} {url}" for name, url in cfg.remotes.items())
+            if not cfg.remotes:
+                lines.append(f"{cfg.name}: no remote (`memsync remote add NAME URL --store {cfg.name}`)")
+    return tuple(lines)
 
 
 def remote_remove(name: str, store: str = DEFAULT_STORE, config: Path | None = None) -> Report:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memsync.clock import future_in_store
+from memsync.commands.detect import untracked_hosts
 from memsync.config import load_config
 from memsync.hosts.claude_code import oversized_indexes, partly_loaded
 from memsync.instance import running_daemon_pid
@@ -32,7 +33,8 @@ def collect_status(path: Path) -> dict[str, Any]:
     set_aside (files a merge moved out of a directory's way), clashes (file, store_path, here:
     "file"/"directory", advice: a file meeting a directory, not synced until renamed), untracked,
     size_bytes, partly_loaded (file, lines, bytes: a synced ``MEMORY.md`` longer than Claude Code
-    loads). Reads the status file the last cycle
+    loads); and at the top level ``untracked_hosts`` (path, kind: ``detect.untracked_hosts``). Reads the
+    status file the last cycle
     wrote (facts read from the store itself are refreshed). Raises ``MemsyncError`` for a bad config.
     """
     config = load_config(path)
@@ -93,6 +95,9 @@ def collect_status(path: Path) -> dict[str, Any]:
         "host": config.host,
         "daemon": {"running": pid is not None, "pid": pid},
         "stores": stores,
+        "untracked_hosts": [
+            {"path": str(loc.live), "kind": loc.found.value} for loc in untracked_hosts(config)
+        ],
     }
 
 
@@ -105,6 +110,11 @@ def render_status(status: dict[str, Any]) -> str:
     ]
     if not status["stores"]:
         lines.append("no stores: run `memsync init`")
+    lines.extend(
+        f"not synced: {host['kind']} {host['path']} (an agent host installed after `memsync init`): "
+        "run `memsync init` again to track it"
+        for host in status["untracked_hosts"]
+    )
     for name, store in status["stores"].items():
         if not store["exists"]:
             lines.append(

@@ -1,0 +1,184 @@
+"""`memsync uninstall [--dry-run] [--purge] [--force]`: take memsync out of this machine's agent hosts.
+
+It stops the daemon and removes the user service, memsync's hooks and MCP registrations from every host
+(the user's settings, and those of the projects memsync knows: the projects of its tracks, Claude Code's
+project folders, the current directory), each through the command that installed it, so only memsync's
+own entries go and nothing else in those files changes. It lists what stays: the config, the stores,
+the backups memsync made, the memory files themselves. ``--purge`` also deletes the stores, the config
+and memsync's state, after checking each store's history is on a remote (``--force``: even if not).
+``--dry-run`` says all that would be done and changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from memsync.commands import hooks, service
+from memsync.commands.config_edits import Report
+from memsync.commands.mcp.install import uninstall_line
+from memsync.commands.stop import stop
+from memsync.config import Config, config_path, load_config
+from memsync.errors import MemsyncError
+from memsync.hosts import claude_code, mcp_install
+from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
+from memsync.hosts.hooks import installed, settings_path
+from memsync.hosts.settings_file import BACKUP_SUFFIX, read_json_object
+from memsync.instance import running_daemon_pid, state_dir
+from memsync.paths import StoreLayout
+from memsync.store.facade import Store
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing uninstall does: what it is, in words (``says``), and doing it (``run``: report lines)."""
+
+    says: str
+    run: Callable[[], Sequence[str]]
+
+
+def uninstall(
+    *, dry_run: bool = False, purge: bool = False, force: bool = False, path: Path | None = None
+) -> Report:
+    """Uninstall memsync from this machine as the module doc says, for the config file ``path``
+    (default ``config_path()``). Returns what was done (or, with ``dry_run``, would be) and what stays.
+    Raises ``MemsyncError`` before changing anything when ``purge`` would delete a store whose history no
+    remote has (unless ``force``), or when a host's settings file cannot be read."""
+    path = config_path() if path is None else path
+    config = _config(path)
+    if purge and not force and config is not None:
+        _refuse_unpushed(config)
+    steps = list(_steps(path, config, purge))
+    lines: list[str] = []
+    if not steps:
+        lines.append("nothing of memsync's to remove from this machine")
+    elif dry_run:
+        lines.extend(f"would {step.says}" for step in steps)
+    else:
+        for step in steps:
+            lines.extend(step.run())
+    lines.extend(_kept(path, config, purge))
+    if dry_run:
+        lines.append("nothing was changed (--dry-run)")
+    return Report(tuple(lines), bool(steps) and not dry_run)
+
+
+def _config(path: Path) -> Config | None:
+    if not path.exists():
+        return None
+    return load_config(path, discover=False)
+
+
+def _stores(config: Config | None) -> list[tuple[str, Path]]:
+    if config is None:
+        return []
+    return [(s.name, s.path) for s in config.stores.values() if StoreLayout(s.path).exists]
+
+
+def _refuse_unpushed(config: Config) -> None:
+    """Raise ``MemsyncError`` naming the first store whose commits no remote has, as of the last sync."""
+    for cfg in config.stores.values():
+        if not StoreLayout(cfg.path).exists:
+            continue
+        if not cfg.remotes:
+            why = "it has no remote: its history exists only here"
+        else:
+            store = Store(cfg, config.host, config.identity())
+            missing = min(store.unpushed_count(remote) for remote in cfg.remotes)
+            if missing == 0:
+                continue
+            why = f"{missing} of its commits are on no remote yet (as of the last sync)"
+        raise MemsyncError(
+            f"cannot purge store {cfg.name} ({cfg.path}): {why}. Run `memsync sync` to push it "
+            "(or `memsync remote add`), or add --force to delete it anyway"
+        )
+
+
+def _projects(config: Config | None) -> list[Path]:
+    """The project directories memsync may have installed hooks or MCP entries in (``--project``):
+    those of its tracks (``<project>/.agents/memory/...``), of Claude Code's project memory folders, and
+    the current directory."""
+    found: list[Path] = [Path.cwd()]
+    for store in config.stores.values() if config is not None else ():
+        for track in store.tracks:
+            parts = track.live.parts
+            for i in range(1, len(parts) - 1):
+                if parts[i : i + 2] == (".agents", "memory"):
+                    found.append(Path(*parts[:i]))
+    for folder in claude_code.project_folders(claude_code.projects_root()):
+        project = claude_code.project_path(folder)
+        if project is not None:
+            found.append(project)
+    home = Path(os.path.abspath(Path.home()))
+    unique = dict.fromkeys(Path(os.path.abspath(p)) for p in found)
+    return [p for p in unique if p != home and p.is_dir()]
+
+
+def _steps(path: Path, config: Config | None, purge: bool) -> Iterator[Step]:
+    unit = service.unit_path()
+    if unit.exists():
+        yield Step(f"stop and remove the user service {unit}", lambda: service.uninstall().lines)
+    pid = running_daemon_pid(path)
+    if pid is not None:
+        yield Step(f"stop the memsync daemon (PID {pid})", lambda: stop(path).lines)
+    for project in [None, *_projects(config)]:
+        for host in HOOK_HOSTS:
+            file = settings_path(host, project)
+            if installed(read_json_object(file), file):
+                yield Step(f"remove memsync's hooks from {file}", partial(hooks.uninstall, host, project))
+        for mcp_host in mcp_install.HOSTS:
+            if mcp_install.registered(mcp_host, project) is not None:
+                file = mcp_install.config_file(mcp_host, project)
+                yield Step(
+                    f"remove memsync's MCP server from {file}",
+                    partial(lambda h, p: [uninstall_line(h, p)], mcp_host, project),
+                )
+    if not purge:
+        return
+    for name, store in _stores(config):
+        yield Step(f"delete store {name} ({store})", partial(_delete, store, f"deleted store {name}"))
+    for file in (path, path.with_name(path.name + ".bak")):
+        if file.exists():
+            yield Step(f"delete {file}", partial(_delete, file, "deleted"))
+    if state_dir().exists():
+        yield Step(f"delete memsync's state {state_dir()}", partial(_delete, state_dir(), "deleted"))
+
+
+def _delete(target: Path, done: str) -> list[str]:
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    else:
+        target.unlink()
+    return [f"{done} {target}"]
+
+
+def _kept(path: Path, config: Config | None, purge: bool) -> list[str]:
+    """The lines saying what stays on this machine."""
+    lines: list[str] = []
+    if not purge:
+        if path.exists():
+            lines.append(f"kept: the config {path}")
+        lines.extend(
+            f"kept: store {name} {store} (its history; `memsync uninstall --purge` deletes it once pushed)"
+            for name, store in _stores(config)
+        )
+    backups = [
+        file.with_name(file.name + BACKUP_SUFFIX)
+        for project in [None, *_projects(config)]
+        for file in (
+            *(settings_path(host, project) for host in HOOK_HOSTS),
+            *(mcp_install.config_file(host, project) for host in mcp_install.HOSTS),
+        )
+    ]
+    if not purge:
+        backups.append(path.with_name(path.name + ".bak"))
+    lines.extend(
+        f"kept: backup {backup} (made by memsync)" for backup in dict.fromkeys(backups) if backup.exists()
+    )
+    lines.append("kept: the memory files agents wrote, where they are (memsync only synced them)")
+    lines.append("memsync itself stays installed: `pip uninstall memsync` (or `pipx uninstall memsync`)")
+    return lines

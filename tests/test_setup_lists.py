@@ -1,0 +1,69 @@
+"""`memsync store list|remove`, `remote list`, `config list`: leaving a team store without editing
+config.toml, and without its memory moving to another store (real stores, bare remotes, the CLI)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from tests.helpers import bare_remote, reachable_paths, run_cli
+
+
+def _ok(*args: str) -> list[str]:
+    done = run_cli(*args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_lists_and_leaving_a_team_store_keeps_its_memory_out_of_the_personal_one(
+    home: Path, tmp_path: Path
+) -> None:
+    personal = bare_remote(tmp_path / "personal.git")
+    (home / ".agents" / "memory" / "dev").mkdir(parents=True)
+    (home / ".agents" / "memory" / "dev" / "notes.md").write_text("# mine\n")
+    team_role = home / ".agents" / "memory" / "team1"
+    team_role.mkdir()
+    (team_role / "plan.md").write_text("# the team's plan\n")
+    _ok("init", "--remote", str(personal))
+    _ok("store", "add", "team")
+    _ok("track", str(team_role), "--store", "team")
+    _ok("sync")
+    stores = home / ".local" / "share" / "memsync" / "stores"
+
+    assert _ok("store", "list") == [
+        f"personal: {stores / 'personal'}, branch main, origin {personal}, 2 tracked paths",
+        f"team: {stores / 'team'}, branch main, no remote, 1 tracked path",
+    ]
+    assert _ok("remote", "list") == [
+        f"personal origin {personal}",
+        "team: no remote (`memsync remote add NAME URL --store team`)",
+    ]
+    assert _ok("remote", "list", "--store", "personal") == [f"personal origin {personal}"]
+    settings = _ok("config", "list")
+    assert settings[0].startswith("host = ")
+    assert "debounce_s = 1.0" in settings and "author.name = Test User" in settings
+    assert f"stores.team.path = {stores / 'team'}" in settings
+    assert f"stores.personal.remotes.origin = {personal}" in settings
+
+    removed = _ok("store", "remove", "team")
+    assert removed[0].startswith("store team removed from ")
+    assert f"{team_role} stays out of the tracked {team_role.parent} (its exclude list)" in removed[1]
+    assert f"kept on disk: its working tree and history {stores / 'team'}" in removed[2]
+    config = tomllib.loads((home / ".config" / "memsync" / "config.toml").read_text())
+    assert list(config["stores"]) == ["personal"]
+    assert (stores / "team" / "roles" / "team1" / "plan.md").read_text() == "# the team's plan\n"
+    assert _ok("store", "list") == [
+        f"personal: {stores / 'personal'}, branch main, origin {personal}, 2 tracked paths"
+    ]
+
+    # The team's role was inside the personal store's tracked folder: it must not move there now.
+    (team_role / "later.md").write_text("# written after leaving\n")
+    (home / ".agents" / "memory" / "dev" / "more.md").write_text("# still synced\n")
+    _ok("sync")
+    pushed = reachable_paths(personal)
+    assert "roles/dev/more.md" in pushed
+    assert not any("team1" in path for path in pushed)
+    assert not (stores / "personal" / "roles" / "team1").exists()
+
+    unknown = run_cli("store", "remove", "team")
+    assert unknown.returncode == 1 and "cannot remove store 'team'" in unknown.stderr
