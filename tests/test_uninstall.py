@@ -1,0 +1,132 @@
+"""`memsync uninstall [--dry-run] [--purge] [--force]`: the daemon stopped, memsync's hooks and MCP entries
+gone from every host file it wrote them in (the user's and a tracked project's), the user's own entries
+kept byte for byte, and what stays listed (real daemon, real stores and remotes, the CLI)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from memsync.instance import pid_file
+from tests.helpers import bare_remote, run_cli, wait_for
+
+THEIR_CLAUDE = {
+    "model": "opus",
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say 'done'"}]}]},
+}
+THEIR_CODEX = 'model = "o3"\n\n[mcp_servers.docs]\ncommand = "docs-server"\n'
+
+
+def _ok(*args: str, cwd: Path | None = None) -> list[str]:
+    done = run_cli(*args, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_dry_run_changes_nothing_then_uninstall_removes_only_what_memsync_added(
+    home: Path, tmp_path: Path
+) -> None:
+    claude_settings = home / ".claude" / "settings.json"
+    claude_settings.parent.mkdir(parents=True)
+    claude_settings.write_text(json.dumps(THEIR_CLAUDE, indent=2) + "\n")
+    codex_config = home / ".codex" / "config.toml"
+    codex_config.parent.mkdir(parents=True)
+    codex_config.write_text(THEIR_CODEX)
+    shop = tmp_path / "shop"
+    (shop / ".agents" / "memory" / "dev").mkdir(parents=True)
+    _ok("init", "--remote", str(bare_remote(tmp_path / "remote.git")))
+    _ok("track", str(shop / ".agents" / "memory" / "dev"))
+    for host in ("claude-code", "codex"):
+        _ok("hooks", "install", host)
+        _ok("mcp", "install", host)
+    _ok("hooks", "install", "claude-code", "--project", str(shop))
+    config = home / ".config" / "memsync" / "config.toml"
+    host_files = [
+        claude_settings,
+        home / ".codex" / "hooks.json",
+        home / ".claude.json",
+        codex_config,
+        shop / ".claude" / "settings.json",
+    ]
+    before = {path: path.read_bytes() for path in [*host_files, config]}
+    original_claude = json.dumps(THEIR_CLAUDE, indent=2) + "\n"
+
+    log_path = tmp_path / "daemon.log"
+    with log_path.open("wb") as log:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "memsync", "daemon"], stdout=log, stderr=log, stdin=subprocess.DEVNULL
+        )
+    try:
+        wait_for(lambda: pid_file(config).exists(), timeout=60, what="the daemon's pid file")
+
+        planned = _ok("uninstall", "--dry-run")
+        assert f"would stop the memsync daemon (PID {daemon.pid})" in planned
+        for path in (claude_settings, home / ".codex" / "hooks.json", shop / ".claude" / "settings.json"):
+            assert f"would remove memsync's hooks from {path}" in planned
+        for path in (home / ".claude.json", codex_config):
+            assert f"would remove memsync's MCP server from {path}" in planned
+        assert planned[-1] == "nothing was changed (--dry-run)"
+        assert {path: path.read_bytes() for path in before} == before
+        assert daemon.poll() is None
+
+        done = _ok("uninstall")
+        assert daemon.poll() == 0, log_path.read_text()
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    assert f"stopped the memsync daemon (PID {daemon.pid})" in done
+    assert claude_settings.read_text() == original_claude
+    assert codex_config.read_text() == THEIR_CODEX
+    assert "memsync" not in (home / ".claude.json").read_text()
+    for path in (home / ".codex" / "hooks.json", shop / ".claude" / "settings.json"):
+        assert "memsync" not in path.read_text()
+    # What stays is listed, and stays.
+    assert f"kept: the config {config}" in done
+    store = home / ".local" / "share" / "memsync" / "stores" / "personal"
+    assert any(line.startswith(f"kept: store personal {store}") for line in done)
+    assert f"kept: backup {claude_settings}.memsync-backup (made by memsync)" in done
+    assert config.read_bytes() == before[config] and (store / ".git").is_dir()
+
+    assert _ok("uninstall")[0] == "nothing of memsync's to remove from this machine"
+
+
+def test_purge_deletes_stores_only_once_pushed_or_forced(home: Path, tmp_path: Path) -> None:
+    role = home / ".agents" / "memory" / "dev"
+    role.mkdir(parents=True)
+    (role / "notes.md").write_text("# mine\n")
+    _ok("init", "--remote", str(bare_remote(tmp_path / "remote.git")))
+    _ok("store", "add", "team")
+    _ok("sync")
+    _ok("hooks", "install", "claude-code")
+    stores = home / ".local" / "share" / "memsync" / "stores"
+    config = home / ".config" / "memsync" / "config.toml"
+
+    refused = run_cli("uninstall", "--purge")
+    assert refused.returncode == 1
+    assert f"cannot purge store team ({stores / 'team'}): it has no remote" in refused.stderr
+    assert "--force" in refused.stderr
+    assert "memsync.hook" in (home / ".claude" / "settings.json").read_text()  # nothing was done
+    assert (stores / "team" / ".git").is_dir() and config.exists()
+
+    _ok("store", "remove", "team")  # its working tree stays: not the config's any more
+    (role / "later.md").write_text("# not pushed yet\n")
+    _ok("sync")
+    done = _ok("uninstall", "--purge")
+    assert f"deleted store personal {stores / 'personal'}" in done
+    assert not (stores / "personal").exists() and not config.exists()
+    assert not (home / ".local" / "state" / "memsync").exists()
+    assert "memsync" not in (home / ".claude" / "settings.json").read_text()
+    assert (stores / "team" / ".git").is_dir()
+    assert (role / "notes.md").read_text() == "# mine\n"  # the memory itself stays
+
+
+def test_purge_force_deletes_a_store_no_remote_has(home: Path) -> None:
+    (home / ".agents" / "memory" / "dev").mkdir(parents=True)
+    _ok("init")
+    store = home / ".local" / "share" / "memsync" / "stores" / "personal"
+    assert run_cli("uninstall", "--purge").returncode == 1 and store.is_dir()
+    done = _ok("uninstall", "--purge", "--force")
+    assert f"deleted store personal {store}" in done and not store.exists()
