@@ -56,6 +56,7 @@ def test_doctor_on_a_fresh_setup(home: Path, tmp_path: Path) -> None:
         "clock vs peers of personal": "OK",
         "future entries in personal": "OK",
         "inotify": "OK",
+        "agent hosts": "OK",
         "daemon": "WARN",
         "service": "WARN",
     }
