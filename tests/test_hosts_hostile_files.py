@@ -97,6 +97,27 @@ def test_mode_and_backup_mode_follow_the_original(home: Path) -> None:
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600 and backup.read_text() == HOST_DATA
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_the_owner_is_kept(home: Path) -> None:
+    path = _claude_json(home)
+    os.chown(path, 4321, 4321)
+    assert run_cli("mcp", "install", "claude-code").returncode == 0
+    assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4321)
+    assert "memsync" in json.loads(path.read_text())["mcpServers"]
+
+
+def test_a_deeply_nested_codex_config_gets_one_line_and_status_names_it(home: Path) -> None:
+    path = mcp_install.config_file("codex")
+    path.parent.mkdir(parents=True)
+    path.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    before = path.read_bytes()
+    assert "nested too deeply" in _one_line_refusal(run_cli("mcp", "install", "codex"))
+    assert path.read_bytes() == before
+    status = run_cli("mcp", "status")
+    assert status.returncode == 0, status.stderr
+    assert "codex: cannot read" in status.stdout and "claude-code: not registered" in status.stdout
+
+
 def test_number_text_is_kept_as_written(home: Path) -> None:
     text = (
         '{\n  "big": 1e400,\n  "tiny": -1E-400,\n  "price": 1.50,\n  "zero": -0,\n'

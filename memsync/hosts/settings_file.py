@@ -115,6 +115,7 @@ def _placed(path: Path, target: Path, seen: _Version | None, data: bytes) -> boo
     mode = seen.mode if seen is not None else 0o644
     tmp = temp_beside(target, data, mode)
     try:
+        ours = os.stat(tmp).st_ino
         if seen is not None:
             if (seen.uid, seen.gid) != (os.geteuid(), os.getegid()):
                 os.chown(tmp, seen.uid, seen.gid)
@@ -127,8 +128,9 @@ def _placed(path: Path, target: Path, seen: _Version | None, data: bytes) -> boo
             except FileExistsError:
                 return False
         elif exchange(tmp, target):
-            if not _same(_read(tmp), seen):  # the host wrote in the instant: give its file back
-                exchange(tmp, target)
+            if not _same(_read(tmp), seen):  # the host wrote in that instant: give its file back,
+                if os.stat(target).st_ino == ours:  # unless it has already replaced ours again
+                    exchange(tmp, target)
                 return False
         else:
             os.replace(tmp, target)

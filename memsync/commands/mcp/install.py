@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memsync.errors import MemsyncError
 from memsync.hosts import mcp_install
 from memsync.hosts.mcp_install import Host
 
@@ -29,11 +30,16 @@ def uninstall_line(host: Host, project: Path | None) -> str:
 
 def status_lines(project: Path | None) -> list[str]:
     """One line per agent host: whether memsync's MCP server is registered (for the user, or in
-    ``project``) and with which interpreter, flagged when that interpreter is gone."""
+    ``project``) and with which interpreter, flagged when that interpreter is gone, or why its file
+    cannot be read."""
     lines: list[str] = []
     for host in mcp_install.HOSTS:
         path = mcp_install.config_file(host, project)
-        entry = mcp_install.registered(host, project)
+        try:
+            entry = mcp_install.registered(host, project)
+        except MemsyncError as exc:  # one unreadable file does not hide the other hosts
+            lines.append(f"{host}: {exc}")
+            continue
         if entry is None:
             lines.append(f"{host}: not registered ({path})")
             continue
