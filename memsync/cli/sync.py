@@ -136,12 +136,23 @@ def log_command(
     target: Annotated[
         str | None, typer.Argument(help="A live or store path, or an entry id; default: all memory.")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only commits at or after this date or time (2026-11-01, local time)."),
+    ] = None,
+    host: Annotated[str | None, typer.Option("--host", help="Only commits this host made.")] = None,
+    count: Annotated[
+        int | None, typer.Option("--max-count", "-n", min=1, help="Only the N newest commits.")
+    ] = None,
     config: ConfigOption = None,
 ) -> int:
-    """History of memory: which host added, superseded or deleted what, and when (read from git history)."""
-    from memsync.commands.log import history_of
+    """History of memory: which host added, superseded or deleted what, and when (read from git history).
 
-    lines = history_of(config or config_path(), target)
+    Newest first over every store; times in this machine's local time and zone."""
+    from memsync.commands.log import LogFilter, history_of, parse_since
+
+    shown = LogFilter(since=None if since is None else parse_since(since), host=host, limit=count)
+    lines = history_of(config or config_path(), target, shown)
     if lines is None:
         typer.echo(
             f"memsync log: no history for {target} (not a tracked path, store path or entry id)", err=True

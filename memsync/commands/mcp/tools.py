@@ -214,14 +214,15 @@ def prompt(
 
 def history(target: str | None, limit: int) -> str:
     """`memsync log` for an entry id, a recall hit's id, a tracked live path or a store path (None: all
-    memory), at most ``limit`` commits per store, one line per commit and file, neutralised (peers wrote
-    the hosts, messages and file names). Raises MemsyncError (no config, git failing) or when nothing
-    in the history mentions ``target``."""
+    memory), the ``limit`` newest commits over every store, one line per commit and file, neutralised
+    (peers wrote the hosts, messages and file names). Raises MemsyncError (no config, git failing) or
+    when nothing in the history mentions ``target``."""
+    from memsync.commands.log import LogFilter
     from memsync.commands.log import history as store_history
 
     if target is not None and (line := _LINE_SUFFIX.match(target)):
         target = line.group("path")
-    lines = store_history(config_path(), target, limit)
+    lines = store_history(config_path(), target, LogFilter(limit=limit))
     if not lines:
         raise MemsyncError(
             f"history {target or ''}: no commit mentions it yet. Give an entry id, a tracked path or a "
