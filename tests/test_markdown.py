@@ -439,7 +439,7 @@ def test_check_reports_each_problem_with_its_line(tmp_path: Path) -> None:
     (memory.path / ".last-retrospective").write_text("{}")
     memory.index_path.write_text(
         "# I\n\n- [Good](good.md) — g\n- [Gone](gone.md) — missing\n- [Good twice](good.md) — dup\n"
-        "- [Bare](bare.md) — b\n- [Weird](weird.md) — w\n"
+        "- [Bare](bare.md) — b\n- [Weird](weird.md) — w\n- [Good: part](good.md#part) — a part, fine\n"
     )
     daily = memory.path / "daily"
     daily.mkdir()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memsync.formats.markdown.index import links_part
 from memsync.formats.markdown.reading import Problem, read_text
 from memsync.formats.markdown.skill import DAILY_DIR, DAILY_NAME, INDEX_NAME, MAX_READ_BYTES
 from memsync.layout import is_ignored
@@ -18,10 +19,11 @@ def check(role: RoleDir) -> list[Problem]:
     """Every problem in the role directory ``role``, ordered by path and line (``[]`` when it follows the
     skill).
 
-    Index: undecodable bytes, items linking to a missing entry, two items for one entry, no index
-    while entries exist. Entries: see :func:`read_entry`; an indexed file without frontmatter. Daily
-    logs: file names that are not ``YYYY-MM-DD.md``, see :func:`read_daily_log`. Unindexed entries,
-    index descriptions that differ from the entry's, free-form logs and non-markdown files are fine.
+    Index: undecodable bytes, items linking to a missing entry, two items for one entry (items linking
+    parts of it, ``deploy.md#staging``, are not), no index while entries exist. Entries: see
+    :func:`read_entry`; an indexed file without frontmatter. Daily logs: file names that are not
+    ``YYYY-MM-DD.md``, see :func:`read_daily_log`. Unindexed entries, index descriptions that differ from
+    the entry's, free-form logs and non-markdown files are fine.
     """
     problems: list[Problem] = []
     items = role.index_items()
@@ -32,7 +34,7 @@ def check(role: RoleDir) -> list[Problem]:
         local = role.local_target(item)
         if local is None:
             continue
-        if local in seen:
+        if local in seen and not links_part(item.text):
             problems.append(
                 Problem(
                     role.index_path,
