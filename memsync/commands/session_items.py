@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
 from memsync.formats.bounded_json import decode_object
+from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.markdown.frontmatter import split_frontmatter
 from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
 
@@ -77,7 +78,7 @@ def parse_log(
         )
         try:
             at = datetime.fromisoformat(date.strip()).astimezone(UTC)
-        except ValueError:
+        except (ValueError, OverflowError):  # a crafted commit's date, out of datetime's range in UTC
             continue
         mine = host == me and written_here(sha.strip())
         claimed = host == me and not mine
@@ -155,7 +156,7 @@ def _entry(line: str) -> tuple[str, datetime | None]:
         return "", None
     kind = record.get("kind")
     try:
-        when = datetime.fromisoformat(str(record.get("created_at"))).astimezone(UTC)
+        when: datetime | None = parse_timestamp(str(record.get("created_at")))
     except ValueError:
         when = None
     return (f"{kind}: {record['text']}" if isinstance(kind, str) else record["text"]), when
