@@ -150,15 +150,19 @@ def test_a_deeply_nested_file_gets_one_line(home: Path) -> None:
     assert path.read_bytes() == before
 
 
-def test_an_immutable_file_gets_one_line(home: Path) -> None:
-    path = _claude_json(home)
-    if subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode != 0:
+@pytest.mark.parametrize("frozen", ["file", "directory"])
+def test_an_immutable_file_or_directory_gets_one_line(home: Path, frozen: str) -> None:
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(HOST_DATA)
+    what = path if frozen == "file" else path.parent  # an immutable directory: not even root writes in it
+    if subprocess.run(["chattr", "+i", str(what)], capture_output=True, check=False).returncode != 0:
         pytest.skip("chattr +i is not available here (needs root and a file system that has it)")
     try:
-        said = _one_line_refusal(run_cli("mcp", "install", "claude-code"))
-        assert ".claude.json" in said and "lsattr" in said
+        said = _one_line_refusal(run_cli("mcp", "install", "cursor"))
+        assert "mcp.json" in said and "lsattr" in said
     finally:
-        subprocess.run(["chattr", "-i", str(path)], check=True)
+        subprocess.run(["chattr", "-i", str(what)], check=True)
     assert path.read_text() == HOST_DATA
 
 
