@@ -1,5 +1,6 @@
-"""The light entry point agent hosts run as hooks: ``<python> -P -m memsync.hook ACTION --agent HOST``
-(DESIGN "Agent hosts"; installed by ``memsync hooks install``).
+"""The light entry point agent hosts run as hooks: ``memsync.hook``'s ``main`` with ``ACTION --agent
+HOST``, run by this interpreter only while memsync is installed (``hosts.hooks.hook_command``; DESIGN
+"Agent hosts"; installed by ``memsync hooks install``).
 
 - ``session-start`` prints, as ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
   "additionalContext": ...}}`` (the shape Claude Code and Codex both read on stdout), what peers added

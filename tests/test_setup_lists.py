@@ -6,6 +6,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from memsync.commands import setup, setup_track
 from tests.helpers import bare_remote, reachable_paths, run_cli
 
 
@@ -24,9 +25,9 @@ def test_lists_and_leaving_a_team_store_keeps_its_memory_out_of_the_personal_one
     team_role = home / ".agents" / "memory" / "team1"
     team_role.mkdir()
     (team_role / "plan.md").write_text("# the team's plan\n")
-    _ok("init", "--remote", str(personal))
-    _ok("store", "add", "team")
-    _ok("track", str(team_role), "--store", "team")
+    setup.init(remote=str(personal))
+    setup.store_add("team")
+    setup_track.track(team_role, store="team")
     _ok("sync")
     stores = home / ".local" / "share" / "memsync" / "stores"
 

@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memsync.commands import hooks, setup, setup_track
+from memsync.hosts import mcp_install
+from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
 from memsync.instance import pid_file
 from tests.helpers import bare_remote, run_cli, wait_for
 
@@ -36,12 +39,13 @@ def test_dry_run_changes_nothing_then_uninstall_removes_only_what_memsync_added(
     codex_config.write_text(THEIR_CODEX)
     shop = tmp_path / "shop"
     (shop / ".agents" / "memory" / "dev").mkdir(parents=True)
-    _ok("init", "--remote", str(bare_remote(tmp_path / "remote.git")))
-    _ok("track", str(shop / ".agents" / "memory" / "dev"))
-    for host in ("claude-code", "codex"):
-        _ok("hooks", "install", host)
-        _ok("mcp", "install", host)
-    _ok("hooks", "install", "claude-code", "--project", str(shop))
+    # Set up in this process (the commands' own tests run them as subprocesses): uninstall is under test.
+    setup.init(remote=str(bare_remote(tmp_path / "remote.git")))
+    setup_track.track(shop / ".agents" / "memory" / "dev")
+    for host in HOOK_HOSTS:
+        hooks.install(host)
+        mcp_install.install(host)
+    hooks.install("claude-code", shop)
     config = home / ".config" / "memsync" / "config.toml"
     host_files = [
         claude_settings,
@@ -97,10 +101,10 @@ def test_purge_deletes_stores_only_once_pushed_or_forced(home: Path, tmp_path: P
     role = home / ".agents" / "memory" / "dev"
     role.mkdir(parents=True)
     (role / "notes.md").write_text("# mine\n")
-    _ok("init", "--remote", str(bare_remote(tmp_path / "remote.git")))
-    _ok("store", "add", "team")
+    setup.init(remote=str(bare_remote(tmp_path / "remote.git")))
+    setup.store_add("team")
     _ok("sync")
-    _ok("hooks", "install", "claude-code")
+    hooks.install("claude-code")
     stores = home / ".local" / "share" / "memsync" / "stores"
     config = home / ".config" / "memsync" / "config.toml"
 
@@ -125,8 +129,23 @@ def test_purge_deletes_stores_only_once_pushed_or_forced(home: Path, tmp_path: P
 
 def test_purge_force_deletes_a_store_no_remote_has(home: Path) -> None:
     (home / ".agents" / "memory" / "dev").mkdir(parents=True)
-    _ok("init")
+    setup.init()
     store = home / ".local" / "share" / "memsync" / "stores" / "personal"
     assert run_cli("uninstall", "--purge").returncode == 1 and store.is_dir()
     done = _ok("uninstall", "--purge", "--force")
     assert f"deleted store personal {store}" in done and not store.exists()
+
+
+def test_a_broken_config_does_not_keep_the_hooks_in(home: Path) -> None:
+    hooks.install("claude-code")
+    config = home / ".config" / "memsync" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("stores = [not toml\n")
+    purge = run_cli("uninstall", "--purge")
+    assert purge.returncode == 1 and "invalid config" in purge.stderr
+    done = _ok("uninstall")
+    assert (
+        f"claude-code: removed memsync's hooks from {home / '.claude' / 'settings.json'}; other hooks kept"
+        in (done)
+    )
+    assert f"kept: the config {config}" in done and config.read_text() == "stores = [not toml\n"

@@ -47,9 +47,15 @@ def uninstall(
     """Uninstall memsync from this machine as the module doc says, for the config file ``path``
     (default ``config_path()``). Returns what was done (or, with ``dry_run``, would be) and what stays.
     Raises ``MemsyncError`` before changing anything when ``purge`` would delete a store whose history no
-    remote has (unless ``force``), or when a host's settings file cannot be read."""
+    remote has (unless ``force``) or the config does not load, or when a host's settings file cannot be
+    read (fix it, then run uninstall again)."""
     path = config_path() if path is None else path
-    config = _config(path)
+    try:
+        config = load_config(path, discover=False) if path.exists() else None
+    except MemsyncError:
+        if purge:
+            raise  # the stores to delete are unknown
+        config = None  # uninstalling needs the config only for the stores it lists and purges
     if purge and not force and config is not None:
         _refuse_unpushed(config)
     steps = list(_steps(path, config, purge))
@@ -65,12 +71,6 @@ def uninstall(
     if dry_run:
         lines.append("nothing was changed (--dry-run)")
     return Report(tuple(lines), bool(steps) and not dry_run)
-
-
-def _config(path: Path) -> Config | None:
-    if not path.exists():
-        return None
-    return load_config(path, discover=False)
 
 
 def _stores(config: Config | None) -> list[tuple[str, Path]]:
