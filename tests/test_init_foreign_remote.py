@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.conftest import isolated_env
 from tests.helpers import git, run_cli
 
 
@@ -105,3 +106,40 @@ def test_store_add_refuses_a_code_repository_and_keeps_the_config(home: Path, tm
     added = run_cli("store", "add", "team", "--remote", str(remote), "--branch", "memsync")
     assert added.returncode == 0, added.stderr
     assert "refs/heads/memsync " in _refs(remote)
+
+
+def test_init_refuses_a_code_repository_as_the_remote_of_an_existing_store(
+    home: Path, tmp_path: Path
+) -> None:
+    _memory(home)
+    assert run_cli("init").returncode == 0
+    assert run_cli("sync").returncode == 0
+    config = _config(home).read_bytes()
+    store = _stores(home) / "personal"
+    head = git(store, "rev-parse", "HEAD")
+    remote = _code_repo(tmp_path)
+    refs = _refs(remote)
+
+    result = run_cli("init", "--remote", str(remote))
+
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert str(remote) in result.stderr and "not a memsync store" in result.stderr
+    assert "memsync config set stores.personal.branch memsync" in result.stderr
+    assert _config(home).read_bytes() == config and _refs(remote) == refs
+    assert git(store, "rev-parse", "HEAD") == head and "main.py" not in git(store, "ls-files")
+    assert run_cli("sync").returncode == 0 and _refs(remote) == refs
+
+
+def test_an_existing_store_still_joins_another_memsync_store(home: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "memory.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    other = isolated_env(tmp_path / "other")
+    assert run_cli("init", "--remote", str(remote), env=other).returncode == 0
+    _memory(home)
+    assert run_cli("init").returncode == 0
+
+    joined = run_cli("init", "--remote", str(remote))
+
+    assert joined.returncode == 0, joined.stderr
+    assert run_cli("sync").returncode == 0
+    assert "roles/qa/MEMORY.md" in git(remote, "ls-tree", "-r", "--name-only", "main")

@@ -42,6 +42,7 @@ from memsync.git import remote_attempt
 from memsync.instance import running_daemon_pid
 from memsync.paths import StoreLayout
 from memsync.remote_url import PLAIN_NAME
+from memsync.store.facade import Store
 from memsync.store.remote_head import remote_head_branch
 from memsync.store.storeid import foreign_message
 from memsync.store_paths import default_store_path_for
@@ -78,10 +79,20 @@ def _refuse_other_history(remote: str, branch: str | None, timeout_s: float) -> 
         raise MemsyncError(foreign_message(DEFAULT_REMOTE, remote, DEFAULT_BRANCH, other_branches=True))
 
 
-def _create_store(config: Config, store: StoreConfig) -> str:
-    """Create or clone the store's repository if it does not exist yet; one line saying which."""
+def _refuse_foreign_remote(store: Store, added: str | None) -> None:
+    """Refuse remote ``added`` (just configured; None: nothing added) of the existing ``store`` when its
+    branch holds history that is not a memsync store's (``Store.foreign``). Raises ``MemsyncError``."""
+    if added is not None and store.foreign(added):
+        url, branch = store.cfg.remotes[added], store.cfg.branch
+        raise MemsyncError(foreign_message(added, url, branch, store=store.cfg.name))
+
+
+def _create_store(config: Config, store: StoreConfig, added: str | None = None) -> str:
+    """Create or clone the store's repository if it does not exist yet; one line saying which. ``added``:
+    the remote just added to an existing store. Raises ``MemsyncError`` when git fails or that remote
+    holds history that is not a memsync store's."""
     if StoreLayout(store.path).exists:
-        ensure_store(config, store)
+        _refuse_foreign_remote(ensure_store(config, store), added)
         return f"store {store.name}: {store.path} (exists)"
     first = next(iter(store.remotes.items()), None)
     # Asked before creating, only to say what happened: the store itself decides the same way.
@@ -229,7 +240,7 @@ def init(
             lines.append(f"config: {path} (unchanged)")
         personal = config.stores[DEFAULT_STORE]
         lines.append(f"host: {config.host} (names this machine in commits; `memsync config set host NAME`)")
-        lines.append(_create_store(config, personal))
+        lines.append(_create_store(config, personal, DEFAULT_REMOTE if needs_remote else None))
     for track in personal.tracks:
         lines.append(f"tracking {track.live} as {track.store_path}")
     for root in personal.host_roots:

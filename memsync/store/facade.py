@@ -27,6 +27,7 @@ from memsync.store import resync as resyncing
 from memsync.store.changes import changes as diff_changes
 from memsync.store.commit import commit_all, put_back_strays
 from memsync.store.exchange import Progress, RemoteOutcome
+from memsync.store.format import is_store
 from memsync.store.history import LogRecord
 from memsync.store.recovery import OPERATION_LOCK_WAIT_S, abort_merges, recover_locks
 from memsync.store.repo import StoreGit, log
@@ -253,6 +254,23 @@ class Store:
         if theirs is None or head is None:
             return None
         return storeid.unrelated(self._g, remote, head, theirs)
+
+    def foreign(self, remote: str) -> bool:
+        """Fetch ``remote`` (just added to this store) and say whether its branch holds history that is
+        not a memsync store's and shares no commit with this store's (a code repository): exchanging
+        would merge its files in and push memory onto its branch. Its tracking ref is then removed.
+        False when it is related, another memsync store (joined at first contact), empty, or cannot be
+        reached now (the exchange says so then). Raises ``MemsyncError`` for an unknown remote."""
+        self._known_remote(remote, "fetch from")
+        self._ready()
+        theirs = exchanging.fetch(self._g, remote).head
+        head = self._g.rev("HEAD")
+        if theirs is None or head is None or is_store(self._g, theirs):
+            return False
+        if storeid.unrelated(self._g, remote, head, theirs) is None:
+            return False
+        self._g.run("update-ref", "-d", f"refs/remotes/{remote}/{self.cfg.branch}")
+        return True
 
     def probe(self, remote: str) -> str | None:
         """Ask ``remote`` for its branch head (``git ls-remote``, within ``network_timeout_s``) without

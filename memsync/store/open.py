@@ -13,12 +13,12 @@ from memsync.layout import IGNORED_NAMES
 from memsync.store import drivers, remotes
 from memsync.store.commit import changes, commit_all
 from memsync.store.exchange import fetch, push
-from memsync.store.format import FORMAT_FILE, FORMAT_VERSION, check_format, check_remote_format
+from memsync.store.format import FORMAT_FILE, FORMAT_VERSION, check_format, check_remote_format, is_store
 from memsync.store.integrate import integrate
 from memsync.store.recovery import recover_interrupted, recover_locks
 from memsync.store.remote_head import point_local_head
 from memsync.store.repo import StoreGit, log
-from memsync.store.storeid import STORE_ID_FILE, ensure_identity, foreign_message, new_id, store_id
+from memsync.store.storeid import STORE_ID_FILE, ensure_identity, foreign_message, new_id
 from memsync.store.worktree import GIT_MERGE_TEMP
 
 
@@ -85,7 +85,7 @@ def _start_history(g: StoreGit) -> None:
             )
         head = fetched.head
     if first is not None and head is not None:
-        if not _memsync_history(g, head):
+        if not is_store(g, head):  # a store made before ids has the format file: it gets its id below
             raise MemsyncError(foreign_message(first, g.cfg.remotes[first], g.cfg.branch))
         check_remote_format(g, head, first)
         g.check("reset", "-q", "--hard", head)
@@ -109,12 +109,6 @@ def _start_history(g: StoreGit) -> None:
     local = remotes.local_remote_path(g.cfg.remotes[first])
     if local is not None:  # a bare remote made with a HEAD for another branch: clone shows this one
         point_local_head(local, g.cfg.branch)
-
-
-def _memsync_history(g: StoreGit, head: str) -> bool:
-    """True when commit ``head`` is a memsync store's: it carries a store id, or the format file of a
-    store made before ids (``ensure_identity`` then gives it the id its peers derive alike)."""
-    return store_id(g, head) is not None or g.run("cat-file", "-e", f"{head}:{FORMAT_FILE}").status == 0
 
 
 def prepare(g: StoreGit, lock_wait_s: float) -> None:

@@ -43,15 +43,21 @@ def unrelated_message(remote: str, url: str, ours: str | None, theirs: str | Non
     )
 
 
-def foreign_message(remote: str, url: str, branch: str, *, other_branches: bool = False) -> str:
-    """One line refusing to start a store from ``remote``'s ``branch``, a history that is not a memsync
+def foreign_message(
+    remote: str, url: str, branch: str, *, other_branches: bool = False, store: str | None = None
+) -> str:
+    """One line refusing ``remote``'s ``branch`` as a store's history, a history that is not a memsync
     store's (a code repository, say): taking it would copy its files into the store and push memory
-    onto its branch. ``other_branches``: the remote lacks ``branch`` but has other history."""
+    onto its branch. ``other_branches``: the remote lacks ``branch`` but has other history. ``store``:
+    the existing store it was to be added to (None: a new store)."""
     what = f"has other branches but no {branch}" if other_branches else f"has history on {branch}"
+    how = (
+        "`--branch memsync`" if store is None else f"`memsync config set stores.{store}.branch memsync` first"
+    )
     return (
-        f"cannot start a store from {remote} ({url}): it {what} and no memsync store id, so it is not a "
+        f"cannot use {remote} ({url}) for a store: it {what} and no memsync store id, so it is not a "
         f"memsync store; nothing was written or pushed. Use an empty repository for memory, or a branch "
-        f"of its own in this one (`--branch memsync`)"
+        f"of its own in this one ({how})"
     )
 
 
