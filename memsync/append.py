@@ -19,8 +19,9 @@ from memsync.formats.jsonl.canonical import canonical_json, is_header, parse_rec
 from memsync.formats.jsonl.records import FORMAT, Entry, Header, Record
 from memsync.formats.jsonl.timestamps import format_timestamp, parse_timestamp
 from memsync.formats.jsonl.validate import record_from_obj
-from memsync.fsio import append_once, writer_lock
+from memsync.fsio import append_once, read_range, writer_lock
 from memsync.secrets import scan_text
+from memsync.secrets.text import SPLIT, scan_units
 
 # How long an append waits for another memsync writer of the same file (seconds).
 APPEND_LOCK_TIMEOUT_S = 30.0
@@ -120,7 +121,8 @@ def _write(path: Path, line: bytes) -> None:
 
 def _refuse_secrets(path: Path, entry: Entry) -> None:
     """Raise MemsyncError when the entry holds a secret: its text as written (multi-line text scans line
-    by line), then every other field as one JSON line (``"api_key":"..."`` reads as an assignment)."""
+    by line), then every other field as one JSON line (``"api_key":"..."`` reads as an assignment), then
+    its text after the last entry's text in ``path`` (a token remembered in two halves)."""
     others = {key: value for key, value in entry.to_obj().items() if key != "text"}
     findings = scan_text(entry.text + "\n" + canonical_json(others).decode("utf-8"))
     if findings:
@@ -129,3 +131,30 @@ def _refuse_secrets(path: Path, entry: Entry) -> None:
             f"remember in {path}: the entry looks like it holds a secret ({detectors}). "
             "Memory must never store secrets: remove it, or describe where the secret lives"
         )
+    # A token remembered in two halves: the previous entry's text ends where this one's begins.
+    across = scan_units([_last_text(path), entry.text]).get(1)
+    if across:
+        detectors = ", ".join(sorted(name.removesuffix(SPLIT) for name in across))
+        raise MemsyncError(
+            f"remember in {path}: with the end of the entry before it, the entry completes what looks like "
+            f"a secret split over two entries ({detectors}). Memory must never store secrets: remove it, "
+            "and forget the entry before it if it holds the other half"
+        )
+
+
+def _last_text(path: Path) -> str:
+    """The ``text`` of the last entry of memory file ``path`` ("" when there is none), read from at most
+    the last ``MAX_LINE_BYTES`` of the file (a longer line no reader takes anyway)."""
+    try:
+        size = path.stat().st_size
+        tail = read_range(path, max(0, size - MAX_LINE_BYTES - 1), size)
+    except OSError:
+        return ""
+    lines = tail.split(b"\n")[:-1]  # complete lines only
+    if len(tail) > MAX_LINE_BYTES:
+        lines = lines[1:]  # the first may be cut
+    for raw in reversed(lines):
+        obj = parse_record(raw)
+        if obj is not None and isinstance(obj.get("text"), str):
+            return str(obj["text"])
+    return ""

@@ -13,9 +13,11 @@ from typing import Any
 
 from memsync.secrets.shapes import (
     EXTRA_PATTERNS,
+    PASSWORD_FOR,
     assignment_scan,
     auth_header_scan,
     bare_cloud_key_scan,
+    bare_userinfo_scan,
     command_password_scan,
     password_sentence_scan,
     pattern_scan,
@@ -128,12 +130,16 @@ def detectors() -> tuple[Detector, ...]:
         ),
         _gated(
             password_sentence_scan,
-            folded_gates=(r"pass(?:word|wd|phrase)\s+(?:is|was)\s", r"pwd\s+(?:is|was)\s"),
+            folded_gates=(
+                *(rf"{key}\s+(?:is|was)\s" for key in ("pass(?:word|wd|phrase)", "pwd")),
+                *(rf"{key}\s+{PASSWORD_FOR}\s" for key in ("pass(?:word|wd|phrase)", "pwd")),
+            ),
         ),
         _gated(auth_header_scan, ("Bearer", "Basic", "token")),
         _gated(bare_cloud_key_scan, (r"[A-Za-z0-9/+]{40}",)),
         _gated(command_password_scan, (r"\s-p", "sshpass")),
         _gated(user_password_scan, (r"""[a-z0-9._`'"-]/[`'"]?[^\s/`'"<>]{6}""",)),
+        _gated(bare_userinfo_scan, (r"[^\s/@:]@[A-Za-z0-9]",)),
     )
 
 

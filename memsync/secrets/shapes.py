@@ -25,9 +25,12 @@ _ASSIGNMENT = re.compile(
     re.IGNORECASE,
 )
 _PASSWORD_KEY = re.compile(r"pass|pw", re.IGNORECASE)
-# Prose that states a password: "the DB password is hunter2" (checked by looks_like_password).
+# Prose that states a password: "the DB password is hunter2", "the password for prod is hunter2" (what it
+# is for in up to four words; checked by looks_like_password).
+PASSWORD_FOR = r"(?:for|of|on|to|at|in)"
 _PASSWORD_SENTENCE = re.compile(
-    r"""\b(?:pass(?:word|wd|phrase)|pwd)\s+(?:is|was)\s+["'`]?(?P<value>[^\s"'`]+?)["'`]?[.,;:!?)]*(?=\s|$)""",
+    rf"""\b(?:pass(?:word|wd|phrase)|pwd)(?:\s+{PASSWORD_FOR}(?:\s+[^\s"'`]+){{1,4}}?)?\s+(?:is|was)\s+"""
+    r"""["'`]?(?P<value>[^\s"'`]+?)["'`]?[.,;:!?)]*(?=\s|$)""",
     re.IGNORECASE,
 )
 _AUTH_HEADER = re.compile(
@@ -191,14 +194,20 @@ _LOGIN_WORDS = re.compile(
 )
 
 
+def _strong_password(value: str) -> bool:
+    """A password beside a user name: mixed cases and digits, or a symbol (not a version, a branch, a
+    ticket, a file name or an e-mail's local part)."""
+    if "." in value or not looks_like_password(value):
+        return False
+    mixed = bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and re.search(r"[0-9]", value))
+    return mixed or bool(_PASSWORD_SYMBOL.search(value))
+
+
 def user_password_scan(line: str) -> Iterator[str]:
     """``User and password`` for each ``user/password`` pair written where a login is meant."""
     for match in _USER_PASSWORD.finditer(line):
         value = match.group("value").rstrip(".,;:!?)]}")
-        if "." in value or not looks_like_password(value):
-            continue
-        mixed = bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and re.search(r"[0-9]", value))
-        if not (mixed or _PASSWORD_SYMBOL.search(value)):
+        if not _strong_password(value):
             continue
         quoted = bool(match.group("q")) and match.group("q") == match.group("q2")
         if (
@@ -206,4 +215,20 @@ def user_password_scan(line: str) -> Iterator[str]:
             or match.group("user").lower() in _ACCOUNTS
             or _LOGIN_WORDS.search(line, max(0, match.start() - 40), match.start())
         ):
+            yield "User and password"
+
+
+# user:password@host with no scheme before it (an scp-style remote, a connection string pasted bare; with
+# a scheme it is "Basic Auth Credentials"). URIs whose scheme takes no "//" are not logins.
+_BARE_USERINFO = re.compile(
+    r"(?<![\w/:@.%+-])(?P<user>[A-Za-z][\w.-]{0,31}):(?P<value>[^\s/@:]{6,128})@[A-Za-z0-9]"
+)
+_NOT_LOGINS = frozenset(("mailto", "sip", "sips", "tel", "xmpp", "im", "news", "urn"))
+
+
+def bare_userinfo_scan(line: str) -> Iterator[str]:
+    """``User and password`` for each ``user:password@host`` without a scheme whose password looks like
+    one."""
+    for match in _BARE_USERINFO.finditer(line):
+        if match.group("user").lower() not in _NOT_LOGINS and _strong_password(match.group("value")):
             yield "User and password"

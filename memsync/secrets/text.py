@@ -6,9 +6,8 @@ whole. All of it goes to the detectors in one text, so the cost stays one gated 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from memsync.secrets.decode import variants
 from memsync.secrets.detectors import Finding, detect
@@ -20,7 +19,13 @@ SPLIT = " (split over two lines)"
 # characters before it, where a keyword such as "password is" sits) and the first word of the second.
 _CONTEXT_CHARS = 48
 _MAX_WORD = 512
-_FIRST_WORD = re.compile(rf"\s*(\S{{2,{_MAX_WORD}}})")
+# The first word of a line, after a blockquote's markers; the markdown hard break (trailing blanks or a
+# backslash) that may end the line before it.
+_FIRST_WORD = re.compile(rf"\s*(?:>\s*)*(\S{{2,{_MAX_WORD}}})")
+_LINE_BREAK = re.compile(r"(?:\\|[ \t]+)$")
+# A token may run on through lines that hold nothing else: this many more at most.
+_MAX_RUN_ON = 3
+_ONE_WORD = re.compile(r"\s*(?:>\s*)*\S+\s*")
 _MIN_JOINED = 8  # shorter than any password: two short words glued say nothing
 # Between sections of the scanned text: no detector matches it, and it ends a private key block.
 _GAP = "~"
@@ -44,7 +49,9 @@ class _Sheet:
 
 
 def _seam(first: str, second: str) -> str | None:
-    """The end of ``first`` glued to the start of ``second``, when both end and start in a word."""
+    """The end of ``first`` glued to the start of ``second``, when both end and start in a word (a
+    markdown hard break and blockquote markers between them set aside)."""
+    first = _LINE_BREAK.sub("", first[-_MAX_WORD - _CONTEXT_CHARS :])
     if not first or first[-1].isspace():
         return None
     last = first.rsplit(None, 1)[-1][-_MAX_WORD:]  # split, not a pattern: one backtracks on long words
@@ -52,6 +59,21 @@ def _seam(first: str, second: str) -> str | None:
     if head is None or len(last) < 2 or len(last) + len(head.group(1)) < _MIN_JOINED:
         return None
     return first[max(0, len(first) - len(last) - _CONTEXT_CHARS) :] + head.group(1)
+
+
+def _seams(items: Sequence[str]) -> Iterator[tuple[int, int, str]]:
+    """(i, j, text): the last line of item i glued to the first line of item j = i + 1 (:func:`_seam`),
+    and on through up to ``_MAX_RUN_ON`` more items while item j holds one word only (a token wrapped
+    over several lines), j then the last item glued. Items are lines, or units of several lines."""
+    for first in range(len(items) - 1):
+        joined = _seam(items[first].rpartition("\n")[2], items[first + 1].partition("\n")[0])
+        last = first + 1
+        while joined is not None:
+            yield first, last, joined
+            if last + 1 >= len(items) or last - first > _MAX_RUN_ON or not _ONE_WORD.fullmatch(items[last]):
+                break
+            last += 1
+            joined = _seam(joined, items[last].partition("\n")[0])
 
 
 def scan_units(units: Sequence[str], edges: Sequence[str] | None = None) -> dict[int, set[str]]:
@@ -103,13 +125,10 @@ def _add_group(sheet: _Sheet, units: Sequence[str], edges: Sequence[str] | None,
                 sheet.section(decoded, (index,))
     seams = normal if edges is None else [normalise(edge) for edge in edges]
     for index, text in enumerate(seams, start):
-        for first, second in pairwise(text.split("\n")):
-            if (joined := _seam(first, second)) is not None:
-                sheet.section(joined, (index,))
-    for index in range(len(seams) - 1):
-        joined = _seam(seams[index].rpartition("\n")[2], seams[index + 1].partition("\n")[0])
-        if joined is not None:
-            sheet.section(joined, (start + index, start + index + 1))
+        for _, _, joined in _seams(text.split("\n")):
+            sheet.section(joined, (index,))
+    for first, last, joined in _seams(seams):
+        sheet.section(joined, tuple(range(start + first, start + last + 1)))
 
 
 def _flagged(sheet: _Sheet) -> dict[int, set[str]]:

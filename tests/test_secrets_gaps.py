@@ -1,0 +1,94 @@
+"""Secrets the scanner used to let through (DESIGN I6): a password stated in prose with what it is for,
+``user:password@host`` without a scheme, a token wrapped over lines of a curated entry (a blockquote,
+a hard break, three lines), and a token remembered in two halves by two `remember` calls (the second
+is refused and says so). Prose about passwords still passes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memsync.cli import main
+from memsync.config import config_path, load_stores
+from memsync.secrets import scan_text
+from memsync.secrets.files import scan_whole
+from tests.helpers import git, run_cli
+
+TOKEN = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"  # made up, in GitHub's shape
+CURATED = "---\nname: CI\ndescription: how CI pushes\ntype: reference\n---\n\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password for prod is Tr0ub4dor3",
+        "The password for the staging db was 'Tr0ub4dor3'.",
+        "admin:Tr0ub4dor3x@host/repo",
+        "clone from deploy:Tr0ub4dor3x@git.example.com:team/repo",
+    ],
+)
+def test_a_password_in_prose_or_before_a_host_is_found(text: str) -> None:
+    assert scan_text(text) != []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is stored in vault",
+        "password: see 1Password",
+        "the password for prod is stored in vault",
+        "the password for this account is documented in the wiki",
+        "git@github.com:org/repo",
+        "write to mailto:John1234X@example.com",
+        "note:john.doe1@corp.com",
+        "The staging database\nwas rebuilt overnight\nby\nthe nightly job.",
+    ],
+)
+def test_prose_about_passwords_passes(text: str) -> None:
+    assert scan_text(text) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"> The token is {TOKEN[:15]}\n> {TOKEN[15:]} for CI.\n",
+        f"The token is {TOKEN[:15]}\\\n{TOKEN[15:]} for CI.\n",
+        f"The token is {TOKEN[:15]}  \n{TOKEN[15:]} for CI.\n",
+        f"The token is {TOKEN[:12]}\n{TOKEN[12:24]}\n{TOKEN[24:]}\nfor CI.\n",
+    ],
+)
+def test_a_token_wrapped_over_lines_of_a_curated_entry_is_found(body: str) -> None:
+    found = scan_whole((CURATED + body).encode())
+    assert found is not None and found[1] == "GitHub Token (split over two lines)"
+
+
+def test_a_curated_entry_with_a_wrapped_token_stays_on_this_machine(home: Path) -> None:
+    assert run_cli("init").returncode == 0
+    role = home / ".agents" / "memory" / "ops"
+    role.mkdir(parents=True)
+    (role / "ci.md").write_text(CURATED + f"The token is {TOKEN[:12]}\n{TOKEN[12:24]}\n{TOKEN[24:]}\n")
+    (role / "notes.md").write_text(CURATED + "CI pushes with the bot's token, kept in the vault.\n")
+    assert run_cli("sync").returncode == 0
+    [store] = load_stores(config_path()).stores.values()
+    committed = git(store.path, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert "roles/ops/notes.md" in committed and "roles/ops/ci.md" not in committed
+    status = json.loads(run_cli("status", "--json").stdout)
+    held = [item["file"] for s in status["stores"].values() for item in s["held_back_secrets"]]
+    assert held == [str(role / "ci.md")]
+
+
+def test_a_token_remembered_in_two_halves_refuses_the_second(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory = tmp_path / "ada.jsonl"
+    assert main(["remember", f"The CI token begins {TOKEN[:16]}", "--file", str(memory)]) == 0
+    before = memory.read_bytes()
+    capsys.readouterr()
+    assert main(["remember", f"{TOKEN[16:]} is how it ends", "--file", str(memory)]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert "completes what looks like a secret split over two entries (GitHub Token)" in line
+    assert memory.read_bytes() == before
+    # What follows the first half in plain words is no secret.
+    assert main(["remember", "The CI runs on Fridays only", "--file", str(memory)]) == 0
