@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import re
 import sys
 import traceback
@@ -57,8 +58,30 @@ def _root(
 ) -> None:
     """Keep AI-agent memory in sync between machines, people and agents through git."""
     level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
-    # journald adds timestamps of its own, so the daemon's lines carry none.
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(level=level, format=_LINE, stream=sys.stderr)
+
+
+_LINE = "%(levelname)s %(name)s: %(message)s"
+
+
+def under_journald() -> bool:
+    """True when stderr is journald's stream: ``JOURNAL_STREAM`` (``DEVICE:INODE``, set by systemd) names
+    stderr's device and inode. A child that inherited the variable but writes elsewhere is not."""
+    device, _, inode = os.environ.get("JOURNAL_STREAM", "").partition(":")
+    try:
+        stat = os.fstat(sys.stderr.fileno())
+        return (int(device), int(inode)) == (stat.st_dev, stat.st_ino)
+    except (ValueError, OSError):
+        return False
+
+
+def daemon_log_times() -> None:
+    """Start each log line of a long-running process (the daemon) with its local date and time and zone,
+    unless journald writes them (it timestamps each line itself)."""
+    if under_journald():
+        return
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(logging.Formatter(f"%(asctime)s {_LINE}", datefmt="%Y-%m-%d %H:%M:%S%z"))
 
 
 def note_no_store(until: str) -> None:

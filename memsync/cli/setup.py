@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from memsync.cli.app import app, note_no_store
+from memsync.cli.app import app, daemon_log_times, note_no_store
 from memsync.commands import service
 from memsync.commands.demo import run_demo
 
@@ -79,6 +79,7 @@ def up_command() -> int:
     """Initialise with defaults if there is no config, then run the daemon in the foreground."""
     from memsync.commands import setup
 
+    daemon_log_times()
     return setup.up(typer.echo)
 
 

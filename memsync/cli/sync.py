@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from memsync.cli.app import app
+from memsync.cli.app import app, daemon_log_times
 from memsync.config import config_path
 
 ConfigOption = Annotated[
@@ -65,6 +65,7 @@ def daemon_command(
         # memsync's own debug lines only: git/watchdog/filelock debug output would drown them.
         logging.getLogger("memsync").setLevel(logging.DEBUG)
     logging.getLogger("memsync.store").addFilter(_OncePerState())
+    daemon_log_times()
     path = config or config_path()
     return run_once(path) if once else run_daemon(path)
 
