@@ -665,3 +665,28 @@ def test_nothing_is_appended_to_a_log_an_agent_writes_at_its_own_position(
     assert (a.live / DAILY).read_bytes() == (
         b"- [09:01] alice first\n- [09:02] alice second\n- [09:00] bob first\n"
     )
+
+
+def test_two_index_lines_for_one_file_written_while_a_peer_adds_an_item_are_both_published(
+    pair: tuple[Machine, Machine],
+) -> None:
+    """Publish merges the live index over a store a peer changed (nothing committed yet): both lines
+    linking parts of one file stay, on both machines."""
+    a, b = pair
+    title = b"# Memory index\n\n"
+    (a.live / "MEMORY.md").write_bytes(title)
+    a.sync()
+    b.sync()
+    peer_item = b"- [Peer](peer.md) \xe2\x80\x94 from b\n"
+    (b.live / "MEMORY.md").write_bytes(title + peer_item)
+    b.publish()
+    parts = (
+        b"- [Deploy: staging](deploy.md#staging) \xe2\x80\x94 staging\n"
+        b"- [Deploy: rollback](deploy.md#rollback) \xe2\x80\x94 rollback\n"
+    )
+    (a.live / "MEMORY.md").write_bytes(title + parts)
+    a.sync()
+    b.sync()
+    expected = title + parts + peer_item
+    assert (a.store / "roles/qa/MEMORY.md").read_bytes() == expected
+    assert (a.live / "MEMORY.md").read_bytes() == (b.live / "MEMORY.md").read_bytes() == expected
