@@ -9,6 +9,9 @@ Layout::
     partial_line_grace_s = 300.0    # how long an unfinished last line is withheld (seconds)
     network_timeout_s = 30.0        # longest one fetch, push or probe of a remote may take (seconds)
 
+    [projects]                      # optional: a project's identity, named by the user (`project alias`)
+    "/home/ada/src/shop" = "shop"   # so that checkouts without a remote meet under that name
+
     [author]                        # optional, default: git's user.name/user.email, else memsync
     name = "Ada"
     email = "ada@example.org"
@@ -43,7 +46,7 @@ from typing import Any
 import platformdirs
 import tomli_w
 
-from memsync import argcheck, git
+from memsync import argcheck, git, identity
 from memsync.config_check import Checker
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write, writer_lock
@@ -65,7 +68,7 @@ _TOP_NUMBERS = {
 # The keys of each table of the config, in one place: a key added to the config goes here (and into
 # _validate). `stores.*.remotes` is a table of remote names, so it has no fixed keys.
 KNOWN_KEYS: Mapping[str, frozenset[str]] = {
-    "": frozenset({"host", "author", "stores", *_TOP_NUMBERS}),
+    "": frozenset({"host", "author", "stores", identity.ALIASES_TABLE, *_TOP_NUMBERS}),
     "author": frozenset({"name", "email"}),
     "stores.*": frozenset({"path", "branch", "remotes", "track"}),
     "stores.*.track[]": frozenset({"path", "as", "exclude"}),
@@ -232,6 +235,11 @@ def _validate(raw: Mapping[str, Any], check: Checker, *, discover: bool = True) 
     numbers = {
         key: check.seconds(raw[key], key) if key in raw else default for key, default in _TOP_NUMBERS.items()
     }
+    for project, alias in check.table(raw.get(identity.ALIASES_TABLE, {}), identity.ALIASES_TABLE).items():
+        key = f'{identity.ALIASES_TABLE}."{project}"'
+        check.string(alias, key)
+        if not project.startswith(("/", "~")):
+            raise check.fail(key, "must name a project by its absolute path")
     author = check.table(raw.get("author", {}), "author")
     check.unknown(author, "author", "author")
     author_name = check.string(author["name"], "author.name") if "name" in author else None

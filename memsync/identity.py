@@ -1,12 +1,19 @@
 """A project's identity: what makes one project's memory meet on every machine (DESIGN "Agent hosts").
 
 The identity is the normalised URL of the project's git remote, so the same project checked out at
-``/home/ada/src/shop`` on one machine and ``/Users/ada/code/shop`` on another has one store path; without
-a remote it is the project folder's own name. Normalising drops what differs between spellings of one
-remote: the scheme (``ssh://``, ``https://``, git's scp-like ``git@host:path``), the user and password,
-the port, a trailing ``.git`` or ``/``, and letter case (git hosts treat owner and repository names
-case-insensitively): ``git@github.com:Org/Shop.git``, ``https://github.com/org/shop`` and
+``/home/ada/src/shop`` on one machine and ``/Users/ada/code/shop`` on another has one store path.
+Normalising drops what differs between spellings of one remote and nothing that tells two remotes
+apart: the scheme (``ssh://``, ``https://``, git's scp-like ``git@host:path``), the user and password
+(everything before the last ``@``, whatever characters a password holds), the scheme's default port, a
+trailing ``.git`` or ``/``, and the host's letter case; another port stays (``host:2222/org/shop``), and
+the path's case is folded only on hosts known to treat owner and repository names case-insensitively
+(``CASE_FOLDED_HOSTS``): ``git@github.com:Org/Shop.git``, ``https://github.com/org/shop`` and
 ``ssh://git@github.com:22/org/shop`` are all ``github.com/org/shop``.
+
+A project without a remote has no identity another machine could share: its key is its folder's name
+and this machine's host name (``shop@laptop-a``), so its memory stays its own, unless the user names the
+identity (``memsync project alias PATH NAME``: the ``[projects]`` table of ``config.toml``, read here), so
+that two machines naming one NAME meet. An alias wins over the remote.
 
 As a store path component the identity is one name, ``/`` written as ``~`` (a character git hosts refuse
 in owner and repository names), so no project's path can lie inside another's (GitLab's nested groups):
@@ -15,49 +22,76 @@ in owner and repository names), so no project's path can lie inside another's (G
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
 import re
+import socket
+import tomllib
 from pathlib import Path
 
 from memsync import git
+from memsync.paths import config_path
+from memsync.remote_url import is_local_path
 
 GIT_TIMEOUT_S = 10.0
 SEPARATOR = "~"
+ALIASES_TABLE = "projects"
+# Hosts whose owner and repository names are case-insensitive: there `Org/Shop` is `org/shop`.
+CASE_FOLDED_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})
+_DEFAULT_PORTS = {"ssh": "22", "git+ssh": "22", "ssh+git": "22", "git": "9418", "http": "80", "https": "443"}
 # What may stay in a store path component; anything else becomes '-'.
 _UNSAFE = re.compile(r"[^a-z0-9._~-]+")
-_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-# git's scp-like syntax: [user@]host:path, where the host part holds no slash (else it is a local path).
-_SCP = re.compile(r"^(?:[^@/]+@)?(\[[^\]]+\]|[^:/]+):(.*)$")
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+_HELPER = re.compile(r"^[a-z][a-z0-9+.-]*::", re.IGNORECASE)
+_PORT = re.compile(r"^(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>\d*))?$")
 
 
 def normalise_remote_url(url: str) -> str | None:
-    """``url`` (a git remote URL in any spelling) as ``host/path`` in lower case, or None when it names no
-    host (a local path, a ``file://`` URL, an empty or unparsable string).
+    """``url`` (a git remote URL in any spelling) as ``host[:port]/path``, or None when it names no host
+    (a local path, a ``file://`` URL, an empty or unparsable string).
 
-    Drops the scheme, user and password, port, query, fragment, a trailing ``.git`` and slashes. Pure;
-    never raises.
+    Drops the scheme, the user information (all before the last ``@``: a password may hold ``/``, ``:``
+    or ``@``, and never reaches the result), the scheme's default port, query, fragment, a trailing
+    ``.git`` and slashes; lowers the host, and the path on ``CASE_FOLDED_HOSTS``. Pure; never raises.
     """
     text = url.strip()
+    if _HELPER.match(text):  # transport::address: the address names the remote
+        text = text.partition("::")[2].strip()
     if not text:
         return None
-    if _SCHEME.match(text):
-        scheme, _, rest = text.partition("://")
-        if scheme.lower() == "file":
+    scheme = _SCHEME.match(text)
+    if scheme is not None:
+        name = scheme.group(1).lower()
+        if name == "file":
             return None
-        authority, _, path = rest.partition("/")
-        host = authority.rpartition("@")[2]
-        host = re.sub(r":\d*$", "", host) if not host.endswith("]") else host
+        hostport, _, path = text[scheme.end() :].rpartition("@")[2].partition("/")
+        hostport = re.split(r"[?#]", hostport, maxsplit=1)[0]
+        found = _PORT.match(hostport)
+        if found is None:
+            return None
+        host, port = found.group("host"), found.group("port") or ""
+        port = "" if port == _DEFAULT_PORTS.get(name) else port
     else:
-        scp = _SCP.match(text)
-        if scp is None or (len(scp.group(1)) == 1 and text[1:2] == ":"):  # C:\... is a Windows path
-            return None
-        host, path = scp.group(1), scp.group(2)
+        if is_local_path(text) or (text[1:2] == ":" and text[0].isalpha()):
+            return None  # a local path, or C:\... (a Windows path)
+        rest = text.rpartition("@")[2]
+        if rest.startswith("["):  # [::1]:org/shop
+            host, _, path = rest.partition("]")
+            host, path = f"{host}]", path.removeprefix(":")
+        else:
+            host, _, path = rest.partition(":")
+        port = ""
     path = re.split(r"[?#]", path, maxsplit=1)[0].strip("/")
     path = path.removesuffix(".git").rstrip("/")
-    host = host.strip("[]").lower()
-    if not host or not path:
+    host = host.lower()
+    if not host.strip("[]") or "/" in host or not path:
         return None
-    parts = [part for part in path.lower().split("/") if part not in ("", ".", "..")]
-    return "/".join([host, *parts]) if parts else None
+    if host in CASE_FOLDED_HOSTS:
+        path = path.lower()
+    parts = [part for part in path.split("/") if part not in ("", ".", "..")]
+    authority = f"{host}:{port}" if port else host.strip("[]")
+    return "/".join([authority, *parts]) if parts else None
 
 
 def identity_name(identity: str) -> str:
@@ -88,18 +122,101 @@ def remote_urls(project: Path) -> dict[str, str]:
     return urls
 
 
-def project_identity(project: Path) -> str:
-    """The identity of the project whose checkout is ``project``: the normalised URL of its ``origin``
-    remote (else of its first remote by name that has a host), else the folder's own name (DESIGN "Agent
-    hosts"). Runs ``git config`` (no network); never raises."""
+def remote_identity(project: Path) -> str | None:
+    """The normalised URL of the ``origin`` remote of the checkout ``project`` (else of its first remote
+    by name that has a host), None when it has none. Runs ``git config`` (no network); never raises."""
     urls = remote_urls(project)
     for name in sorted(urls, key=lambda remote: (remote != "origin", remote)):
         normalised = normalise_remote_url(urls[name])
         if normalised is not None:
             return normalised
-    return project.name
+    return None
+
+
+def project_identity(project: Path) -> str | None:
+    """The identity of the project whose checkout is ``project``, shared by every machine that gives
+    the same: the alias the user named (``aliases``), else ``remote_identity``; None for a project
+    without either, which stays on this machine. Reads the config file and ``git config``; never
+    raises."""
+    alias = aliases().get(_absolute(project))
+    return alias if alias is not None else remote_identity(project)
 
 
 def project_key(project: Path) -> str:
-    """``project_identity(project)`` as a store path component (``identity_name``)."""
-    return identity_name(project_identity(project))
+    """The store path component of the project whose checkout is ``project``: its identity as
+    ``identity_name`` writes it, plus a short hash of the identity when it has capitals (on a host
+    that tells ``Org/Shop`` from ``org/shop``, two projects that a lowered name would join); for a
+    project without an identity, ``local_key``. Never raises."""
+    identity = project_identity(project)
+    if identity is None:
+        return local_key(project.name)
+    if identity == identity.lower():
+        return identity_name(identity)
+    return f"{identity_name(identity)}-{hashlib.sha256(identity.encode()).hexdigest()[:6]}"
+
+
+def local_key(name: str) -> str:
+    """The key of a project known only on this machine, named ``name`` here: ``<name>@<host>`` (the
+    config's ``host``, else this machine's host name), which no other machine gives. Never raises."""
+    return f"{identity_name(name)}@{identity_name(_host())}"
+
+
+def legacy_keys(project: Path) -> tuple[str, ...]:
+    """The keys earlier versions gave the project at ``project`` where they differ from
+    ``project_key(project)``: its remote identity with the port dropped and every letter lowered, else
+    its folder's name; and, for a project with an alias, the key it had without one. Never raises."""
+    remote = remote_identity(project)
+    if remote is None:
+        old = [identity_name(project.name)]
+    else:
+        authority, _, path = remote.partition("/")
+        host = re.sub(r":\d+$", "", authority) if not authority.startswith("[") else authority
+        old = [identity_name(f"{host.strip('[]')}/{path}")]
+    if _absolute(project) in aliases():
+        unaliased = local_key(project.name) if remote is None else identity_name(remote)
+        old.append(unaliased)
+    current = project_key(project)
+    return tuple(key for key in dict.fromkeys(old) if key != current)
+
+
+def aliases() -> dict[Path, str]:
+    """The project aliases of the config file (``[projects]``: absolute project path -> identity),
+    {} when there is no config or it cannot be read (``memsync.config`` reports a bad one). Never
+    raises."""
+    table = _config_table().get(ALIASES_TABLE)
+    if not isinstance(table, dict):
+        return {}
+    return {
+        _absolute(Path(path).expanduser()): name.strip()
+        for path, name in table.items()
+        if isinstance(name, str) and name.strip()
+    }
+
+
+def _host() -> str:
+    host = _config_table().get("host")
+    return host if isinstance(host, str) and host.strip() else socket.gethostname()
+
+
+def _config_table() -> dict[str, object]:
+    """The config file's TOML table, {} when it is missing or unreadable."""
+    path = config_path()
+    try:
+        stat = path.stat()
+    except OSError:
+        return {}
+    return _read_table(path, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_table(path: Path, *stamp: int) -> dict[str, object]:
+    """The TOML table of ``path`` as it was at ``stamp`` (inode, size, mtime): read once per change of
+    the file, not once per project (a daemon reloads the config when it changes)."""
+    try:
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path.expanduser()))

@@ -31,19 +31,23 @@ def default_store_path_for(live: Path) -> str:
     live = _absolute(live)
     if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
         return claude_code.project_memory(live).store_path
-    return _default_store_path(live, identity.project_key)
+    return _default_store_paths(live, lambda project: (identity.project_key(project),))[0]
 
 
 def legacy_store_paths_for(live: Path) -> tuple[str, ...]:
     """The store paths earlier memsync versions gave ``live`` by default where they differ from
     ``default_store_path_for(live)``: a project's role keyed by the last name of its ``origin`` URL (else
-    its directory name), a Claude Code project memory folder by its home-relative path or its folder
-    name. memsync folds their content into the current store path (``memsync.legacy``). Never raises."""
+    its directory name) or by an earlier key of its project (``identity.legacy_keys``), a Claude Code
+    project memory folder by its home-relative path or its folder name. memsync folds their content into
+    the current store path (``memsync.legacy``). Never raises."""
     live = _absolute(live)
     if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
         return claude_code.project_memory(live).legacy
-    legacy = _default_store_path(live, _project_name)
-    return () if legacy == _default_store_path(live, identity.project_key) else (legacy,)
+    current = default_store_path_for(live)
+    olds = _default_store_paths(
+        live, lambda project: (_project_name(project), *identity.legacy_keys(project))
+    )
+    return tuple(old for old in dict.fromkeys(olds) if old != current)
 
 
 def untaken(current: Sequence[str], legacy: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
@@ -69,23 +73,25 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path.expanduser()))
 
 
-def _default_store_path(live: Path, project_name: Callable[[Path], str]) -> str:
+def _default_store_paths(live: Path, project_keys: Callable[[Path], Sequence[str]]) -> list[str]:
+    """The default store path of ``live``, one per key ``project_keys`` gives a project's role (one
+    path for anything else)."""
     home = _absolute(Path.home())
     if live.suffix == ".jsonl":
-        return f"memory/{live.name}"
+        return [f"memory/{live.name}"]
     if live == home / ".agent-memory":  # the folder of memory files: its files keep their per-file paths
-        return "memory"
+        return ["memory"]
     parts = live.parts
     for i in range(len(parts) - 1, 0, -1):
         if parts[i - 1 : i + 1] != (".agents", "memory"):
             continue
         owner = Path(*parts[: i - 1])
         rest = "/".join(parts[i + 1 :])
-        prefix = "roles" if owner == home else f"projects/{project_name(owner)}"
-        return f"{prefix}/{rest}" if rest else prefix
+        prefixes = ["roles"] if owner == home else [f"projects/{key}" for key in project_keys(owner)]
+        return [f"{prefix}/{rest}" if rest else prefix for prefix in prefixes]
     if live != home and live.is_relative_to(home):
-        return "/".join(part.lstrip(".") or part for part in live.relative_to(home).parts)
-    return f"paths/{live.name}"
+        return ["/".join(part.lstrip(".") or part for part in live.relative_to(home).parts)]
+    return [f"paths/{live.name}"]
 
 
 def _project_name(project: Path) -> str:

@@ -26,7 +26,7 @@ def test_two_checkout_paths_converge_to_one_store_path(tmp_path: Path, remote: P
     a = Peer.create(tmp_path, "alice", remote)
     b = Peer.create(tmp_path, "bob", remote)
     shop_a = checkout(a.home / "src" / "shop", "git@example.com:org/shop.git")
-    shop_b = checkout(b.home / "work" / "shop-main", "https://example.com/Org/shop")
+    shop_b = checkout(b.home / "work" / "shop-main", "https://example.com/org/shop")
     memory_a = claude_folder(a.home, shop_a) / "memory"
     memory_b = claude_folder(b.home, shop_b, index="- [Deploy](deploy.md) — Tuesdays only\n") / "memory"
     (memory_a / "cart.md").write_text(
@@ -49,7 +49,7 @@ def test_two_checkout_paths_converge_to_one_store_path(tmp_path: Path, remote: P
         new_memory = claude_folder(b.home, blog, memory=False) / "memory"
         new_memory.mkdir()
         (new_memory / "MEMORY.md").write_text("- [Drafts](drafts.md) — keep drafts short\n")
-        wait_for(lambda: "claude/projects/blog/MEMORY.md" in remote_tree(remote), timeout=60)
+        wait_for(lambda: "claude/projects/blog@bob/MEMORY.md" in remote_tree(remote), timeout=60)
 
         # A later write on one machine reaches the other's folder of the same project.
         with (memory_b / "MEMORY.md").open("a") as handle:
@@ -61,7 +61,7 @@ def test_two_checkout_paths_converge_to_one_store_path(tmp_path: Path, remote: P
         f"{KEY}/MEMORY.md",
         f"{KEY}/cart.md",
         f"{KEY}/deploy.md",
-        "claude/projects/blog/MEMORY.md",
+        "claude/projects/blog@bob/MEMORY.md",
     }
     # Transcripts and the folders' own names never enter the store; each folder is still named by its path.
     assert not any(path.endswith(".jsonl") and path.startswith("claude/") for path in tree)
@@ -79,7 +79,7 @@ def test_a_project_folder_without_memory_gets_the_peers_memory(tmp_path: Path, r
     a = Peer.create(tmp_path, "alice", remote)
     b = Peer.create(tmp_path, "bob", remote)
     shop_a = checkout(a.home / "src" / "shop", "git@example.com:org/shop.git")
-    shop_b = checkout(b.home / "work" / "shop-main", "https://example.com/Org/shop")
+    shop_b = checkout(b.home / "work" / "shop-main", "https://example.com/org/shop")
     blog_a = checkout(a.home / "src" / "blog", "git@example.com:org/blog.git")
     blog_b = checkout(b.home / "code" / "blog", "https://example.com/org/blog.git")
     other_b = checkout(b.home / "work" / "other", "https://example.com/org/other")

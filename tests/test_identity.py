@@ -1,4 +1,5 @@
-"""A project's identity: one key for every spelling of its git remote, else its folder's name."""
+"""A project's identity: one key for every spelling of its git remote and none for two remotes; no
+password ever in it; a project without a remote keyed on this machine alone unless the user names it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsync.identity import identity_name, normalise_remote_url, project_identity, project_key
+from memsync.config import config_path
+from memsync.identity import (
+    identity_name,
+    legacy_keys,
+    local_key,
+    normalise_remote_url,
+    project_identity,
+    project_key,
+)
 from tests.helpers import git
 
 SHOP = [
@@ -32,11 +41,17 @@ def test_every_spelling_of_one_remote_is_one_project(url: str) -> None:
     ("url", "expected"),
     [
         ("https://gitlab.example.org/group/sub/shop.git", "gitlab.example.org/group/sub/shop"),
-        ("ssh://git@[::1]:2222/org/shop", "::1/org/shop"),
-        ("git@gitlab.com:org/other.git", "gitlab.com/org/other"),
+        ("ssh://git@[::1]:2222/org/shop", "[::1]:2222/org/shop"),
+        ("ssh://git@[::1]/org/shop", "::1/org/shop"),
+        ("git@gitlab.com:Org/Other.git", "gitlab.com/org/other"),
+        ("https://Bitbucket.org/Org/Shop", "bitbucket.org/org/shop"),
+        ("https://Git.Example.org/Org/Shop.git", "git.example.org/Org/Shop"),
+        ("ssh://git@git.example.org:2222/org/shop", "git.example.org:2222/org/shop"),
+        ("https://git.example.org:443/org/shop", "git.example.org/org/shop"),
+        ("https://git.example.org:8443/org/shop", "git.example.org:8443/org/shop"),
     ],
 )
-def test_other_hosts_keep_their_whole_path(url: str, expected: str) -> None:
+def test_other_hosts_keep_their_whole_path_port_and_case(url: str, expected: str) -> None:
     assert normalise_remote_url(url) == expected
 
 
@@ -93,12 +108,85 @@ def test_origin_wins_then_the_first_remote_with_a_host_then_the_folder(tmp_path:
     fork = _repo(tmp_path / "fork", local="/srv/git/shop.git", upstream="https://github.com/up/shop")
     assert project_identity(fork) == "github.com/up/shop"
     alone = _repo(tmp_path / "alone-dir")
-    assert project_identity(alone) == "alone-dir"
-    assert project_identity(tmp_path / "not-a-repo") == "not-a-repo"
+    assert project_identity(alone) is None and project_key(alone) == local_key("alone-dir")
+    assert project_identity(tmp_path / "not-a-repo") is None
 
 
 def test_an_enclosing_repository_is_not_the_project(tmp_path: Path) -> None:
     outer = _repo(tmp_path / "outer", origin="git@github.com:org/outer.git")
     inner = outer / "vendor" / "lib"
     inner.mkdir(parents=True)
-    assert project_identity(inner) == "lib"
+    assert project_identity(inner) is None and project_key(inner) == local_key("lib")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://user:AbC/dEf+GhI=jKl9@host.example/org/repo",
+        "https://user:AbC/dEf+GhI=jKl9@host.example:443/org/repo.git",
+        "ssh://user:AbC/dEf:Gh@I=jKl9@host.example/org/repo",
+        "user:AbC/dEf+GhI=jKl9@host.example:org/repo",
+        "user:AbC@dEf:GhI@host.example:org/repo.git",
+        "https://user:p?a#s@host.example/org/repo",
+        "persistent-https::https://user:AbC/dEf@host.example/org/repo",
+    ],
+)
+def test_a_password_never_reaches_the_identity(url: str) -> None:
+    assert normalise_remote_url(url) == "host.example/org/repo"
+
+
+_USERINFO = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=30)
+_LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=10)
+_SEGMENT = st.text(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", min_size=1, max_size=12
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scheme=st.sampled_from(["https://", "http://", "ssh://", "git://", "git+ssh://", "ftp://", "scp"]),
+    userinfo=_USERINFO,
+    host=st.lists(_LABEL, min_size=1, max_size=3).map(".".join),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+    path=st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join),
+)
+def test_no_userinfo_byte_reaches_a_store_path(
+    scheme: str, userinfo: str, host: str, port: int | None, path: str
+) -> None:
+    """Whatever a user name and password hold (``/``, ``:``, ``@``, ``?``, ``#``), the identity is the
+    host, port and path alone: nothing of the userinfo is left to reach a store path."""
+    if scheme == "scp":
+        url = f"{userinfo}@{host}:{path}"
+        port = None
+    else:
+        url = f"{scheme}{userinfo}@{host}{'' if port is None else f':{port}'}/{path}"
+    normalised = normalise_remote_url(url)
+    defaults = {"https://": 443, "http://": 80, "ssh://": 22, "git+ssh://": 22, "git://": 9418}
+    authority = host if port is None or defaults.get(scheme) == port else f"{host}:{port}"
+    assert normalised == f"{authority}/{path.removesuffix('.git')}"
+
+
+def test_remotes_differing_in_port_or_case_are_two_projects(tmp_path: Path) -> None:
+    one = _repo(tmp_path / "a/shop", origin="ssh://git@git.example.org:2222/org/shop.git")
+    two = _repo(tmp_path / "b/shop", origin="ssh://git@git.example.org:2223/org/shop.git")
+    upper = _repo(tmp_path / "c/shop", origin="https://git.example.org/Org/Shop")
+    lower = _repo(tmp_path / "d/shop", origin="git@git.example.org:org/shop.git")
+    keys = [project_key(project) for project in (one, two, upper, lower)]
+    assert len(set(keys)) == 4
+    assert keys[0] == "git.example.org-2222~org~shop" and keys[3] == "git.example.org~org~shop"
+    # Keys earlier versions gave them: port dropped and letters lowered; folded into the new ones.
+    assert legacy_keys(one) == legacy_keys(upper) == ("git.example.org~org~shop",)
+    assert legacy_keys(lower) == ()
+    hub = _repo(tmp_path / "e/shop", origin="https://github.com/Org/Shop")
+    assert project_key(hub) == "github.com~org~shop" and legacy_keys(hub) == ()
+
+
+def test_projects_without_a_remote_meet_only_by_a_named_alias(tmp_path: Path, home: Path) -> None:
+    config = config_path()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('host = "laptop-a"\n')
+    shop = _repo(tmp_path / "src/shop")
+    assert project_key(shop) == "shop@laptop-a" and legacy_keys(shop) == ("shop",)
+    config.write_text(f'host = "laptop-b"\n[projects]\n"{shop}" = "acme/shop"\n')
+    assert project_identity(shop) == "acme/shop" and project_key(shop) == "acme~shop"
+    assert legacy_keys(shop) == ("shop", "shop@laptop-b")

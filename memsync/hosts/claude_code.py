@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memsync.identity import identity_name, project_key
+from memsync.identity import identity_name, legacy_keys, local_key, project_key
 
 if TYPE_CHECKING:
     from memsync.config import HostRoot
@@ -189,22 +189,25 @@ class ProjectMemory:
 
 
 def folder_key(folder: Path) -> str:
-    """The store path component of project folder ``folder``: the identity of its project
-    (``memsync.identity.project_key``; the project's own folder name when the checkout is gone), else,
-    when the project path cannot be recovered, the folder's own (sanitized) name. Never raises."""
-    project = project_path(folder)
-    if project is None:
-        return identity_name(folder.name)
-    return project_key(project) if project.is_dir() else identity_name(project.name)
+    """The store path component of project folder ``folder``: the key of its project
+    (``memsync.identity.project_key``: a checkout gone has no remote, so its key is this machine's),
+    else, when the project path cannot be recovered, this machine's key for the folder's own name.
+    Never raises."""
+    return _key(folder, project_path(folder))
+
+
+def _key(folder: Path, project: Path | None) -> str:
+    return local_key(folder.name) if project is None else project_key(project)
 
 
 def project_memory(memory: Path, prefix: str = STORE_PREFIX) -> ProjectMemory:
     """Where the memory folder ``memory`` (``<projects>/<name>/memory``, possibly a path inside it) goes:
     ``<prefix>/<project key>[/<rest>]``. Its legacy store paths (under the default prefix only): the
-    home-relative path earlier versions gave it and the folder-name key used while the project path was
-    unknown. Never raises."""
+    home-relative path earlier versions gave it, the folder-name key used while the project path was
+    unknown, and the keys earlier versions gave its project (``identity.legacy_keys``). Never raises."""
     folder = _folder_of(memory)
-    key = folder_key(folder)
+    project = project_path(folder)
+    key = _key(folder, project)
     rest = memory.relative_to(folder / MEMORY_DIR).as_posix()
     suffix = "" if rest == "." else f"/{rest}"
     store_path = f"{prefix}/{key}{suffix}"
@@ -212,6 +215,8 @@ def project_memory(memory: Path, prefix: str = STORE_PREFIX) -> ProjectMemory:
     if prefix == STORE_PREFIX:
         legacy.append(f"{STORE_PREFIX}/{folder.name.lstrip('.') or folder.name}/{MEMORY_DIR}{suffix}")
         legacy.append(f"{STORE_PREFIX}/{identity_name(folder.name)}{suffix}")
+        old_keys = legacy_keys(project) if project is not None else ()
+        legacy.extend(f"{STORE_PREFIX}/{old}{suffix}" for old in old_keys)
     return ProjectMemory(memory, store_path, tuple(dict.fromkeys(p for p in legacy if p != store_path)))
 
 

@@ -9,6 +9,7 @@ directory name, its name without ``.jsonl``, or its store path (``memory/ada.jso
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,6 +63,36 @@ def find_memory(config: Config | None, name: str | None, fmt: Format | None = No
         raise MemsyncError(f"{name!r} names several tracked {what}s ({listed}). Give its store path")
     known = ", ".join(sorted(item.store_path for item in items)[:20]) or "none"
     raise MemsyncError(f"no tracked {what} is called {name!r} (tracked here: {known}). Give one of those")
+
+
+def tracked_agent(config: Config | None, spec: str, *, receiving: bool) -> Path:
+    """The live path of the tracked memory file or role directory ``spec`` names (see the module doc;
+    also its live path), or, when ``receiving``, of a new one directly inside a tracked folder of them
+    (``~/.agents/memory/reviewer``, ``roles/reviewer``), which the daemon then syncs. The MCP tools read
+    and write tracked memory only, as its resources do: any other path is refused, so an agent cannot
+    make memsync write files into, or read a synced role from, a directory of its choosing. Raises
+    MemsyncError naming what is tracked."""
+    items = tracked_memory(config)
+    path = Path(os.path.abspath(Path(spec).expanduser()))
+    by_path = [item.live for item in items if item.live == path]
+    if by_path:
+        return by_path[0]
+    if any(spec in _names(item) for item in items):
+        return find_memory(config, spec).live  # raises for a name several items answer to
+    members = {item.live for item in items}
+    for store in config.stores.values() if receiving and config is not None else ():
+        for track in store.tracks:
+            if track.live in members or not track.live.is_dir():
+                continue  # a memory file or role directory: nothing new goes inside it
+            prefix = track.store_path.strip("/") + "/"
+            new = track.live / spec[len(prefix) :] if spec.startswith(prefix) else path
+            if new.parent == track.live and not new.name.startswith(".") and new not in track.excludes:
+                return new
+    known = ", ".join(sorted(item.store_path for item in items)[:20]) or "none"
+    raise MemsyncError(
+        f"handoff: no tracked agent or path {spec!r} here (tracked: {known}); the MCP tools hand over "
+        "tracked memory only. Give a store path or the live path of tracked memory"
+    )
 
 
 @dataclass(frozen=True)
@@ -232,12 +263,16 @@ def history(target: str | None, limit: int) -> str:
 
 
 def handoff(from_agent: str, to_agent: str, dry_run: bool, store: str | None = None) -> dict[str, Any]:
-    """`memsync handoff FROM TO`: the report as JSON data (summary, handed, present, skipped, written,
-    receivers). TO in a store syncing with a remote FROM's does not needs ``store`` naming that store.
-    Raises MemsyncError (see ``handoff.handoff``)."""
+    """`memsync handoff FROM TO` between tracked memory only (``tracked_agent``): the report as JSON
+    data (summary, handed, present, skipped, written, receivers). TO in a store syncing with a remote
+    FROM's does not needs ``store`` naming that store. Raises MemsyncError for memory not tracked here,
+    else as ``handoff.handoff`` does."""
     from memsync.commands.handoff.handoff import handoff as hand
 
-    report = hand(from_agent, to_agent, dry_run=dry_run, yes=store or False, consent="the store argument")
+    config = current_config()
+    source = tracked_agent(config, from_agent, receiving=False)
+    target = tracked_agent(config, to_agent, receiving=True)
+    report = hand(str(source), str(target), dry_run=dry_run, yes=store or False, consent="the store argument")
     return {
         "summary": f"{report.source} -> {report.target}: {report.summary()}",
         "receivers": report.receivers,
