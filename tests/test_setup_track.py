@@ -14,6 +14,7 @@ from memsync.commands import doctor, setup, setup_remote, setup_track
 from memsync.commands.sync import run_all_from
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
+from memsync.identity import local_key
 from tests.conftest import isolated_env
 from tests.helpers import git, run_cli, wait_for
 
@@ -167,7 +168,8 @@ def test_track_makes_a_running_daemon_reload_and_sync_the_new_path(home: Path, t
         tracked = setup_track.track(log_file.parents[1])
 
         assert f"the running daemon (PID {daemon.pid}) reloads its config now" in tracked.lines
-        store_copy = home / ".local/share/memsync/stores/personal/projects/shop/qa/daily/2026-11-30.md"
+        store = home / ".local/share/memsync/stores/personal"
+        store_copy = store / "projects" / local_key("shop") / "qa/daily/2026-11-30.md"
         wait_for(
             lambda: store_copy.exists() and store_copy.read_text() == log_file.read_text(),
             timeout=30,
