@@ -73,7 +73,7 @@ def normalise_remote_url(url: str) -> str | None:
         host, port = found.group("host"), found.group("port") or ""
         port = "" if port == _DEFAULT_PORTS.get(name) else port
     else:
-        if is_local_path(text) or (text[1:2] == ":" and text[0].isalpha()):
+        if is_local_path(text) or (text[1:2] == ":" and text[0].isalpha() and text[2:3] in ("\\", "/", "")):
             return None  # a local path, or C:\... (a Windows path)
         rest = text.rpartition("@")[2]
         if rest.startswith("["):  # [::1]:org/shop
