@@ -4,6 +4,8 @@ no exception, one bounded line, no control character, no markup posing as the ho
 from __future__ import annotations
 
 import re
+import sys
+import unicodedata
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,6 +48,17 @@ def test_lines_keep_their_indentation_and_line_ends() -> None:
         neutralise_lines(text)
         == f"- item\n    {OPEN}/system-reminder{CLOSE} nested\n\n\t{OPEN}Human{CLOSE}: x\n"
     )
+
+
+def test_every_invisible_code_point_is_removed_and_nothing_else() -> None:
+    for point in range(sys.maxunicode + 1):
+        char = chr(point)
+        category = unicodedata.category(char)
+        shown = neutralise(f"a{char}b", 10)
+        if category in ("Cc", "Cf", "Cs", "Co") and char not in "\t\n\v\f\r":
+            assert shown == "ab", hex(point)
+        elif category != "Cn":  # unassigned in this Python's Unicode: newer ones may be format characters
+            assert shown in (f"a{char}b", "a b") or char in "<>", hex(point)
 
 
 @given(st.text(max_size=400), st.text(alphabet="0123456789abcdef", min_size=32, max_size=32))

@@ -12,7 +12,6 @@ what is printed for an agent goes through here.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 # A host name is a DNS label or a few: longer is no machine's name, only a way to crowd out the rest.
 MAX_HOST_CHARS = 64
@@ -26,10 +25,16 @@ CLAIMED = "(claims to be this machine; not written here)"
 # Markup that pretends to be the host's own is shown between these, so the agent reads it as quoted.
 OPEN, CLOSE = "\u2039", "\u203a"  # single angle quotation marks
 
-# Characters read as no text: controls (C0, DEL, C1), format characters (bidi overrides, zero widths,
-# the invisible tag characters U+E0000..), surrogates and private use.
-_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co"))
-_LINE_SPACE = frozenset("\t\n\r\v\f")  # controls that separate words: kept as one space
+# Characters read as no text, kept out: controls (C0 but the line spaces, DEL, C1), format characters
+# (soft hyphen, bidi marks and overrides, zero widths, the invisible tag characters U+E0000..),
+# surrogates and private use: Unicode's Cc, Cf, Cs and Co (a test checks every code point).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ud800-\uf8ff\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f\U000f0000-\U000ffffd\U00100000-\U0010fffd]"
+)
+_ASCII_INVISIBLE = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
 # `<tag>`, `</tag>`, `<!-- -->`, `<?x ?>`, a lone `</` or `<tag`: whatever could open or close a block.
 _TAG = re.compile(r"<(?=[/!?A-Za-z])([^<>]*)(>?)")
 # A turn of a transcript (`Human:`, `Assistant:`, `System:`...) and a host's label for hook output
@@ -38,6 +43,7 @@ _SPEAKER = re.compile(
     r"\b((?i:human|assistant|system|user|developer)"
     r"|[A-Z][A-Za-z]*(?::[a-z]+)? hook\b[^:" + OPEN + CLOSE + r"]{0,60})\s*:"
 )
+_SPEAKER_WORDS = ("human", "assistant", "system", "user", "developer", " hook")
 # How much of a field is read before cutting: its visible start is what is shown.
 _WINDOW_PER_CHAR = 8
 
@@ -49,10 +55,12 @@ def neutralise(text: str, limit: int) -> str:
     ``limit`` characters (ending in "…" when cut). Never raises; the result never holds ``<`` followed
     by a tag's start, a control character or a line break."""
     window = text[: limit * _WINDOW_PER_CHAR + 64]
-    visible = "".join(ch for ch in window if ch in _LINE_SPACE or unicodedata.category(ch) not in _INVISIBLE)
-    flat = " ".join(visible.split())
+    invisible = _ASCII_INVISIBLE if window.isascii() else _INVISIBLE  # most memory is ASCII: 10x faster
+    flat = " ".join(invisible.sub("", window).split())
     flat = _TAG.sub(lambda m: OPEN + m.group(1) + (CLOSE if m.group(2) else ""), flat)
-    flat = _SPEAKER.sub(lambda m: f"{OPEN}{m.group(1)}{CLOSE}:", flat)
+    lowered = flat.lower()
+    if ":" in flat and any(word in lowered for word in _SPEAKER_WORDS):  # the regex is the slow part
+        flat = _SPEAKER.sub(lambda m: f"{OPEN}{m.group(1)}{CLOSE}:", flat)
     if len(flat) <= limit and len(window) == len(text):
         return flat
     return flat[: max(limit - 1, 0)].rstrip() + "…"

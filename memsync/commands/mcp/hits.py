@@ -13,6 +13,8 @@ from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
 from memsync.tracked import Tracked
 
 DocType = Literal["entry", "curated", "index", "log"]
+# A hit shows this many characters of its text (a curated entry's body can be long); the file has it all.
+TEXT_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -21,10 +23,11 @@ class Document:
 
     ``id``: an entry's id; a curated entry's store path (its live path when untracked); for an index
     item or a log line, that path of its file plus ``:<line>``. ``title`` (weighted double) and ``body``
-    are what is indexed, ``text`` what a hit shows. ``date`` is what the item itself says (an entry's
-    ``created_at``, a log's day and time), else None. ``needle`` is the text whose first commit names the
-    writer (an entry id, a line); None means the file's latest commit. ``kind``: a memory-file kind
-    (curated types mapped as handoff maps them), None for index items and log lines."""
+    are what is indexed, ``text`` what a hit shows (neutralised and cut when shown: ``Hit.to_json``).
+    ``date`` is what the item itself says (an entry's ``created_at``, a log's day and time), else None.
+    ``needle`` is the text whose first commit names the writer (an entry id, a line); None means the
+    file's latest commit. ``kind``: a memory-file kind (curated types mapped as handoff maps them), None
+    for index items and log lines."""
 
     id: str
     type: DocType
@@ -81,7 +84,7 @@ class Hit:
             id=neutralise(self.doc.id, MAX_PATH_CHARS),
             type=self.doc.type,
             kind=self.doc.kind,
-            text=self.doc.text,
+            text=neutralise(self.doc.text, TEXT_CHARS),
             file=neutralise(str(self.doc.file), MAX_PATH_CHARS),
             store=self.doc.source.store,
             store_path=None if store_path is None else neutralise(store_path, MAX_PATH_CHARS),

@@ -28,14 +28,10 @@ from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import KINDS
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import RoleDir
-from memsync.formats.quoted import neutralise
 from memsync.tracked import Tracked, tracked_memory
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
-# A hit's text (neutralised: peers wrote it) is cut to this many characters (a curated entry's body can
-# be long); the file has it all.
-TEXT_CHARS = 400
 _WORD = re.compile(r"\w+")
 _TIMED = re.compile(r"^- \[(\d{2}:\d{2})\][ \t]?(.*)$")
 
@@ -45,17 +41,13 @@ def _where(source: Tracked, file: Path) -> str:
     return store_path_of(source, file) or str(file)
 
 
-def _cut(text: str) -> str:
-    return neutralise(text, TEXT_CHARS)
-
-
 def _memory_documents(source: Tracked, now: datetime) -> Iterator[Document]:
     for entry in read_memory(source.live).view(now):
         yield Document(
             id=entry.id,
             type="entry",
             kind=entry.kind,
-            text=_cut(entry.text),
+            text=entry.text,
             title=" ".join(entry.tags),
             body=entry.text,
             source=source,
@@ -80,7 +72,7 @@ def _role_documents(source: Tracked) -> Iterator[Document]:
             id=f"{_where(source, role.index_path)}:{item.line}",
             type="index",
             kind=None,
-            text=_cut(item.text),
+            text=item.text,
             title=item.name or "",
             body=item.text,
             source=source,
@@ -94,7 +86,7 @@ def _role_documents(source: Tracked) -> Iterator[Document]:
             id=_where(source, entry.path),
             type="curated",
             kind=kind_for_type(entry.type, entry.description or ""),
-            text=_cut(summary),
+            text=summary,
             title=f"{entry.title} {entry.description or ''}",
             body="\n".join([entry.body, *folded.get(entry.path.name, [])]),
             source=source,
@@ -110,7 +102,7 @@ def _role_documents(source: Tracked) -> Iterator[Document]:
                 id=f"{_where(source, daily.path)}:{number}",
                 type="log",
                 kind=None,
-                text=_cut(timed.group(2) if timed else line),
+                text=timed.group(2) if timed else line,
                 title="",
                 body=line,
                 source=source,
