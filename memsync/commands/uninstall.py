@@ -58,7 +58,8 @@ def uninstall(
         config = None  # uninstalling needs the config only for the stores it lists and purges
     if purge and not force and config is not None:
         _refuse_unpushed(config)
-    steps = list(_steps(path, config, purge))
+    projects = _projects(config)
+    steps = list(_steps(path, config, projects, purge))
     lines: list[str] = []
     if not steps:
         lines.append("nothing of memsync's to remove from this machine")
@@ -67,7 +68,7 @@ def uninstall(
     else:
         for step in steps:
             lines.extend(step.run())
-    lines.extend(_kept(path, config, purge))
+    lines.extend(_kept(path, config, projects, purge))
     if dry_run:
         lines.append("nothing was changed (--dry-run)")
     return Report(tuple(lines), bool(steps) and not dry_run)
@@ -118,14 +119,14 @@ def _projects(config: Config | None) -> list[Path]:
     return [p for p in unique if p != home and p.is_dir()]
 
 
-def _steps(path: Path, config: Config | None, purge: bool) -> Iterator[Step]:
+def _steps(path: Path, config: Config | None, projects: list[Path], purge: bool) -> Iterator[Step]:
     unit = service.unit_path()
     if unit.exists():
         yield Step(f"stop and remove the user service {unit}", lambda: service.uninstall().lines)
     pid = running_daemon_pid(path)
     if pid is not None:
         yield Step(f"stop the memsync daemon (PID {pid})", lambda: stop(path).lines)
-    for project in [None, *_projects(config)]:
+    for project in [None, *projects]:
         for host in HOOK_HOSTS:
             file = settings_path(host, project)
             if installed(read_json_object(file), file):
@@ -156,7 +157,7 @@ def _delete(target: Path, done: str) -> list[str]:
     return [f"{done} {target}"]
 
 
-def _kept(path: Path, config: Config | None, purge: bool) -> list[str]:
+def _kept(path: Path, config: Config | None, projects: list[Path], purge: bool) -> list[str]:
     """The lines saying what stays on this machine."""
     lines: list[str] = []
     if not purge:
@@ -168,7 +169,7 @@ def _kept(path: Path, config: Config | None, purge: bool) -> list[str]:
         )
     backups = [
         file.with_name(file.name + BACKUP_SUFFIX)
-        for project in [None, *_projects(config)]
+        for project in [None, *projects]
         for file in (
             *(settings_path(host, project) for host in HOOK_HOSTS),
             *(mcp_install.config_file(host, project) for host in mcp_install.HOSTS),
