@@ -7,6 +7,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsync.commands.preview import _appended
 from tests.handoff_fixtures import FAKE_TOKEN
 from tests.helpers import bare_remote, git, run_cli
 
@@ -74,3 +78,24 @@ def test_dry_run_and_diff_show_what_a_sync_would_do_and_change_nothing(home: Pat
     after = run_cli("sync", "--dry-run").stdout.splitlines()
     assert f"  origin ({personal}): nothing to push (as of the last fetch)" in after
     assert "store team: nothing to commit" in after
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    store=st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"") + b"\n"), max_size=6),
+    added=st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"") + b"\n"), max_size=6),
+    tail=st.binary(max_size=6).map(lambda b: b.replace(b"\n", b"")),
+)
+def test_appended_lines_are_what_was_appended_with_their_line_numbers(
+    store: list[bytes], added: list[bytes], tail: bytes
+) -> None:
+    """Appended after the store copy: exactly those lines, numbered in the live file; an unfinished
+    tail (any bytes but a newline: a carriage return does not end a line) waits. Any other live file:
+    only its own complete lines, every one the store lacks among them."""
+    old = b"".join(store)
+    new, unfinished = _appended(old + b"".join(added) + tail, old)
+    assert new == [(len(store) + i, line) for i, line in enumerate(added, 1)]
+    assert unfinished == bool(tail)
+    rewritten, _ = _appended(b"".join(added) + tail, old)
+    assert all(added[n - 1] == line for n, line in rewritten)
+    assert {line for line in added if line not in store} <= {line for _, line in rewritten}

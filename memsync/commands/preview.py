@@ -12,7 +12,6 @@ store alone (deleted here, or a peer's not delivered yet: only the sync state te
 from __future__ import annotations
 
 import difflib
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +20,8 @@ from memsync.layout import is_append_only
 from memsync.paths import StoreLayout
 from memsync.secrets.files import scan_appended, scan_name, scan_whole
 from memsync.store.facade import Store
+from memsync.sync.appendonly import present_in
+from memsync.sync import content
 from memsync.sync.files import TrackFile, track_files
 from memsync.wording import plural
 
@@ -47,24 +48,14 @@ def _read(path: Path) -> bytes | None:
 
 
 def _appended(live: bytes, store: bytes) -> tuple[list[tuple[int, bytes]], bool]:
-    """The complete lines of ``live`` the store copy lacks, each with its 1-based line number in
-    ``live`` (a repeated line counts as often as it is written), and whether an unfinished last line
-    waits (it is published once finished)."""
-    lines = live.splitlines(keepends=True)
-    unfinished = bool(lines) and not lines[-1].endswith(b"\n")
-    if unfinished:
-        lines.pop()
-    if live.startswith(store) and (not store or store.endswith(b"\n")):  # the usual case: appended after
-        skip = store.count(b"\n")
-        return [(n, line) for n, line in enumerate(lines, 1) if n > skip], unfinished
-    have = Counter(store.splitlines(keepends=True))
-    new = []
-    for number, line in enumerate(lines, 1):
-        if have[line] > 0:
-            have[line] -= 1
-        else:
-            new.append((number, line))
-    return new, unfinished
+    """The complete lines of ``live`` the store copy lacks, as a sync settling by content tells them
+    (``appendonly.present_in``), each with its 1-based line number in ``live``, and whether an
+    unfinished last line waits (it is published once finished)."""
+    done = content.complete(live)
+    live_lines = content.lines(done, 0, len(done))
+    present = present_in(live_lines, content.split(store))
+    new = [(n, line) for n, (_, line) in enumerate(live_lines, 1) if n - 1 not in present]
+    return new, len(done) < len(live)
 
 
 def _file_change(tf: TrackFile, shown: bool) -> FileChange | None:
