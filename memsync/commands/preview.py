@@ -20,8 +20,8 @@ from memsync.layout import is_append_only
 from memsync.paths import StoreLayout
 from memsync.secrets.files import scan_appended, scan_name, scan_whole
 from memsync.store.facade import Store
-from memsync.sync.appendonly import present_in
 from memsync.sync import content
+from memsync.sync.appendonly import present_in
 from memsync.sync.files import TrackFile, track_files
 from memsync.wording import plural
 
