@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.helpers import remote_blobs
 from tests.peers import Peer
 
 
@@ -49,3 +50,21 @@ def test_an_unreachable_remote_is_one_line_naming_it_once_with_its_url(tmp_path:
         assert len(re.findall(rf"\b{name}\b", line)) == 1, line
         assert line.startswith(f"WARNING memsync.commands.sync: store main: cannot reach {name}"), line
         assert url in line and cause in line, line
+
+
+def test_sync_prints_its_result_per_store_on_stdout_and_nothing_with_q(tmp_path: Path, remote: Path) -> None:
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    alice.append_entry("alice's lesson")
+    first = alice.cli("sync")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "store main: committed memory: +1 entry; origin: pushed; nothing delivered\n"
+    bob.append_entry("bob's lesson")
+    said = bob.cli("sync")
+    assert said.returncode == 0, said.stderr
+    assert (
+        said.stdout == "store main: committed memory: +1 entry; origin: merged and pushed; delivered 1 file\n"
+    )
+    alice.append_entry("alice again")
+    quiet = alice.cli("sync", "-q")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    assert any(b"alice again" in blob for blob in remote_blobs(remote))  # quiet, yet synced

@@ -81,16 +81,23 @@ def sync_command(
             "lines named, not shown); change nothing.",
         ),
     ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print no result and no progress; only warnings and errors.")
+    ] = False,
 ) -> int:
     """Run one sync cycle over every store.
 
-    Exit 0 when everything is pushed, 75 when committed but not pushed, 1 on error.
+    Progress goes to stderr as it happens; then one line per store on stdout: what it committed, each
+    remote's outcome, what it delivered. Exit 0 when everything is pushed, 75 when committed but not
+    pushed, 1 on error.
     """
     if dry_run:
         return _preview(config, shown=False)
     from memsync.commands.sync import run_all_from
 
-    return run_all_from(config or config_path())
+    if quiet:
+        logging.getLogger("memsync").setLevel(logging.WARNING)
+    return run_all_from(config or config_path(), None if quiet else typer.echo)
 
 
 def _preview(config: Path | None, shown: bool) -> int:

@@ -1,6 +1,7 @@
 """`memsync sync`: one cycle of every store now, saying what it does in the order it happens: the commit
 of local changes, a line per remote as it is contacted and one with its outcome (a warning, once, naming
-the remote once, when it failed), then what was delivered (DESIGN "One sync cycle")."""
+the remote once, when it failed), then what was delivered (DESIGN "One sync cycle"); then, on stdout,
+one line per store with its result."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import dataclasses
 import itertools
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, load_stores
@@ -19,6 +21,7 @@ from memsync.paths import StoreLayout
 from memsync.session import Session
 from memsync.store.exchange import RemoteOutcome
 from memsync.store.refs import head
+from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +61,9 @@ def _say_commits(session: Session, config: Config, store: StoreConfig, before: s
     return {record.sha for record in new}
 
 
-def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> CycleReport:
-    """Run the cycle of ``store_cfg``, logging the commit and each remote as it happens; the report back
-    (its ``commit_message`` dropped when said already). Raises ``MemsyncError`` like ``run_cycle``."""
+def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> tuple[CycleReport, bool]:
+    """Run the cycle of ``store_cfg``, logging the commit and each remote as it happens; the report back,
+    and whether its commit was said already. Raises ``MemsyncError`` like ``run_cycle``."""
     before = head(StoreLayout(store_cfg.path).git_dir)
     said: list[set[str]] = []  # the commits said as the exchange started (one item once asked)
 
@@ -75,34 +78,60 @@ def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> Cyc
             log.log(level, "store %s: %s", store_cfg.name, outcome_line(remote, url, outcome))
 
     report = run_cycle(config, store_cfg, session=session, progress=progress)
-    if said and report.commit in said[0]:
-        return dataclasses.replace(report, commit_message=None)
-    return report
+    return report, bool(said) and report.commit in said[0]
 
 
-def run_all(config: Config) -> int:
+def result_line(store_cfg: StoreConfig, report: CycleReport) -> str:
+    """What `memsync sync` prints on stdout for one store's cycle: what it committed, each remote's
+    outcome, and what it delivered, e.g. ``store personal: committed memory: +1 entry; origin: pushed;
+    delivered 1 file``."""
+    parts = [
+        f"committed {report.commit_message.splitlines()[0]}" if report.commit_message else "nothing to commit"
+    ]
+    parts.extend(
+        outcome_line(outcome.remote, store_cfg.remotes.get(outcome.remote, ""), outcome)
+        for outcome in report.remotes
+    )
+    if not store_cfg.remotes:
+        parts.append("no remote: nothing pushed (`memsync remote add`)")
+    parts.append(
+        f"delivered {plural(len(report.delivered), 'file')}" if report.delivered else "nothing delivered"
+    )
+    return f"store {store_cfg.name}: {'; '.join(parts)}"
+
+
+def run_all(config: Config, say: Callable[[str], None] | None = None) -> int:
     """One cycle over every store of ``config`` (what `memsync sync` does), logged in the order it happens
-    (commit, each remote as it is contacted and its outcome, a warning once when it failed, delivery);
-    the exit code is 0 when everything is pushed, 75 when committed but something is not pushed, 1 when
-    a cycle failed."""
+    (commit, each remote as it is contacted and its outcome, a warning once when it failed, delivery),
+    then, when ``say`` is given, one :func:`result_line` per store (or its failure) to it; the exit code
+    is 0 when everything is pushed, 75 when committed but something is not pushed, 1 when a cycle
+    failed."""
     session = Session()  # one command's cycles: each store opened once, each dangling link warned once
     code = EXIT_OK
+    results: list[str] = []
     for name, store_cfg in config.stores.items():
         try:
-            report = _cycle_told(session, config, store_cfg)
+            report, commit_said = _cycle_told(session, config, store_cfg)
         except MemsyncError as exc:
             log.error("store %s: %s", name, exc)
+            results.append(f"store {name}: failed: {exc}")
             code = EXIT_ERROR
             continue
-        log_report(name, report, remotes=False)
+        log_report(
+            name, dataclasses.replace(report, commit_message=None) if commit_said else report, remotes=False
+        )
+        results.append(result_line(store_cfg, report))
         if not report.ok and code == EXIT_OK:
             code = EXIT_NOT_PUSHED
+    if say is not None:
+        for line in results:
+            say(line)
     return code
 
 
-def run_all_from(path: Path) -> int:
+def run_all_from(path: Path, say: Callable[[str], None] | None = None) -> int:
     """Load the config file ``path`` and run :func:`run_all` on it (the `memsync sync` command)."""
-    return run_all(load_stores(path))
+    return run_all(load_stores(path), say)
 
 
 def run_once(path: Path) -> int:
