@@ -6,14 +6,17 @@ is refused and says so). Prose about passwords still passes."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from memsync.cli import main
 from memsync.config import config_path, load_stores
 from memsync.secrets import scan_text
-from memsync.secrets.files import scan_whole
+from memsync.secrets.files import scan_appended, scan_whole
 from tests.helpers import git, run_cli
 
 TOKEN = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"  # made up, in GitHub's shape
@@ -62,6 +65,29 @@ def test_prose_about_passwords_passes(text: str) -> None:
 def test_a_token_wrapped_over_lines_of_a_curated_entry_is_found(body: str) -> None:
     found = scan_whole((CURATED + body).encode())
     assert found is not None and found[1] == "GitHub Token (split over two lines)"
+
+
+@given(
+    st.sets(st.integers(6, len(TOKEN) - 2), min_size=1, max_size=3),
+    st.sampled_from(["", "> ", "  "]),
+    st.sampled_from(["", "  ", "\\"]),
+)
+def test_a_token_wrapped_anywhere_over_up_to_four_lines_is_found(
+    cuts: set[int], lead: str, tail: str
+) -> None:
+    edges = [0, *sorted(cuts), len(TOKEN)]
+    assume(all(b - a >= 2 for a, b in pairwise(edges)))  # a one-character line is no word to glue
+    pieces = [TOKEN[a:b] for a, b in pairwise(edges)]
+    body = f"{tail}\n{lead}".join(pieces)
+    found = scan_whole(f"{CURATED}{lead}The token is {body}\n{lead}for CI.\n".encode())
+    assert found is not None and found[1].startswith("GitHub Token")
+
+
+@given(st.lists(st.binary(max_size=80), max_size=6), st.lists(st.binary(max_size=80), max_size=2))
+def test_the_scanners_of_peer_content_never_raise(lines: list[bytes], context: list[bytes]) -> None:
+    scan_whole(b"\n".join(lines))
+    scan_appended("memory/ada.jsonl", [line + b"\n" for line in lines], [line + b"\n" for line in context])
+    scan_appended("roles/qa/daily/2026-11-30.md", [line + b"\n" for line in lines])
 
 
 def test_a_curated_entry_with_a_wrapped_token_stays_on_this_machine(home: Path) -> None:

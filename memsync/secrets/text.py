@@ -19,10 +19,8 @@ SPLIT = " (split over two lines)"
 # characters before it, where a keyword such as "password is" sits) and the first word of the second.
 _CONTEXT_CHARS = 48
 _MAX_WORD = 512
-# The first word of a line, after a blockquote's markers; the markdown hard break (trailing blanks or a
-# backslash) that may end the line before it.
+# The first word of a line, after a blockquote's markers.
 _FIRST_WORD = re.compile(rf"\s*(?:>\s*)*(\S{{2,{_MAX_WORD}}})")
-_LINE_BREAK = re.compile(r"(?:\\|[ \t]+)$")
 # A token may run on through lines that hold nothing else: this many more at most.
 _MAX_RUN_ON = 3
 _ONE_WORD = re.compile(r"\s*(?:>\s*)*\S+\s*")
@@ -51,7 +49,7 @@ class _Sheet:
 def _seam(first: str, second: str) -> str | None:
     """The end of ``first`` glued to the start of ``second``, when both end and start in a word (a
     markdown hard break and blockquote markers between them set aside)."""
-    first = _LINE_BREAK.sub("", first[-_MAX_WORD - _CONTEXT_CHARS :])
+    first = first[-_MAX_WORD - _CONTEXT_CHARS :].rstrip(" \t").removesuffix("\\")
     if not first or first[-1].isspace():
         return None
     last = first.rsplit(None, 1)[-1][-_MAX_WORD:]  # split, not a pattern: one backtracks on long words
