@@ -10,7 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memsync.cli import main
@@ -67,6 +67,7 @@ def test_a_token_wrapped_over_lines_of_a_curated_entry_is_found(body: str) -> No
     assert found is not None and found[1] == "GitHub Token (split over two lines)"
 
 
+@settings(deadline=None)  # the first example imports the detectors
 @given(
     st.sets(st.integers(6, len(TOKEN) - 2), min_size=1, max_size=3),
     st.sampled_from(["", "> ", "  "]),
@@ -83,6 +84,7 @@ def test_a_token_wrapped_anywhere_over_up_to_four_lines_is_found(
     assert found is not None and found[1].startswith("GitHub Token")
 
 
+@settings(deadline=None)
 @given(st.lists(st.binary(max_size=80), max_size=6), st.lists(st.binary(max_size=80), max_size=2))
 def test_the_scanners_of_peer_content_never_raise(lines: list[bytes], context: list[bytes]) -> None:
     scan_whole(b"\n".join(lines))
