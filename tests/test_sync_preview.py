@@ -5,12 +5,14 @@ the live files and the remotes stay byte for byte as they were."""
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsync.commands.preview import _appended
+from memsync.commands.preview import _appended, _file_change
+from memsync.sync.files import TrackFile
 from tests.handoff_fixtures import FAKE_TOKEN
 from tests.helpers import bare_remote, git, run_cli
 
@@ -99,3 +101,25 @@ def test_appended_lines_are_what_was_appended_with_their_line_numbers(
     rewritten, _ = _appended(b"".join(added) + tail, old)
     assert all(added[n - 1] == line for n, line in rewritten)
     assert {line for line in added if line not in store} <= {line for _, line in rewritten}
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rel=st.sampled_from(["roles/qa/daily/2026-12-03.md", "memory/a.jsonl", "roles/qa/notes.md"]),
+    live=st.binary(max_size=300),
+    store=st.none() | st.binary(max_size=300),
+)
+def test_any_bytes_on_either_side_are_previewed_without_an_exception(
+    rel: str, live: bytes, store: bytes | None
+) -> None:
+    """A peer's store copy and a live file hold any bytes: the preview says something or nothing, never
+    raises, and names held-back lines only by number."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "live").write_bytes(live)
+        if store is not None:
+            (root / "store").write_bytes(store)
+        change = _file_change(TrackFile(rel, root / "live", root / "store", ""), shown=True)
+    assert (change is None) == (live == store)
+    if change is not None:
+        assert all(isinstance(number, int) for number, _ in change.held)
