@@ -143,8 +143,9 @@ class Config:
 
     def identity(self) -> Identity:
         """The commit identity: ``[author]`` if set, else git's global ``user.name``/``user.email``,
-        else ``memsync`` / ``memsync@<host>``. Runs ``git config`` (no network); never raises."""
-        name = self.author_name or git.config_value("user.name") or "memsync"
+        else this machine's host name / ``memsync@<host>``, so commits say which machine made them even
+        where git has no identity. Runs ``git config`` (no network); never raises."""
+        name = self.author_name or git.config_value("user.name") or self.host
         email = self.author_email or git.config_value("user.email") or f"memsync@{self.host}"
         return Identity(name=name, email=email)
 

@@ -243,7 +243,7 @@ def test_identity_prefers_config_then_git_then_host(home: Path, tmp_path: Path) 
     from_git = load_config(_write(tmp_path / "b.toml", "host = 'h1'\n"))
     assert from_git.identity() == Identity("Test User", "test@example.invalid")
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
-    assert from_git.identity() == Identity("memsync", "memsync@h1")
+    assert from_git.identity() == Identity("h1", "memsync@h1")
 
 
 def test_default_store_paths(home: Path, tmp_path: Path) -> None:

@@ -240,6 +240,11 @@ def init(
             lines.append(f"config: {path} (unchanged)")
         personal = config.stores[DEFAULT_STORE]
         lines.append(f"host: {config.host} (names this machine in commits; `memsync config set host NAME`)")
+        author = config.identity()
+        lines.append(
+            f"author: {author.name} <{author.email}> (of the commits; "
+            "`memsync config set author.name NAME` and `author.email EMAIL` to change it)"
+        )
         lines.append(_create_store(config, personal, DEFAULT_REMOTE if needs_remote else None))
     for track in personal.tracks:
         lines.append(f"tracking {track.live} as {track.store_path}")
