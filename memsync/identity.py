@@ -163,18 +163,19 @@ def local_key(name: str) -> str:
 
 def legacy_keys(project: Path) -> tuple[str, ...]:
     """The keys earlier versions gave the project at ``project`` where they differ from
-    ``project_key(project)``: its remote identity with the port dropped and every letter lowered, else
-    its folder's name; and, for a project with an alias, the key it had without one. Never raises."""
+    ``project_key(project)``, whose content is folded into it: its remote identity with the port
+    dropped and every letter lowered; and, for a project with an alias, the key it had without one.
+    Not the bare folder name a project without a remote had: other machines' unrelated projects of
+    that name wrote there too (that key stays in the store, listed by ``memsync status``; naming the
+    project by it, ``memsync project alias PATH NAME``, joins it again). Never raises."""
     remote = remote_identity(project)
-    if remote is None:
-        old = [identity_name(project.name)]
-    else:
+    old: list[str] = []
+    if remote is not None:
         authority, _, path = remote.partition("/")
         host = re.sub(r":\d+$", "", authority) if not authority.startswith("[") else authority
-        old = [identity_name(f"{host.strip('[]')}/{path}")]
+        old.append(identity_name(f"{host.strip('[]')}/{path}"))
     if _absolute(project) in aliases():
-        unaliased = local_key(project.name) if remote is None else identity_name(remote)
-        old.append(unaliased)
+        old.append(local_key(project.name) if remote is None else identity_name(remote))
     current = project_key(project)
     return tuple(key for key in dict.fromkeys(old) if key != current)
 

@@ -44,9 +44,7 @@ def legacy_store_paths_for(live: Path) -> tuple[str, ...]:
     if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
         return claude_code.project_memory(live).legacy
     current = default_store_path_for(live)
-    olds = _default_store_paths(
-        live, lambda project: (_project_name(project), *identity.legacy_keys(project))
-    )
+    olds = _default_store_paths(live, _legacy_keys)
     return tuple(old for old in dict.fromkeys(olds) if old != current)
 
 
@@ -92,6 +90,14 @@ def _default_store_paths(live: Path, project_keys: Callable[[Path], Sequence[str
     if live != home and live.is_relative_to(home):
         return ["/".join(part.lstrip(".") or part for part in live.relative_to(home).parts)]
     return [f"paths/{live.name}"]
+
+
+def _legacy_keys(project: Path) -> tuple[str, ...]:
+    """The keys earlier versions gave ``project``: ``_project_name`` for a project with a remote (one
+    without shared its name with every other machine's project of that name: not folded), and
+    ``identity.legacy_keys``."""
+    named = (_project_name(project),) if identity.remote_identity(project) is not None else ()
+    return (*named, *identity.legacy_keys(project))
 
 
 def _project_name(project: Path) -> str:

@@ -257,7 +257,7 @@ def test_default_store_paths(home: Path, tmp_path: Path) -> None:
 
     plain = tmp_path / "plain-project"
     (plain / ".agents" / "memory" / "dev").mkdir(parents=True)
-    # Without a remote, a project is this machine's own: its old shared key is folded in (legacy).
+    # Without a remote, a project is this machine's own: its old shared key is not folded in.
     here = local_key("plain-project")
     assert default_store_path_for(plain / ".agents" / "memory" / "dev") == f"projects/{here}/dev"
 
@@ -268,7 +268,7 @@ def test_default_store_paths(home: Path, tmp_path: Path) -> None:
     # The project's identity (its remote's normalised URL) keys it; the old key is folded in (legacy).
     assert default_store_path_for(cloned / ".agents" / "memory" / "qa") == "projects/github.com~acme~shop/qa"
     assert legacy_store_paths_for(cloned / ".agents" / "memory" / "qa") == ("projects/shop/qa",)
-    assert legacy_store_paths_for(plain / ".agents" / "memory" / "dev") == ("projects/plain-project/dev",)
+    assert legacy_store_paths_for(plain / ".agents" / "memory" / "dev") == ()
 
 
 _TOML_SCALARS = st.one_of(

@@ -191,7 +191,7 @@ def test_projects_without_a_remote_meet_only_by_a_named_alias(tmp_path: Path, ho
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('host = "laptop-a"\n')
     shop = _repo(tmp_path / "src/shop")
-    assert project_key(shop) == "shop@laptop-a" and legacy_keys(shop) == ("shop",)
+    assert project_key(shop) == "shop@laptop-a" and legacy_keys(shop) == ()
     config.write_text(f'host = "laptop-b"\n[projects]\n"{shop}" = "acme/shop"\n')
     assert project_identity(shop) == "acme/shop" and project_key(shop) == "acme~shop"
-    assert legacy_keys(shop) == ("shop", "shop@laptop-b")
+    assert legacy_keys(shop) == ("shop@laptop-b",)

@@ -9,6 +9,7 @@ import memsync.cli.lifecycle  # registers stop, uninstall, store list|remove, re
 import memsync.cli.mcp  # registers mcp (serve, install, uninstall, status), recall
 import memsync.cli.memory
 import memsync.cli.merge  # registers the hidden merge-driver
+import memsync.cli.project  # registers project alias
 import memsync.cli.purge  # registers purge
 import memsync.cli.setup  # noqa: F401  (init, up, track, untrack, store, remote, service, doctor, demo)
 import memsync.cli.sync as _sync  # noqa: F401  (registers daemon, sync, status, log, resync)

@@ -229,10 +229,11 @@ def history(
 
 def handoff(
     from_agent: Annotated[
-        str, Field(description="The giving agent: a tracked role or memory file, or a path.")
+        str, Field(description="The giving agent: a tracked role or memory file (name, store path or path).")
     ],
     to_agent: Annotated[
-        str, Field(description="The receiving agent: a tracked role or memory file, or a path.")
+        str,
+        Field(description="The receiver: a tracked role or memory file, or a new role in a tracked folder."),
     ],
     dry_run: Annotated[bool, Field(description="Only say what would be handed.")] = False,
     store: StoreName = None,
