@@ -3,11 +3,14 @@ config.toml, and without its memory moving to another store (real stores, bare r
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 from memsync.commands import setup, setup_track
-from tests.helpers import bare_remote, reachable_paths, run_cli
+from tests.helpers import bare_remote, git, reachable_paths, run_cli, wait_for
 
 
 def _ok(*args: str) -> list[str]:
@@ -68,3 +71,40 @@ def test_lists_and_leaving_a_team_store_keeps_its_memory_out_of_the_personal_one
 
     unknown = run_cli("store", "remove", "team")
     assert unknown.returncode == 1 and "cannot remove store 'team'" in unknown.stderr
+
+
+def test_a_running_daemon_drops_a_removed_store(home: Path, tmp_path: Path) -> None:
+    config = home / ".config" / "memsync" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("debounce_s = 0.2\npull_interval_s = 2.0\n")
+    mine = home / ".agents" / "memory" / "dev"
+    mine.mkdir(parents=True)
+    team_role = home / "work" / "team1"
+    team_role.mkdir(parents=True)
+    setup.init()
+    setup.store_add("team")
+    setup_track.track(team_role, store="team", as_path="team1")
+    team_store = home / ".local" / "share" / "memsync" / "stores" / "team"
+    log_path = tmp_path / "daemon.log"
+    with log_path.open("wb") as log:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "memsync", "daemon"], stdout=log, stderr=log, stdin=subprocess.DEVNULL
+        )
+    try:
+        wait_for(lambda: "start-up cycle done" in log_path.read_text(), timeout=60, what="daemon start")
+        (team_role / "before.md").write_text("# synced while a member\n")
+        wait_for(lambda: (team_store / "team1" / "before.md").exists(), timeout=60, what="the team sync")
+
+        removed = _ok("store", "remove", "team")
+        assert f"the running daemon (PID {daemon.pid}) reloads its config now" in removed
+        wait_for(lambda: "config reloaded: 1 store" in log_path.read_text(), timeout=60, what="the reload")
+        head = git(team_store, "rev-parse", "HEAD")
+        (team_role / "after.md").write_text("# written after leaving\n")
+        (mine / "notes.md").write_text("# mine\n")
+        personal = home / ".local" / "share" / "memsync" / "stores" / "personal"
+        wait_for(lambda: (personal / "roles" / "dev" / "notes.md").exists(), timeout=60, what="a later cycle")
+        assert not (team_store / "team1" / "after.md").exists()
+        assert git(team_store, "rev-parse", "HEAD") == head
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0, log_path.read_text()
