@@ -43,7 +43,11 @@ def test_lists_and_leaving_a_team_store_keeps_its_memory_out_of_the_personal_one
         "team: no remote (`memsync remote add NAME URL --store team`)",
     ]
     assert _ok("remote", "list", "--store", "personal") == [f"personal origin {personal}"]
+    config_file = home / ".config" / "memsync" / "config.toml"
+    with config_file.open("a") as config_text:  # a project alias (`[projects]`): a table of its own
+        config_text.write(f'\n[projects]\n"{tmp_path / "shop"}" = "shop"\n')
     settings = _ok("config", "list")
+    assert f'projects."{tmp_path / "shop"}" = shop' in settings
     assert settings[0].startswith("host = ")
     assert "debounce_s = 1.0" in settings and "author.name = Test User" in settings
     assert f"stores.team.path = {stores / 'team'}" in settings
@@ -53,7 +57,7 @@ def test_lists_and_leaving_a_team_store_keeps_its_memory_out_of_the_personal_one
     assert removed[0].startswith("store team removed from ")
     assert f"{team_role} stays out of the tracked {team_role.parent} (its exclude list)" in removed[1]
     assert f"kept on disk: its working tree and history {stores / 'team'}" in removed[2]
-    config = tomllib.loads((home / ".config" / "memsync" / "config.toml").read_text())
+    config = tomllib.loads(config_file.read_text())
     assert list(config["stores"]) == ["personal"]
     assert (stores / "team" / "roles" / "team1" / "plan.md").read_text() == "# the team's plan\n"
     assert _ok("store", "list") == [

@@ -15,6 +15,7 @@ from memsync import argcheck
 from memsync.commands.config_edits import Report, edit, reload_daemon, store_table
 from memsync.config import KNOWN_KEYS, Config, config_path, load_config
 from memsync.errors import MemsyncError
+from memsync.identity import ALIASES_TABLE, aliases
 from memsync.wording import plural
 
 _TABLES = {"author", "stores"}
@@ -56,18 +57,19 @@ def get_value(key: str, path: Path | None = None) -> str:
 
 def list_values(path: Path | None = None) -> tuple[str, ...]:
     """Every setting in effect, one ``key = value`` line each (defaults included), in the order of
-    ``config.KNOWN_KEYS``: the top-level keys, ``author.*``, then per store its path, branch, remotes and
-    how many paths it tracks (``memsync status`` lists them). Raises ``MemsyncError`` for a config that
-    does not load."""
+    ``config.KNOWN_KEYS``: the top-level keys, ``author.*``, per store its path, branch and remotes, the
+    project aliases (``[projects]``), then how many paths each store tracks (``memsync status`` lists
+    them). Raises ``MemsyncError`` for a config that does not load."""
     config = load_config(path, discover=False)
     keys = [
-        *sorted(KNOWN_KEYS[""] - _TABLES, key=lambda key: (key != "host", key)),
+        *sorted(KNOWN_KEYS[""] - _TABLES - {ALIASES_TABLE}, key=lambda key: (key != "host", key)),
         *(f"author.{key}" for key in sorted(KNOWN_KEYS["author"])),
     ]
     for name, store in config.stores.items():
         keys.extend((f"stores.{name}.path", f"stores.{name}.branch"))
         keys.extend(f"stores.{name}.remotes.{remote}" for remote in store.remotes)
     lines = [f"{key} = {_effective(config, key, _parts(key))}" for key in keys]
+    lines.extend(f'{ALIASES_TABLE}."{project}" = {alias}' for project, alias in aliases().items())
     lines.extend(
         f"stores.{name}.track = {plural(len(store.tracks) + len(store.host_roots), 'path')} "
         "(`memsync status` lists them)"
