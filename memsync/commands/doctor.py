@@ -29,6 +29,7 @@ from memsync.hosts import claude_code
 from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
 from memsync.paths import StoreLayout
+from memsync.store_facts import store_facts
 from memsync.wording import plural
 
 Level = Literal["OK", "WARN", "FAIL"]
@@ -257,6 +258,17 @@ def check_clock_ahead(store: StoreConfig, host: str) -> Check:
     )
 
 
+def check_both_kept(store: StoreConfig) -> Check:
+    """WARN when files of ``store`` hold two versions an edit on two machines at once left, else OK."""
+    what = f"store {store.name} conflicts"
+    count = len(store_facts(store)["both_kept"])
+    if not count:
+        return Check("OK", what, "no file holds two kept versions")
+    return Check(
+        "WARN", what, f"{plural(count, 'file')} with two versions kept: `memsync conflicts` lists them"
+    )
+
+
 def run_checks(path: Path | None = None) -> list[Check]:
     """Every check for the config file ``path`` (default ``config_path()``); a missing or invalid config
     is one FAIL line, and the checks that need it are skipped."""
@@ -286,6 +298,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
             checks.append(check_clock(store))
             checks.append(check_clock_ahead(store, config.host))
             checks.append(check_future_entries(store))
+            checks.append(check_both_kept(store))
     checks.append(check_inotify(config))
     checks.append(check_hosts(config))
     checks.extend(check_indexes(config))

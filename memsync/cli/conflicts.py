@@ -1,0 +1,43 @@
+"""CLI: `memsync conflicts`, `memsync resolve`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from memsync.cli.app import app
+from memsync.cli.sync import ConfigOption
+from memsync.config import config_path
+
+
+@app.command("conflicts")
+def conflicts_command(config: ConfigOption = None) -> int:
+    """List the files an edit on two machines at once left with both versions, each version's host and time.
+
+    Resolve one with `memsync resolve PATH --keep 1|2|both`, or by editing it into one text."""
+    from memsync.commands.conflicts import conflicts
+
+    found = conflicts(config or config_path())
+    for conflict in found:
+        first, second = conflict.labels
+        typer.echo(f"{conflict.file} [{conflict.store}]\n    1: {first}\n    2: {second}")
+    if not found:
+        typer.echo("no file holds two kept versions")
+    return 0
+
+
+@app.command("resolve")
+def resolve_command(
+    path: Annotated[Path, typer.Argument(help="A live file `memsync conflicts` lists.")],
+    keep: Annotated[
+        Literal["1", "2", "both"],
+        typer.Option("--keep", help="The version to keep, or both one after the other."),
+    ],
+) -> int:
+    """Resolve PATH's two kept versions: keep one (or both), drop memsync's note; the edit then syncs."""
+    from memsync.commands.conflicts import resolve
+
+    typer.echo(resolve(path, keep))
+    return 0

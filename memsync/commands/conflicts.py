@@ -1,0 +1,115 @@
+"""`memsync conflicts` and `memsync resolve`: the files where an edit made on two machines at once left
+both versions kept (the entry merge driver's note, DESIGN I3), each version with the host and time of
+the commit that wrote it, and resolving one by an ordinary edit of the live file, which then syncs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from memsync.commands.log import local_time
+from memsync.config import StoreConfig, load_stores
+from memsync.errors import MemsyncError
+from memsync.fsio import atomic_write
+from memsync.merge.entry import BOTH_KEPT_NOTE, BOTH_KEPT_VERSION_PREFIX
+from memsync.paths import StoreLayout
+from memsync.store.facade import Store
+from memsync.store_facts import live_path, store_facts
+
+Keep = Literal["1", "2", "both"]
+_FIRST = f"{BOTH_KEPT_NOTE}\n\n{BOTH_KEPT_VERSION_PREFIX} 1 of 2\n"
+_SECOND = f"{BOTH_KEPT_VERSION_PREFIX} 2 of 2\n"
+
+
+@dataclass(frozen=True)
+class Versions:
+    """A both-kept file split: what precedes the note (a merged frontmatter), and the two versions."""
+
+    head: str
+    first: str
+    second: str
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One file with two versions kept: its ``file`` (the live path, else the store path), ``store``, and
+    per version the host and local time of the commit that wrote it (``?`` when no commit says)."""
+
+    file: str
+    store: str
+    labels: tuple[str, str]
+
+
+def split_versions(text: str) -> Versions | None:
+    """``text`` (a file's content) as a both-kept file's parts, None when it holds no two kept versions
+    as the entry driver writes them."""
+    head, note, rest = text.partition(_FIRST)
+    first, separator, second = rest.partition(_SECOND)
+    if not note or not separator:
+        return None
+    return Versions(head, first, second)
+
+
+def _label(store: Store, rel: str, version: str, other: str) -> str:
+    """``host, local time`` of the oldest commit that wrote a line of ``version`` not in ``other``."""
+    others = set(other.splitlines())
+    line = next((ln for ln in version.splitlines() if ln.strip() and ln not in others), None)
+    record = None if line is None else store.introduced(line, rel)
+    if record is None:
+        return "?"
+    return f"{record.host or '?'}, {local_time(record.date)}"
+
+
+def _rel(store_cfg: StoreConfig, shown: str) -> str:
+    """The store path of ``shown`` (a live path or a store path, as the store facts name files)."""
+    for track in store_cfg.tracks:
+        if Path(shown).is_relative_to(track.live):
+            rel = Path(shown).relative_to(track.live).as_posix()
+            return track.store_path if rel == "." else f"{track.store_path}/{rel}"
+    return shown
+
+
+def conflicts(path: Path) -> list[Conflict]:
+    """Every file of every store of config file ``path`` that holds two kept versions, with their labels.
+    Raises ``MemsyncError`` (no store, git failing)."""
+    config = load_stores(path)
+    found: list[Conflict] = []
+    for store_cfg in config.stores.values():
+        if not StoreLayout(store_cfg.path).exists:
+            continue
+        store = Store(store_cfg, config.host, config.identity())
+        for shown in store_facts(store_cfg)["both_kept"]:
+            rel = _rel(store_cfg, shown)
+            live = live_path(store_cfg.tracks, rel)
+            source = live if live is not None and live.is_file() else store_cfg.path / rel
+            versions = split_versions(source.read_bytes().decode("utf-8", "surrogateescape"))
+            if versions is None:
+                continue  # resolved in the live file already: the next sync takes it to the store
+            labels = (
+                _label(store, rel, versions.first, versions.second),
+                _label(store, rel, versions.second, versions.first),
+            )
+            found.append(Conflict(shown, store_cfg.name, labels))
+    return found
+
+
+def resolve(live: Path, keep: Keep) -> str:
+    """Resolve the two kept versions of live file ``live``: keep version 1, 2 or both (one after the
+    other), the note and the version lines removed; the file is replaced atomically (I5) and syncs as
+    any edit. Returns the line to print. Raises ``MemsyncError`` when the file holds no two versions."""
+    path = Path(os.path.abspath(live.expanduser()))
+    try:
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+    except OSError as exc:
+        raise MemsyncError(f"resolve {path}: cannot read it ({exc.strerror}). Give a live file") from None
+    versions = split_versions(text)
+    if versions is None:
+        raise MemsyncError(
+            f"resolve {path}: it holds no two kept versions. `memsync conflicts` lists the files that do"
+        )
+    body = {"1": versions.first, "2": versions.second, "both": versions.first + versions.second}[keep]
+    atomic_write(path, (versions.head + body).encode("utf-8", "surrogateescape"))
+    kept = "both versions" if keep == "both" else f"version {keep}"
+    return f"resolved {path}: kept {kept}; it syncs as an edit"
