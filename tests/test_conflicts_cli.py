@@ -35,7 +35,7 @@ def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
     labels = {line.split(": ", 1)[1].split(",")[0]: line.split(": ", 1)[0].strip() for line in listed[1:]}
     assert set(labels) == {"alice", "bob"}, listed
     assert all(" 20" in line and line.count(":") >= 3 for line in listed[1:]), listed  # a date and a time
-    assert "1 file with two versions kept: `memsync conflicts`" in bob.cli("doctor").stdout
+    assert "conflicts in main: 1 file with two versions kept: `memsync conflicts`" in bob.cli("doctor").stdout
 
     keep = labels["alice"]  # the version alice wrote, whichever number it got
     said = _ok(bob, "resolve", str(entry), "--keep", keep)

@@ -55,6 +55,7 @@ def test_doctor_on_a_fresh_setup(home: Path, tmp_path: Path) -> None:
         "clock vs personal": "OK",
         "clock vs peers of personal": "OK",
         "future entries in personal": "OK",
+        "conflicts in personal": "OK",
         "inotify": "OK",
         "agent hosts": "OK",
         "daemon": "WARN",

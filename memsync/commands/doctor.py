@@ -260,7 +260,7 @@ def check_clock_ahead(store: StoreConfig, host: str) -> Check:
 
 def check_both_kept(store: StoreConfig) -> Check:
     """WARN when files of ``store`` hold two versions an edit on two machines at once left, else OK."""
-    what = f"store {store.name} conflicts"
+    what = f"conflicts in {store.name}"
     count = len(store_facts(store)["both_kept"])
     if not count:
         return Check("OK", what, "no file holds two kept versions")
