@@ -18,11 +18,12 @@ PATHS = st.sampled_from(
     ["memory/a.jsonl", "roles/qa/daily/2026-11-30.md", "roles/qa/MEMORY.md", "roles/qa/cart.md", "x.bin"]
 )
 LINES = st.lists(st.text(max_size=80), max_size=30)
+MARK = "\x00mark-5f0c2a\x00"
 
 
 @st.composite
 def log_output(draw: st.DrawFn) -> str:
-    """``git log -p`` output in session_context's format, with arbitrary lines mixed in."""
+    """``git log -p`` output in ``log_format(MARK)``, with arbitrary lines mixed in."""
     records = []
     for _ in range(draw(st.integers(0, 4))):
         host = draw(st.text(max_size=10))
@@ -36,7 +37,7 @@ def log_output(draw: st.DrawFn) -> str:
             junk = "".join(f"{line}\n" for line in draw(LINES))
             head = "--- /dev/null\n" if new else f"--- a/{path}\n"
             diffs.append(f"diff --git a/{path} b/{path}\n{head}+++ b/{path}\n@@ -0,0 +1 @@\n{added}{junk}")
-        records.append(f"\x01{'0' * 40}\x1f{date}\x1f{body}\x02\n" + "".join(diffs))
+        records.append(f"{MARK}{'0' * 40}\x1f{date}\x1f{body}{MARK}\n" + "".join(diffs))
     return draw(st.text(max_size=40)) + "".join(records)
 
 
@@ -45,7 +46,7 @@ def log_output(draw: st.DrawFn) -> str:
 def test_any_history_gives_items_and_a_bounded_context(out: str, noise: str) -> None:
     scope = Scope(project=("roles",), user=("memory",), own=("roles/qa",))
     for text in (out, noise, out + noise):
-        items, unread = _parse(text, scope, "me")
+        items, unread = _parse(text, MARK, scope, "me", lambda sha: False)
         assert unread >= 0
         if items:
             rendered = _render(items, unread, None, "key", ["/some/where"])
