@@ -33,10 +33,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 # Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
-from memsync.commands.mcp.recall import recall  # noqa: E402
 from memsync.config import load_config  # noqa: E402
 from memsync.fsio import append_once  # noqa: E402
 from memsync.memoryfile import MemoryFile  # noqa: E402
+from memsync.recall.search import recall  # noqa: E402
 from tests.helpers import bare_remote  # noqa: E402
 from tests.mcp_client import mcp_session, ok  # noqa: E402
 from tests.peers import MEMORY_FILE, Peer, entry_line  # noqa: E402

@@ -55,6 +55,8 @@ from memsync.paths import config_path as config_path  # re-exported: every comma
 from memsync.store_paths import default_store_path_for, legacy_store_paths_for, untaken
 
 DEFAULT_BRANCH = "main"
+# The store of this person's own memory (`init` creates it); any other store is shared with a team.
+PERSONAL_STORE = "personal"
 NETWORK_TIMEOUT_S = 30.0
 # What a command that needs a store says when there is no config, or a config without a store.
 NO_STORE = "no memsync store here yet: run `memsync init` (or `memsync up`)"

@@ -25,6 +25,7 @@ from memsync.errors import MemsyncError
 from memsync.fsio import sweep_temps
 from memsync.layout import IGNORED_DIRS
 from memsync.legacy import first_folds, fold_legacy
+from memsync.recall.search import refresh
 from memsync.scope import Scope
 from memsync.session import Session
 from memsync.status import read_status, write_status
@@ -187,6 +188,9 @@ def _cycle(
             for track in reachable
         ]
         held = tuple(state.held())
+    # The search index follows what this cycle published and delivered: a stat per file of the store's
+    # tracks, the memory that changed re-indexed (recall would otherwise do it on its next call).
+    refresh(config, lambda source: source.store == store_cfg.name)
     session.revisit[store_cfg.path] = frozenset(
         [rel for report in delivered for rel, _ in report.waiting]
         + [clash.path for report in delivered for clash in report.clashes]

@@ -1,8 +1,11 @@
-"""recall's ranking and its reading of memory: BM25 over the views, filters, and peer content of any
-shape (hypothesis: nothing but MemsyncError, whatever the bytes or the query)."""
+"""recall's ranking and its reading of memory: BM25 over the views (through an index in memory, the
+kept index's own code), filters, and peer content of any shape (hypothesis: nothing but MemsyncError,
+whatever the bytes or the query)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsync.commands.mcp.hits import Document
-from memsync.commands.mcp.recall import documents, rank
 from memsync.errors import MemsyncError
 from memsync.memoryfile import MemoryFile
+from memsync.recall.index import Found, RecallIndex, fts_query
+from memsync.recall.search import recall
 from memsync.tracked import Tracked
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -27,8 +30,19 @@ def _memory(tmp_path: Path, *texts: str, **fields: object) -> Tracked:
     return Tracked(None, path.name, path, "jsonl")
 
 
-def _texts(hits: list) -> list[str]:  # type: ignore[type-arg]
-    return [hit.doc.text for hit in hits]
+def rank(
+    sources: Sequence[Tracked],
+    query: str,
+    limit: int = 10,
+    scope: str | None = None,
+    kinds: Sequence[str] = (),
+) -> list[Found]:
+    with RecallIndex.in_memory(sources) as index:
+        return index.search(fts_query(query), now=NOW, scope=scope, kinds=kinds, limit=limit)
+
+
+def _texts(hits: list[Found]) -> list[str]:
+    return [hit.doc.body for hit in hits]
 
 
 def test_more_matching_words_rank_first_and_words_are_stemmed(tmp_path: Path) -> None:
@@ -38,14 +52,14 @@ def test_more_matching_words_rank_first_and_words_are_stemmed(tmp_path: Path) ->
         "The harbor opens at six.",
         "Nothing to see here.",
     )
-    hits = rank(documents([source], now=NOW), "blocked harbor agents")
+    hits = rank([source], "blocked harbor agents")
     assert _texts(hits) == [
         "The harbor site blocks requests without a user agent.",
         "The harbor opens at six.",
     ]
     assert hits[0].score > hits[1].score > 0
     assert (
-        _texts(rank(documents([source], now=NOW), "harbor", limit=1))
+        _texts(rank([source], "harbor", limit=1))
         == ["The harbor site blocks requests without a user agent."][:1]
         or True
     )
@@ -57,17 +71,15 @@ def test_dead_entries_are_not_found_and_filters_apply(tmp_path: Path) -> None:
     old = memory.view(NOW)[0]
     memory.supersede(old.id, "New harbor rule.", now=NOW)
     memory.remember("Harbor rule for github.", "fact", scope="github.com", now=NOW)
-    assert sorted(_texts(rank(documents([source], now=NOW), "harbor rule"))) == [
+    assert sorted(_texts(rank([source], "harbor rule"))) == [
         "Harbor rule for github.",
         "New harbor rule.",
     ]
-    scoped = documents([source], scope="gitlab.com", now=NOW)
-    assert _texts(rank(scoped, "harbor")) == ["New harbor rule."]  # global applies, github.com does not
-    assert _texts(rank(documents([source], kinds=("fact",), now=NOW), "harbor")) == [
-        "Harbor rule for github."
-    ]
+    scoped = rank([source], "harbor", scope="gitlab.com")
+    assert _texts(scoped) == ["New harbor rule."]  # global applies, github.com does not
+    assert _texts(rank([source], "harbor", kinds=("fact",))) == ["Harbor rule for github."]
     with pytest.raises(MemsyncError, match="'bogus' is not a kind"):
-        documents([source], kinds=("bogus",))
+        recall(None, "harbor", kinds=("bogus",))
 
 
 @pytest.mark.parametrize(
@@ -75,14 +87,14 @@ def test_dead_entries_are_not_found_and_filters_apply(tmp_path: Path) -> None:
 )
 def test_query_syntax_is_only_words(tmp_path: Path, query: str) -> None:
     source = _memory(tmp_path, "AND title x a b drop table docs near")
-    hits = rank(documents([source], now=NOW), query)
+    hits = rank([source], query)
     assert _texts(hits) == ["AND title x a b drop table docs near"]
 
 
 @pytest.mark.parametrize("limit", [0, 101])
 def test_a_limit_out_of_range_is_refused(tmp_path: Path, limit: int) -> None:
     with pytest.raises(MemsyncError, match="limit"):
-        rank([], "x", limit)
+        recall(None, "x", limit=limit)
 
 
 def _role(tmp_path: Path, index: bytes, entry: bytes, daily: bytes) -> Tracked:
@@ -108,11 +120,8 @@ def test_any_bytes_and_any_query_give_hits_or_a_memsync_error(
     path = tmp_path / "peer.jsonl"
     path.write_bytes(memory)
     sources = [Tracked(None, path.name, path, "jsonl"), _role(tmp_path, index, entry, daily)]
-    try:
-        docs: list[Document] = documents(sources, now=NOW)
-        rank(docs, query)
-    except MemsyncError:
-        pass
+    with contextlib.suppress(MemsyncError):
+        rank(sources, query)
 
 
 def test_index_items_that_link_an_entry_are_folded_into_it(tmp_path: Path) -> None:
@@ -123,7 +132,7 @@ def test_index_items_that_link_an_entry_are_folded_into_it(tmp_path: Path) -> No
         b"---\nname: Note\ndescription: a note\ntype: project\n---\n\nBody.\n",
         "# Daily log — 2026-11-30\n\n- [10:00] Walked to the lighthouse.\nA free line about it.\n".encode(),
     )
-    hits = rank(documents([source], now=NOW), "lighthouse")
+    hits = rank([source], "lighthouse")
     assert sorted((hit.doc.type, hit.doc.id) for hit in hits) == [
         ("curated", str(source.live / "note.md")),
         ("index", f"{source.live / 'MEMORY.md'}:4"),

@@ -15,11 +15,11 @@ import typer
 
 from memsync.cli.app import app, note_no_store
 from memsync.commands.mcp import install
-from memsync.commands.mcp.recall import DEFAULT_LIMIT
 from memsync.config import NO_STORE, no_store_note
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.hosts import mcp_install
+from memsync.recall import DEFAULT_LIMIT
 
 mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")
@@ -103,8 +103,8 @@ def recall_command(
 
     Searches memory-file entries, curated entries, indexes and daily logs; each hit has its id, file,
     the host that wrote it and the date."""
-    from memsync.commands.mcp.recall import recall
     from memsync.commands.mcp.tools import current_config
+    from memsync.recall.search import recall
 
     hits = recall(current_config(), query, scope, kinds or (), limit)
     before_init = no_store_note() is not None  # only the default memory file was searched

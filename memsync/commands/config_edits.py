@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsync.config import NO_STORE, Config, StoreConfig, Track, edit_config
+from memsync.config import NO_STORE, PERSONAL_STORE, Config, StoreConfig, Track, edit_config
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
 from memsync.instance import running_daemon_pid
 
-DEFAULT_STORE = "personal"
+DEFAULT_STORE = PERSONAL_STORE
 DEFAULT_REMOTE = "origin"
 
 

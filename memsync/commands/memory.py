@@ -17,6 +17,7 @@ from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import check_role_dir
 from memsync.memoryfile import MemoryFile
+from memsync.recall.search import written
 from memsync.wording import plural
 
 
@@ -77,6 +78,7 @@ def forget_line(entry_id: str, file: Path | None) -> str:
     if memory.is_forgotten(entry_id):
         return f"{entry_id} is already forgotten in {memory.path}; nothing changed"
     memory.forget(entry_id)
+    written(current_config(), memory.path)
     return f"forgot {entry_id} in {memory.path}"
 
 

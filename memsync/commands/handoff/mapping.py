@@ -4,7 +4,6 @@ types between the two formats (the table in ``handoff``'s docstring; DESIGN "Age
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +14,8 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS, Entry
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.reading import CuratedEntry
+from memsync.formats.markdown.skill import TYPE_TO_KIND as TYPE_TO_KIND  # re-exported: handoff maps by it
+from memsync.formats.markdown.skill import kind_for_type as kind_for_type
 from memsync.wording import plural
 
 DEFAULT_MAX_BYTES = 32_000
@@ -29,7 +30,6 @@ KIND_TO_TYPE = {
     "fact": "project",
     "source": "reference",
 }
-TYPE_TO_KIND = {"user": "preference", "feedback": "lesson", "project": "fact", "reference": "source"}
 # A curated entry was written on purpose, so it ranks above an agent's first guess but below the user's
 # word; a daily-log item is an episodic note.
 CURATED_CONFIDENCE = 0.9
@@ -44,8 +44,6 @@ TEXT_CHARS = 4000
 SLUG_CHARS = 120  # well under the 255-byte file-name limit, whatever NFKD makes of odd characters
 # Slugs listed by name in TO's daily-log line before "and N more".
 LOGGED_SLUGS = 10
-
-_AVOID_WORDS = re.compile(r"\b(?:never|don'?t|do not|avoid|must not)\b", re.IGNORECASE)
 
 # The Source line a JSONL entry handed to a role directory carries (see ``to_role``): it lets the entry
 # go back to a memory file as itself (same id, kind, scope, source, confidence, created_at).
@@ -169,13 +167,6 @@ class HandoffReport:
             return f"{plural(len(self.handed), 'entry', 'entries')} printed, {skipped}; nothing written"
         text = f"{len(self.handed)} handed, {len(self.present)} already present, {skipped}"
         return f"dry run: {text}; nothing written" if self.dry_run else text
-
-
-def kind_for_type(curated_type: str | None, description: str) -> str:
-    """The JSONL kind of a curated entry of ``curated_type`` (see the module doc's mapping)."""
-    if curated_type == "feedback" and _AVOID_WORDS.search(description):
-        return "avoid"
-    return TYPE_TO_KIND.get(curated_type or "", "lesson")
 
 
 def type_for_kind(kind: str) -> str:

@@ -30,11 +30,11 @@ from typing_extensions import TypedDict  # not typing's: pydantic needs this one
 from memsync import __version__
 from memsync.commands.mcp import resources as mcp_resources
 from memsync.commands.mcp import tools as mcp_tools
-from memsync.commands.mcp.hits import HitJSON
-from memsync.commands.mcp.recall import DEFAULT_LIMIT, MAX_LIMIT, recall
 from memsync.commands.mcp.stdio import answering_stdio
 from memsync.errors import MemsyncError
 from memsync.memoryfile import TEXT_MAX_CHARS
+from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT
+from memsync.recall.documents import HitJSON
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,10 @@ def recall_tool(
 ) -> Recalled:
     """Search the synced memory (entries, curated notes, index, daily logs) by keywords: best hits first,
     each with its id, file, host and date."""
-    hits = recall(mcp_tools.current_config(), query, scope, (kind,) if kind else (), limit)
+    from memsync.recall.search import recall  # the index and its readers: when first called
+
+    config = mcp_tools.current_config()
+    hits = recall(config, query, scope, (kind,) if kind else (), limit, background=True)
     return Recalled(hits=[hit.to_json() for hit in hits])
 
 

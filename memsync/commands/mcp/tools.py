@@ -26,6 +26,7 @@ from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_expiry
 from memsync.formats.quoted import neutralise_lines
 from memsync.memoryfile import MemoryFile
+from memsync.recall.search import written
 from memsync.tracked import Format, Tracked, tracked_memory
 
 # A recall hit's id for a line names its file and line: `roles/qa/daily/2026-11-30.md:7`.
@@ -185,7 +186,7 @@ def write_entry(
             expires_at=expires_at,
             now=now,
         )
-
+    written(current_config(), memory.path)
     return entry
 
 
@@ -195,6 +196,7 @@ def forget(config: Config | None, entry_id: str, file: str | None = None) -> Pat
     when no file or several hold the id, or it is already deleted."""
     path = find_memory(config, file, "jsonl").live if file is not None else holder(config, entry_id, "forget")
     MemoryFile(path).forget(entry_id)
+    written(config, path)
     return path
 
 

@@ -10,6 +10,9 @@ import unicodedata
 from memsync.errors import MemsyncError
 
 CURATED_TYPES = ("user", "feedback", "project", "reference")
+# The JSONL kind a curated type reads as (handoff and recall); feedback that forbids reads as ``avoid``.
+TYPE_TO_KIND = {"user": "preference", "feedback": "lesson", "project": "fact", "reference": "source"}
+_AVOID_WORDS = re.compile(r"\b(?:never|don'?t|do not|avoid|must not)\b", re.IGNORECASE)
 INDEX_NAME = "MEMORY.md"
 SNAPSHOT_NAME = "snapshot.md"
 DAILY_DIR = "daily"
@@ -44,3 +47,11 @@ def one_line(what: str, value: str) -> str:
     if "\n" in value or "\r" in value:
         raise MemsyncError(f"{what} spans several lines: the skill keeps it on one line. Join the lines")
     return value
+
+
+def kind_for_type(curated_type: str | None, description: str) -> str:
+    """The JSONL kind of a curated entry of ``curated_type``: ``TYPE_TO_KIND``, ``avoid`` for feedback whose
+    ``description`` forbids something, ``lesson`` for an unknown type."""
+    if curated_type == "feedback" and _AVOID_WORDS.search(description):
+        return "avoid"
+    return TYPE_TO_KIND.get(curated_type or "", "lesson")

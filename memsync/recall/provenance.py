@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TypedDict
 
-from memsync.commands.mcp.hits import Hit
 from memsync.config import Config
 from memsync.formats.quoted import host_label
 from memsync.paths import StoreLayout
+from memsync.recall.documents import Hit
+from memsync.recall.index import RecallIndex
 from memsync.store.facade import Store
 from memsync.store.history import LogRecord
 from memsync.store.refs import written_here
@@ -43,9 +44,10 @@ def _local_date(hit: Hit) -> str:
     return moment.isoformat(timespec="seconds")
 
 
-def attribute(config: Config | None, hits: Sequence[Hit]) -> list[Attribution]:
-    """The attribution of each of ``hits``, in order: one git call per hit in a store. The date is what
-    the item itself says (an entry's ``created_at``, a log line's day and time), else the commit's date,
+def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) -> list[Attribution]:
+    """The attribution of each of ``hits``, in order: one git call per hit in a store, except for an
+    entry or line whose introducing commit ``index`` recorded (it never changes). The date is what the
+    item itself says (an entry's ``created_at``, a log line's day and time), else the commit's date,
     else the file's modification time. Raises ``MemsyncError`` when git fails in a store."""
     here = config.host if config is not None else socket.gethostname()
     stores: dict[str, Store] = {}
@@ -63,7 +65,11 @@ def attribute(config: Config | None, hits: Sequence[Hit]) -> list[Attribution]:
                     stores[store_cfg.name] = Store(store_cfg, config.host, config.identity())
                 store = stores[store_cfg.name]
                 if doc.needle is not None:
-                    record = store.introduced(doc.needle, rel)
+                    record = index.provenance(store_cfg.name, rel, doc.needle)
+                    if record is None:
+                        record = store.introduced(doc.needle, rel)
+                        if record is not None:
+                            index.note_provenance(store_cfg.name, rel, doc.needle, record)
                 else:
                     record = next(iter(store.log(rel, limit=1)), None)
         if record is None:

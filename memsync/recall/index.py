@@ -1,0 +1,384 @@
+"""The kept search index: one SQLite FTS5 database per machine (``<user state dir>/memsync/recall.sqlite``)
+over every searchable item of the tracked memory (``documents``), so a recall is one indexed query
+instead of a rebuild over every view.
+
+It is a cache, disposable like basic-memory's: the files are the truth. Each tracked file's size,
+``mtime_ns`` and inode are recorded when its memory file or role directory (a *source*) is indexed;
+``refresh`` stats every tracked file (nothing else) and re-indexes the sources whose files differ,
+appeared or vanished, so a recall never answers from a stale source. Writers (remember, forget) and the
+daemon's cycles refresh the sources they changed at once. A missing index, one of another format
+(``PRAGMA user_version``) or a corrupt one raises ``Unusable``; ``rebuild`` makes it anew in place.
+
+Ranking is BM25 (Porter stemming, Unicode words, diacritics folded): the words of a query are OR-ed, so a
+hit need not hold them all, and a match in an entry's name or tags counts twice; ties go to the newer
+item. Expiry is applied at query time, so an entry whose time passed never comes back.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import platformdirs
+
+from memsync.errors import MemsyncError
+from memsync.formats.jsonl.timestamps import parse_timestamp
+from memsync.formats.jsonl.view import scope_matches
+from memsync.recall.documents import MARK, Document, source_documents, source_files
+from memsync.store.history import LogRecord
+from memsync.tracked import Tracked
+
+log = logging.getLogger(__name__)
+
+# Bumped whenever the tables or what is indexed change: an index of another format is rebuilt.
+FORMAT = 1
+_WORD = re.compile(r"\w+")
+_BUSY_MS = 5000
+_SCHEMA = (
+    "CREATE TABLE sources(live TEXT PRIMARY KEY, store TEXT, store_path TEXT NOT NULL, format TEXT NOT NULL)",
+    "CREATE TABLE files(path TEXT PRIMARY KEY, source TEXT NOT NULL, size INTEGER, mtime_ns INTEGER, "
+    "ino INTEGER)",
+    "CREATE INDEX files_source ON files(source)",
+    "CREATE TABLE docs(rowid INTEGER PRIMARY KEY, source TEXT NOT NULL, id TEXT NOT NULL, "
+    "type TEXT NOT NULL, kind TEXT, title TEXT NOT NULL, body TEXT NOT NULL, file TEXT NOT NULL, "
+    "line INTEGER, date TEXT, "
+    "needle TEXT, scope TEXT, expires TEXT, expires_ts REAL)",
+    "CREATE INDEX docs_source ON docs(source)",
+    "CREATE VIRTUAL TABLE fts USING fts5(title, body, content='docs', content_rowid='rowid', "
+    "tokenize='porter unicode61 remove_diacritics 2')",
+    "CREATE TRIGGER docs_added AFTER INSERT ON docs BEGIN "
+    "INSERT INTO fts(rowid, title, body) VALUES (new.rowid, new.title, new.body); END",
+    "CREATE TRIGGER docs_removed AFTER DELETE ON docs BEGIN "
+    "INSERT INTO fts(fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body); END",
+    "CREATE TABLE provenance(store TEXT NOT NULL, file TEXT NOT NULL, needle TEXT NOT NULL, "
+    "sha TEXT NOT NULL, host TEXT, date TEXT NOT NULL, PRIMARY KEY (store, file, needle))",
+    f"PRAGMA user_version = {FORMAT}",
+)
+_COLUMNS = (
+    "d.rowid, d.source, d.id, d.type, d.kind, d.title, d.body, d.file, d.line, d.date, d.needle, d.scope, "
+    "d.expires"
+)
+
+
+class Unusable(Exception):
+    """The index file is missing, of another format or corrupt: ``rebuild`` it."""
+
+
+def index_path() -> Path:
+    """Where this machine's index lives: ``<user state dir>/memsync/recall.sqlite``."""
+    return platformdirs.user_state_path("memsync") / "recall.sqlite"
+
+
+def fts_query(query: str) -> str:
+    """The FTS5 query for a free-text ``query``: each word quoted (so no word is FTS5 syntax), OR-ed.
+    Raises MemsyncError when the query has no word."""
+    words = _WORD.findall(query)
+    if not words:
+        raise MemsyncError(f"recall: the query {query!r} has no word to search for. Give a few keywords")
+    return " OR ".join(
+        '"' + word.replace('"', '""') + '"' for word in dict.fromkeys(w.lower() for w in words)
+    )
+
+
+@dataclass(frozen=True)
+class Found:
+    """A document the lexical search found, with its BM25 score (higher is better)."""
+
+    doc: Document
+    score: float
+
+
+Stamp = tuple[int, int, int]
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+class RecallIndex:
+    """An open index (``open``, ``rebuild`` or ``in_memory``); close it with ``close`` or ``with``.
+
+    One connection per instance, used by one thread at a time."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> RecallIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    @classmethod
+    def open(cls, path: Path) -> RecallIndex:
+        """The index at ``path``. Raises ``Unusable`` when it is missing, of another format or corrupt."""
+        if not path.is_file():
+            raise Unusable(f"{path} is missing")
+        db = _connect(str(path))
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version != FORMAT:
+                raise Unusable(f"{path} is of format {version}, not {FORMAT}")
+            db.execute("SELECT count(*) FROM sources").fetchone()
+        except (sqlite3.DatabaseError, Unusable) as exc:
+            db.close()
+            raise Unusable(str(exc)) from None
+        return cls(db)
+
+    @classmethod
+    def rebuild(cls, path: Path, sources: Sequence[Tracked]) -> RecallIndex:
+        """A new index at ``path`` over ``sources``, built aside and renamed over what was there
+        (missing, stale or corrupt): a reader sees the old index or the new one. Raises MemsyncError when
+        a memory file is unreadable, ``sqlite3.Error`` or ``OSError`` when the index cannot be written."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        aside = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        aside.unlink(missing_ok=True)
+        try:
+            db = _connect(str(aside))
+            try:
+                db.execute("PRAGMA journal_mode = OFF")  # a file nobody else opens until it is renamed
+                _create(db)
+                index = cls(db)
+                with index._writing():
+                    index._index(sources)
+            finally:
+                db.close()
+            # A journal left by a writer of the old file would be rolled back into the new one.
+            path.with_name(path.name + "-journal").unlink(missing_ok=True)
+            os.replace(aside, path)
+        finally:
+            aside.unlink(missing_ok=True)
+        return cls.open(path)
+
+    @classmethod
+    def in_memory(cls, sources: Sequence[Tracked]) -> RecallIndex:
+        """A throwaway index in memory over ``sources`` (a fresh scan while the kept one is rebuilt)."""
+        db = _connect(":memory:")
+        _create(db)
+        index = cls(db)
+        with index._writing():
+            index._index(sources)
+        return index
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.rollback()
+            raise
+        self._db.commit()
+
+    def _index(self, sources: Iterable[Tracked]) -> None:
+        """Replace what the index holds of each of ``sources`` (inside a transaction)."""
+        db = self._db
+        for source in sources:
+            live = str(source.live)
+            db.execute("DELETE FROM docs WHERE source = ?", (live,))
+            db.execute("DELETE FROM files WHERE source = ?", (live,))
+            db.execute("DELETE FROM sources WHERE live = ?", (live,))
+            files = [(path, _stamp(path)) for path in source_files(source)]
+            docs = source_documents(source)
+            db.execute(
+                "INSERT INTO sources(live, store, store_path, format) VALUES (?, ?, ?, ?)",
+                (live, source.store, source.store_path, source.format),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO files(path, source, size, mtime_ns, ino) VALUES (?, ?, ?, ?, ?)",
+                ((str(path), live, *stamp) for path, stamp in files if stamp is not None),
+            )
+            db.executemany(
+                "INSERT INTO docs(source, id, type, kind, title, body, file, line, date, needle, scope, "
+                "expires, expires_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        live,
+                        doc.id,
+                        doc.type,
+                        doc.kind,
+                        doc.title,
+                        doc.body,
+                        str(doc.file),
+                        doc.line,
+                        doc.date,
+                        doc.needle,
+                        doc.scope,
+                        doc.expires,
+                        None if doc.expires is None else parse_timestamp(doc.expires).timestamp(),
+                    )
+                    for doc in docs
+                ),
+            )
+
+    def stale(self, sources: Sequence[Tracked]) -> tuple[list[Tracked], list[str]]:
+        """Which of ``sources`` the index does not hold as they are now (a file's size, ``mtime_ns`` or
+        inode differs, a file appeared or vanished, or the source is mapped elsewhere), and the sources
+        it holds that are no longer tracked. A stat per file; nothing is read."""
+        held = {
+            live: (store, store_path, fmt)
+            for live, store, store_path, fmt in self._db.execute("SELECT * FROM sources")
+        }
+        stamps: dict[str, dict[str, Stamp]] = {}
+        for path, source, *stamp in self._db.execute("SELECT path, source, size, mtime_ns, ino FROM files"):
+            stamps.setdefault(source, {})[path] = (stamp[0], stamp[1], stamp[2])
+        stale = []
+        for source in sources:
+            live = str(source.live)
+            if held.get(live) != (source.store, source.store_path, source.format):
+                stale.append(source)
+                continue
+            now = {str(path): stamp for path in source_files(source) if (stamp := _stamp(path)) is not None}
+            if now != stamps.get(live, {}):
+                stale.append(source)
+        tracked = {str(source.live) for source in sources}
+        return stale, [live for live in held if live not in tracked]
+
+    def refresh(self, sources: Sequence[Tracked], every: bool = True) -> int:
+        """Re-index those of ``sources`` that are stale (``stale``); with ``every`` (``sources`` is all
+        the tracked memory), also drop the sources no longer tracked. Returns how many sources were
+        re-indexed or dropped. Raises MemsyncError for an unreadable memory file."""
+        stale, gone = self.stale(sources)
+        if not every:
+            gone = []
+        if not stale and not gone:
+            return 0
+        with self._writing():
+            self._index(stale)
+            for live in gone:
+                for table, column in (("docs", "source"), ("files", "source"), ("sources", "live")):
+                    self._db.execute(f"DELETE FROM {table} WHERE {column} = ?", (live,))
+        return len(stale) + len(gone)
+
+    def search(
+        self,
+        match: str,
+        *,
+        now: datetime,
+        scope: str | None = None,
+        kinds: Sequence[str] = (),
+        limit: int,
+    ) -> list[Found]:
+        """The at most ``limit`` documents alive at ``now`` that match the FTS5 query ``match``
+        (``fts_query``), best first (ties: newer first), whose kind is one of ``kinds`` (any when empty)
+        and whose scope applies to ``scope`` (``scope_matches``; items without a scope always do)."""
+        where = "fts MATCH ? AND (d.expires_ts IS NULL OR d.expires_ts > ?)"
+        args: list[object] = [match, now.timestamp()]
+        if kinds:
+            where += f" AND d.kind IN ({', '.join('?' * len(kinds))})"
+            args.extend(kinds)
+        sql = (
+            f"SELECT {_COLUMNS}, bm25(fts, 2.0, 1.0) AS score FROM fts JOIN docs d ON d.rowid = fts.rowid "
+            f"WHERE {where} ORDER BY score, d.date DESC LIMIT ?"
+        )
+        # A scope filter is applied here (it is not SQL): fetch more rows until enough pass or none is left.
+        want = limit if scope is None else limit * 4
+        while True:
+            rows = self._db.execute(sql, (*args, want)).fetchall()
+            found = []
+            sources: dict[str, Tracked] = {}
+            for row in rows:
+                doc = self._document(row, sources)
+                if scope is None or doc.scope is None or scope_matches(doc.scope, scope):
+                    found.append(Found(doc, -row[-1]))
+            if len(found) >= limit or len(rows) < want:
+                return found[:limit]
+            want *= 4
+
+    def marked(self, match: str, doc: Document) -> str | None:
+        """``doc``'s body with each word that ``match`` matched preceded by ``documents.MARK`` (None
+        when the index no longer holds ``doc``)."""
+        row = self._db.execute(
+            "SELECT highlight(fts, 1, ?, '') FROM fts JOIN docs d ON d.rowid = fts.rowid "
+            "WHERE fts MATCH ? AND d.file = ? AND d.id = ?",
+            (MARK, match, str(doc.file), doc.id),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _document(self, row: Sequence[object], sources: dict[str, Tracked]) -> Document:
+        _, live, doc_id, doc_type, kind, title, body, file, line, date, needle, scope, expires = row[:13]
+        assert isinstance(live, str)
+        if live not in sources:
+            store, store_path, fmt = self._db.execute(
+                "SELECT store, store_path, format FROM sources WHERE live = ?", (live,)
+            ).fetchone()
+            sources[live] = Tracked(store, store_path, Path(live), fmt)
+        return Document(
+            id=str(doc_id),
+            type=doc_type,  # type: ignore[arg-type]
+            kind=kind,  # type: ignore[arg-type]
+            title=str(title),
+            body=str(body),
+            source=sources[live],
+            file=Path(str(file)),
+            line=line,  # type: ignore[arg-type]
+            date=date,  # type: ignore[arg-type]
+            needle=needle,  # type: ignore[arg-type]
+            scope=scope,  # type: ignore[arg-type]
+            expires=expires,  # type: ignore[arg-type]
+        )
+
+    def provenance(self, store: str, file: str, needle: str) -> LogRecord | None:
+        """The commit recorded as having introduced ``needle`` into store path ``file`` of ``store``."""
+        row = self._db.execute(
+            "SELECT sha, host, date FROM provenance WHERE store = ? AND file = ? AND needle = ?",
+            (store, file, needle),
+        ).fetchone()
+        if row is None:
+            return None
+        return LogRecord(row[0], row[1], datetime.fromisoformat(row[2]), "", (file,))
+
+    def note_provenance(self, store: str, file: str, needle: str, record: LogRecord) -> None:
+        """Record that ``record`` introduced ``needle`` into ``file`` of ``store``: the oldest commit
+        that added a text never changes, so it is asked of git once."""
+        with suppress(sqlite3.OperationalError), self._db:  # busy: asked of git again next time
+            self._db.execute(
+                "INSERT OR REPLACE INTO provenance(store, file, needle, sha, host, date) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (store, file, needle, record.sha, record.host, record.date.isoformat()),
+            )
+
+
+def _connect(where: str) -> sqlite3.Connection:
+    db = sqlite3.connect(where, isolation_level=None, check_same_thread=False, timeout=_BUSY_MS / 1000)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db
+
+
+def _create(db: sqlite3.Connection) -> None:
+    try:
+        for statement in _SCHEMA:
+            db.execute(statement)
+    except sqlite3.OperationalError as exc:
+        if "fts5" in str(exc):
+            raise MemsyncError(
+                f"recall: this Python's SQLite has no full-text search ({exc}). Use a Python built with FTS5"
+            ) from None
+        raise
+
+
+def size_of(path: Path) -> int:
+    """The bytes the index at ``path`` takes on disk (its journal included)."""
+    return sum(
+        os.stat(p).st_size for p in (path, path.with_name(path.name + "-journal")) if os.path.exists(p)
+    )

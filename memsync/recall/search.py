@@ -1,0 +1,149 @@
+"""Recall: the tracked memory searched through the kept index, fused and put in scope order, each hit
+with what matched and who wrote it when (DESIGN "Agent hosts", MCP ``recall``; `memsync recall`).
+
+The kept index (``index``) is refreshed before each search: a stat per tracked file, the stale sources
+re-indexed. When it is missing, of another format or corrupt, it is rebuilt: in a one-shot command at
+once, in a long-lived process (``background=True``: the MCP server) in a thread while recall answers
+from a fresh scan (a throwaway index in memory). Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memsync.config import Config
+from memsync.errors import MemsyncError
+from memsync.formats.jsonl.records import KINDS
+from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT
+from memsync.recall.documents import Hit, shown_text
+from memsync.recall.index import RecallIndex, Unusable, fts_query, index_path
+from memsync.recall.ranking import Vantage, fuse, here
+from memsync.tracked import Tracked, tracked_memory
+
+log = logging.getLogger(__name__)
+
+# One rebuild at a time per process; while it runs, recall answers from a fresh scan.
+_rebuilding = threading.Lock()
+
+
+def _check(query: str, kinds: Sequence[str], limit: int) -> str:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise MemsyncError(f"recall: limit {limit} is outside 1..{MAX_LIMIT}. Give a smaller number")
+    unknown = [kind for kind in kinds if kind not in KINDS]
+    if unknown:
+        raise MemsyncError(f"recall: kind {unknown[0]!r} is not a kind. Use one of {', '.join(KINDS)}")
+    return fts_query(query)
+
+
+def kept_index(
+    sources: Sequence[Tracked], *, path: Path | None = None, background: bool = False
+) -> RecallIndex:
+    """The kept index at ``path`` (default ``index_path()``) brought up to date with ``sources`` (all
+    the tracked memory). When it is unusable: rebuilt here, or with ``background`` in a thread while a
+    fresh in-memory index over ``sources`` is returned. Raises MemsyncError for an unreadable memory
+    file, ``sqlite3.Error``/``OSError`` when the index cannot be written."""
+    where = path or index_path()
+    try:
+        index = RecallIndex.open(where)
+    except Unusable as why:
+        log.debug("recall index: %s; rebuilt", why)
+        if not background:
+            return RecallIndex.rebuild(where, sources)
+        if _rebuilding.acquire(blocking=False):
+            threading.Thread(target=_rebuild, args=(where, sources), name="recall-index", daemon=True).start()
+        return RecallIndex.in_memory(sources)
+    try:
+        index.refresh(sources)
+    except sqlite3.DatabaseError as exc:  # corrupt past its header: rebuilt like a missing one
+        index.close()
+        log.debug("recall index %s: %s; rebuilt", where, exc)
+        where.unlink(missing_ok=True)
+        return kept_index(sources, path=where, background=background)
+    except BaseException:
+        index.close()
+        raise
+    return index
+
+
+def _rebuild(where: Path, sources: Sequence[Tracked]) -> None:
+    try:
+        RecallIndex.rebuild(where, sources).close()
+    except (MemsyncError, sqlite3.Error, OSError) as exc:
+        log.warning("recall index %s not rebuilt: %s", where, exc)
+    finally:
+        _rebuilding.release()
+
+
+def refresh(config: Config | None, only: Callable[[Tracked], bool] | None = None) -> int:
+    """Bring the kept index up to date with the tracked memory of ``config`` (only the sources ``only``
+    accepts, when given: a writer's file, a store's tracks), if it is usable: an unusable one is left
+    to the next recall. Returns how many sources were re-indexed. Never raises: the index is a cache."""
+    try:
+        index = RecallIndex.open(index_path())
+    except Unusable:
+        return 0
+    try:
+        sources = tracked_memory(config)
+        if only is None:
+            return index.refresh(sources)
+        return index.refresh([source for source in sources if only(source)], every=False)
+    except (MemsyncError, sqlite3.Error, OSError) as exc:
+        log.warning("recall index not refreshed: %s", exc)
+        return 0
+    finally:
+        index.close()
+
+
+def written(config: Config | None, path: Path) -> None:
+    """Bring the kept index up to date with the memory file at ``path`` that this process just wrote
+    (remember, forget), so the next recall finds it without re-indexing. Never raises."""
+    live = Path(os.path.abspath(path))
+    refresh(config, lambda source: source.live == live)
+
+
+def recall(
+    config: Config | None,
+    query: str,
+    scope: str | None = None,
+    kinds: Sequence[str] = (),
+    limit: int = DEFAULT_LIMIT,
+    now: datetime | None = None,
+    *,
+    vantage: Vantage | None = None,
+    background: bool = False,
+) -> list[Hit]:
+    """Search the memory ``config`` tracks (``None``: no config yet, the default memory file only) for
+    ``query``: the best ``limit`` hits in scope order (``ranking.fuse``; ``vantage`` default: the
+    working directory), each with the text that matched and who committed it and when
+    (``provenance.attribute``). Dead entries (tombstoned, superseded, expired at ``now``) never come
+    back. ``background``: see ``kept_index``.
+
+    Raises MemsyncError for an empty query, a bad limit or kind, or an unreadable file or index."""
+    from memsync.recall.provenance import attribute  # git history: only for the hits found
+
+    match = _check(query, kinds, limit)
+    moment = now or datetime.now(UTC)
+    try:
+        with kept_index(tracked_memory(config), background=background) as index:
+            found = index.search(match, now=moment, scope=scope, kinds=kinds, limit=limit)
+            ranked = fuse([[hit.doc for hit in found]], limit, vantage or here())
+            # A note shows the lines that matched; an entry, an index item or a log line is shown whole.
+            texts = [
+                shown_text(
+                    item.doc.body, index.marked(match, item.doc) if item.doc.type == "curated" else None
+                )
+                for item in ranked
+            ]
+            hits = [Hit(item.doc, item.score, text) for item, text in zip(ranked, texts, strict=True)]
+            attributed = attribute(config, hits, index)
+    except (sqlite3.Error, OSError) as exc:
+        raise MemsyncError(
+            f"recall: the search index {index_path()} failed ({exc}). Delete it: memsync rebuilds it"
+        ) from exc
+    return [Hit(hit.doc, hit.score, hit.text, **fields) for hit, fields in zip(hits, attributed, strict=True)]
