@@ -11,14 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memsync import argcheck
+from memsync import argcheck, identity
 from memsync.commands.config_edits import Report, edit, reload_daemon, store_table
 from memsync.config import KNOWN_KEYS, Config, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.identity import ALIASES_TABLE, aliases
 from memsync.wording import plural
 
-_TABLES = {"author", "stores"}
+# Tables, not settings: `project alias` writes the project aliases.
+_TABLES = {"author", "stores", identity.ALIASES_TABLE}
 
 
 def _parts(key: str) -> list[str]:
