@@ -1,0 +1,374 @@
+"""The recall evaluation: does recall return the entry a question is about, lexical alone and hybrid?
+
+The memory: the shared corpus (../shared/corpus: its two memory files and its two role directories, read
+in place) plus two generated memory files (projects orbit and nova) holding the entries of
+bench/recall_eval_cases.py: plain facts, entries superseded by a correction, tombstoned and expired
+entries, the same fact in two projects, near-duplicates. The questions: each case's paraphrase (written
+by a person) and a keyword question made of the answer's three rarest words; for the corpus, a keyword
+question for every live entry of its memory files and the written paraphrases.
+
+Printed for each ranker: recall@1, recall@5, MRR, and how many dead entries (superseded, tombstoned,
+expired) came back in any top 5. Lexical is recall's BM25 ranking; hybrid fuses it with the semantic
+ranking (memsync/embedding.py, the ``semantic`` extra) by reciprocal rank fusion.
+
+    python bench/recall_eval.py [--corpus DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import recall_eval_cases as cases  # noqa: E402
+
+from memsync import embedding  # noqa: E402
+from memsync.commands.mcp.hits import Document  # noqa: E402
+from memsync.commands.mcp.recall import documents, rank  # noqa: E402
+from memsync.tracked import Tracked  # noqa: E402
+
+CORPUS = Path(os.environ.get("MEMSYNC_CORPUS", REPO.parent / "shared" / "corpus"))
+# Every expiry of the corpus and of the generated entries has passed by then; nothing is dated after it.
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+TOP = 5
+# Reciprocal rank fusion's usual constant; how deep the lexical list is read for it, and the semantic
+# one: a small static model's tail is noise that pushes good lexical hits out (measured: reading it to 50
+# costs 5 points of recall@5 against reading 5).
+RRF_K = 60
+DEPTH = 50
+SEMANTIC_DEPTH = 5
+_WORD = re.compile(r"[^\W_]{4,}")
+_STOP = frozenset(
+    [
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "were",
+        "when",
+        "what",
+        "which",
+        "their",
+        "there",
+        "they",
+        "them",
+        "then",
+        "than",
+        "into",
+        "only",
+        "also",
+        "must",
+        "every",
+        "never",
+        "always",
+        "after",
+        "before",
+        "about",
+        "does",
+        "should",
+        "would",
+        "could",
+        "been",
+        "being",
+        "your",
+        "more",
+        "most",
+        "some",
+        "such",
+        "over",
+        "under",
+        "same",
+        "other",
+        "each",
+        "both",
+        "just",
+        "like",
+        "here",
+        "where",
+        "while",
+        "because",
+        "until",
+    ]
+)
+
+Ranker = Callable[[str], list[Document]]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One question, the ids of the entries that answer it, and where it comes from (``group``)."""
+
+    text: str
+    answers: frozenset[str]
+    group: str
+
+
+@dataclass(frozen=True)
+class Memory:
+    """The evaluation's memory: its sources, questions, and the ids of its dead entries."""
+
+    sources: tuple[Tracked, ...]
+    queries: tuple[Query, ...]
+    dead: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Score:
+    """One ranker's figures over all questions."""
+
+    recall1: float
+    recall5: float
+    mrr: float
+    dead: int
+    queries: int
+
+
+def _id(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _entry(text: str, kind: str, scope: str, created: datetime, **extra: object) -> dict[str, object]:
+    return {
+        "id": _id(scope + text),
+        "kind": kind,
+        "text": text,
+        "scope": scope,
+        "tags": [],
+        "source": "session:eval",
+        "confidence": 0.9,
+        "expires_at": None,
+        "supersedes": None,
+        "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **extra,
+    }
+
+
+def _write(path: Path, lines: Sequence[dict[str, object]]) -> None:
+    header = {"format": "agent-memory/0.1", "created_at": "2026-09-01T00:00:00Z"}
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in [header, *lines]))
+
+
+def _generated(root: Path) -> tuple[list[Tracked], list[tuple[str, frozenset[str], str]], set[str]]:
+    """The two generated memory files; the (paraphrase, answers, group) of their cases; their dead ids."""
+    orbit: list[dict[str, object]] = []
+    nova: list[dict[str, object]] = []
+    asked: list[tuple[str, frozenset[str], str]] = []
+    dead: set[str] = set()
+    clock = iter(datetime(2026, 9, 2, tzinfo=UTC) + timedelta(hours=n) for n in range(10_000))
+
+    def add(target: list[dict[str, object]], text: str, kind: str = "fact", **extra: object) -> str:
+        scope = "project:nova" if target is nova else "project:orbit"
+        line = _entry(text, kind, scope, next(clock), **extra)
+        target.append(line)
+        return str(line["id"])
+
+    for kind, text, question in cases.FACTS:
+        asked.append((question, frozenset({add(orbit, text, kind)}), "fact"))
+    for old, new, question in cases.SUPERSEDED:
+        old_id = add(orbit, old)
+        dead.add(old_id)
+        asked.append((question, frozenset({add(orbit, new, supersedes=old_id)}), "superseded"))
+    for gone, live, question in cases.TOMBSTONED:
+        gone_id = add(orbit, gone)
+        dead.add(gone_id)
+        orbit.append(
+            {"id": gone_id, "deleted": True, "created_at": next(clock).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        )
+        asked.append((question, frozenset({add(orbit, live)}), "tombstoned"))
+    for passed, live, question in cases.EXPIRED:
+        dead.add(add(orbit, passed, expires_at="2026-10-01T00:00:00Z"))
+        asked.append((question, frozenset({add(orbit, live)}), "expired"))
+    for here, there, question in cases.TWO_PROJECTS:
+        asked.append((question, frozenset({add(orbit, here), add(nova, there)}), "two projects"))
+    for one, other, question in cases.NEAR_DUPES:
+        asked.append((question, frozenset({add(orbit, one), add(orbit, other)}), "near-duplicate"))
+    files = []
+    for name, lines in (("orbit.jsonl", orbit), ("nova.jsonl", nova)):
+        _write(root / name, lines)
+        files.append(Tracked(None, name, root / name, "jsonl"))
+    return files, asked, dead
+
+
+def _corpus(corpus: Path) -> tuple[list[Tracked], dict[str, str], set[str]]:
+    """The corpus's sources (read in place), its live entries' texts by id, and its dead ids."""
+    sources = [
+        Tracked(None, f"jsonl/{p.name}", p, "jsonl") for p in sorted((corpus / "jsonl").glob("*.jsonl"))
+    ]
+    sources += [Tracked(None, f"skill/{p.name}", p, "role") for p in sorted((corpus / "skill").iterdir())]
+    texts: dict[str, str] = {}
+    dead: set[str] = set()
+    for source in (s for s in sources if s.format == "jsonl"):
+        lines = [json.loads(line) for line in source.live.read_text().splitlines()[1:] if line.strip()]
+        for line in lines:
+            if line.get("deleted"):
+                dead.add(line["id"])
+            elif line.get("supersedes"):
+                dead.add(line["supersedes"])
+            if (
+                line.get("expires_at")
+                and datetime.fromisoformat(line["expires_at"].replace("Z", "+00:00")) <= NOW
+            ):
+                dead.add(line["id"])
+        texts.update({line["id"]: line["text"] for line in lines if "text" in line})
+    for key in dead:
+        texts.pop(key, None)
+    return sources, texts, dead
+
+
+def _keywords(text: str, frequency: Counter[str]) -> str:
+    """The three rarest words of ``text`` in the memory (ties: the first in the text), in text order."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP))
+    rare = sorted(words, key=lambda w: (frequency[w], words.index(w)))[:3]
+    return " ".join(w for w in words if w in rare)
+
+
+def build(root: Path, corpus: Path | None = CORPUS) -> Memory:
+    """The evaluation's memory under ``root`` (the generated files) plus ``corpus`` when it exists."""
+    sources, asked, dead = _generated(root)
+    corpus_texts: dict[str, str] = {}
+    if corpus is not None and (corpus / "jsonl").is_dir():
+        more, corpus_texts, corpus_dead = _corpus(corpus)
+        sources += more
+        dead |= corpus_dead
+    docs = documents(sources, now=NOW)
+    frequency: Counter[str] = Counter(w for doc in docs for w in {w.lower() for w in _WORD.findall(doc.body)})
+    texts = {doc.id: doc.body for doc in docs}
+    queries = [Query(question, answers, group) for question, answers, group in asked]
+    queries += [
+        Query(_keywords(texts[next(iter(answers))], frequency), answers, f"{group}, keywords")
+        for _, answers, group in asked
+    ]
+    for key, text in corpus_texts.items():
+        queries.append(Query(_keywords(text, frequency), _same_text(docs, key, text), "corpus, keywords"))
+    for key, question in cases.CORPUS if corpus_texts else ():
+        queries.append(Query(question, _same_text(docs, key, corpus_texts[key]), "corpus"))
+    return Memory(tuple(sources), tuple(queries), frozenset(dead))
+
+
+def _same_text(docs: Sequence[Document], key: str, text: str) -> frozenset[str]:
+    """The entry ``key`` and the curated notes it was made from (the corpus's entries are the first
+    sentence of a note's description): each answers a question about it."""
+    start = text[:60]
+    return frozenset({key} | {doc.id for doc in docs if doc.type == "curated" and start in doc.title})
+
+
+def lexical(docs: Sequence[Document]) -> Ranker:
+    """Recall's keyword ranking over ``docs`` (each query ranked once: hybrid reads the same lists)."""
+
+    @functools.cache
+    def ranked(query: str) -> list[Document]:
+        return [hit.doc for hit in rank(docs, query, DEPTH)]
+
+    return ranked
+
+
+def semantic(docs: Sequence[Document]) -> Ranker:
+    """The ranking by meaning over ``docs`` (needs the ``semantic`` extra)."""
+    matrix = embedding.embed([f"{doc.title}\n{doc.body}" for doc in docs])
+
+    def ranked(query: str) -> list[Document]:
+        return [
+            docs[row] for row, _ in embedding.nearest(embedding.embed([query])[0], matrix, SEMANTIC_DEPTH)
+        ]
+
+    return ranked
+
+
+def hybrid(*rankers: Ranker) -> Ranker:
+    """The rankers' lists fused by reciprocal rank fusion."""
+
+    def ranked(query: str) -> list[Document]:
+        scores: dict[str, float] = {}
+        found: dict[str, Document] = {}
+        for ranker in rankers:
+            for place, doc in enumerate(ranker(query), start=1):
+                scores[doc.id] = scores.get(doc.id, 0.0) + 1.0 / (RRF_K + place)
+                found.setdefault(doc.id, doc)
+        return [found[key] for key in sorted(scores, key=lambda key: -scores[key])]
+
+    return ranked
+
+
+def score(memory: Memory, ranker: Ranker) -> Score:
+    """``ranker``'s figures over the questions of ``memory``."""
+    first = top = 0
+    reciprocal = 0.0
+    dead = 0
+    for query in memory.queries:
+        ids = [doc.id for doc in ranker(query.text)[:TOP]]
+        dead += sum(key in memory.dead for key in ids)
+        place = next((n for n, key in enumerate(ids, start=1) if key in query.answers), None)
+        if place is not None:
+            first += place == 1
+            top += 1
+            reciprocal += 1.0 / place
+    count = len(memory.queries)
+    return Score(first / count, top / count, reciprocal / count, dead, count)
+
+
+def evaluate(root: Path, corpus: Path | None = CORPUS) -> dict[str, Score]:
+    """The figures of each ranker available here: lexical, and hybrid when the extra is installed."""
+    memory = build(root, corpus)
+    docs = documents(memory.sources, now=NOW)
+    keywords = lexical(docs)
+    found = {"lexical": score(memory, keywords)}
+    if embedding.available():
+        found["hybrid"] = score(memory, hybrid(keywords, semantic(docs)))
+    return found
+
+
+def report(figures: dict[str, Score]) -> tuple[list[str], bool]:
+    """The lines printed for ``figures``, and whether every target is met (True without the extra: only
+    lexical is measured, and it has no target but dead == 0)."""
+    lines = [
+        f"{name:8} queries {s.queries}  recall@1 {s.recall1:.3f}  recall@{TOP} {s.recall5:.3f}  "
+        f"MRR {s.mrr:.3f}  dead returned {s.dead}"
+        for name, s in figures.items()
+    ]
+    checks = [("dead returned == 0", all(s.dead == 0 for s in figures.values()))]
+    if "hybrid" in figures:
+        gain = figures["hybrid"].recall5 - figures["lexical"].recall5
+        checks += [
+            (f"hybrid recall@{TOP} >= 0.90", figures["hybrid"].recall5 >= 0.90),
+            (f"hybrid recall@{TOP} >= lexical + 0.08 (gain {gain:+.3f})", gain >= 0.08 - 1e-9),
+        ]
+    else:
+        lines.append(f"hybrid: not measured, the semantic extra is not installed ({embedding.INSTALL_HINT})")
+    lines += [f"{'PASS' if ok else 'FAIL'}  {label}" for label, ok in checks]
+    return lines, all(ok for _, ok in checks)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    if not (args.corpus / "jsonl").is_dir():
+        print(f"recall_eval: no corpus at {args.corpus}; generated entries only", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = evaluate(Path(tmp), args.corpus)
+    if args.json:
+        print(json.dumps({name: vars(s) for name, s in figures.items()}, indent=2))
+        return 0
+    lines, ok = report(figures)
+    print("\n".join(lines))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Search by meaning, offline: texts as unit vectors from a static embedding model whose weights ship
+inside a package on the package index (the ``semantic`` extra: ``tokenlearn-static-model``, a
+Model2Vec-style model of 64 dimensions, about 20 MB installed, no torch). Nothing is downloaded, ever:
+the weights are files of the installed package.
+
+Without the extra, ``available()`` is False and recall stays lexical; ``embed`` then raises MemsyncError.
+numpy and the model are imported on first use only, so importing this module costs nothing.
+
+Vectors are float32, unit length (a text without a known word gives the zero vector, similar to
+nothing), so cosine similarity is a dot product; ``to_blob``/``from_blobs`` store them as raw bytes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from memsync.errors import MemsyncError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Matrix = NDArray[np.float32]
+else:
+    Matrix = Any
+
+# Stored beside the vectors: vectors of another model (or version of it) are recomputed, never compared.
+MODEL = "tokenlearn-static-model/10k-64d-int8"
+DIMENSIONS = 64
+# A long curated note is embedded by its start: a static model averages its tokens, so the tail of a
+# long plan would only blur what the note is about.
+MAX_CHARS = 2000
+INSTALL_HINT = "pip install 'memsync[semantic]'"
+
+
+def available() -> bool:
+    """Whether the ``semantic`` extra is installed (its model package and numpy), without importing it."""
+    return all(importlib.util.find_spec(name) is not None for name in ("numpy", "static_model"))
+
+
+def embed(texts: Sequence[str]) -> Matrix:
+    """The unit vectors of ``texts``, one row each (shape ``(len(texts), DIMENSIONS)``, float32).
+
+    Raises MemsyncError when the extra is not installed or the model's files are missing."""
+    if not available():
+        raise MemsyncError(f"search by meaning: the semantic extra is not installed. Run {INSTALL_HINT}")
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    try:
+        from static_model import get_embeddings
+
+        rows = get_embeddings([text[:MAX_CHARS] for text in texts])
+    except (ImportError, OSError, ValueError) as exc:
+        raise MemsyncError(
+            f"search by meaning: the model's files are unusable ({exc}). Run {INSTALL_HINT}"
+        ) from None
+    matrix = np.asarray(rows, dtype=np.float32).reshape(len(texts), DIMENSIONS)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit: Matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return unit
+
+
+def to_blob(vector: Matrix) -> bytes:
+    """One vector (a row of ``embed``) as the bytes stored for it."""
+    import numpy as np
+
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blobs(blobs: Sequence[bytes]) -> Matrix:
+    """The matrix of stored vectors (``to_blob``), one row each; a blob of the wrong size (another model,
+    a torn write) gives the zero vector, similar to nothing."""
+    import numpy as np
+
+    width = DIMENSIONS * 4
+    matrix = np.zeros((len(blobs), DIMENSIONS), dtype=np.float32)
+    for row, blob in enumerate(blobs):
+        if len(blob) == width:
+            matrix[row] = np.frombuffer(blob, dtype="<f4")
+    return matrix
+
+
+def nearest(query: Matrix, matrix: Matrix, limit: int) -> list[tuple[int, float]]:
+    """The rows of ``matrix`` most similar to the vector ``query``, best first, as (row, cosine); rows of
+    similarity 0 or less are left out (nothing in common). Ties keep row order."""
+    import numpy as np
+
+    if len(matrix) == 0 or limit <= 0:
+        return []
+    scores = matrix @ query.reshape(-1)
+    count = min(limit, len(scores))
+    top = np.argpartition(-scores, count - 1)[:count]
+    top = top[np.lexsort((top, -scores[top]))]
+    return [(int(row), float(scores[row])) for row in top if scores[row] > 0]
+
+
+def similar_pairs(matrix: Matrix, threshold: float) -> list[tuple[int, int, float]]:
+    """The pairs of rows ``(i, j)``, i < j, whose cosine is at least ``threshold``, most similar first.
+    Compared in blocks of rows, so memory stays bounded by a block times the row count."""
+    import numpy as np
+
+    pairs: list[tuple[int, int, float]] = []
+    block = 512
+    for start in range(0, len(matrix), block):
+        scores = matrix[start : start + block] @ matrix.T
+        rows, cols = np.nonzero(scores >= threshold)
+        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+            i = start + row
+            if i < col:
+                pairs.append((i, col, float(scores[row, col])))
+    pairs.sort(key=lambda pair: (-pair[2], pair[0], pair[1]))
+    return pairs
