@@ -8,8 +8,8 @@ by a person) and a keyword question made of the answer's three rarest words; for
 question for every live entry of its memory files and the written paraphrases.
 
 Printed for each ranker: recall@1, recall@5, MRR, and how many dead entries (superseded, tombstoned,
-expired) came back in any top 5. Lexical is recall's BM25 ranking; hybrid fuses it with the semantic
-ranking (memsync/embedding.py, the ``semantic`` extra) by reciprocal rank fusion.
+expired) came back in any top 5, through recall's own index (memsync/recall/, in memory): lexical is its
+BM25 search, hybrid fuses it with its search by meaning (the ``semantic`` extra) as ``recall`` does.
 
     python bench/recall_eval.py [--corpus DIR] [--json]
 """
@@ -37,20 +37,18 @@ sys.path.insert(0, str(REPO / "bench"))
 import recall_eval_cases as cases  # noqa: E402
 
 from memsync import embedding  # noqa: E402
-from memsync.commands.mcp.hits import Document  # noqa: E402
-from memsync.commands.mcp.recall import documents, rank  # noqa: E402
+from memsync.recall.documents import Document, source_documents  # noqa: E402
+from memsync.recall.index import RecallIndex, fts_query  # noqa: E402
+from memsync.recall.ranking import Vantage, fuse  # noqa: E402
+from memsync.recall.search import SEMANTIC_DEPTH  # noqa: E402
 from memsync.tracked import Tracked  # noqa: E402
 
 CORPUS = Path(os.environ.get("MEMSYNC_CORPUS", REPO.parent / "shared" / "corpus"))
 # Every expiry of the corpus and of the generated entries has passed by then; nothing is dated after it.
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 TOP = 5
-# Reciprocal rank fusion's usual constant; how deep the lexical list is read for it, and the semantic
-# one: a small static model's tail is noise that pushes good lexical hits out (measured: reading it to 50
-# costs 5 points of recall@5 against reading 5).
-RRF_K = 60
-DEPTH = 50
-SEMANTIC_DEPTH = 5
+# How deep the lexical list is read for the fusion (recall reads it to its limit).
+DEPTH = 10
 _WORD = re.compile(r"[^\W_]{4,}")
 _STOP = frozenset(
     [
@@ -245,7 +243,7 @@ def build(root: Path, corpus: Path | None = CORPUS) -> Memory:
         more, corpus_texts, corpus_dead = _corpus(corpus)
         sources += more
         dead |= corpus_dead
-    docs = documents(sources, now=NOW)
+    docs = live_documents(sources)
     frequency: Counter[str] = Counter(w for doc in docs for w in {w.lower() for w in _WORD.findall(doc.body)})
     texts = {doc.id: doc.body for doc in docs}
     queries = [Query(question, answers, group) for question, answers, group in asked]
@@ -267,39 +265,27 @@ def _same_text(docs: Sequence[Document], key: str, text: str) -> frozenset[str]:
     return frozenset({key} | {doc.id for doc in docs if doc.type == "curated" and start in doc.title})
 
 
-def lexical(docs: Sequence[Document]) -> Ranker:
-    """Recall's keyword ranking over ``docs`` (each query ranked once: hybrid reads the same lists)."""
+def live_documents(sources: Sequence[Tracked]) -> list[Document]:
+    """What recall can return from ``sources`` at ``NOW``."""
+    return [doc for source in sources for doc in source_documents(source) if doc.live_at(NOW)]
+
+
+def lexical(index: RecallIndex) -> Ranker:
+    """Recall's keyword search of ``index`` (each query ranked once: hybrid reads the same lists)."""
 
     @functools.cache
     def ranked(query: str) -> list[Document]:
-        return [hit.doc for hit in rank(docs, query, DEPTH)]
+        return [hit.doc for hit in index.search(fts_query(query), now=NOW, limit=DEPTH)]
 
     return ranked
 
 
-def semantic(docs: Sequence[Document]) -> Ranker:
-    """The ranking by meaning over ``docs`` (needs the ``semantic`` extra)."""
-    matrix = embedding.embed([f"{doc.title}\n{doc.body}" for doc in docs])
+def hybrid(index: RecallIndex, keywords: Ranker) -> Ranker:
+    """Recall's hybrid ranking: the keyword list and the semantic one fused (``ranking.fuse``)."""
 
     def ranked(query: str) -> list[Document]:
-        return [
-            docs[row] for row, _ in embedding.nearest(embedding.embed([query])[0], matrix, SEMANTIC_DEPTH)
-        ]
-
-    return ranked
-
-
-def hybrid(*rankers: Ranker) -> Ranker:
-    """The rankers' lists fused by reciprocal rank fusion."""
-
-    def ranked(query: str) -> list[Document]:
-        scores: dict[str, float] = {}
-        found: dict[str, Document] = {}
-        for ranker in rankers:
-            for place, doc in enumerate(ranker(query), start=1):
-                scores[doc.id] = scores.get(doc.id, 0.0) + 1.0 / (RRF_K + place)
-                found.setdefault(doc.id, doc)
-        return [found[key] for key in sorted(scores, key=lambda key: -scores[key])]
+        meant = [hit.doc for hit in index.similar(query, now=NOW, limit=SEMANTIC_DEPTH)]
+        return [item.doc for item in fuse([keywords(query), meant], DEPTH, Vantage())]
 
     return ranked
 
@@ -324,11 +310,11 @@ def score(memory: Memory, ranker: Ranker) -> Score:
 def evaluate(root: Path, corpus: Path | None = CORPUS) -> dict[str, Score]:
     """The figures of each ranker available here: lexical, and hybrid when the extra is installed."""
     memory = build(root, corpus)
-    docs = documents(memory.sources, now=NOW)
-    keywords = lexical(docs)
-    found = {"lexical": score(memory, keywords)}
-    if embedding.available():
-        found["hybrid"] = score(memory, hybrid(keywords, semantic(docs)))
+    with RecallIndex.in_memory(memory.sources) as index:
+        keywords = lexical(index)
+        found = {"lexical": score(memory, keywords)}
+        if embedding.available():
+            found["hybrid"] = score(memory, hybrid(index, keywords))
     return found
 
 

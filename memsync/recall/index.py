@@ -29,6 +29,7 @@ from pathlib import Path
 
 import platformdirs
 
+from memsync import embedding
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.jsonl.view import scope_matches
@@ -39,7 +40,7 @@ from memsync.tracked import Tracked
 log = logging.getLogger(__name__)
 
 # Bumped whenever the tables or what is indexed change: an index of another format is rebuilt.
-FORMAT = 1
+FORMAT = 2
 _WORD = re.compile(r"\w+")
 _BUSY_MS = 5000
 _SCHEMA = (
@@ -58,6 +59,11 @@ _SCHEMA = (
     "INSERT INTO fts(rowid, title, body) VALUES (new.rowid, new.title, new.body); END",
     "CREATE TRIGGER docs_removed AFTER DELETE ON docs BEGIN "
     "INSERT INTO fts(fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body); END",
+    # Search by meaning (the semantic extra): each document's vector (``embedding``), computed when a
+    # semantic search first needs it and dropped with its document; another model's vectors are recomputed.
+    "CREATE TABLE vectors(rowid INTEGER PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL)",
+    "CREATE TRIGGER docs_unembedded AFTER DELETE ON docs BEGIN "
+    "DELETE FROM vectors WHERE rowid = old.rowid; END",
     "CREATE TABLE provenance(store TEXT NOT NULL, file TEXT NOT NULL, needle TEXT NOT NULL, "
     "sha TEXT NOT NULL, host TEXT, date TEXT NOT NULL, PRIMARY KEY (store, file, needle))",
     f"PRAGMA user_version = {FORMAT}",
@@ -300,6 +306,62 @@ class RecallIndex:
             if len(found) >= limit or len(rows) < want:
                 return found[:limit]
             want *= 4
+
+    def similar(
+        self,
+        query: str,
+        *,
+        now: datetime,
+        scope: str | None = None,
+        kinds: Sequence[str] = (),
+        limit: int,
+    ) -> list[Found]:
+        """The at most ``limit`` documents alive at ``now`` closest in meaning to ``query`` (cosine of
+        ``embedding`` vectors, best first), filtered like ``search``. Documents without a vector of this
+        model get one first. Raises MemsyncError when the semantic extra is not installed."""
+        self._embed_missing()
+        where = "(d.expires_ts IS NULL OR d.expires_ts > ?)"
+        args: list[object] = [now.timestamp()]
+        if kinds:
+            where += f" AND d.kind IN ({', '.join('?' * len(kinds))})"
+            args.extend(kinds)
+        # Only ids, scopes and vectors are read for every document; the rows of the best ones after.
+        rows = self._db.execute(
+            f"SELECT d.rowid, d.scope, v.vector FROM docs d JOIN vectors v USING (rowid) WHERE {where}",
+            args,
+        ).fetchall()
+        matrix = embedding.from_blobs([vector for _, _, vector in rows])
+        found = []
+        sources: dict[str, Tracked] = {}
+        for row, score in embedding.nearest(embedding.embed([query])[0], matrix, len(rows)):
+            rowid, doc_scope, _ = rows[row]
+            if scope is not None and doc_scope is not None and not scope_matches(doc_scope, scope):
+                continue
+            full = self._db.execute(f"SELECT {_COLUMNS} FROM docs d WHERE d.rowid = ?", (rowid,)).fetchone()
+            found.append(Found(self._document(full, sources), score))
+            if len(found) == limit:
+                break
+        return found
+
+    def _embed_missing(self) -> None:
+        """Give every document without a vector of ``embedding.MODEL`` one (a document indexed before
+        the extra was installed, or since the last semantic search)."""
+        missing = self._db.execute(
+            "SELECT d.rowid, d.title, d.body FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid "
+            "WHERE v.model IS NOT ? ",
+            (embedding.MODEL,),
+        ).fetchall()
+        if not missing:
+            return
+        vectors = embedding.embed([f"{title}\n{body}" for _, title, body in missing])
+        with suppress(sqlite3.OperationalError), self._writing():  # busy: embedded again next time
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors(rowid, model, vector) VALUES (?, ?, ?)",
+                (
+                    (rowid, embedding.MODEL, embedding.to_blob(vector))
+                    for (rowid, _, _), vector in zip(missing, vectors, strict=True)
+                ),
+            )
 
     def marked(self, match: str, doc: Document) -> str | None:
         """``doc``'s body with each word that ``match`` matched preceded by ``documents.MARK`` (None
