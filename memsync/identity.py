@@ -10,10 +10,10 @@ the path's case is folded only on hosts known to treat owner and repository name
 (``CASE_FOLDED_HOSTS``): ``git@github.com:Org/Shop.git``, ``https://github.com/org/shop`` and
 ``ssh://git@github.com:22/org/shop`` are all ``github.com/org/shop``.
 
-A project without a remote has no identity another machine could share: its key is its folder's name
-and this machine's host name (``shop@laptop-a``), so its memory stays its own, unless the user names the
-identity (``memsync project alias PATH NAME``: the ``[projects]`` table of ``config.toml``, read here), so
-that two machines naming one NAME meet. An alias wins over the remote.
+A project without a remote has no identity another machine could share: its key is its folder's name,
+this machine's host name and a hash of its path (``shop@laptop-a-3f2a1c``), so its memory stays its own,
+unless the user names the identity (``memsync project alias PATH NAME``: the ``[projects]`` table of
+``config.toml``, read here), so that two machines naming one NAME meet. An alias wins over the remote.
 
 As a store path component the identity is one name, ``/`` written as ``~`` (a character git hosts refuse
 in owner and repository names), so no project's path can lie inside another's (GitLab's nested groups):
@@ -149,16 +149,18 @@ def project_key(project: Path) -> str:
     project without an identity, ``local_key``. Never raises."""
     identity = project_identity(project)
     if identity is None:
-        return local_key(project.name)
+        return local_key(project)
     if identity == identity.lower():
         return identity_name(identity)
     return f"{identity_name(identity)}-{hashlib.sha256(identity.encode()).hexdigest()[:6]}"
 
 
-def local_key(name: str) -> str:
-    """The key of a project known only on this machine, named ``name`` here: ``<name>@<host>`` (the
-    config's ``host``, else this machine's host name), which no other machine gives. Never raises."""
-    return f"{identity_name(name)}@{identity_name(_host())}"
+def local_key(project: Path) -> str:
+    """The key of the project at ``project`` known only on this machine: ``<folder name>@<host>-<hash
+    of its path>`` (the config's ``host``, else this machine's host name), which no other machine and
+    no other folder gives, whatever order folders are listed in. Never raises."""
+    path = hashlib.sha256(str(_absolute(project)).encode()).hexdigest()[:6]
+    return f"{identity_name(project.name)}@{identity_name(_host())}-{path}"
 
 
 def legacy_keys(project: Path) -> tuple[str, ...]:
@@ -175,7 +177,7 @@ def legacy_keys(project: Path) -> tuple[str, ...]:
         host = re.sub(r":\d+$", "", authority) if not authority.startswith("[") else authority
         old.append(identity_name(f"{host.strip('[]')}/{path}"))
     if _absolute(project) in aliases():
-        old.append(local_key(project.name) if remote is None else identity_name(remote))
+        old.append(local_key(project) if remote is None else identity_name(remote))
     current = project_key(project)
     return tuple(key for key in dict.fromkeys(old) if key != current)
 

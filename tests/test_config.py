@@ -258,7 +258,7 @@ def test_default_store_paths(home: Path, tmp_path: Path) -> None:
     plain = tmp_path / "plain-project"
     (plain / ".agents" / "memory" / "dev").mkdir(parents=True)
     # Without a remote, a project is this machine's own: its old shared key is not folded in.
-    here = local_key("plain-project")
+    here = local_key(plain)
     assert default_store_path_for(plain / ".agents" / "memory" / "dev") == f"projects/{here}/dev"
 
     cloned = tmp_path / "checkout-dir"

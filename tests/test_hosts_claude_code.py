@@ -57,9 +57,9 @@ def test_a_folder_is_keyed_by_its_projects_remote_else_its_name(home: Path, tmp_
     assert project_memory(memory / "notes.md").store_path == "claude/projects/github.com~org~shop/notes.md"
 
     lost = claude_folder(home, Path("/nowhere/at/all"), transcript=False) / "memory"
-    assert project_memory(lost).store_path == f"claude/projects/{local_key('-nowhere-at-all')}"
+    assert project_memory(lost).store_path == f"claude/projects/{local_key(lost.parent)}"
     gone = claude_folder(home, tmp_path / "deleted-checkout") / "memory"
-    assert project_memory(gone).store_path == f"claude/projects/{local_key('deleted-checkout')}"
+    assert project_memory(gone).store_path == f"claude/projects/{local_key(tmp_path / 'deleted-checkout')}"
 
 
 def test_the_projects_folder_becomes_one_track_per_memory_folder(home: Path, tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_the_projects_folder_becomes_one_track_per_memory_folder(home: Path, tmp
     assert store.host_roots[0].live == root and store.host_roots[0].prefix == "claude/projects"
     # Sorted by folder name: "-...-other-shop" before "-...-src-shop" takes the identity first.
     assert by_path == {
-        f"claude/projects/{local_key('blog')}": root / sanitize(str(blog)) / "memory",
+        f"claude/projects/{local_key(blog)}": root / sanitize(str(blog)) / "memory",
         "claude/projects/github.com~org~shop": root / sanitize(str(clone)) / "memory",
         f"claude/projects/github.com~org~shop@{sanitize(str(shop)).lower()}": root
         / sanitize(str(shop))
@@ -176,7 +176,7 @@ def test_a_folder_without_memory_is_tracked_when_the_store_holds_its_project(
 
     store = load_config(config_file).stores["personal"]
 
-    assert store.host_roots[0].held == {"github.com~org~shop", local_key(sanitize(str(unknown)))}
+    assert store.host_roots[0].held == {"github.com~org~shop", local_key(root / sanitize(str(unknown)))}
     # The shop's folder, by its checkout's remote; not the blog (not in the store), not the folder whose
     # project is unknown (a name matching a store folder is no identity).
     assert [(t.store_path, t.live) for t in store.tracks] == [

@@ -109,7 +109,7 @@ def test_origin_wins_then_the_first_remote_with_a_host_then_the_folder(tmp_path:
     fork = _repo(tmp_path / "fork", local="/srv/git/shop.git", upstream="https://github.com/up/shop")
     assert project_identity(fork) == "github.com/up/shop"
     alone = _repo(tmp_path / "alone-dir")
-    assert project_identity(alone) is None and project_key(alone) == local_key("alone-dir")
+    assert project_identity(alone) is None and project_key(alone) == local_key(alone)
     assert project_identity(tmp_path / "not-a-repo") is None
 
 
@@ -117,7 +117,7 @@ def test_an_enclosing_repository_is_not_the_project(tmp_path: Path) -> None:
     outer = _repo(tmp_path / "outer", origin="git@github.com:org/outer.git")
     inner = outer / "vendor" / "lib"
     inner.mkdir(parents=True)
-    assert project_identity(inner) is None and project_key(inner) == local_key("lib")
+    assert project_identity(inner) is None and project_key(inner) == local_key(inner)
 
 
 @pytest.mark.parametrize(
@@ -191,7 +191,9 @@ def test_projects_without_a_remote_meet_only_by_a_named_alias(tmp_path: Path, ho
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('host = "laptop-a"\n')
     shop = _repo(tmp_path / "src/shop")
-    assert project_key(shop) == "shop@laptop-a" and legacy_keys(shop) == ()
+    assert project_key(shop).startswith("shop@laptop-a-") and legacy_keys(shop) == ()
+    other = _repo(tmp_path / "elsewhere/shop")  # another folder of that name here: another project
+    assert project_key(other).startswith("shop@laptop-a-") and project_key(other) != project_key(shop)
     config.write_text(f'host = "laptop-b"\n[projects]\n"{shop}" = "acme/shop"\n')
     assert project_identity(shop) == "acme/shop" and project_key(shop) == "acme~shop"
-    assert legacy_keys(shop) == ("shop@laptop-b",)
+    assert legacy_keys(shop) == (local_key(shop),) and local_key(shop).startswith("shop@laptop-b-")

@@ -169,7 +169,7 @@ def test_track_makes_a_running_daemon_reload_and_sync_the_new_path(home: Path, t
 
         assert f"the running daemon (PID {daemon.pid}) reloads its config now" in tracked.lines
         store = home / ".local/share/memsync/stores/personal"
-        store_copy = store / "projects" / local_key("shop") / "qa/daily/2026-11-30.md"
+        store_copy = store / "projects" / local_key(home / "work" / "shop") / "qa/daily/2026-11-30.md"
         wait_for(
             lambda: store_copy.exists() and store_copy.read_text() == log_file.read_text(),
             timeout=30,

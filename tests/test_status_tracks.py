@@ -89,6 +89,6 @@ def test_status_names_only_the_untracked_role_of_a_project(home: Path, tmp_path:
         assert run_cli("track", str(project / ".agents" / "memory" / role)).returncode == 0
     assert run_cli("sync").returncode == 0
     assert run_cli("untrack", str(project / ".agents" / "memory" / "dev")).returncode == 0
-    dev = f"projects/{local_key('shop')}/dev/"
+    dev = f"projects/{local_key(project)}/dev/"
     assert _status(home)["stores"]["personal"]["untracked"] == [dev]  # type: ignore[index]
     assert f"  in the store, not tracked here: {dev}" in run_cli("status").stdout.splitlines()

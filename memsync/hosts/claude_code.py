@@ -197,7 +197,7 @@ def folder_key(folder: Path) -> str:
 
 
 def _key(folder: Path, project: Path | None) -> str:
-    return local_key(folder.name) if project is None else project_key(project)
+    return local_key(folder) if project is None else project_key(project)
 
 
 def project_memory(memory: Path, prefix: str = STORE_PREFIX) -> ProjectMemory:
