@@ -4,6 +4,7 @@ Each submodule registers one group of commands on ``app``; importing them here w
 """
 
 import memsync.cli.conflicts  # registers conflicts, resolve
+import memsync.cli.connect  # registers connect, disconnect
 import memsync.cli.handoff  # registers handoff, import
 import memsync.cli.hooks  # registers hooks install|uninstall|status, hook session-start|sync-now
 import memsync.cli.lifecycle  # registers stop, uninstall, store list|remove, remote list, config list

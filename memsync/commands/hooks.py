@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,14 @@ from memsync.hosts.hooks import (
     remove_ours,
     settings_path,
 )
-from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object, read_json_object
+from memsync.hosts.settings_file import (
+    BACKUP_SUFFIX,
+    edit_json_object,
+    json_update,
+    parse_json_object,
+    preview,
+    read_json_object,
+)
 
 
 def install(host: Host, project: Path | None = None) -> list[str]:
@@ -32,12 +39,7 @@ def install(host: Host, project: Path | None = None) -> list[str]:
     path = _target(host, project)
     wanted = list(handlers(host))
     existed = path.exists()
-
-    def add(settings: dict[str, Any]) -> None:
-        if installed(settings, path) != wanted:
-            add_ours(settings, path, wanted)
-
-    if not edit_json_object(path, add):
+    if not edit_json_object(path, _change(host, path, add=True)):
         return [f"{host}: memsync's hooks are already installed in {path}"]
     lines = [f"{host}: installed memsync's hooks in {path} ({', '.join(h.event for h in wanted)})"]
     if existed:
@@ -51,13 +53,35 @@ def uninstall(host: Host, project: Path | None = None) -> list[str]:
     """Remove memsync's hooks for ``host`` from its user (or ``project``'s) settings, nothing else.
     Returns report lines. Raises ``MemsyncError`` for a settings file memsync cannot read."""
     path = _target(host, project)
-
-    def remove(settings: dict[str, Any]) -> None:
-        remove_ours(settings, path)
-
-    if not edit_json_object(path, remove):
+    if not edit_json_object(path, _change(host, path, add=False)):
         return [f"{host}: no memsync hooks in {path}"]
     return [f"{host}: removed memsync's hooks from {path}; other hooks kept"]
+
+
+def _change(host: Host, path: Path, *, add: bool) -> Callable[[dict[str, Any]], None]:
+    """The change to ``host``'s hook settings (read from ``path``): memsync's handlers added (``add``,
+    unless they are there as they should be) or removed."""
+    wanted = list(handlers(host))
+
+    def change(settings: dict[str, Any]) -> None:
+        if not add:
+            remove_ours(settings, path)
+        elif installed(settings, path) != wanted:
+            add_ours(settings, path, wanted)
+
+    return change
+
+
+def planned(host: Host, project: Path | None, *, add: bool) -> tuple[Path, bytes | None, bytes | None]:
+    """What :func:`install` (``add``) or :func:`uninstall` would do, doing nothing: the settings file,
+    its bytes (None: none) and the bytes memsync would write (None: no change). Raises MemsyncError."""
+    path = _target(host, project)
+    return (
+        path,
+        *preview(
+            path, lambda data: parse_json_object(data, path), json_update(path, _change(host, path, add=add))
+        ),
+    )
 
 
 def status(hosts: Sequence[Host] = HOSTS, project: Path | None = None) -> list[str]:

@@ -131,7 +131,7 @@ def _steps(path: Path, config: Config | None, projects: list[Path], purge: bool)
             file = settings_path(host, project)
             if installed(read_json_object(file), file):
                 yield Step(f"remove memsync's hooks from {file}", partial(hooks.uninstall, host, project))
-        for mcp_host in mcp_install.HOSTS:
+        for mcp_host in mcp_install.hosts_for(project):
             if mcp_install.registered(mcp_host, project) is not None:
                 file = mcp_install.config_file(mcp_host, project)
                 yield Step(
@@ -172,7 +172,7 @@ def _kept(path: Path, config: Config | None, projects: list[Path], purge: bool) 
         for project in [None, *projects]
         for file in (
             *(settings_path(host, project) for host in HOOK_HOSTS),
-            *(mcp_install.config_file(host, project) for host in mcp_install.HOSTS),
+            *(mcp_install.config_file(host, project) for host in mcp_install.hosts_for(project)),
         )
     ]
     if not purge:

@@ -1,21 +1,19 @@
 """Register `memsync mcp` with an agent host, in the host's own config file (DESIGN "Agent hosts", MCP).
 
-| host | file (user; Codex: ``$CODEX_HOME``, default ``~/.codex``) | file (``--project DIR``) | entry |
-| --- | --- | --- | --- |
-| claude-code | ``~/.claude.json`` | ``DIR/.mcp.json`` | ``mcpServers.memsync`` (``type: stdio``) |
-| codex | ``$CODEX_HOME/config.toml`` | ``DIR/.codex/config.toml`` | ``[mcp_servers.memsync]`` |
-| cursor | ``~/.cursor/mcp.json`` | ``DIR/.cursor/mcp.json`` | ``mcpServers.memsync`` |
+Where each host keeps its servers, and the shape of the entry, is in ``registry`` (15 hosts).
 
-For the user's registration memsync runs the host's own command when it is on PATH (``claude mcp
-add-json --scope user`` / ``claude mcp remove --scope user``, ``codex mcp add`` / ``codex mcp remove``):
-the host then writes its file under its own lock, which no outside edit can take. Otherwise, and for a
-project, memsync edits the file itself, safely against the host's own rewrites (``settings_file``).
+For the user's registration of Claude Code and Codex memsync runs the host's own command when it is on
+PATH (``claude mcp add-json --scope user`` / ``claude mcp remove --scope user``, ``codex mcp add`` /
+``codex mcp remove``): the host then writes its file under its own lock, which no outside edit can take.
+Otherwise, and for a project, memsync edits the file itself, safely against the host's own rewrites
+(``settings_file``).
 
 The entry runs this interpreter (``sys.executable -m memsync mcp``: the host finds this memsync whatever
 its PATH) with ``MEMSYNC_CONFIG`` set to this config file (Codex passes only a few variables on). The
-rest of each file is kept: JSON files through ``settings_file`` (keys, order, indentation), Codex's TOML
-through ``toml_table`` (every other byte). Installing twice changes nothing; uninstalling removes only
-memsync's entry (and an ``mcpServers`` object it leaves empty).
+rest of each file is kept: Claude Code's and Cursor's JSON through ``settings_file`` (keys, order,
+indentation), Codex's TOML through ``toml_table``, the other hosts' JSON(C) and YAML as text through
+``jsonc_text`` and ``yaml_text`` (every other byte, comments too). Installing twice changes nothing;
+uninstalling removes only memsync's entry (and a servers object or block it leaves empty).
 """
 
 from __future__ import annotations
@@ -25,19 +23,21 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from memsync.config import config_path
 from memsync.errors import MemsyncError
-from memsync.hosts.settings_file import edit_json_object, read_json_object, read_settled
-from memsync.hosts.toml_table import edit_table, parse_toml
+from memsync.hosts import jsonc_text, registry, yaml_text
+from memsync.hosts.settings_file import edit_file, json_update, parse_json_object, preview, read_settled
+from memsync.hosts.toml_table import parse_toml, table_update
 
-Host = Literal["claude-code", "codex", "cursor"]
-HOSTS: tuple[Host, ...] = ("claude-code", "codex", "cursor")
+Host = str  # a name in registry.NAMES
+HOSTS: tuple[Host, ...] = registry.NAMES
 SERVER_NAME = "memsync"
-_CODEX_TABLE = ("mcp_servers", SERVER_NAME)
+Update = Callable[[bytes | None, Any], bytes | None]
 # A host's command starts a Node or Rust program that reads its whole config: seconds, not minutes.
 HOST_COMMAND_TIMEOUT_S = 60.0
 
@@ -52,24 +52,87 @@ class Registration:
 
 
 def config_file(host: Host, project: Path | None = None) -> Path:
-    """The file ``host`` reads MCP servers from: the user's, or ``project``'s (see the module doc)."""
-    if host == "claude-code":
-        return project / ".mcp.json" if project else Path.home() / ".claude.json"
-    if host == "cursor":
-        return (project or Path.home()) / ".cursor" / "mcp.json"
-    if project:
-        return project / ".codex" / "config.toml"
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser() / "config.toml"
+    """The file ``host`` reads MCP servers from: the user's, or ``project``'s (see ``registry``).
+    Raises MemsyncError for a project when the host has no project file."""
+    return registry.user_file(host) if project is None else registry.project_file(host, project)
+
+
+def hosts_for(project: Path | None) -> tuple[Host, ...]:
+    """The hosts that read MCP servers from a file of the user's (None) or of a ``project``."""
+    return HOSTS if project is None else tuple(s.name for s in registry.SPECS if s.project is not None)
 
 
 def server_entry(host: Host) -> dict[str, Any]:
-    """memsync's entry for ``host``: the command, its arguments and environment."""
-    entry: dict[str, Any] = {
-        "command": sys.executable,
-        "args": ["-m", "memsync", "mcp"],
-        "env": {"MEMSYNC_CONFIG": str(Path(os.path.abspath(config_path())))},
-    }
-    return {"type": "stdio", **entry} if host == "claude-code" else entry
+    """memsync's entry for ``host``: the command, its arguments and environment, in the host's shape."""
+    command, args = sys.executable, ["-m", "memsync", "mcp"]
+    env = {"MEMSYNC_CONFIG": str(Path(os.path.abspath(config_path())))}
+    shape = registry.spec(host).shape
+    if shape == "opencode":
+        return {"type": "local", "command": [command, *args], "environment": env, "enabled": True}
+    if shape == "goose":
+        return {
+            "name": SERVER_NAME,
+            "type": "stdio",
+            "cmd": command,
+            "args": args,
+            "envs": env,
+            "enabled": True,
+            "timeout": 300,
+        }
+    entry: dict[str, Any] = {"command": command, "args": args, "env": env}
+    if shape == "stdio":
+        return {"type": "stdio", **entry}
+    if shape == "copilot":
+        return {"type": "local", **entry, "tools": ["*"]}
+    return entry
+
+
+def _edit(
+    host: Host, project: Path | None, entry: dict[str, Any] | None
+) -> tuple[Path, Callable[[bytes], Any], Update]:
+    """How memsync's entry in ``host``'s file is set to ``entry`` (None: removed): the file, its parser
+    and the ``settings_file.edit_file`` update."""
+    path = config_file(host, project)
+    found = registry.spec(host)
+    if found.format == "toml":
+        return path, lambda data: parse_toml(path, data), table_update(path, (found.key, SERVER_NAME), entry)
+    if found.format == "yaml":
+        listed = found.shape == "named"
+        item = None if entry is None else {k: v for k, v in entry.items() if not (listed and k == "name")}
+        return (
+            path,
+            lambda data: yaml_text.parse(data, path),
+            yaml_text.update(path, found.key, SERVER_NAME, item, listed),
+        )
+    if host in ("claude-code", "cursor"):
+
+        def mutate(settings: dict[str, Any]) -> None:
+            servers = settings.setdefault(found.key, {}) if entry is not None else settings.get(found.key)
+            if not isinstance(servers, dict):
+                if entry is None:
+                    return
+                raise MemsyncError(
+                    f"cannot edit {path}: its {found.key} is not an object. Fix the file, then retry"
+                )
+            if entry is not None:
+                servers[SERVER_NAME] = entry
+            elif servers.pop(SERVER_NAME, None) is not None and not servers:
+                del settings[found.key]
+
+        return path, lambda data: parse_json_object(data, path), json_update(path, mutate)
+    return (
+        path,
+        lambda data: jsonc_text.parse(data, path),
+        jsonc_text.update(path, found.key, SERVER_NAME, entry),
+    )
+
+
+def planned(host: Host, project: Path | None, add: bool) -> tuple[Path, bytes | None, bytes | None]:
+    """What installing (``add``) or uninstalling would do to ``host``'s file, doing nothing: the file,
+    its bytes (None: no file) and the bytes memsync would write (None: no change). Raises MemsyncError."""
+    _check_project(project)
+    path, parse, update = _edit(host, project, server_entry(host) if add else None)
+    return (path, *preview(path, parse, update))
 
 
 def _check_project(project: Path | None) -> None:
@@ -79,7 +142,7 @@ def _check_project(project: Path | None) -> None:
 
 def _host_command(host: Host, project: Path | None) -> str | None:
     """The host's own CLI that registers a server for the user, when it is on PATH; else None."""
-    if project is not None or host == "cursor":
+    if project is not None or host not in ("claude-code", "codex"):
         return None
     return shutil.which("claude" if host == "claude-code" else "codex")
 
@@ -132,18 +195,7 @@ def install(host: Host, project: Path | None = None) -> Registration:
                 f"does not hold memsync's entry. Run `memsync mcp install {host}` again"
             )
         return Registration(host, path, True)
-    if host == "codex":
-        return Registration(host, path, edit_table(path, _CODEX_TABLE, entry))
-
-    def add(settings: dict[str, Any]) -> None:
-        servers = settings.setdefault("mcpServers", {})
-        if not isinstance(servers, dict):
-            raise MemsyncError(
-                f"cannot edit {path}: its mcpServers is not an object. Fix the file, then retry"
-            )
-        servers[SERVER_NAME] = entry
-
-    return Registration(host, path, edit_json_object(path, add))
+    return Registration(host, path, edit_file(*_edit(host, project, entry)))
 
 
 def uninstall(host: Host, project: Path | None = None) -> Registration:
@@ -159,24 +211,16 @@ def uninstall(host: Host, project: Path | None = None) -> Registration:
             return Registration(host, path, False)
         _host_remove(cli, host)
         return Registration(host, path, True)
-    if host == "codex":
-        return Registration(host, path, edit_table(path, _CODEX_TABLE, None))
-
-    def remove(settings: dict[str, Any]) -> None:
-        servers = settings.get("mcpServers")
-        if isinstance(servers, dict) and servers.pop(SERVER_NAME, None) is not None and not servers:
-            del settings["mcpServers"]
-
-    return Registration(host, path, edit_json_object(path, remove))
+    return Registration(host, path, edit_file(*_edit(host, project, None)))
 
 
 def registered(host: Host, project: Path | None = None) -> dict[str, Any] | None:
     """memsync's entry in ``host``'s config file, None when there is none. Raises MemsyncError for an
     unreadable file."""
-    path = config_file(host, project)
-    if host == "codex":
-        servers = (read_settled(path, lambda data: parse_toml(path, data)) or {}).get("mcp_servers")
-    else:
-        servers = read_json_object(path).get("mcpServers")
+    path, parse, _ = _edit(host, project, None)
+    servers = (read_settled(path, parse) or {}).get(registry.spec(host).key)
+    if isinstance(servers, list):  # Continue: a list of named servers
+        item = next((s for s in servers if isinstance(s, dict) and s.get("name") == SERVER_NAME), None)
+        return None if item is None else {k: v for k, v in item.items() if k != "name"}
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     return entry if isinstance(entry, dict) else None

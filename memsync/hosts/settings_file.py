@@ -246,6 +246,14 @@ def edit_json_object(path: Path, mutate: Callable[[dict[str, Any]], None]) -> bo
     Nothing is written when the object is unchanged (a repeated install is idempotent, and a missing
     file stays missing). Raises ``MemsyncError`` for a file that cannot be read, edited or written.
     """
+    return edit_file(path, lambda data: parse_json_object(data, path), json_update(path, mutate))
+
+
+def json_update(
+    path: Path, mutate: Callable[[dict[str, Any]], None]
+) -> Callable[[bytes | None, dict[str, Any] | None], bytes | None]:
+    """The ``update`` of :func:`edit_file` that applies ``mutate`` to the JSON object of ``path``: the
+    new bytes, None when the object is unchanged. Raises ``MemsyncError`` for a too deeply nested one."""
 
     def update(old: bytes | None, before: dict[str, Any] | None) -> bytes | None:
         try:
@@ -259,7 +267,19 @@ def edit_json_object(path: Path, mutate: Callable[[dict[str, Any]], None]) -> bo
                 f"cannot edit {path}: it is nested too deeply. Fix the file, then retry"
             ) from None
 
-    return edit_file(path, lambda data: parse_json_object(data, path), update)
+    return update
+
+
+def preview(
+    path: Path, parse: Callable[[bytes], T], update: Callable[[bytes | None, T | None], bytes | None]
+) -> tuple[bytes | None, bytes | None]:
+    """What :func:`edit_file` would do, doing nothing: ``path``'s bytes (None: no file) and the bytes it
+    would write (None: no change). Raises ``MemsyncError`` for a file that cannot be read or parsed."""
+    try:
+        old = path.read_bytes() if path.exists() else None
+    except OSError as exc:
+        raise MemsyncError(f"cannot read {path}: {exc.strerror or exc}. Check its permissions") from None
+    return old, update(old, None if old is None else parse(old))
 
 
 def render_json_object(data: dict[str, Any], like: bytes | None = None) -> bytes:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +146,13 @@ def edit_table(path: Path, table: Sequence[str], values: Mapping[str, Value] | N
     host's concurrent rewrites, links, modes). Raises MemsyncError when the file is not UTF-8 TOML, or
     when the result would not mean the old file with only ``table`` changed (the table is also defined
     some other way): nothing is written then."""
+    return edit_file(path, lambda data: parse_toml(path, data), table_update(path, table, values))
+
+
+def table_update(
+    path: Path, table: Sequence[str], values: Mapping[str, Value] | None
+) -> Callable[[bytes | None, dict[str, Any] | None], bytes | None]:
+    """The ``update`` of ``settings_file.edit_file`` that :func:`edit_table` runs (see there)."""
     key = tuple(table)
 
     def update(old: bytes | None, before: dict[str, Any] | None) -> bytes | None:
@@ -168,7 +175,7 @@ def edit_table(path: Path, table: Sequence[str], values: Mapping[str, Value] | N
             )
         return new.encode("utf-8")
 
-    return edit_file(path, lambda data: parse_toml(path, data), update)
+    return update
 
 
 def _plain(values: Mapping[str, Value]) -> dict[str, Any]:

@@ -1,0 +1,96 @@
+"""`memsync connect HOST`, `connect --dry-run HOST`, `connect --status`, `disconnect HOST`: memsync's MCP
+server (``hosts.mcp_install``, every host of ``hosts.registry``) and, where memsync has hooks for the
+host (``hosts.hooks``: Claude Code, Codex), its session-start and end-of-session hooks, in the host's
+own files. `mcp install` and `hooks install` do each half alone."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from pathlib import Path
+
+from memsync.commands import hooks
+from memsync.commands.mcp.install import install_line, uninstall_line
+from memsync.errors import MemsyncError
+from memsync.hosts import hooks as host_hooks
+from memsync.hosts import mcp_install, registry
+from memsync.hosts.settings_file import read_json_object
+
+Plan = Callable[[], tuple[Path, bytes | None, bytes | None]]
+
+
+def _hooked(host: str) -> host_hooks.Host | None:
+    """``host`` as a host memsync installs hooks for, else None."""
+    return next((h for h in host_hooks.HOSTS if h == host), None)
+
+
+def connect(host: str, project: Path | None = None, dry_run: bool = False) -> list[str]:
+    """Register memsync's MCP server, and its hooks where it has some, with ``host`` (for the user, or
+    in ``project``); with ``dry_run``, the change as a unified diff and nothing written. Returns the
+    lines to print. Idempotent. Raises MemsyncError for an unknown host, a file memsync cannot read
+    or edit without changing more than its own entry, or a missing project directory."""
+    registry.spec(host)
+    hooked = _hooked(host)
+    if dry_run:
+        plans: list[Plan] = [lambda: mcp_install.planned(host, project, True)]
+        if hooked is not None:
+            plans.append(lambda: hooks.planned(hooked, project, add=True))
+        return [line for plan in plans for line in _diff(*plan())]
+    lines = [install_line(host, project)]
+    if hooked is not None:
+        lines += hooks.install(hooked, project)
+    return lines
+
+
+def disconnect(host: str, project: Path | None = None) -> list[str]:
+    """Remove what :func:`connect` added for ``host`` (its MCP entry and hooks), nothing else. Returns
+    the lines to print. Raises MemsyncError for an unknown host or a file memsync cannot read."""
+    registry.spec(host)
+    hooked = _hooked(host)
+    lines = [uninstall_line(host, project)]
+    if hooked is not None:
+        lines += hooks.uninstall(hooked, project)
+    return lines
+
+
+def _diff(path: Path, old: bytes | None, new: bytes | None) -> list[str]:
+    if new is None:
+        return [f"no change to {path}"]
+    before = [] if old is None else old.decode("utf-8").splitlines(keepends=True)
+    after = new.decode("utf-8").splitlines(keepends=True)
+    source = "/dev/null" if old is None else str(path)
+    return [line.rstrip("\n") for line in difflib.unified_diff(before, after, source, str(path))]
+
+
+def status(project: Path | None = None) -> list[str]:
+    """One line per host (every host of the registry, or those with a file in ``project``): found or
+    not, connected or not, and whether memsync's entries still match this memsync (else which command
+    fixes them), or why its file cannot be read."""
+    lines: list[str] = []
+    for host in mcp_install.hosts_for(project):
+        found = "found" if project is not None or registry.found(host) else "not found"
+        path = mcp_install.config_file(host, project)
+        try:
+            entry = mcp_install.registered(host, project)
+            hooked = _hooked(host)
+            ours = [] if hooked is None else hooks_installed(hooked, project)
+        except MemsyncError as exc:  # one unreadable file does not hide the other hosts
+            lines.append(f"{host}: {found}; {exc}")
+            continue
+        if entry is None and not ours:
+            lines.append(f"{host}: {found}; not connected ({path})")
+            continue
+        stale = entry != mcp_install.server_entry(host) or (
+            hooked is not None and ours != list(host_hooks.handlers(hooked))
+        )
+        state = (
+            f"config differs from this memsync's: run `memsync connect {host}`" if stale else "config matches"
+        )
+        lines.append(f"{host}: {found}; connected ({path}); {state}")
+    return lines
+
+
+def hooks_installed(host: host_hooks.Host, project: Path | None) -> list[host_hooks.Handler]:
+    """memsync's hook handlers in ``host``'s settings (user or ``project``). Raises MemsyncError."""
+    path = host_hooks.settings_path(host, project)
+    return host_hooks.installed(read_json_object(path), path)
