@@ -81,7 +81,7 @@ def status(project: Path | None = None) -> list[str]:
             lines.append(f"{host}: {found}; not connected ({path})")
             continue
         stale = entry != mcp_install.server_entry(host) or (
-            hooked is not None and ours != list(host_hooks.handlers(hooked))
+            hooked is not None and set(ours) != set(host_hooks.handlers(hooked))
         )
         state = (
             f"config differs from this memsync's: run `memsync connect {host}`" if stale else "config matches"

@@ -49,12 +49,16 @@ def _content(line: str) -> bool:
     return bool(line.strip()) and not line.lstrip().startswith("#")
 
 
-def with_entry(text: str, key: str, name: str, entry: dict[str, Any] | None, listed: bool) -> str:
+def with_entry(text: str, key: str, name: str, entry: dict[str, Any] | None, listed: bool) -> str | None:
     """``text`` with memsync's entry set to ``entry`` or, for None, removed (see the module doc); the
-    other lines unchanged. Pure: :func:`update` checks the result."""
+    other lines unchanged. None when ``key`` is written in a way memsync does not edit as text (its
+    value on the ``key:`` line, or the key quoted). Pure: :func:`update` checks the result."""
     lines = text.splitlines(keepends=True)
     header = re.compile(rf"^{re.escape(key)}:[ \t]*(#.*)?\r?\n?$")
+    other = re.compile(rf"^(?:{re.escape(key)}|[\"']{re.escape(key)}[\"'])[ \t]*:")
     top = next((i for i, line in enumerate(lines) if header.match(line)), None)
+    if any(other.match(line) for i, line in enumerate(lines) if i != top):
+        return None
     if top is None:
         if entry is None:
             return text
@@ -134,7 +138,9 @@ def update(
         new = with_entry(text, key, name, entry, listed)
         if new == text:
             return None
-        if parse(new.encode("utf-8"), path) != expected(before or {}, key, name, entry, listed):
+        if new is None or parse(new.encode("utf-8"), path) != expected(
+            before or {}, key, name, entry, listed
+        ):
             block = f"{key}:\n" + _shift(_item(name, entry or {}, listed), "  ")
             raise MemsyncError(
                 f"cannot edit {path} without changing more than memsync's entry. "
