@@ -19,6 +19,7 @@ Layout::
     [stores.personal]
     path = "~/.local/share/memsync/stores/personal"   # optional, default: default_store_dir(name)
     branch = "main"                                    # optional
+    review = false                                     # optional: true holds agents' writes for review
 
     [stores.personal.remotes]
     origin = "git@github.com:ada/memory.git"
@@ -72,7 +73,7 @@ _TOP_NUMBERS = {
 KNOWN_KEYS: Mapping[str, frozenset[str]] = {
     "": frozenset({"host", "author", "stores", identity.ALIASES_TABLE, *_TOP_NUMBERS}),
     "author": frozenset({"name", "email"}),
-    "stores.*": frozenset({"path", "branch", "remotes", "track"}),
+    "stores.*": frozenset({"path", "branch", "remotes", "track", "review"}),
     "stores.*.track[]": frozenset({"path", "as", "exclude"}),
 }
 # What `git check-ref-format --branch` would accept for the simple names a store uses.
@@ -118,6 +119,8 @@ class StoreConfig:
     remotes: Mapping[str, str] = field(default_factory=dict)
     tracks: tuple[Track, ...] = ()
     host_roots: tuple[HostRoot, ...] = ()
+    # True: what agents write into this store is a proposal until a person approves it (`memsync review`).
+    review: bool = False
 
 
 @dataclass(frozen=True)
@@ -296,6 +299,9 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
     branch = check.string(table.get("branch", DEFAULT_BRANCH), f"{key}.branch")
     if not BRANCH_NAME.match(branch):
         raise check.fail(f"{key}.branch", f"is not a valid git branch name ({branch!r})")
+    review = table.get("review", False)
+    if not isinstance(review, bool):
+        raise check.fail(f"{key}.review", f"must be true or false, not {review!r}")
     remotes = {
         remote: check.remote(remote, url, f"{key}.remotes.{remote}")
         for remote, url in check.table(table.get("remotes", {}), f"{key}.remotes").items()
@@ -341,7 +347,7 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
     # Only the legacy store paths no other track takes are folded (``store_paths.untaken``).
     kept = untaken([track.store_path for track in tracks], [track.legacy for track in tracks])
     tracks = [replace(track, legacy=legacy) for track, legacy in zip(tracks, kept, strict=True)]
-    return StoreConfig(name, store_dir, branch, remotes, tuple(tracks), tuple(roots))
+    return StoreConfig(name, store_dir, branch, remotes, tuple(tracks), tuple(roots), review)
 
 
 def _excludes(check: Checker, value: object, key: str, live: Path) -> tuple[Path, ...]:

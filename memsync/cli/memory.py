@@ -71,6 +71,14 @@ def remember_command(
         ),
     ] = None,
     file: Annotated[Path | None, typer.Option("--file", "-f", help=_FILE_HELP)] = None,
+    propose: Annotated[
+        bool,
+        typer.Option(
+            "--propose",
+            help="Record it as a proposal for the file's store set to review (memsync review), "
+            "not in the file.",
+        ),
+    ] = False,
 ) -> int:
     """Append an entry to a memory file (created if missing) and print its id.
 
@@ -88,6 +96,7 @@ def remember_command(
             expires=expires,
             supersedes=supersedes,
             file=file,
+            propose=propose,
         )
     )
     return 0

@@ -139,11 +139,18 @@ def store_add_command(
             "--branch", help="Branch to sync (default: the one the remote's HEAD names, else main)."
         ),
     ] = None,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review",
+            help="Agents' writes into it are proposals until a person approves them (memsync review).",
+        ),
+    ] = False,
 ) -> int:
     """Add a store (e.g. a team store beside the personal one); nothing goes into it until you track there."""
     from memsync.commands import setup
 
-    return _print(setup.store_add(name, remote=remote, path=path, branch=branch).lines)
+    return _print(setup.store_add(name, remote=remote, path=path, branch=branch, review=review).lines)
 
 
 @remote_app.command("add")

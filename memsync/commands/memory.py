@@ -11,6 +11,8 @@ from pathlib import Path
 
 from memsync.argcheck import existing_parent
 from memsync.commands.mcp.tools import current_config, holder, write_entry
+from memsync.commands.proposals import gated
+from memsync.commands.proposals import propose as propose_entry
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file
@@ -46,16 +48,41 @@ def remember_line(
     expires: str | None,
     supersedes: str | None,
     file: Path | None,
+    propose: bool = False,
 ) -> str:
     """`memsync remember`: append an entry to memory file ``file`` (default: ``default_memory_path``;
     with ``supersedes`` and no ``file``, the tracked memory file holding that entry) and say so.
     ``expires``: a UTC time or a duration (``parse_expiry``). Raises ``MemsyncError`` (a secret in
-    the text, this clock ahead of the remotes', an unknown entry to supersede, a bad option)."""
+    the text, this clock ahead of the remotes', an unknown entry to supersede, a bad option). With
+    ``propose`` the entry is recorded as a proposal for the file's store set to review, the file
+    unchanged (``proposals.propose``; refused for a file no such store syncs)."""
     if file is None and supersedes is not None:
         # The tracked memory file that holds the entry, as the MCP tool finds it.
         memory = MemoryFile(holder(current_config(), supersedes, "supersede"))
     else:
         memory = _memory_file(None if file is None else existing_parent(file, "--file"))
+    if propose:
+        config = current_config()
+        gate = gated(config, memory.path)
+        if gate is None or config is None:
+            raise MemsyncError(
+                f"remember --propose: {memory.path} is in no store set to review, so nothing would hold "
+                "it. Drop --propose, or `memsync config set stores.NAME.review true` for its store"
+            )
+        fields = {
+            "text": text,
+            "kind": kind,
+            "scope": scope,
+            "tags": list(tags) or None,
+            "source": source,
+            "confidence": confidence,
+            "expires": expires,
+            "supersedes": supersedes,
+        }
+        proposal = propose_entry(config, gate, memory.path, fields)
+        return (
+            f"proposed {proposal.id} for {memory.path}: it waits for a person's approval (`memsync review`)"
+        )
     entry = write_entry(
         memory,
         text,

@@ -67,7 +67,7 @@ def list_values(path: Path | None = None) -> tuple[str, ...]:
         *(f"author.{key}" for key in sorted(KNOWN_KEYS["author"])),
     ]
     for name, store in config.stores.items():
-        keys.extend((f"stores.{name}.path", f"stores.{name}.branch"))
+        keys.extend((f"stores.{name}.path", f"stores.{name}.branch", f"stores.{name}.review"))
         keys.extend(f"stores.{name}.remotes.{remote}" for remote in store.remotes)
     lines = [f"{key} = {_effective(config, key, _parts(key))}" for key in keys]
     lines.extend(f'{ALIASES_TABLE}."{project}" = {alias}' for project, alias in aliases().items())
@@ -97,7 +97,7 @@ def _effective(config: Config, key: str, parts: list[str]) -> object:
                     f"Its remotes: {', '.join(store.remotes) or 'none'}"
                 )
             return store.remotes[parts[3]]
-        if parts[2] in ("path", "branch"):
+        if parts[2] in ("path", "branch", "review"):
             return getattr(store, parts[2])
     if parts[0] == "stores":
         kind, where, wrong = "stores.*", f"in table [stores.{parts[1]}]", parts[-1]
@@ -127,6 +127,10 @@ def set_value(key: str, value: str, path: Path | None = None) -> Report:
             ) from None
     elif len(parts) == 4:
         stored = argcheck.remote_url(value, f"`{key}`")
+    elif parts[0] == "stores" and parts[-1] == "review":
+        if value.lower() not in ("true", "false"):
+            raise MemsyncError(f"config key `{key}`: {value!r} is not true or false. Give one of them")
+        stored = value.lower() == "true"
 
     def mutate(raw: dict[str, Any]) -> None:
         if parts[0] == "stores":

@@ -266,9 +266,11 @@ def store_add(
     path: Path | None = None,
     config: Path | None = None,
     branch: str | None = None,
+    review: bool = False,
 ) -> Report:
     """Add store ``name`` (e.g. a team store) with optional ``remote`` as its origin and ``branch``
-    (default: the one the remote's HEAD names, else main), and create it.
+    (default: the one the remote's HEAD names, else main), and create it. ``review``: what agents write
+    into it waits for a person's approval (`memsync review`).
 
     Nothing is tracked into it until ``track --store NAME``: no memory reaches its remote unasked.
     Raises ``MemsyncError`` (nothing written) for a name that is not plain, a URL git cannot use, a
@@ -299,6 +301,8 @@ def store_add(
             table["branch"] = branch
         if remote is not None:
             table["remotes"] = {DEFAULT_REMOTE: remote}
+        if review:
+            table["review"] = True
         raw.setdefault("stores", {})[name] = table
 
     with undone_on_failure(cfg_path):
@@ -306,6 +310,8 @@ def store_add(
         lines.extend(adopted)
         lines.append(_create_store(new, new.stores[name]))
     lines.append(f"nothing is tracked into {name} yet: `memsync track PATH --store {name}`")
+    if review:
+        lines.append(f"what agents write into {name} waits for approval: `memsync review`")
     lines.extend(reload_daemon(cfg_path))
     return Report(tuple(lines), True)
 

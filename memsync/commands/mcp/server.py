@@ -66,7 +66,8 @@ StoreName = Annotated[
 
 
 class Remembered(TypedDict):
-    """What ``remember`` appended."""
+    """What ``remember`` appended, or proposed (``status``: ``proposed`` for a store set to review, where
+    ``id`` is the proposal's and a person approves it with `memsync review`)."""
 
     id: str
     file: str
@@ -75,6 +76,7 @@ class Remembered(TypedDict):
     source: str | None
     created_at: str
     supersedes: str | None
+    status: str
 
 
 class Forgotten(TypedDict):
@@ -158,7 +160,19 @@ def remember(
         file=file,
         store=store,
     )
+    if done.proposal is not None:
+        return Remembered(
+            id=done.proposal.id,
+            file=str(done.path),
+            kind=kind or "fact",
+            scope=scope or "global",
+            source=source,
+            created_at=done.proposal.at,
+            supersedes=supersedes,
+            status="proposed: kept out of memory until a person approves it (memsync review)",
+        )
     entry = done.entry
+    assert entry is not None  # no proposal: the entry was written
     return Remembered(
         id=entry.id,
         file=str(done.path),
@@ -167,6 +181,7 @@ def remember(
         source=entry.source,
         created_at=entry.created_at,
         supersedes=entry.supersedes,
+        status="saved",
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from memsync.commands.config_edits import DEFAULT_STORE
 from memsync.commands.crossing import check, crossing
+from memsync.commands.proposals import Proposal, gated, propose
 from memsync.config import Config, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
@@ -98,10 +99,12 @@ def tracked_agent(config: Config | None, spec: str, *, receiving: bool) -> Path:
 
 @dataclass(frozen=True)
 class Remembered:
-    """An entry ``remember`` appended to the memory file ``path``."""
+    """What ``remember`` did for the memory file ``path``: the ``entry`` it appended, or, for a file a
+    store set to review syncs, the ``proposal`` it recorded instead (the file unchanged)."""
 
-    entry: Entry
+    entry: Entry | None
     path: Path
+    proposal: Proposal | None = None
 
 
 def remember(
@@ -122,15 +125,29 @@ def remember(
     if missing). With ``supersedes`` it replaces that entry (kind, scope and tags default to the old
     entry's), in the memory file holding it when no file is named; otherwise kind defaults to ``fact``,
     scope to ``global``. ``expires``: a UTC time or a duration (``30d``). A file that a store other than
-    the personal one syncs with another remote needs ``store`` naming that store. Raises MemsyncError
-    for a bad field, an unknown file or id, a secret in the text, a user entry an inferred one may not
-    replace, such a file without ``store``, or a failed write."""
+    the personal one syncs with another remote needs ``store`` naming that store. A file a store set to
+    review syncs gets no entry: a proposal is recorded in that store (``proposals.propose``). Raises
+    MemsyncError for a bad field, an unknown file or id, a secret in the text, a user entry an inferred
+    one may not replace, such a file without ``store``, or a failed write."""
     if file is None and supersedes is not None:
         memory = MemoryFile(holder(config, supersedes, "supersede"))
     else:
         memory = MemoryFile(find_memory(config, file, "jsonl").live)
     moved = crossing(config, DEFAULT_STORE, memory.path)
     check(moved, f"remember into {memory.path}", "the store argument", store)
+    gate = gated(config, memory.path)
+    if gate is not None and config is not None:
+        fields = {
+            "text": text,
+            "kind": kind,
+            "scope": scope,
+            "tags": list(tags) if tags else None,
+            "source": source,
+            "confidence": confidence,
+            "expires": expires,
+            "supersedes": supersedes,
+        }
+        return Remembered(None, memory.path, propose(config, gate, memory.path, fields))
     entry = write_entry(
         memory,
         text,

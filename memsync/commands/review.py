@@ -1,0 +1,178 @@
+"""`memsync review`: a person approves or rejects the proposals of gated stores
+(:mod:`memsync.commands.proposals`).
+
+The approver writes the entry into its live file through the one writer, and that edit syncs like any
+other; a machine holding an entry whose approval lost (a concurrent decision came first) forgets it
+when it next reviews (:func:`settle`), so every machine ends with the one outcome.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memsync.commands.mcp.tools import write_entry
+from memsync.commands.proposals import Review, append_record, now_text, reviews_of
+from memsync.config import Config, StoreConfig, load_stores
+from memsync.errors import MemsyncError
+from memsync.formats.quoted import neutralise
+from memsync.memoryfile import MemoryFile
+from memsync.recall.search import written
+
+_SHOWN = 200  # characters of a proposal's text per line of `memsync review`
+
+
+def _live_of(store_cfg: StoreConfig, store_path: str) -> Path | None:
+    """This machine's live path of the store path ``store_path``, from the most specific track mapping
+    it; None when no track here maps it."""
+    best: tuple[int, Path] | None = None
+    for track in store_cfg.tracks:
+        root = track.store_path.strip("/")
+        if store_path == root:
+            live = track.live
+        elif store_path.startswith(root + "/"):
+            live = track.live / store_path[len(root) + 1 :]
+        else:
+            continue
+        if best is None or len(root) > best[0]:
+            best = (len(root), live)
+    return None if best is None else best[1]
+
+
+def _find(config: Config, proposal_id: str) -> tuple[StoreConfig, Review]:
+    for store in config.stores.values():
+        for review in reviews_of(store):
+            if review.proposal.id == proposal_id:
+                return store, review
+    raise MemsyncError(f"review: no proposal {proposal_id!r} here. List them with `memsync review`")
+
+
+def _reviewer(config: Config) -> str:
+    who = config.identity()
+    return f"{who.name} <{who.email}>"
+
+
+def decide(config_file: Path | None, proposal_id: str, verdict: str, why: str = "") -> str:
+    """`memsync review approve|reject ID`: record this person's ``verdict`` on the proposal (a rejection
+    with ``why``) and, for an approval that is the outcome, write its entry into this machine's live
+    memory file through the one writer. Returns the line to print. Raises ``MemsyncError`` (an unknown
+    id, one decided already, no track here for its file, a rejection without a reason, git failing)."""
+    config = load_stores(config_file)
+    store_cfg, review = _find(config, proposal_id)
+    if review.outcome is not None:
+        done = review.outcome
+        raise MemsyncError(
+            f"review {verdict[:-1]} {proposal_id}: it was {done.verdict} by {done.by} on {done.host} at "
+            f"{done.at}. Nothing to do"
+        )
+    if verdict == "rejected" and not why.strip():
+        raise MemsyncError(f"review reject {proposal_id}: give the reason with --why TEXT")
+    entry_id = ""
+    fields = review.proposal.fields
+    if verdict == "approved":
+        live = _live_of(store_cfg, review.proposal.file)
+        if live is None:
+            raise MemsyncError(
+                f"review approve {proposal_id}: store {store_cfg.name} has no track here for "
+                f"{review.proposal.file}. Track it (`memsync track PATH --store {store_cfg.name}`), "
+                "then approve"
+            )
+        memory = MemoryFile(live)
+        if not live.exists():
+            memory.create()
+        entry = write_entry(
+            memory,
+            str(fields.get("text", "")),
+            kind=_opt(fields, "kind"),
+            scope=_opt(fields, "scope"),
+            tags=[str(tag) for tag in fields.get("tags") or () if isinstance(tag, str)] or None,
+            source=_opt(fields, "source") or "agent",
+            confidence=float(fields.get("confidence", 0.8)),
+            expires=_opt(fields, "expires"),
+            supersedes=_opt(fields, "supersedes"),
+        )
+        entry_id = entry.id
+    record = {
+        "review": "decision",
+        "id": "d" + secrets.token_hex(6),
+        "proposal": proposal_id,
+        "at": now_text(),
+        "host": config.host,
+        "by": _reviewer(config),
+        "verdict": verdict,
+        "why": why.strip(),
+        "entry": entry_id,
+    }
+    append_record(config, store_cfg, record, f"memsync: proposal {proposal_id} {verdict} (review)")
+    if verdict == "approved":
+        return (
+            f"approved {proposal_id}: entry {entry_id} written to {_live_of(store_cfg, review.proposal.file)}"
+        )
+    return f"rejected {proposal_id}: {why.strip()}"
+
+
+def _opt(fields: Mapping[str, Any], key: str) -> str | None:
+    value = fields.get(key)
+    return value if isinstance(value, str) else None
+
+
+def settle(config: Config) -> list[str]:
+    """Forget, in this machine's live files, each entry an approval wrote whose decision is not its
+    proposal's outcome (a concurrent decision came first): every machine then holds the one outcome.
+    Returns a line per entry forgotten. Raises ``MemsyncError`` (a failed write)."""
+    lines = []
+    for store in config.stores.values():
+        for review in reviews_of(store):
+            for decision in review.decisions:
+                if not decision.entry or decision is review.outcome:
+                    continue
+                live = _live_of(store, review.proposal.file)
+                if live is None or not live.exists():
+                    continue
+                memory = MemoryFile(live)
+                held = any(entry.id == decision.entry for entry in memory.view())
+                if held and not memory.is_forgotten(decision.entry):
+                    memory.forget(decision.entry)
+                    written(config, live)
+                    lines.append(
+                        f"forgot {decision.entry} in {live}: proposal {review.proposal.id} was "
+                        f"{review.outcome.verdict if review.outcome else 'undecided'} first"
+                    )
+    return lines
+
+
+def _peer(text: str) -> str:
+    """A field a peer wrote (host, reviewer, reason, path), fit to print on one line."""
+    return neutralise(text, _SHOWN)
+
+
+def review_lines(config_file: Path | None, *, every: bool = False) -> list[str]:
+    """`memsync review`: settle concurrent decisions (:func:`settle`), then one line per proposal that
+    waits (with ``every``, decided ones too, with their outcome and every decision). Peer content is
+    printed neutralised. Raises ``MemsyncError`` (no store, a failed write while settling)."""
+    config = load_stores(config_file)
+    lines = settle(config)
+    waiting = 0
+    for store in config.stores.values():
+        for review in reviews_of(store):
+            proposal, outcome = review.proposal, review.outcome
+            text = _peer(proposal.text)
+            if outcome is None:
+                waiting += 1
+                lines.append(
+                    f"{_peer(proposal.id)}  {store.name}:{_peer(proposal.file)}  from {_peer(proposal.host)} "
+                    f"at {_peer(proposal.at)}: {text}"
+                )
+            elif every:
+                decided = [
+                    f"{_peer(d.verdict)} by {_peer(d.by)} on {_peer(d.host)} at {_peer(d.at)}"
+                    + (f" ({_peer(d.why)})" if d.why else "")
+                    for d in review.decisions
+                ]
+                lines.append(f"{_peer(proposal.id)}  {decided[0]}: {text}")
+                lines.extend(f"    also {line} (later: not counted)" for line in decided[1:])
+    if not waiting:
+        lines.append("no proposal waits for review")
+    return lines
