@@ -178,7 +178,7 @@ FILES: dict[str, dict[str, str]] = {
     },
     "qwen-code": {".qwen/settings.json": GEMINI},
     "kiro": {".kiro/settings/mcp.json": PLAIN},
-    "devin": {".codeium/windsurf/mcp_config.json": PLAIN + "\n"},
+    "devin": {".config/devin/config.json": PLAIN + "\n"},
 }
 ENTRY = {"command": sys.executable, "args": ["-m", "memsync", "mcp"]}
 

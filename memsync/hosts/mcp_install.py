@@ -72,6 +72,7 @@ def server_entry(host: Host) -> dict[str, Any]:
     if shape == "goose":
         return {
             "name": SERVER_NAME,
+            "description": "memsync: agent memory shared between machines",
             "type": "stdio",
             "cmd": command,
             "args": args,

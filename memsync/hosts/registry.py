@@ -21,10 +21,13 @@ Bases: ``~`` is the home directory; ``config`` is ``$XDG_CONFIG_HOME`` (default 
 | cline | ``config/Code/User/globalStorage/<id>/settings/cline_mcp_settings.json`` | | json | mcpServers | |
 | qwen-code | ``~/.qwen/settings.json`` | ``.qwen/settings.json`` | json | ``mcpServers`` | |
 | kiro | ``~/.kiro/settings/mcp.json`` | ``.kiro/settings/mcp.json`` | json | ``mcpServers`` | |
-| devin | ``~/.codeium/windsurf/mcp_config.json`` | | json | ``mcpServers`` | |
+| devin | ``xdg/devin/config.json`` | ``.devin/config.json`` | json | ``mcpServers`` | |
 
-(``<id>``: the Cline extension's, ``saoudrizwan.claude-dev``.) A host is *found* when its user file
-or the directory of it exists (the host created it).
+(``<id>``: the Cline extension's, ``saoudrizwan.claude-dev``. On Windows Goose reads
+``%APPDATA%/Block/goose/config/config.yaml`` and Zed ``%APPDATA%/Zed/settings.json``. Devin is Devin
+Desktop's and the ``devin`` CLI's user config, where ``devin mcp add -s user`` writes.)
+
+A host is *found* when its user file or the directory of it exists (the host created it).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class HostSpec:
     format: Format
     key: str
     shape: Shape
+    windows: tuple[str, ...] | None = None  # under %APPDATA% on Windows, when not ``user``
 
 
 SPECS: tuple[HostSpec, ...] = (
@@ -83,7 +87,16 @@ SPECS: tuple[HostSpec, ...] = (
     HostSpec(
         "opencode", "xdg", ("opencode", "opencode.json"), ("opencode.json",), "jsonc", "mcp", "opencode"
     ),
-    HostSpec("goose", "xdg", ("goose", "config.yaml"), None, "yaml", "extensions", "goose"),
+    HostSpec(
+        "goose",
+        "xdg",
+        ("goose", "config.yaml"),
+        None,
+        "yaml",
+        "extensions",
+        "goose",
+        ("Block", "goose", "config", "config.yaml"),
+    ),
     HostSpec(
         "amp", "xdg", ("amp", "settings.json"), (".amp", "settings.json"), "jsonc", "amp.mcpServers", "plain"
     ),
@@ -149,6 +162,8 @@ def user_file(host: str) -> Path:
     entry = spec(host)
     if host == "codex" and os.environ.get("CODEX_HOME"):
         return Path(os.environ["CODEX_HOME"]).expanduser() / "config.toml"
+    if sys.platform == "win32" and entry.windows is not None:
+        return _base("config").joinpath(*entry.windows)
     return _base(entry.base).joinpath(*entry.user)
 
 
