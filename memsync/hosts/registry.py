@@ -132,7 +132,7 @@ SPECS: tuple[HostSpec, ...] = (
         "plain",
     ),
     HostSpec(
-        "devin", "home", (".codeium", "windsurf", "mcp_config.json"), None, "json", "mcpServers", "plain"
+        "devin", "xdg", ("devin", "config.json"), (".devin", "config.json"), "json", "mcpServers", "plain"
     ),
 )
 NAMES: tuple[str, ...] = tuple(spec.name for spec in SPECS)
