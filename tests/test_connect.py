@@ -298,3 +298,16 @@ def test_readers_of_host_files_raise_only_memsync_errors(data: bytes) -> None:
     for parse in (jsonc_text.parse, yaml_text.parse):
         with contextlib.suppress(MemsyncError):
             parse(data, Path("f"))
+
+
+def test_uninstall_disconnects_every_connected_host(home: Path) -> None:
+    hosts = ("zed", "goose", "continue", "opencode")
+    originals = {path: data for host in hosts for path, data in _write(home, host).items()}
+    for host in hosts:
+        assert run_cli("connect", host).returncode == 0
+    dry = run_cli("uninstall", "--dry-run")
+    for host in hosts:
+        assert f"would remove memsync's MCP server from {mcp_install.config_file(host)}" in dry.stdout
+    done = run_cli("uninstall")
+    assert done.returncode == 0, done.stderr
+    assert {path: path.read_bytes() for path in originals} == originals
