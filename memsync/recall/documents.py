@@ -11,7 +11,7 @@ and every line of its daily logs.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import Literal
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
 from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.markdown.roledir import RoleDir
 from memsync.formats.markdown.skill import DAILY_DIR, kind_for_type
@@ -155,8 +156,9 @@ def _where(source: Tracked, file: Path) -> str:
     return store_path_of(source, file) or str(file)
 
 
-def _memory_documents(source: Tracked) -> Iterator[Document]:
-    for entry in read_memory(source.live).view(_BEFORE_ANY_EXPIRY):
+def entry_documents(source: Tracked, entries: Iterable[Entry]) -> Iterator[Document]:
+    """The documents of ``entries`` (current entries of the memory file ``source``)."""
+    for entry in entries:
         yield Document(
             id=entry.id,
             type="entry",
@@ -170,6 +172,10 @@ def _memory_documents(source: Tracked) -> Iterator[Document]:
             scope=entry.scope,
             expires=entry.expires_at,
         )
+
+
+def _memory_documents(source: Tracked) -> Iterator[Document]:
+    return entry_documents(source, read_memory(source.live).view(_BEFORE_ANY_EXPIRY))
 
 
 def _role_documents(source: Tracked) -> Iterator[Document]:

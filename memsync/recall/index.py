@@ -31,9 +31,11 @@ import platformdirs
 
 from memsync import embedding
 from memsync.errors import MemsyncError
+from memsync.formats.jsonl.parse import parse_memory
+from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.jsonl.view import scope_matches
-from memsync.recall.documents import MARK, Document, source_documents, source_files
+from memsync.recall.documents import MARK, Document, entry_documents, source_documents, source_files
 from memsync.store.history import LogRecord
 from memsync.tracked import Tracked
 
@@ -42,6 +44,7 @@ log = logging.getLogger(__name__)
 # Bumped whenever the tables or what is indexed change: an index of another format is rebuilt.
 FORMAT = 2
 _WORD = re.compile(r"\w+")
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
 _BUSY_MS = 5000
 _SCHEMA = (
     "CREATE TABLE sources(live TEXT PRIMARY KEY, store TEXT, store_path TEXT NOT NULL, format TEXT NOT NULL)",
@@ -201,37 +204,95 @@ class RecallIndex:
             db.execute("DELETE FROM files WHERE source = ?", (live,))
             db.execute("DELETE FROM sources WHERE live = ?", (live,))
             files = [(path, _stamp(path)) for path in source_files(source)]
-            docs = source_documents(source)
             db.execute(
                 "INSERT INTO sources(live, store, store_path, format) VALUES (?, ?, ?, ?)",
                 (live, source.store, source.store_path, source.format),
             )
-            db.executemany(
-                "INSERT OR REPLACE INTO files(path, source, size, mtime_ns, ino) VALUES (?, ?, ?, ?, ?)",
-                ((str(path), live, *stamp) for path, stamp in files if stamp is not None),
-            )
-            db.executemany(
-                "INSERT INTO docs(source, id, type, kind, title, body, file, line, date, needle, scope, "
-                "expires, expires_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self._record(live, files)
+            self._insert(live, source_documents(source))
+
+    def _record(self, live: str, files: Iterable[tuple[Path, Stamp | None]]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO files(path, source, size, mtime_ns, ino) VALUES (?, ?, ?, ?, ?)",
+            ((str(path), live, *stamp) for path, stamp in files if stamp is not None),
+        )
+
+    def _appended(self, source: Tracked) -> bool:
+        """Index what was appended to the memory file ``source`` since it was indexed, when that is
+        only new entries (no earlier line names their ids, none supersedes) and tombstones (inside a
+        transaction); False, having changed nothing, when it is anything else: a full re-index then
+        gives the view. A memory file of 10,000 entries is not read again for one appended line."""
+        live = str(source.live)
+        row = self._db.execute("SELECT size, ino FROM files WHERE path = ?", (live,)).fetchone()
+        stamp = _stamp(source.live)
+        if (
+            source.format != "jsonl"
+            or row is None
+            or stamp is None
+            or stamp[2] != row[1]
+            or stamp[0] <= row[0]
+        ):
+            return False
+        try:
+            data = source.live.read_bytes()
+        except OSError:
+            return False
+        before, tail = data[: row[0]], data[row[0] :]
+        if not before.endswith(b"\n") or not tail.endswith(b"\n"):
+            return False
+        header = before[: before.index(b"\n") + 1]
+        parsed = parse_memory(header + tail)
+        lines = [line for line in tail.split(b"\n") if line.strip()]
+        if parsed.problems or parsed.header is None or len(parsed.records) != len(lines):
+            return False
+        fresh: list[Document] = []
+        gone: list[str] = []
+        for numbered in parsed.records:
+            record = numbered.record
+            if isinstance(record, Entry):
+                # An id no earlier line names (as JSON writes a plain id: its bytes as they are).
+                plain = _PLAIN_ID.fullmatch(record.id) is not None
+                if (
+                    record.supersedes is not None
+                    or not plain
+                    or record.id.encode() in before
+                    or record.id in gone
+                ):
+                    return False
+                if any(doc.id == record.id for doc in fresh):
+                    return False
+                fresh.extend(entry_documents(source, [record]))
+            else:
+                gone.append(record.id)
+        fresh = [doc for doc in fresh if doc.id not in gone]
+        self._db.executemany("DELETE FROM docs WHERE source = ? AND id = ?", ((live, id_) for id_ in gone))
+        self._record(live, [(source.live, (len(data), stamp[1], stamp[2]))])
+        self._insert(live, fresh)
+        return True
+
+    def _insert(self, live: str, docs: Iterable[Document]) -> None:
+        self._db.executemany(
+            "INSERT INTO docs(source, id, type, kind, title, body, file, line, date, needle, scope, "
+            "expires, expires_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
                 (
-                    (
-                        live,
-                        doc.id,
-                        doc.type,
-                        doc.kind,
-                        doc.title,
-                        doc.body,
-                        str(doc.file),
-                        doc.line,
-                        doc.date,
-                        doc.needle,
-                        doc.scope,
-                        doc.expires,
-                        None if doc.expires is None else parse_timestamp(doc.expires).timestamp(),
-                    )
-                    for doc in docs
-                ),
-            )
+                    live,
+                    doc.id,
+                    doc.type,
+                    doc.kind,
+                    doc.title,
+                    doc.body,
+                    str(doc.file),
+                    doc.line,
+                    doc.date,
+                    doc.needle,
+                    doc.scope,
+                    doc.expires,
+                    None if doc.expires is None else parse_timestamp(doc.expires).timestamp(),
+                )
+                for doc in docs
+            ),
+        )
 
     def stale(self, sources: Sequence[Tracked]) -> tuple[list[Tracked], list[str]]:
         """Which of ``sources`` the index does not hold as they are now (a file's size, ``mtime_ns`` or
@@ -266,7 +327,7 @@ class RecallIndex:
         if not stale and not gone:
             return 0
         with self._writing():
-            self._index(stale)
+            self._index([source for source in stale if not self._appended(source)])
             for live in gone:
                 for table, column in (("docs", "source"), ("files", "source"), ("sources", "live")):
                     self._db.execute(f"DELETE FROM {table} WHERE {column} = ?", (live,))
