@@ -131,8 +131,10 @@ def store_path_of(source: Tracked, file: Path) -> str | None:
     """The store path of ``file`` inside ``source`` (None when no track maps ``source``)."""
     if source.store is None:
         return None
+    if file == source.live:
+        return source.store_path
     rel = file.relative_to(source.live).as_posix()
-    return source.store_path if rel == "." else f"{source.store_path}/{rel}"
+    return f"{source.store_path}/{rel}"
 
 
 def shown_text(body: str, marked: str | None) -> str:

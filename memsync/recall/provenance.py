@@ -50,7 +50,7 @@ def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) ->
     item itself says (an entry's ``created_at``, a log line's day and time), else the commit's date,
     else the file's modification time. Raises ``MemsyncError`` when git fails in a store."""
     here = config.host if config is not None else socket.gethostname()
-    stores: dict[str, Store] = {}
+    stores: dict[str, Store | None] = {}  # None: no repository there yet
     made: dict[str, frozenset[str]] = {}  # per store, its reflog: read when a commit names this host
     result: list[Attribution] = []
     for hit in hits:
@@ -60,10 +60,11 @@ def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) ->
         store_cfg = None
         if config is not None and doc.source.store is not None and rel is not None:
             store_cfg = config.stores[doc.source.store]
-            if StoreLayout(store_cfg.path).exists:
-                if store_cfg.name not in stores:
-                    stores[store_cfg.name] = Store(store_cfg, config.host, config.identity())
-                store = stores[store_cfg.name]
+            if store_cfg.name not in stores:
+                there = StoreLayout(store_cfg.path).exists
+                stores[store_cfg.name] = Store(store_cfg, config.host, config.identity()) if there else None
+            store = stores[store_cfg.name]
+            if store is not None:
                 if doc.needle is not None:
                     record = index.provenance(store_cfg.name, rel, doc.needle)
                     if record is None:

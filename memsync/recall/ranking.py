@@ -33,13 +33,14 @@ class Vantage:
 
     def tier(self, doc: Document) -> int:
         """0 for the current project's memory, 1 for this person's, 2 for a team's."""
-        if self.project is not None and doc.file.is_relative_to(self.project):
+        if self.project is not None and str(doc.file).startswith(f"{self.project}{os.sep}"):
             return 0
-        store_path = doc.store_file
-        if self.key is not None and store_path is not None and store_path.startswith(f"projects/{self.key}/"):
-            return 0
-        if self.key is not None and doc.scope == f"project:{self.key}":
-            return 0
+        if self.key is not None:
+            store_path = doc.store_file
+            if doc.scope == f"project:{self.key}" or (
+                store_path is not None and store_path.startswith(f"projects/{self.key}/")
+            ):
+                return 0
         return 1 if doc.source.store in (None, PERSONAL_STORE) else 2
 
 
@@ -82,5 +83,6 @@ def fuse(lists: Sequence[Sequence[Document]], limit: int, vantage: Vantage) -> l
     best = sorted(scores, key=lambda key: -scores[key])[:limit]
     newest = sorted(best, key=lambda key: docs[key].date or "", reverse=True)
     order = {key: n for n, key in enumerate(newest)}
-    best.sort(key=lambda key: (vantage.tier(docs[key]), -scores[key], order[key]))
+    tiers = {key: vantage.tier(docs[key]) for key in best}
+    best.sort(key=lambda key: (tiers[key], -scores[key], order[key]))
     return [Ranked(docs[key], scores[key]) for key in best]

@@ -1,0 +1,272 @@
+"""Benchmark of recall through the kept index, against a raw SQLite FTS5 query over the same texts in the
+same run (DESIGN "Agent hosts", MCP ``recall``).
+
+Set-up, per size N: one machine (``tests.peers.Peer``: its own HOME, config and store, no daemon) whose
+tracked memory file holds N entries and whose role directory holds a curated note and a daily log, all
+committed by one `memsync sync`. Measured, with the ratio to its baseline and a verdict per target:
+
+1. recall through MCP (the SDK's stdio client, `python -m memsync mcp`, 10 hits, each with host and date),
+   p50 and p95 once the index is built and every query was asked once (the commits that introduced the
+   hits are then remembered), against the raw FTS5 query (``MATCH`` the same words, ``ORDER BY rank
+   LIMIT 10`` over an in-memory table of the same texts): target p95 <= 2.5x;
+2. the first recall of a new server (index kept) after its ``initialize``: target <= 300 ms at 10,000;
+   beside it the server's ``initialize`` (spawn to answer) against `python -m memsync --version`: target
+   <= 1.5x;
+3. keeping the index current in a cycle: a daemon-style cycle (in-process ``run_cycle``, reused session,
+   the changed path given) after one entry appended, with the index kept against the same cycle with no
+   index file (the refresh then stops at once): target <= 1.10x;
+4. the index's size on disk against the bytes of the memory it covers: target <= 2x.
+
+Run: ``.venv/bin/python bench/recall.py [--sizes 10000,100000] [--calls 100] [--quick]``. ``--quick``
+(200 entries, few calls) proves the script works; its figures mean nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+# Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+from memsync.config import load_config  # noqa: E402
+from memsync.cycle import run_cycle  # noqa: E402
+from memsync.fsio import append_once  # noqa: E402
+from memsync.recall.index import RecallIndex, Unusable, fts_query, size_of  # noqa: E402
+from memsync.session import Session  # noqa: E402
+from memsync.tracked import tracked_memory  # noqa: E402
+from tests.helpers import bare_remote  # noqa: E402
+from tests.mcp_client import mcp_session, ok  # noqa: E402
+from tests.peers import Peer, entry_line  # noqa: E402
+
+WORDS = [
+    "harbor",
+    "agent",
+    "request",
+    "timeout",
+    "deploy",
+    "friday",
+    "staging",
+    "database",
+    "cache",
+    "header",
+    "token",
+    "retry",
+    "proxy",
+    "branch",
+    "review",
+    "lint",
+    "format",
+    "schema",
+    "migration",
+    "index",
+    "query",
+    "python",
+    "rust",
+    "kernel",
+    "socket",
+    "crane",
+    "ferry",
+    "bakery",
+    "tide",
+    "anchor",
+    "lantern",
+    "signal",
+    "ledger",
+    "vault",
+]
+
+
+def _figures(times: list[float]) -> tuple[float, float]:
+    """(p50, p95) in milliseconds."""
+    ms = sorted(t * 1000 for t in times)
+    p95 = statistics.quantiles(ms, n=20)[18] if len(ms) >= 2 else ms[0]
+    return statistics.median(ms), p95
+
+
+def _verdict(ratio: float, target: float) -> str:
+    return f"target <= {target:g}x: {'PASS' if ratio <= target else 'MISSED'}"
+
+
+def _text(n: int) -> str:
+    return " ".join(WORDS[(n * k + n // 7) % len(WORDS)] for k in (1, 3, 7, 11)) + f" item {n}."
+
+
+def _prepare(root: Path, size: int) -> Peer:
+    peer = Peer.create(root, f"bench{size}", bare_remote(root / f"remote{size}.git"))
+    append_once(peer.memory_file, b"".join(entry_line(_text(n)) for n in range(size)))
+    peer.write_curated(
+        "deploys",
+        "Tests run on every branch.\nDeploys happen on Fridays after the staging review.\n",
+        description="how we ship",
+    )
+    peer.append_daily("# Daily log — 2026-11-30\n\n- [09:15] The staging database cache was rebuilt.\n")
+    result = peer.cli("sync", timeout=1800)
+    assert result.returncode in (0, 75), result.stderr
+    return peer
+
+
+def _timed(fn: Callable[[], object], count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _raw_baseline(texts: list[str], queries: list[str], rounds: int) -> list[float]:
+    """Seconds per raw FTS5 query over ``texts`` (an in-memory table, same tokenizer)."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
+    db.executemany("INSERT INTO t(body) VALUES (?)", ((text,) for text in texts))
+    db.commit()
+    matches = [fts_query(query) for query in queries]
+    times: list[float] = []
+    for _ in range(rounds):
+        for match in matches:
+            start = time.perf_counter()
+            db.execute(
+                "SELECT rowid, body FROM t WHERE t MATCH ? ORDER BY rank LIMIT 10", (match,)
+            ).fetchall()
+            times.append(time.perf_counter() - start)
+    db.close()
+    return times
+
+
+def _index_file(peer: Peer) -> Path:
+    return peer.home / ".local" / "state" / "memsync" / "recall.sqlite"
+
+
+def _usable(path: Path) -> bool:
+    try:
+        RecallIndex.open(path).close()
+    except Unusable:
+        return False
+    return True
+
+
+def _bench(root: Path, size: int, calls: int, starts: int) -> None:
+    peer = _prepare(root, size)
+    os.environ.update(peer.env)
+    texts = [_text(n) for n in range(size)]
+    queries = [f"{WORDS[n % len(WORDS)]} {WORDS[(n * 5 + 2) % len(WORDS)]}" for n in range(calls)]
+    raw = _raw_baseline(texts, queries, 3)
+    results: dict[str, list[float]] = {}
+    index = _index_file(peer)
+
+    async def serve() -> None:
+        with (root / f"server{size}.log").open("w") as err:
+            async with mcp_session(peer.env, err) as mcp:
+                start = time.perf_counter()
+                await ok(mcp, "recall", {"query": queries[0]})  # no index yet: a fresh scan answers
+                results["no index"] = [time.perf_counter() - start]
+                while not _usable(index):
+                    await anyio.sleep(0.1)
+                for query in queries:  # every hit's commit looked up once
+                    await ok(mcp, "recall", {"query": query})
+                times = []
+                for query in queries:
+                    start = time.perf_counter()
+                    assert (await ok(mcp, "recall", {"query": query}))["hits"], query
+                    times.append(time.perf_counter() - start)
+                results["mcp recall"] = times
+
+    anyio.run(serve)
+    results["raw"] = raw
+
+    # Start-up: initialize, then the first recall (the index kept), in new servers.
+    init: list[float] = []
+    first: list[float] = []
+
+    async def start_once(n: int) -> None:
+        with (root / "start.log").open("w") as err:
+            start = time.perf_counter()
+            async with mcp_session(peer.env, err) as mcp:
+                init.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                await ok(mcp, "recall", {"query": queries[n % len(queries)]})
+                first.append(time.perf_counter() - start)
+
+    for n in range(starts):
+        anyio.run(start_once, n)
+    version = _timed(lambda: peer.cli("--version"), starts)
+
+    # A cycle with the index kept, against the same cycle without an index file.
+    config = load_config(peer.config)
+    store_cfg = config.stores["main"]
+    session = Session()
+    run_cycle(config, store_cfg, session=session)
+    counter = iter(range(10**9))
+
+    def cycle() -> None:
+        append_once(peer.memory_file, entry_line(f"cycle {_text(next(counter))}"))
+        run_cycle(config, store_cfg, session=session, full_reconcile=False, changed=[peer.memory_file])
+
+    with_index: list[float] = []
+    without: list[float] = []
+    aside = index.with_name("aside.sqlite")
+    for _ in range(max(3, calls // 10)):
+        with_index += _timed(cycle, 1)
+        index.rename(aside)
+        without += _timed(cycle, 1)
+        aside.rename(index)
+    covered = sum(
+        path.stat().st_size
+        for source in tracked_memory(config)
+        for path in ([source.live] if source.live.is_file() else source.live.rglob("*.md"))
+    )
+    on_disk = size_of(index)
+
+    m50, m95 = _figures(results["mcp recall"])
+    r50, r95 = _figures(raw)
+    i50, _ = _figures(init)
+    v50, _ = _figures(version)
+    f50, f95 = _figures(first)
+    c50, _ = _figures(with_index)
+    b50, _ = _figures(without)
+    print(f"{size} entries, {calls} queries, {starts} server starts, load {os.getloadavg()[0]:.1f}:")
+    print(f"  recall via MCP          p50 {m50:8.1f} ms  p95 {m95:8.1f} ms")
+    print(f"  raw FTS5 query          p50 {r50:8.2f} ms  p95 {r95:8.2f} ms")
+    print(f"  ratio (p95)             {m95 / r95:8.2f}x  {_verdict(m95 / r95, 2.5)}")
+    print(
+        f"  first recall, no index  {results['no index'][0] * 1000:8.1f} ms (a fresh scan; index built aside)"
+    )
+    print(f"  mcp initialize          p50 {i50:8.1f} ms  --version p50 {v50:8.1f} ms")
+    print(f"  ratio (p50)             {i50 / v50:8.2f}x  {_verdict(i50 / v50, 1.5)}")
+    verdict = "PASS" if f95 <= 300 else "MISSED"
+    print(f"  first recall after init p50 {f50:8.1f} ms  p95 {f95:8.1f} ms  target <= 300 ms: {verdict}")
+    print(f"  cycle with index        p50 {c50:8.1f} ms  without p50 {b50:8.1f} ms")
+    print(f"  ratio (p50)             {c50 / b50:8.2f}x  {_verdict(c50 / b50, 1.1)}")
+    print(f"  index size              {on_disk / 1e6:8.2f} MB  memory {covered / 1e6:8.2f} MB")
+    print(f"  ratio                   {on_disk / covered:8.2f}x  {_verdict(on_disk / covered, 2.0)}")
+
+
+def main() -> int:
+    """Parse the options, run each size, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000", help="entries in the memory file, comma-separated")
+    parser.add_argument("--calls", type=int, default=100, help="recall queries per measure")
+    parser.add_argument("--starts", type=int, default=5, help="server starts (initialize, first recall)")
+    parser.add_argument("--quick", action="store_true", help="200 entries, few calls: checks the script runs")
+    args = parser.parse_args()
+    sizes = [200] if args.quick else [int(s) for s in args.sizes.split(",")]
+    calls, starts = (10, 2) if args.quick else (args.calls, args.starts)
+    with tempfile.TemporaryDirectory(prefix="memsync-recall-bench-") as tmp:
+        for size in sizes:
+            _bench(Path(tmp), size, calls, starts)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
