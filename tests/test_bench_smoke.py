@@ -98,3 +98,12 @@ def test_cycle_bench_quick_runs() -> None:
     assert out.count("load average") >= 5
     targets = out.split("## targets", 1)[1]
     assert targets.count("PASS") + targets.count("FAIL") == 5
+
+
+@pytest.mark.slow
+def test_recall_bench_quick_runs() -> None:
+    """The recall benchmark's smoke run: each figure against its baseline, a verdict per target."""
+    out = _quick("recall.py", 300)
+    for label in ("recall via MCP", "raw FTS5 query", "mcp initialize", "first recall after init"):
+        assert label in out
+    assert out.count("PASS") + out.count("MISSED") == 5

@@ -47,11 +47,13 @@ _WORD = re.compile(r"\w+")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
 _BUSY_MS = 5000
 _SCHEMA = (
-    "CREATE TABLE sources(live TEXT PRIMARY KEY, store TEXT, store_path TEXT NOT NULL, format TEXT NOT NULL)",
+    "CREATE TABLE sources(id INTEGER PRIMARY KEY, live TEXT NOT NULL UNIQUE, store TEXT, "
+    "store_path TEXT NOT NULL, format TEXT NOT NULL)",
     "CREATE TABLE files(path TEXT PRIMARY KEY, source TEXT NOT NULL, size INTEGER, mtime_ns INTEGER, "
     "ino INTEGER)",
     "CREATE INDEX files_source ON files(source)",
-    "CREATE TABLE docs(rowid INTEGER PRIMARY KEY, source TEXT NOT NULL, id TEXT NOT NULL, "
+    # ``file``: relative to the source ('' for a memory file); ``needle``: NULL for an entry (its id).
+    "CREATE TABLE docs(rowid INTEGER PRIMARY KEY, source INTEGER NOT NULL, id TEXT NOT NULL, "
     "type TEXT NOT NULL, kind TEXT, title TEXT NOT NULL, body TEXT NOT NULL, file TEXT NOT NULL, "
     "line INTEGER, date TEXT, "
     "needle TEXT, scope TEXT, expires TEXT, expires_ts REAL)",
@@ -139,7 +141,10 @@ class RecallIndex:
         """The index at ``path``. Raises ``Unusable`` when it is missing, of another format or corrupt."""
         if not path.is_file():
             raise Unusable(f"{path} is missing")
-        db = _connect(str(path))
+        try:
+            db = _connect(str(path))
+        except sqlite3.DatabaseError as exc:
+            raise Unusable(str(exc)) from None
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version != FORMAT:
@@ -200,16 +205,21 @@ class RecallIndex:
         db = self._db
         for source in sources:
             live = str(source.live)
-            db.execute("DELETE FROM docs WHERE source = ?", (live,))
-            db.execute("DELETE FROM files WHERE source = ?", (live,))
-            db.execute("DELETE FROM sources WHERE live = ?", (live,))
+            self._drop(live)
             files = [(path, _stamp(path)) for path in source_files(source)]
-            db.execute(
+            number = db.execute(
                 "INSERT INTO sources(live, store, store_path, format) VALUES (?, ?, ?, ?)",
                 (live, source.store, source.store_path, source.format),
-            )
+            ).lastrowid
+            assert number is not None
             self._record(live, files)
-            self._insert(live, source_documents(source))
+            self._insert(number, source.live, source_documents(source))
+
+    def _drop(self, live: str) -> None:
+        """Forget everything of the source ``live`` (inside a transaction)."""
+        self._db.execute("DELETE FROM docs WHERE source = (SELECT id FROM sources WHERE live = ?)", (live,))
+        self._db.execute("DELETE FROM files WHERE source = ?", (live,))
+        self._db.execute("DELETE FROM sources WHERE live = ?", (live,))
 
     def _record(self, live: str, files: Iterable[tuple[Path, Stamp | None]]) -> None:
         self._db.executemany(
@@ -224,9 +234,11 @@ class RecallIndex:
         gives the view. A memory file of 10,000 entries is not read again for one appended line."""
         live = str(source.live)
         row = self._db.execute("SELECT size, ino FROM files WHERE path = ?", (live,)).fetchone()
+        number = self._db.execute("SELECT id FROM sources WHERE live = ?", (live,)).fetchone()
         stamp = _stamp(source.live)
         if (
             source.format != "jsonl"
+            or number is None
             or row is None
             or stamp is None
             or stamp[2] != row[1]
@@ -265,27 +277,29 @@ class RecallIndex:
             else:
                 gone.append(record.id)
         fresh = [doc for doc in fresh if doc.id not in gone]
-        self._db.executemany("DELETE FROM docs WHERE source = ? AND id = ?", ((live, id_) for id_ in gone))
+        self._db.executemany(
+            "DELETE FROM docs WHERE source = ? AND id = ?", ((number[0], id_) for id_ in gone)
+        )
         self._record(live, [(source.live, (len(data), stamp[1], stamp[2]))])
-        self._insert(live, fresh)
+        self._insert(number[0], source.live, fresh)
         return True
 
-    def _insert(self, live: str, docs: Iterable[Document]) -> None:
+    def _insert(self, number: int, live: Path, docs: Iterable[Document]) -> None:
         self._db.executemany(
             "INSERT INTO docs(source, id, type, kind, title, body, file, line, date, needle, scope, "
             "expires, expires_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 (
-                    live,
+                    number,
                     doc.id,
                     doc.type,
                     doc.kind,
                     doc.title,
                     doc.body,
-                    str(doc.file),
+                    "" if doc.file == live else doc.file.relative_to(live).as_posix(),
                     doc.line,
                     doc.date,
-                    doc.needle,
+                    None if doc.type == "entry" else doc.needle,
                     doc.scope,
                     doc.expires,
                     None if doc.expires is None else parse_timestamp(doc.expires).timestamp(),
@@ -300,7 +314,9 @@ class RecallIndex:
         it holds that are no longer tracked. A stat per file; nothing is read."""
         held = {
             live: (store, store_path, fmt)
-            for live, store, store_path, fmt in self._db.execute("SELECT * FROM sources")
+            for live, store, store_path, fmt in self._db.execute(
+                "SELECT live, store, store_path, format FROM sources"
+            )
         }
         stamps: dict[str, dict[str, Stamp]] = {}
         for path, source, *stamp in self._db.execute("SELECT path, source, size, mtime_ns, ino FROM files"):
@@ -329,8 +345,7 @@ class RecallIndex:
         with self._writing():
             self._index([source for source in stale if not self._appended(source)])
             for live in gone:
-                for table, column in (("docs", "source"), ("files", "source"), ("sources", "live")):
-                    self._db.execute(f"DELETE FROM {table} WHERE {column} = ?", (live,))
+                self._drop(live)
         return len(stale) + len(gone)
 
     def search(
@@ -359,7 +374,7 @@ class RecallIndex:
         while True:
             rows = self._db.execute(sql, (*args, want)).fetchall()
             found = []
-            sources: dict[str, Tracked] = {}
+            sources: dict[object, Tracked] = {}
             for row in rows:
                 doc = self._document(row, sources)
                 if scope is None or doc.scope is None or scope_matches(doc.scope, scope):
@@ -429,30 +444,30 @@ class RecallIndex:
         when the index no longer holds ``doc``)."""
         row = self._db.execute(
             "SELECT highlight(fts, 1, ?, '') FROM fts JOIN docs d ON d.rowid = fts.rowid "
-            "WHERE fts MATCH ? AND d.file = ? AND d.id = ?",
-            (MARK, match, str(doc.file), doc.id),
+            "WHERE fts MATCH ? AND d.id = ? AND d.source = (SELECT id FROM sources WHERE live = ?)",
+            (MARK, match, doc.id, str(doc.source.live)),
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def _document(self, row: Sequence[object], sources: dict[str, Tracked]) -> Document:
-        _, live, doc_id, doc_type, kind, title, body, file, line, date, needle, scope, expires = row[:13]
-        assert isinstance(live, str)
-        if live not in sources:
-            store, store_path, fmt = self._db.execute(
-                "SELECT store, store_path, format FROM sources WHERE live = ?", (live,)
+    def _document(self, row: Sequence[object], sources: dict[object, Tracked]) -> Document:
+        _, number, doc_id, doc_type, kind, title, body, file, line, date, needle, scope, expires = row[:13]
+        if number not in sources:
+            live, store, store_path, fmt = self._db.execute(
+                "SELECT live, store, store_path, format FROM sources WHERE id = ?", (number,)
             ).fetchone()
-            sources[live] = Tracked(store, store_path, Path(live), fmt)
+            sources[number] = Tracked(store, store_path, Path(live), fmt)
+        source = sources[number]
         return Document(
             id=str(doc_id),
             type=doc_type,  # type: ignore[arg-type]
             kind=kind,  # type: ignore[arg-type]
             title=str(title),
             body=str(body),
-            source=sources[live],
-            file=Path(str(file)),
+            source=source,
+            file=source.live / str(file) if file else source.live,
             line=line,  # type: ignore[arg-type]
             date=date,  # type: ignore[arg-type]
-            needle=needle,  # type: ignore[arg-type]
+            needle=str(doc_id) if doc_type == "entry" else needle,  # type: ignore[arg-type]
             scope=scope,  # type: ignore[arg-type]
             expires=expires,  # type: ignore[arg-type]
         )
@@ -482,6 +497,8 @@ def _connect(where: str) -> sqlite3.Connection:
     db = sqlite3.connect(where, isolation_level=None, check_same_thread=False, timeout=_BUSY_MS / 1000)
     try:
         db.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        # A cache: no fsync per commit. A power cut may corrupt it; a corrupt index is rebuilt.
+        db.execute("PRAGMA synchronous = OFF")
     except sqlite3.DatabaseError:
         db.close()
         raise

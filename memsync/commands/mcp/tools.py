@@ -27,7 +27,6 @@ from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_expiry
 from memsync.formats.quoted import neutralise_lines
 from memsync.memoryfile import MemoryFile
-from memsync.recall.search import written
 from memsync.tracked import Format, Tracked, tracked_memory
 
 # A recall hit's id for a line names its file and line: `roles/qa/daily/2026-11-30.md:7`.
@@ -203,6 +202,8 @@ def write_entry(
             expires_at=expires_at,
             now=now,
         )
+    from memsync.recall.search import written  # the index: when a tool first writes (fast start-up)
+
     written(current_config(), memory.path)
     return entry
 
@@ -213,6 +214,8 @@ def forget(config: Config | None, entry_id: str, file: str | None = None) -> Pat
     when no file or several hold the id, or it is already deleted."""
     path = find_memory(config, file, "jsonl").live if file is not None else holder(config, entry_id, "forget")
     MemoryFile(path).forget(entry_id)
+    from memsync.recall.search import written
+
     written(config, path)
     return path
 
