@@ -42,7 +42,7 @@ from memsync.tracked import Tracked
 log = logging.getLogger(__name__)
 
 # Bumped whenever the tables or what is indexed change: an index of another format is rebuilt.
-FORMAT = 2
+FORMAT = 3
 _WORD = re.compile(r"\w+")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
 _BUSY_MS = 5000
@@ -408,7 +408,7 @@ class RecallIndex:
         ).fetchall()
         matrix = embedding.from_blobs([vector for _, _, vector in rows])
         found = []
-        sources: dict[str, Tracked] = {}
+        sources: dict[object, Tracked] = {}
         for row, score in embedding.nearest(embedding.embed([query])[0], matrix, len(rows)):
             rowid, doc_scope, _ = rows[row]
             if scope is not None and doc_scope is not None and not scope_matches(doc_scope, scope):
