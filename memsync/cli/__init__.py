@@ -14,8 +14,9 @@ import memsync.cli.merge  # registers the hidden merge-driver
 import memsync.cli.project  # registers project alias
 import memsync.cli.purge  # registers purge
 import memsync.cli.review  # registers review, review approve|reject
-import memsync.cli.setup  # noqa: F401  (init, up, track, untrack, store, remote, service, doctor, demo)
+import memsync.cli.setup  # registers init, up, track, untrack, store, remote, service, doctor, demo
 import memsync.cli.sync as _sync  # noqa: F401  (registers daemon, sync, status, log, resync)
+import memsync.cli.ui  # noqa: F401  (registers ui)
 from memsync.cli import roles  # noqa: F401  (registers snapshot, migrate)
 from memsync.cli.app import app, main
 
