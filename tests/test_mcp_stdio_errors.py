@@ -42,6 +42,12 @@ BAD: list[tuple[bytes, int, object]] = [  # a line, the error code it gets, the 
     ),
     (b'{"jsonrpc":"2.0","method":7,"id":14}', types.INVALID_REQUEST, 14),
     (b"[1,2]", types.INVALID_REQUEST, None),
+    # An id that is no string nor integer: the SDK reads these as notifications, which get no answer.
+    *(
+        (b'{"jsonrpc":"2.0","id":' + bad + b',"method":"tools/list"}', types.INVALID_REQUEST, None)
+        for bad in (b"1.5", b"1e400", b"null", b"true", b'{"a":1}', b"[15]")
+    ),
+    (b'{"jsonrpc":"2.0","method":"ping","params":{"id":1},"id":1.0}', types.INVALID_REQUEST, None),
 ]
 
 

@@ -4,7 +4,9 @@ which answers each line the SDK cannot decode with a JSON-RPC error (DESIGN "Hos
 The SDK (``mcp`` 2.3) turns such a line (invalid JSON, a lone surrogate escape, nesting deeper than its
 parser's recursion limit, JSON that is no JSON-RPC message) into an exception on its read stream, and its
 dispatcher logs and drops it: a client waits for its own timeout (python-sdk issue #2751; the fix
-proposed there, PR #2766, was closed unmerged).
+proposed there, PR #2766, was closed unmerged). A request whose ``id`` is no string nor integer (``1.5``,
+``null``, ``true``, an object) passes its adapter as a notification, which nobody answers: answered here
+too.
 """
 
 from __future__ import annotations
@@ -40,6 +42,13 @@ def request_id(line: str) -> str | int | None:
     (so a line broken, or nested too deep, after it still names its request); None when there is no
     such member before the line stops being readable, or it is no integer nor a string UTF-8 can hold.
     Never raises."""
+    word = _id_token(line)
+    return None if word is None else _id_value(word)
+
+
+def _id_token(line: str) -> str | None:
+    """The first JSON token of the ``id`` member of the object ``line`` starts with (``{`` for an object),
+    None when there is no such member before the line stops being readable."""
     depth = 0
     key_next = False
     pos = 0
@@ -60,7 +69,7 @@ def request_id(line: str) -> str | int | None:
             colon = _TOKEN.match(line, pos)
             if word == '"id"' and colon is not None and colon.group(1) == ":":
                 value = _TOKEN.match(line, colon.end())
-                return None if value is None else _id_value(value.group(1))
+                return None if value is None else value.group(1)
     return None
 
 
@@ -91,12 +100,23 @@ def error_for(line: str, exc: ValidationError) -> types.JSONRPCError:
     )
 
 
+_BAD_ID = types.JSONRPCError(
+    jsonrpc="2.0",
+    id=None,
+    error=types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message="Invalid Request: the id must be a string or an integer, or absent",
+    ),
+)
+
+
 class _Sender(Protocol):
     async def send(self, item: SessionMessage, /) -> None: ...
 
 
 class Answering:
-    """The lines of stdin the SDK can decode, for ``stdio_server``; every other line is answered here
+    """The lines of stdin the SDK can decode as they are meant, for ``stdio_server``; every other line
+    (including a request with a bad id, which the SDK would read as a notification) is answered here
     with :func:`error_for`, on the server's write stream (given by :meth:`answer_on` once the transport
     exists), and never reaches the SDK."""
 
@@ -118,15 +138,19 @@ class Answering:
         while True:
             line = await anext(self._lines)
             try:
-                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except ValidationError as exc:
                 answer = error_for(line, exc)
-                log.info("answered an undecodable request (id %r): %s", answer.id, answer.error.message)
-                await self._ready.wait()
-                assert self._answers is not None  # set with _ready
-                await self._answers.send(SessionMessage(answer))
-                continue
-            return line
+            else:
+                # The SDK reads a request whose id is no string nor integer (1.5, null, true, an object)
+                # as a notification and answers nothing: JSON-RPC 2.0 makes it an Invalid Request.
+                if not isinstance(message, types.JSONRPCNotification) or _id_token(line) is None:
+                    return line
+                answer = _BAD_ID
+            log.info("answered an undecodable request (id %r): %s", answer.id, answer.error.message)
+            await self._ready.wait()
+            assert self._answers is not None  # set with _ready
+            await self._answers.send(SessionMessage(answer))
 
 
 @asynccontextmanager
