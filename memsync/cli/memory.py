@@ -102,6 +102,21 @@ def remember_command(
     return 0
 
 
+@app.command("dupes")
+def dupes_command(
+    store: Annotated[
+        str | None, typer.Option("--store", help="Only this store's memory. Default: all tracked memory.")
+    ] = None,
+) -> int:
+    """List pairs of entries that say the same thing in other words, with their similarity (0 to 1).
+
+    Needs the semantic extra (pip install 'memsync[semantic]'). Nothing is deleted: supersede one of a
+    pair with `memsync remember TEXT --supersedes ID`, or `memsync forget ID`.
+    """
+    typer.echo("\n".join(memory.dupes_lines(store)))
+    return 0
+
+
 @app.command("forget")
 def forget_command(
     entry_id: Annotated[str, typer.Argument(metavar="ID", help="Id of the entry to delete (memsync show).")],

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, get_args
 
-from memsync import git
+from memsync import embedding, git
 from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.commands import service
 from memsync.commands.detect import untracked_hosts
@@ -276,6 +276,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
     checks = [check_git()]
     if checks[0].level == "FAIL":
         return checks  # every other check runs git
+    checks.append(check_recall())
     try:
         config = load_config(path)
     except MemsyncError as exc:
@@ -305,3 +306,10 @@ def run_checks(path: Path | None = None) -> list[Check]:
     checks.append(check_daemon(path))
     checks.append(check_service())
     return checks
+
+
+def check_recall() -> Check:
+    """Whether recall searches by meaning too (the semantic extra) or by keywords only."""
+    if embedding.available():
+        return Check("OK", "recall", f"keywords and meaning ({embedding.MODEL})")
+    return Check("OK", "recall", f"keywords only; {embedding.INSTALL_HINT} adds search by meaning")

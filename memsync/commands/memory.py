@@ -18,9 +18,15 @@ from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import check_role_dir
+from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
 from memsync.memoryfile import MemoryFile
+from memsync.recall.dupes import near_duplicates, similar_entry
 from memsync.recall.search import written
+from memsync.tracked import tracked_memory
 from memsync.wording import plural
+
+# A duplicate's text is shown up to this many characters (the file has it all).
+TEXT_CHARS = 200
 
 
 def _memory_file(path: Path | None) -> MemoryFile:
@@ -95,7 +101,48 @@ def remember_line(
         supersedes=supersedes,
     )
     replaced = f" (supersedes {supersedes})" if supersedes is not None else ""
-    return f"remembered {entry.id} in {memory.path}{replaced}"
+    return f"remembered {entry.id} in {memory.path}{replaced}{similar_hint(memory.path, text, entry.id)}"
+
+
+def similar_hint(path: Path, text: str, written: str) -> str:
+    """What remember adds when an entry of ``path`` already says ``text`` in other words (``dupes``;
+    with the semantic extra): its id and how to supersede it. The entry is written all the same: only
+    the person or agent can tell a rewording from a new fact. Empty when there is none."""
+    similar = similar_entry(path, text, written)
+    if similar is None:
+        return ""
+    other, score = similar
+    return (
+        f"; similar to {other} ({score:.2f}): if both say the same, forget {other}, "
+        f"or write with --supersedes {other} next time"
+    )
+
+
+def dupes_lines(store: str | None) -> list[str]:
+    """`memsync dupes`: each pair of live entries (of store ``store``, default every store's and the
+    default memory file's) that say the same thing in other words, most similar first, as
+    ``<similarity> <id> <id>`` and the two texts quoted. Never writes. Raises MemsyncError without the
+    semantic extra, for an unknown store or an unreadable file."""
+    config = current_config()
+    sources = tracked_memory(config)
+    if store is not None:
+        if config is None or store not in config.stores:
+            known = ", ".join(config.stores) if config is not None else "none"
+            raise MemsyncError(f"dupes: no store is called {store!r} (stores: {known}). Give one of those")
+        sources = [source for source in sources if source.store == store]
+    lines = []
+    for pair in near_duplicates(sources):
+        lines.append(
+            f"{pair.similarity:.2f}  {neutralise(pair.first.id, MAX_PATH_CHARS)}  "
+            f"{neutralise(pair.second.id, MAX_PATH_CHARS)}"
+        )
+        lines += [f"      {neutralise(doc.body, TEXT_CHARS)}" for doc in (pair.first, pair.second)]
+    if not lines:
+        return ["no near-duplicates"]
+    return [
+        *lines,
+        f"{plural(len(lines) // 3, 'pair')}; supersede one of each: memsync remember TEXT --supersedes ID",
+    ]
 
 
 def forget_line(entry_id: str, file: Path | None) -> str:

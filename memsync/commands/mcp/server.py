@@ -35,6 +35,7 @@ from memsync.errors import MemsyncError
 from memsync.memoryfile import TEXT_MAX_CHARS
 from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT
 from memsync.recall.documents import HitJSON
+from memsync.recall.dupes import similar_entry
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,9 @@ class Remembered(TypedDict):
     created_at: str
     supersedes: str | None
     status: str
+    # An entry that already says this in other words (semantic extra), and how to supersede it.
+    similar_to: str | None
+    hint: str | None
 
 
 class Forgotten(TypedDict):
@@ -160,8 +164,19 @@ def remember(
         file=file,
         store=store,
     )
+    written = done.proposal.id if done.proposal is not None else done.entry.id if done.entry else ""
+    similar = similar_entry(done.path, text, written)
+    similar_to = None if similar is None else similar[0]
+    hint = (
+        None
+        if similar is None
+        else f"similar to {similar[0]} ({similar[1]:.2f}): if both say the same, forget {similar[0]}, "
+        f"or pass supersedes={similar[0]!r} next time"
+    )
     if done.proposal is not None:
         return Remembered(
+            similar_to=similar_to,
+            hint=hint,
             id=done.proposal.id,
             file=str(done.path),
             kind=kind or "fact",
@@ -174,6 +189,8 @@ def remember(
     entry = done.entry
     assert entry is not None  # no proposal: the entry was written
     return Remembered(
+        similar_to=similar_to,
+        hint=hint,
         id=entry.id,
         file=str(done.path),
         kind=entry.kind,
