@@ -40,7 +40,7 @@ from memsync import embedding  # noqa: E402
 from memsync.recall.documents import Document, source_documents  # noqa: E402
 from memsync.recall.index import RecallIndex, fts_query  # noqa: E402
 from memsync.recall.ranking import Vantage, fuse  # noqa: E402
-from memsync.recall.search import SEMANTIC_DEPTH  # noqa: E402
+from memsync.recall.search import SEMANTIC_DEPTH, SEMANTIC_FLOOR  # noqa: E402
 from memsync.tracked import Tracked  # noqa: E402
 
 CORPUS = Path(os.environ.get("MEMSYNC_CORPUS", REPO.parent / "shared" / "corpus"))
@@ -284,7 +284,7 @@ def hybrid(index: RecallIndex, keywords: Ranker) -> Ranker:
     """Recall's hybrid ranking: the keyword list and the semantic one fused (``ranking.fuse``)."""
 
     def ranked(query: str) -> list[Document]:
-        meant = [hit.doc for hit in index.similar(query, now=NOW, limit=SEMANTIC_DEPTH)]
+        meant = [hit.doc for hit in index.similar(query, now=NOW, limit=SEMANTIC_DEPTH, least=SEMANTIC_FLOOR)]
         return [item.doc for item in fuse([keywords(query), meant], DEPTH, Vantage())]
 
     return ranked

@@ -47,6 +47,7 @@ def test_doctor_on_a_fresh_setup(home: Path, tmp_path: Path) -> None:
     levels = _lines(result.stdout)
     assert levels == {
         "git": "OK",
+        "recall": "OK",
         "config": "OK",
         "identity": "OK",
         "store personal": "OK",

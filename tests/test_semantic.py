@@ -68,17 +68,9 @@ def _memory_file(home: Path) -> Path:
     return next((home / ".agent-memory").glob("*.jsonl"))
 
 
-@pytest.mark.parametrize(
-    ("question", "answer"),
-    [
-        ("which provider delivers our outgoing mail?", FACTS[5]),
-        ("how long do we keep application output records?", FACTS[3]),
-    ],
-)
-def test_recall_finds_what_is_meant_with_the_network_unreachable(
-    home: Path, question: str, answer: str
-) -> None:
+def test_recall_finds_what_is_meant_with_the_network_unreachable(home: Path) -> None:
     """No word of the question is in the answer: keywords alone find nothing, meaning finds it first."""
+    question, answer = "which provider delivers our outgoing mail?", FACTS[5]
     if shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"], check=False).returncode:
         pytest.skip("unshare -n (a network namespace without interfaces) is not available here")
     _write_memory(home, FACTS)

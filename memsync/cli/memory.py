@@ -110,8 +110,7 @@ def dupes_command(
 ) -> int:
     """List pairs of entries that say the same thing in other words, with their similarity (0 to 1).
 
-    Needs the semantic extra (pip install 'memsync[semantic]'). Nothing is deleted: supersede one of a
-    pair with `memsync remember TEXT --supersedes ID`, or `memsync forget ID`.
+    Needs the semantic extra. Nothing is deleted: supersede or forget one of a pair yourself.
     """
     typer.echo("\n".join(memory.dupes_lines(store)))
     return 0

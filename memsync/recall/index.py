@@ -391,10 +391,11 @@ class RecallIndex:
         scope: str | None = None,
         kinds: Sequence[str] = (),
         limit: int,
+        least: float = 0.0,
     ) -> list[Found]:
         """The at most ``limit`` documents alive at ``now`` closest in meaning to ``query`` (cosine of
-        ``embedding`` vectors, best first), filtered like ``search``. Documents without a vector of this
-        model get one first. Raises MemsyncError when the semantic extra is not installed."""
+        ``embedding`` vectors, best first, at least ``least``), filtered like ``search``. Documents
+        without a vector of this model get one first. Raises MemsyncError without the semantic extra."""
         self._embed_missing()
         where = "(d.expires_ts IS NULL OR d.expires_ts > ?)"
         args: list[object] = [now.timestamp()]
@@ -411,6 +412,8 @@ class RecallIndex:
         sources: dict[object, Tracked] = {}
         for row, score in embedding.nearest(embedding.embed([query])[0], matrix, len(rows)):
             rowid, doc_scope, _ = rows[row]
+            if score < least:
+                break
             if scope is not None and doc_scope is not None and not scope_matches(doc_scope, scope):
                 continue
             full = self._db.execute(f"SELECT {_COLUMNS} FROM docs d WHERE d.rowid = ?", (rowid,)).fetchone()
