@@ -7,9 +7,10 @@ an empty or unreadable file for empty settings: it waits a moment for the host t
 Just before its new version goes in place, it checks that the file is still the version it read (inode,
 size, mtime, content hash), swaps the two atomically and checks what it swapped out; on any change it
 puts the host's file back and starts over. A symlink (a dotfiles manager's) is edited at its target and
-stays a link; a device, FIFO or directory is refused; the new file keeps the old one's mode and owner,
-and the backup (``<path>.memsync-backup``) the old one's mode. File-system failures (a read-only
-directory, an immutable file) are one-line ``MemsyncError`` s.
+stays a link (a loop is refused); a file with other hard links is written into its own inode; a device,
+FIFO or directory is refused; the new file keeps the old one's mode and owner, and the backup
+(``<path>.memsync-backup``) the old one's mode. File-system failures (a read-only directory, an
+immutable file) are one-line ``MemsyncError`` s.
 
 Claude Code (``settings.json``, ``~/.claude.json``) and Cursor (``mcp.json``) keep their settings as one
 JSON object (:func:`edit_json_object`). memsync adds and removes only its own entries; the rest of the
@@ -66,6 +67,7 @@ class _Version:
     mode: int
     uid: int
     gid: int
+    links: int
 
 
 def _ident(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -100,7 +102,8 @@ def _read(target: Path) -> _Version | None:
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{target} is not a regular file")
         data = handle.read()
-    return _Version(data, _ident(st), hashlib.sha256(data).digest(), st.st_mode & 0o777, st.st_uid, st.st_gid)
+    digest = hashlib.sha256(data).digest()
+    return _Version(data, _ident(st), digest, st.st_mode & 0o777, st.st_uid, st.st_gid, st.st_nlink)
 
 
 def _same(a: _Version | None, b: _Version | None) -> bool:
@@ -122,6 +125,9 @@ def _placed(path: Path, target: Path, seen: _Version | None, data: bytes) -> boo
             atomic_write(path.with_name(path.name + BACKUP_SUFFIX), seen.data, mode=seen.mode)
         if not _same(_read(target), seen):
             return False
+        if seen is not None and seen.links > 1:
+            _write_in_place(target, data)
+            return True
         if seen is None:
             try:
                 os.link(tmp, target)  # never over a file a host created meanwhile
@@ -140,6 +146,19 @@ def _placed(path: Path, target: Path, seen: _Version | None, data: bytes) -> boo
         tmp.unlink(missing_ok=True)
 
 
+def _write_in_place(target: Path, data: bytes) -> None:
+    """Write ``data`` into ``target``'s own inode: a file with other hard links (a dotfiles copy) must
+    stay one file with them, which a rename would split. Not atomic, but safe enough: it runs only after
+    the backup is saved and the file checked unchanged, so a crash or a host writing in that instant
+    leaves the backup to restore. Raises OSError."""
+    fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(fd)
+
+
 def edit_file(
     path: Path, parse: Callable[[bytes], T], update: Callable[[bytes | None, T | None], bytes | None]
 ) -> bool:
@@ -154,6 +173,7 @@ def edit_file(
     naming ``path``, for what cannot be read or written.
     """
     deadline = time.monotonic() + SETTLE_S
+    _target(path)  # a link loop is one line here, before the lock resolves the path
     with writer_lock(path):
         while True:
             target = _target(path)

@@ -19,6 +19,7 @@ from memsync.secrets.shapes import (
     bare_cloud_key_scan,
     bare_userinfo_scan,
     command_password_scan,
+    password_phrase_scan,
     password_sentence_scan,
     pattern_scan,
     user_password_scan,
@@ -135,10 +136,18 @@ def detectors() -> tuple[Detector, ...]:
                 *(rf"{key}\s+{PASSWORD_FOR}\s" for key in ("pass(?:word|wd|phrase)", "pwd")),
             ),
         ),
+        # The password words of shapes' phrases, each a literal (folded: "Passwort", "PW").
+        _gated(
+            password_phrase_scan,
+            folded_gates=("pass", "pw", "pin", "kennwort", "contrase", "senha", "パスワード"),
+        ),
         _gated(auth_header_scan, ("Bearer", "Basic", "token")),
         _gated(bare_cloud_key_scan, (r"[A-Za-z0-9/+]{40}",)),
-        _gated(command_password_scan, (r"\s-p", "sshpass")),
-        _gated(user_password_scan, (r"""[a-z0-9._`'"-]/[`'"]?[^\s/`'"<>]{6}""",)),
+        _gated(command_password_scan, (r"\s-p", "sshpass", r"-u[\s=]", "--user")),
+        _gated(
+            user_password_scan,
+            (r"""[a-z0-9._`'"-]/[`'"]?[^\s/`'"<>]{6}""", r"""[a-z0-9._`'"-] / [`'"]?[^\s/`'"<>]{6}"""),
+        ),
         _gated(bare_userinfo_scan, (r"[^\s/@:]@[A-Za-z0-9]",)),
     )
 

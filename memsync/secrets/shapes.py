@@ -83,7 +83,7 @@ EXTRA_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     (
         "Basic Auth Credentials",
         ("://",),
-        re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/]+"),
+        re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]*:(?P<value>[^\s/@]+)@[^\s/]+"),
     ),
     ("DigitalOcean token", ("_v1_",), re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b")),
     (
@@ -126,6 +126,74 @@ def password_sentence_scan(line: str) -> Iterator[str]:
             yield "Password in prose"
 
 
+# Any phrasing that gives a password: a password word (a few languages), up to four words on what it is
+# for, a separator and the value ("password for the staging db: X", "prod pw is X", "password for prod — X",
+# "das Passwort ist X"), or the value right after a long password word ("prod's passwd X", "with password
+# X"). The value must read as a password (:func:`_strong_password`, 8 or more characters): prose, a path, a
+# placeholder or "stored in vault" never does.
+_PASSWORD_WORDS = (
+    r"(?:\b(?:pass(?:word|wd|phrase|code|wort)?|pwd|pw|pin|mot de passe|kennwort|contrase[ñn]a|senha)\b"
+    r"|パスワード)"
+)
+_PASSWORD_WORD = re.compile(_PASSWORD_WORDS, re.IGNORECASE)
+# Short words that are also verbs or nouns of their own ("tests pass with X", "pin the version"): only
+# with a separator after them, and "with" is none for them.
+_SHORT_PASSWORD_WORDS = frozenset(("pass", "pw", "pin"))
+# "is" in a few languages, a colon, an equals sign, dashes (em, en), a slash; "with" after a long word.
+_SEPARATORS = frozenset(
+    ("is", "was", "are", ":", "=", "\u2014", "\u2013", "-", "--", "/", "->", "=>", "=:", "est", "ist")
+) | frozenset(("es", "é", "は", "with"))
+_PHRASE_WORDS = 4
+_VALUE_STRIP = "\"'`.,;:!?)]}*"
+_NOT_VALUES = frozenset(("1password",))
+
+
+def _phrase_value(word: str) -> bool:
+    value = word.strip(_VALUE_STRIP).lstrip("\"'`([{*")
+    return (
+        len(value) >= 8
+        and "/" not in value
+        and not value.startswith(("-", "$", "%"))
+        and value.lower() not in _NOT_VALUES
+        and _strong_password(value)
+    )
+
+
+def _separates(word: str, short: bool) -> bool:
+    """Whether ``word`` separates a password word (``short``: pass, pw, pin) from its value."""
+    folded = word.lower()
+    return (folded in _SEPARATORS and not (short and folded == "with")) or (
+        len(word) > 1 and word[-1] in ":="
+    )
+
+
+def password_phrase_scan(line: str) -> Iterator[str]:
+    """``Password in prose`` for each password word followed, within a few words and a separator (or
+    right after a long password word), by a value that reads as a password. A line an assignment flags
+    is that assignment's ("password: X" is one finding)."""
+    if any(assignment_scan(line)):
+        return
+    for match in _PASSWORD_WORD.finditer(line):
+        words = line[match.end() : match.end() + 200].split()[: _PHRASE_WORDS + 2]
+        if not words:
+            continue
+        head = words[0]
+        # "password:X", "pw=X": the separator glued to the value.
+        if head[0] in ":=" and _phrase_value(head.lstrip(":=")):
+            yield "Password in prose"
+            return
+        short = match.group(0).lower() in _SHORT_PASSWORD_WORDS
+        if not short and _phrase_value(head):
+            yield "Password in prose"
+            return
+        for index, word in enumerate(words[:-1]):
+            if _separates(word, short) and _phrase_value(words[index + 1]):
+                yield "Password in prose"
+                return
+            if word[-1] in ".;!?":
+                break  # the sentence ended
+
+
 def auth_header_scan(line: str) -> Iterator[str]:
     """``Authorization header`` for each Bearer/Basic/token credential that looks random."""
     for match in _AUTH_HEADER.finditer(line):
@@ -160,12 +228,18 @@ def bare_cloud_key_scan(line: str) -> Iterator[str]:
 _COMMAND_PASSWORD = re.compile(
     r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p(?P<value>[^\s'\"`]{3,})"
     r"|\bsshpass\s+-p\s*(?P<sshpass>[^\s'\"`]{3,})"
+    # curl -u/--user user:password (and wget, httpie alike): without ":password" curl prompts.
+    r"|(?<!\S)(?:-u|--user)[\s=]+['\"]?[^\s:'\"]*:(?P<user>[^\s'\"`]{6,})"
 )
 
 
 def command_password_scan(line: str) -> Iterator[str]:
     """``Password on a command line`` for each literal ``mysql -pPASS``/``sshpass -p PASS``."""
     for match in _COMMAND_PASSWORD.finditer(line):
+        if match.group("user") is not None:
+            if looks_like_password(match.group("user")):
+                yield "Password on a command line"
+            continue
         value = (match.group("value") or match.group("sshpass")).rstrip(";,.)&|")
         if len(value) >= 3 and not value.startswith("$") and not is_placeholder(value):
             yield "Password on a command line"
@@ -177,7 +251,7 @@ def command_password_scan(line: str) -> Iterator[str]:
 # The login is a user name (lower case after its first letter: not a ticket id such as DEF-053); the
 # password mixes cases and digits, or holds a symbol (not a version, a branch or a ticket).
 _USER_PASSWORD = re.compile(
-    r"""(?<![\w/.:@$%~-])(?P<q>[`'"]?)(?P<user>[A-Za-z][a-z0-9._-]{0,31})(?P=q)/"""
+    r"""(?<![\w/.:@$%~-])(?P<q>[`'"]?)(?P<user>[A-Za-z][a-z0-9._-]{0,31})(?P=q)(?P<gap>[ \t]?)/(?P=gap)"""
     r"""(?P<q2>[`'"]?)(?P<value>[^\s/`'"<>]{6,64})(?P=q2)(?!/)"""
 )
 _PASSWORD_SYMBOL = re.compile(r"[!@#$%^&*+=~?]")

@@ -19,11 +19,25 @@ SPLIT = " (split over two lines)"
 # characters before it, where a keyword such as "password is" sits) and the first word of the second.
 _CONTEXT_CHARS = 48
 _MAX_WORD = 512
-# The first word of a line, after a blockquote's markers.
-_FIRST_WORD = re.compile(rf"\s*(?:>\s*)*(\S{{2,{_MAX_WORD}}})")
+# What leads a line before its first word: blockquote markers, a list item's bullet or number, a table
+# row's pipe.
+_LEAD = r"\s*(?:(?:[>|]|[-*+](?=\s)|\d{1,3}[.)](?=\s))\s*)*"
+_FIRST_WORD = re.compile(rf"{_LEAD}(\S{{2,{_MAX_WORD}}})")
 # A token may run on through lines that hold nothing else: this many more at most.
 _MAX_RUN_ON = 3
-_ONE_WORD = re.compile(r"\s*(?:>\s*)*\S+\s*")
+_ONE_WORD = re.compile(rf"{_LEAD}\S+[\s|]*")
+# A seam may step over this many blank lines (a value given a paragraph of its own).
+_MAX_BLANK = 2
+# The start of a token with a prefix of its own, too short to be the token: the words after it that may
+# be its rest (letters and digits with a digit or a capital: not prose) are glued on, up to
+# _MAX_PIECES of them within _RUN_WORDS words, across spaces, list items, table cells and lines.
+_TOKEN_START = re.compile(
+    r"(?:gh[pousr]_|github_pat_|glpat-|sk-|hf_|xox[abposre]-|AKIA|ASIA|AIza)[A-Za-z0-9_-]*"
+)
+_TOKEN_PIECE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{3,}")
+_WORD_TRIM = "|*`'\"()[]{}<>,.;:!?"
+_MAX_PIECES = 3
+_RUN_WORDS = 24
 _MIN_JOINED = 8  # shorter than any password: two short words glued say nothing
 # Between sections of the scanned text: no detector matches it, and it ends a private key block.
 _GAP = "~"
@@ -46,26 +60,44 @@ class _Sheet:
         self.add(text, sources)
 
 
-def _seam(first: str, second: str) -> str | None:
-    """The end of ``first`` glued to the start of ``second``, when both end and start in a word (a
-    markdown hard break and blockquote markers between them set aside)."""
-    first = first[-_MAX_WORD - _CONTEXT_CHARS :].rstrip(" \t").removesuffix("\\")
+def _seam(first: str, second: str, glue: str = "") -> str | None:
+    """The end of ``first`` joined by ``glue`` to the start of ``second``, when both end and start in a
+    word (a markdown hard break, blockquote and list markers and table pipes between them set aside)."""
+    first = first[-_MAX_WORD - _CONTEXT_CHARS :].rstrip(" \t|").removesuffix("\\")
     if not first or first[-1].isspace():
         return None
     last = first.rsplit(None, 1)[-1][-_MAX_WORD:]  # split, not a pattern: one backtracks on long words
     head = _FIRST_WORD.match(second)
     if head is None or len(last) < 2 or len(last) + len(head.group(1)) < _MIN_JOINED:
         return None
-    return first[max(0, len(first) - len(last) - _CONTEXT_CHARS) :] + head.group(1)
+    return first[max(0, len(first) - len(last) - _CONTEXT_CHARS) :] + glue + head.group(1)
+
+
+def _next_item(items: Sequence[str], index: int) -> int | None:
+    """The index of the first item after ``index`` that is not blank, up to ``_MAX_BLANK`` blank ones
+    stepped over."""
+    for after in range(index + 1, min(len(items), index + _MAX_BLANK + 2)):
+        if items[after].strip():
+            return after
+    return None
 
 
 def _seams(items: Sequence[str]) -> Iterator[tuple[int, int, str]]:
-    """(i, j, text): the last line of item i glued to the first line of item j = i + 1 (:func:`_seam`),
-    and on through up to ``_MAX_RUN_ON`` more items while item j holds one word only (a token wrapped
-    over several lines), j then the last item glued. Items are lines, or units of several lines."""
+    """(i, j, text): the last line of item i glued to the first line of the next item j that is not
+    blank (:func:`_seam`), also joined by a space (a password phrase ending item i, its value starting
+    item j), and on through up to ``_MAX_RUN_ON`` more items while item j holds one word only (a token
+    wrapped over several lines), j then the last item glued. Items are lines, or units of several
+    lines."""
     for first in range(len(items) - 1):
-        joined = _seam(items[first].rpartition("\n")[2], items[first + 1].partition("\n")[0])
-        last = first + 1
+        second = _next_item(items, first)
+        if second is None:
+            continue
+        end, start = items[first].rpartition("\n")[2], items[second].partition("\n")[0]
+        spaced = _seam(end, start, " ")
+        if spaced is not None:
+            yield first, second, spaced
+        joined = _seam(end, start)
+        last = second
         while joined is not None:
             yield first, last, joined
             if last + 1 >= len(items) or last - first > _MAX_RUN_ON or not _ONE_WORD.fullmatch(items[last]):
@@ -127,6 +159,32 @@ def _add_group(sheet: _Sheet, units: Sequence[str], edges: Sequence[str] | None,
             sheet.section(joined, (index,))
     for first, last, joined in _seams(seams):
         sheet.section(joined, tuple(range(start + first, start + last + 1)))
+    for pieces, joined in _token_runs(seams):
+        sheet.section(joined, tuple(start + index for index in pieces))
+
+
+def _token_runs(texts: Sequence[str]) -> Iterator[tuple[tuple[int, ...], str]]:
+    """(indexes of the texts it spans, text): each start of a token (:data:`_TOKEN_START`) glued to the
+    next one, two, three pieces that may be its rest, from the words that follow it in ``texts`` (a
+    token split by a space, over list items, table rows, a frontmatter value and the body, or two
+    entries with words between). Only texts holding such a start are split into words."""
+    if not any(_TOKEN_START.search(text) for text in texts):
+        return
+    words = [(index, word.strip(_WORD_TRIM)) for index, text in enumerate(texts) for word in text.split()]
+    for position, (index, word) in enumerate(words):
+        if not _TOKEN_START.fullmatch(word):
+            continue
+        joined, pieces = word, [index]
+        for after, piece in words[position + 1 : position + 1 + _RUN_WORDS]:
+            if not _TOKEN_PIECE.fullmatch(piece) or (
+                piece.isalpha() and (piece.islower() or piece.istitle())
+            ):
+                continue  # a word of prose
+            joined += piece
+            pieces.append(after)
+            yield tuple(sorted(set(pieces))), joined
+            if len(pieces) > _MAX_PIECES:
+                break
 
 
 def _flagged(sheet: _Sheet) -> dict[int, set[str]]:
