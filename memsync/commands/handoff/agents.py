@@ -11,7 +11,7 @@ from memsync.commands.handoff.mapping import Agent, AgentFormat
 from memsync.config import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import is_header, parse_record
-from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME
+from memsync.tracked import check_new_role, is_role_dir, member_format
 
 
 def agent_name(path: Path, fmt: AgentFormat) -> str:
@@ -46,23 +46,17 @@ def _tracked() -> list[tuple[set[str], Path]]:
     return result
 
 
-def _is_role(folder: Path) -> bool:
-    """True for a role directory: it holds the index or daily logs."""
-    return (folder / INDEX_NAME).exists() or (folder / DAILY_DIR).is_dir()
-
-
 def _folder_members(folder: Path, store_path: str) -> list[tuple[set[str], Path]]:
     """The agents directly inside tracked ``folder`` with their names: subdirectories (roles) and
     ``*.jsonl`` files; none when ``folder`` is itself a role directory (its ``daily/`` is no role)."""
-    if _is_role(folder) or not folder.is_dir():
+    if not folder.is_dir() or is_role_dir(folder):
         return []
     members = []
     for child in sorted(folder.iterdir()):
-        if child.name.startswith("."):
-            continue
-        if child.is_dir():
+        fmt = member_format(folder, child)
+        if fmt == "role":
             members.append(({child.name, f"{store_path}/{child.name}"}, child))
-        elif child.suffix == ".jsonl" and child.is_file():
+        elif fmt == "jsonl":
             members.append(({child.name, child.stem, f"{store_path}/{child.name}"}, child))
     return members
 
@@ -112,7 +106,7 @@ def resolve_agent(spec: str, *, create: bool = False) -> Agent:
         names = sorted(
             agent_name(live, "jsonl") if live.suffix == ".jsonl" else agent_name(live, "role")
             for _, live in _tracked()
-            if live.suffix == ".jsonl" or _is_role(live)
+            if live.suffix == ".jsonl" or is_role_dir(live)
         )
         known = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "") if names else "none"
         raise MemsyncError(
@@ -126,4 +120,6 @@ def resolve_agent(spec: str, *, create: bool = False) -> Agent:
         )
     path = existing_parent(path, "TO")
     fmt = "jsonl" if path.suffix == ".jsonl" else "role"
+    if fmt == "role":
+        check_new_role(path)
     return Agent(agent_name(path, fmt), path, fmt)

@@ -27,7 +27,7 @@ from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_expiry
 from memsync.formats.quoted import neutralise_lines
 from memsync.memoryfile import MemoryFile
-from memsync.tracked import Format, Tracked, tracked_memory
+from memsync.tracked import Format, Tracked, check_new_role, tracked_memory
 
 # A recall hit's id for a line names its file and line: `roles/qa/daily/2026-11-30.md:7`.
 _LINE_SUFFIX = re.compile(r"^(?P<path>.+/.+):\d+$")
@@ -69,7 +69,8 @@ def find_memory(config: Config | None, name: str | None, fmt: Format | None = No
 def tracked_agent(config: Config | None, spec: str, *, receiving: bool) -> Path:
     """The live path of the tracked memory file or role directory ``spec`` names (see the module doc;
     also its live path), or, when ``receiving``, of a new one directly inside a tracked folder of them
-    (``~/.agents/memory/reviewer``, ``roles/reviewer``), which the daemon then syncs. The MCP tools read
+    (``~/.agents/memory/reviewer``, ``roles/reviewer``; a role name, never in the folder of memory
+    files: ``check_new_role``), which the daemon then syncs. The MCP tools read
     and write tracked memory only, as its resources do: any other path is refused, so an agent cannot
     make memsync write files into, or read a synced role from, a directory of its choosing. Raises
     MemsyncError naming what is tracked."""
@@ -88,6 +89,8 @@ def tracked_agent(config: Config | None, spec: str, *, receiving: bool) -> Path:
             prefix = track.store_path.strip("/") + "/"
             new = track.live / spec[len(prefix) :] if spec.startswith(prefix) else path
             if new.parent == track.live and not new.name.startswith(".") and new not in track.excludes:
+                if new.suffix != ".jsonl":
+                    check_new_role(new)
                 return new
     known = ", ".join(sorted(item.store_path for item in items)[:20]) or "none"
     raise MemsyncError(

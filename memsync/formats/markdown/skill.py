@@ -23,6 +23,20 @@ MAX_READ_BYTES = 8 << 20
 DAILY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 
 
+def is_role_name(name: str) -> bool:
+    """True for a name a role directory may have inside a folder of roles: a plain name, not hidden, not
+    a markdown file's (``*.md``) nor a memory file's (``*.jsonl``), not the skill's own ``daily``."""
+    lower = name.lower()
+    return (
+        bool(name.strip())
+        and not name.startswith(".")
+        and "/" not in name
+        and "\\" not in name
+        and not lower.endswith((".md", ".jsonl"))
+        and lower != DAILY_DIR
+    )
+
+
 def slugify(name: str) -> str:
     """The skill's slug of an entry ``name``: lowercase, each run of non-alphanumerics -> ``_``, trimmed.
 

@@ -1,0 +1,79 @@
+"""A folder of roles (``~/.agents/memory``) stays one whatever lands in it: a stray ``MEMORY.md`` file or
+directory, a ``daily/`` or ``snapshot.md`` directory (an agent's handoff, a peer's push) is no role and
+hides no role; a handoff never names a new role like that, nor puts one in the folder of memory files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from memsync.memoryfile import MemoryFile
+from tests.helpers import run_cli
+from tests.mcp_client import call, mcp_session, ok, server_log, text_of
+
+CURATED = "---\nname: Fruit\ndescription: the kiwifruitfact of the qa role\ntype: user\n---\n\nKiwi.\n"
+INDEX = "# Memory index — qa\n\n- [Fruit](fruit.md) — the kiwifruitfact of the qa role\n"
+
+
+@pytest.fixture
+def roles(home: Path) -> Path:
+    """An initialised HOME: role ``qa`` in ``~/.agents/memory``, memory file ``ada.jsonl``."""
+    assert run_cli("init").returncode == 0
+    qa = home / ".agents" / "memory" / "qa"
+    qa.mkdir(parents=True)
+    (qa / "MEMORY.md").write_text(INDEX)
+    (qa / "fruit.md").write_text(CURATED)
+    MemoryFile(home / ".agent-memory" / "ada.jsonl").remember("Deploys happen on Fridays only.", "fact")
+    return home / ".agents" / "memory"
+
+
+def test_handoff_refuses_new_roles_with_the_skills_names_or_in_the_memory_folder(
+    roles: Path, home: Path, tmp_path: Path
+) -> None:
+    errlog = tmp_path / "server.log"
+    bad = ["roles/MEMORY.md", "roles/daily", "roles/snapshot.md", "roles/x.md", "memory/evildir"]
+
+    async def scenario() -> None:
+        with errlog.open("w") as err:
+            async with mcp_session({}, err) as session:
+                for target in bad:
+                    result = await call(
+                        session, "handoff", {"from_agent": "memory/ada.jsonl", "to_agent": target}
+                    )
+                    assert result.is_error and "cannot be a new role" in text_of(result), text_of(result)
+                new = await ok(session, "handoff", {"from_agent": "roles/qa", "to_agent": "roles/reviewer"})
+                assert new["summary"].startswith("qa -> reviewer: 1 handed")
+
+    anyio.run(scenario)
+    assert sorted(p.name for p in roles.iterdir()) == ["qa", "reviewer"]
+    assert sorted(p.name for p in (home / ".agent-memory").iterdir()) == ["ada.jsonl"]
+    assert "Traceback" not in server_log(errlog)
+    refused = run_cli("handoff", "ada", str(roles / "MEMORY.md"))
+    assert refused.returncode != 0 and "cannot be a new role" in refused.stderr
+    assert not (roles / "MEMORY.md").exists()
+
+
+def test_stray_index_and_daily_in_the_folder_of_roles_hide_no_role(roles: Path, tmp_path: Path) -> None:
+    # What a peer's push or an older handoff leaves behind: each once turned the folder into one role.
+    (roles / "MEMORY.md").write_text("- [Stray](stray.md) — pushed by a peer\n")
+    (roles / "daily").mkdir()
+    (roles / "daily" / "2026-01-01.md").write_text("# Daily log\n")
+    (roles / "snapshot.md").mkdir()
+    (roles / "snapshot.md" / "x.md").write_text(CURATED)
+    found = run_cli("recall", "kiwifruitfact")
+    assert found.returncode == 0, found.stderr
+    assert "kiwifruitfact" in found.stdout and "roles/qa" in found.stdout, found.stdout
+    errlog = tmp_path / "server.log"
+
+    async def scenario() -> None:
+        with errlog.open("w") as err:
+            async with mcp_session({}, err) as session:
+                assert "Memory index — qa" in await ok(session, "prompt", {"target": "roles/qa"})
+                result = await call(session, "prompt", {"target": "roles"})
+                assert result.is_error, text_of(result)
+
+    anyio.run(scenario)
+    log = server_log(errlog)
+    assert "Traceback" not in log
