@@ -165,7 +165,8 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
         response.set_cookie(_COOKIE, keys.token, httponly=True, samesite="strict")
         response.headers["Content-Security-Policy"] = "default-src 'self'; style-src 'unsafe-inline'"
         response.headers["X-Frame-Options"] = "DENY"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        # Not no-referrer: under it a browser sends "Origin: null" with its own form posts.
+        response.headers["Referrer-Policy"] = "same-origin"
         return response
 
     return Starlette(
