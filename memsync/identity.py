@@ -44,6 +44,7 @@ _DEFAULT_PORTS = {"ssh": "22", "git+ssh": "22", "ssh+git": "22", "git": "9418", 
 _UNSAFE = re.compile(r"[^a-z0-9._~-]+")
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 _HELPER = re.compile(r"^[a-z][a-z0-9+.-]*::", re.IGNORECASE)
+_AUTHORITY_END = re.compile(r"[/?#]")
 _PORT = re.compile(r"^(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>\d*))?$")
 
 
@@ -51,9 +52,10 @@ def normalise_remote_url(url: str) -> str | None:
     """``url`` (a git remote URL in any spelling) as ``host[:port]/path``, or None when it names no host
     (a local path, a ``file://`` URL, an empty or unparsable string).
 
-    Drops the scheme, the user information (all before the last ``@``: a password may hold ``/``, ``:``
-    or ``@``, and never reaches the result), the scheme's default port, query, fragment, a trailing
-    ``.git`` and slashes; lowers the host, and the path on ``CASE_FOLDED_HOSTS``. Pure; never raises.
+    Drops the scheme, the user information (all before the last ``@`` of the authority, which ends at the
+    first ``/``, ``?`` or ``#`` as git reads it), the scheme's default port, ``;params``, query,
+    fragment, a trailing ``.git`` and slashes; lowers the host, and the path on ``CASE_FOLDED_HOSTS``.
+    Pure; never raises.
     """
     text = url.strip()
     if _HELPER.match(text):  # transport::address: the address names the remote
@@ -65,8 +67,12 @@ def normalise_remote_url(url: str) -> str | None:
         name = scheme.group(1).lower()
         if name == "file":
             return None
-        hostport, _, path = text[scheme.end() :].rpartition("@")[2].partition("/")
-        hostport = re.split(r"[?#]", hostport, maxsplit=1)[0]
+        # The authority ends at the first `/`, `?` or `#` (git and curl read a backslash literally);
+        # the userinfo is what comes before its last `@`: an `@` further on belongs to the path.
+        rest = text[scheme.end() :]
+        end = _AUTHORITY_END.search(rest)
+        cut = len(rest) if end is None else end.start()
+        hostport, path = rest[:cut].rpartition("@")[2], rest[cut:]
         found = _PORT.match(hostport)
         if found is None:
             return None
@@ -82,7 +88,7 @@ def normalise_remote_url(url: str) -> str | None:
         else:
             host, _, path = rest.partition(":")
         port = ""
-    path = re.split(r"[?#]", path, maxsplit=1)[0].strip("/")
+    path = re.split(r"[;?#]", path, maxsplit=1)[0].strip("/")  # `;params`, query, fragment
     path = path.removesuffix(".git").rstrip("/")
     host = host.lower()
     if not host.strip("[]") or "/" in host or not path:

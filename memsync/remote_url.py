@@ -72,6 +72,26 @@ def url_problem(url: str, *, relative_ok: bool = False) -> str | None:
     return None
 
 
+def redacted(url: str) -> str:
+    """``url`` as memsync shows it (status, sync, doctor, listings, logs): a password in its userinfo
+    (``user:password@``) dropped, leaving ``user@``; everything else as given. The authority of a
+    ``scheme://`` URL ends at the first ``/``, ``?`` or ``#``, as git reads it. Pure; never raises."""
+    helper = _HELPER.match(url)
+    if helper is not None:
+        return f"{helper.group(1)}::{redacted(helper.group(2))}"
+    scheme = _SCHEME.match(url)
+    if scheme is not None:
+        prefix, rest = url[: scheme.start(2)], scheme.group(2)
+        cut = len(rest) if (end := re.search(r"[/?#]", rest)) is None else end.start()
+    else:  # scp-like `user:password@host:path` or a path: the userinfo, if any, ends before any `/`
+        prefix, rest = "", url
+        cut = len(rest) if (end := re.search(r"/", rest)) is None else end.start()
+    userinfo, at, host = rest[:cut].rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    return f"{prefix}{userinfo.partition(':')[0]}@{host}{rest[cut:]}"
+
+
 def is_local_path(url: str) -> bool:
     """True when git reads ``url`` as a local path: no ``scheme://``, no ``transport::``, and no colon
     before the first slash (that is scp-like ``host:path``)."""

@@ -123,20 +123,46 @@ def test_an_enclosing_repository_is_not_the_project(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "url",
     [
-        "https://user:AbC/dEf+GhI=jKl9@host.example/org/repo",
-        "https://user:AbC/dEf+GhI=jKl9@host.example:443/org/repo.git",
-        "ssh://user:AbC/dEf:Gh@I=jKl9@host.example/org/repo",
+        "https://user:AbC+GhI=jKl9@host.example/org/repo",
+        "https://user:AbC@GhI=jKl9@host.example:443/org/repo.git",
+        "ssh://user:AbC:Gh@I=jKl9@host.example/org/repo",
         "user:AbC/dEf+GhI=jKl9@host.example:org/repo",
         "user:AbC@dEf:GhI@host.example:org/repo.git",
-        "https://user:p?a#s@host.example/org/repo",
-        "persistent-https::https://user:AbC/dEf@host.example/org/repo",
+        "persistent-https::https://user:AbC;dEf@host.example/org/repo",
+        "https://host.example/org/repo.git;password=Hunter2Secret",
+        "https://host.example/org/repo?password=Hunter2Secret#Hunter2Secret",
     ],
 )
 def test_a_password_never_reaches_the_identity(url: str) -> None:
     assert normalise_remote_url(url) == "host.example/org/repo"
 
 
-_USERINFO = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=30)
+@pytest.mark.parametrize(
+    "url",
+    [
+        # git ends the authority at the first `/`, `?` or `#`: these name the host `user`, with a port
+        # that is no number, so no host at all.
+        "https://user:AbC/dEf+GhI=jKl9@host.example/org/repo",
+        "ssh://user:AbC/dEf:Gh@I=jKl9@host.example/org/repo",
+        "https://user:p?a#s@host.example/org/repo",
+    ],
+)
+def test_a_url_git_cannot_parse_names_no_host(url: str) -> None:
+    assert normalise_remote_url(url) is None
+
+
+def test_an_at_sign_in_the_path_is_no_userinfo() -> None:
+    assert normalise_remote_url("https://a.example/x@corp/repo") == "a.example/x@corp/repo"
+    assert normalise_remote_url("https://b.example/y@corp/repo") == "b.example/y@corp/repo"
+    # git reads a backslash literally: `host\` is the user name, the host is SECRET.
+    assert normalise_remote_url("https://host\\@SECRET/x") == "secret/x"
+
+
+# What git reads as userinfo: any printable byte but those that end the authority.
+_USERINFO = st.text(
+    st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/?#"), min_size=1, max_size=30
+)
+_TAIL = st.tuples(st.sampled_from(";?#"), st.text(st.characters(min_codepoint=33, max_codepoint=126)))
 _LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=10)
 _SEGMENT = st.text(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", min_size=1, max_size=12
@@ -150,21 +176,23 @@ _SEGMENT = st.text(
     host=st.lists(_LABEL, min_size=1, max_size=3).map(".".join),
     port=st.one_of(st.none(), st.integers(1, 65535)),
     path=st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join),
+    tail=st.one_of(st.just(("", "")), _TAIL),
 )
 def test_no_userinfo_byte_reaches_a_store_path(
-    scheme: str, userinfo: str, host: str, port: int | None, path: str
+    scheme: str, userinfo: str, host: str, port: int | None, path: str, tail: tuple[str, str]
 ) -> None:
-    """Whatever a user name and password hold (``/``, ``:``, ``@``, ``?``, ``#``), the identity is the
-    host, port and path alone: nothing of the userinfo is left to reach a store path."""
+    """Whatever a user name and password hold (``:``, ``@``, ``;``...), the identity is the host, port
+    and path alone: nothing of the userinfo, of ``;params``, query or fragment reaches a store path."""
+    path_tail = path + "".join(tail)
     if scheme == "scp":
-        url = f"{userinfo}@{host}:{path}"
+        url = f"{userinfo}@{host}:{path_tail}"
         # A slash before the first colon (git reads a local path) or a drive letter: no identity.
         if is_local_path(url) or url[1:2] == ":":
             assert normalise_remote_url(url) in (None, f"{host}/{path}")
             return
         port = None
     else:
-        url = f"{scheme}{userinfo}@{host}{'' if port is None else f':{port}'}/{path}"
+        url = f"{scheme}{userinfo}@{host}{'' if port is None else f':{port}'}/{path_tail}"
     normalised = normalise_remote_url(url)
     defaults = {"https://": 443, "http://": 80, "ssh://": 22, "git+ssh://": 22, "git://": 9418}
     authority = host if port is None or defaults.get(scheme) == port else f"{host}:{port}"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from memsync.config import Config
 from memsync.errors import MemsyncError
+from memsync.remote_url import redacted
 from memsync.tracked import locate
 
 
@@ -26,7 +27,7 @@ class Crossing:
 
     def receivers(self) -> str:
         """``store team (origin URL, ...)``: who receives the memory."""
-        listed = ", ".join(f"{name} {url}" for name, url in self.remotes.items())
+        listed = ", ".join(f"{name} {redacted(url)}" for name, url in self.remotes.items())
         return f"store {self.target} (remote {listed})"
 
     def refusal(self, what: str, consent: str) -> MemsyncError:

@@ -29,6 +29,7 @@ from memsync.hosts import claude_code
 from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
 from memsync.paths import StoreLayout
+from memsync.remote_url import redacted
 from memsync.store_facts import store_facts
 from memsync.wording import plural
 
@@ -116,6 +117,7 @@ def check_remote(store: StoreConfig, name: str, url: str, timeout_s: float = NET
     ``network_timeout_s``), without prompting."""
     what = f"remote {store.name}/{name}"
     done = _git("ls-remote", "--heads", url, timeout=timeout_s)
+    url = redacted(url)
     if done.timed_out is not None:
         return Check(
             "FAIL",

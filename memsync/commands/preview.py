@@ -18,6 +18,7 @@ from pathlib import Path
 from memsync.config import Config, StoreConfig, load_stores
 from memsync.layout import is_append_only
 from memsync.paths import StoreLayout
+from memsync.remote_url import redacted
 from memsync.secrets.files import scan_appended, scan_name, scan_whole
 from memsync.store.facade import Store
 from memsync.sync import content
@@ -119,11 +120,13 @@ def _store_lines(config: Config, store_cfg: StoreConfig, shown: bool) -> list[st
         waiting = store.ahead_behind(remote)[0]
         total = waiting + (1 if committed else 0)
         if not total:
-            lines.append(f"  {remote} ({url}): nothing to push (as of the last fetch)")
+            lines.append(f"  {remote} ({redacted(url)}): nothing to push (as of the last fetch)")
             continue
         parts = [plural(waiting, "commit") + " made before"] if waiting else []
         parts += ["this sync's"] if committed else []
-        lines.append(f"  {remote} ({url}): would push {plural(total, 'commit')} ({' and '.join(parts)})")
+        lines.append(
+            f"  {remote} ({redacted(url)}): would push {plural(total, 'commit')} ({' and '.join(parts)})"
+        )
     if not store_cfg.remotes:
         lines.append("  no remote: commits stay on this machine")
     return lines

@@ -16,6 +16,7 @@ from memsync.commands.config_edits import Report, edit, reload_daemon, store_tab
 from memsync.config import KNOWN_KEYS, Config, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.identity import ALIASES_TABLE, aliases
+from memsync.remote_url import redacted
 from memsync.wording import plural
 
 # Tables, not settings: `project alias` writes the project aliases.
@@ -69,7 +70,7 @@ def list_values(path: Path | None = None) -> tuple[str, ...]:
     for name, store in config.stores.items():
         keys.extend((f"stores.{name}.path", f"stores.{name}.branch", f"stores.{name}.review"))
         keys.extend(f"stores.{name}.remotes.{remote}" for remote in store.remotes)
-    lines = [f"{key} = {_effective(config, key, _parts(key))}" for key in keys]
+    lines = [f"{key} = {_shown(key, _effective(config, key, _parts(key)))}" for key in keys]
     lines.extend(f'{ALIASES_TABLE}."{project}" = {alias}' for project, alias in aliases().items())
     lines.extend(
         f"stores.{name}.track = {plural(len(store.tracks) + len(store.host_roots), 'path')} "
@@ -77,6 +78,11 @@ def list_values(path: Path | None = None) -> tuple[str, ...]:
         for name, store in config.stores.items()
     )
     return tuple(lines)
+
+
+def _shown(key: str, value: object) -> object:
+    """``value`` of ``key`` as a listing shows it: a remote's URL without its password."""
+    return redacted(value) if isinstance(value, str) and len(_parts(key)) == 4 else value
 
 
 def _effective(config: Config, key: str, parts: list[str]) -> object:
@@ -144,6 +150,6 @@ def set_value(key: str, value: str, path: Path | None = None) -> Report:
         table[parts[-1]] = stored
 
     _, lines = edit(cfg_path, mutate)
-    lines.append(f"{key} = {stored!r}" if not isinstance(stored, str) else f"{key} = {stored}")
+    lines.append(f"{key} = {stored!r}" if not isinstance(stored, str) else f"{key} = {_shown(key, stored)}")
     lines.extend(reload_daemon(cfg_path))
     return Report(tuple(lines), True)

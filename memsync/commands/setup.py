@@ -41,7 +41,7 @@ from memsync.errors import MemsyncError
 from memsync.git import remote_attempt
 from memsync.instance import running_daemon_pid
 from memsync.paths import StoreLayout
-from memsync.remote_url import PLAIN_NAME
+from memsync.remote_url import PLAIN_NAME, redacted
 from memsync.store.facade import Store
 from memsync.store.remote_head import remote_head_branch
 from memsync.store.storeid import foreign_message
@@ -324,7 +324,7 @@ def store_list(config: Path | None = None) -> tuple[str, ...]:
         raise MemsyncError(NO_STORE)
     lines = []
     for store in loaded.stores.values():
-        remotes = ", ".join(f"{name} {url}" for name, url in store.remotes.items()) or "no remote"
+        remotes = ", ".join(f"{name} {redacted(url)}" for name, url in store.remotes.items()) or "no remote"
         missing = "" if StoreLayout(store.path).exists else " (missing: `memsync init` or `sync` makes it)"
         tracks = len(store.tracks) + len(store.host_roots)
         lines.append(

@@ -16,6 +16,7 @@ from memsync.commands.config_edits import (
 from memsync.config import NETWORK_TIMEOUT_S, config_path, load_stores
 from memsync.errors import MemsyncError
 from memsync.git import remote_attempt
+from memsync.remote_url import redacted
 from memsync.store.remotes import local_remote_path
 
 # Before a config says otherwise (`network_timeout_s`): the remote's HEAD asked while making the store.
@@ -36,12 +37,12 @@ def remote_add(name: str, url: str, store: str = DEFAULT_STORE, config: Path | N
         if name in remotes:
             raise MemsyncError(
                 f"cannot add remote {name}: store {store} already has one of that name "
-                f"({remotes[name]}). Run `memsync remote remove {name} --store {store}` first"
+                f"({redacted(remotes[name])}). Run `memsync remote remove {name} --store {store}` first"
             )
         remotes[name] = url
 
     edited, lines = edit(cfg_path, mutate)
-    lines.append(f"store {store}: remote {name} = {url}")
+    lines.append(f"store {store}: remote {name} = {redacted(url)}")
     warning = _local_remote_warning(url, edited.network_timeout_s)
     if warning:
         lines.append(warning)
@@ -82,7 +83,7 @@ def remote_list(store: str | None = None, config: Path | None = None) -> tuple[s
     lines: list[str] = []
     for cfg in loaded.stores.values():
         if store is None or cfg.name == store:
-            lines.extend(f"{cfg.name} {name} {url}" for name, url in cfg.remotes.items())
+            lines.extend(f"{cfg.name} {name} {redacted(url)}" for name, url in cfg.remotes.items())
             if not cfg.remotes:
                 lines.append(f"{cfg.name}: no remote (`memsync remote add NAME URL --store {cfg.name}`)")
     return tuple(lines)

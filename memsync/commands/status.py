@@ -13,6 +13,7 @@ from memsync.config import load_config
 from memsync.hosts.claude_code import oversized_indexes, partly_loaded
 from memsync.instance import running_daemon_pid
 from memsync.paths import StoreLayout
+from memsync.remote_url import redacted
 from memsync.status import read_status
 from memsync.store.facade import Store
 from memsync.store_facts import live_path, store_facts
@@ -54,7 +55,7 @@ def collect_status(path: Path) -> dict[str, Any]:
             "last_cycle_error": status.get("last_cycle_error"),
             "remotes": {
                 r: {
-                    "url": url,
+                    "url": redacted(url),
                     "status": remotes.get(r, {}).get("status"),
                     "last_success": remotes.get(r, {}).get("last_success"),
                     "last_error": remotes.get(r, {}).get("last_error"),

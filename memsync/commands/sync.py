@@ -18,6 +18,7 @@ from memsync.cycle_report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, CycleRepo
 from memsync.errors import MemsyncError
 from memsync.instance import instance_lock
 from memsync.paths import StoreLayout
+from memsync.remote_url import redacted
 from memsync.session import Session
 from memsync.store.exchange import RemoteOutcome
 from memsync.store.refs import head
@@ -29,12 +30,13 @@ _COMMITS_SAID = 5  # a cycle commits local changes and, once for a legacy store,
 
 
 def outcome_line(remote: str, url: str, outcome: RemoteOutcome) -> str:
-    """The line `memsync sync` prints for ``outcome``, the exchange with ``remote`` at ``url``: ``<remote>:
-    <what it did>`` when it went well; a failure's message (which names the remote) with the URL after
-    the remote's name unless the message holds the URL already; the remote and URL first for a message
-    that does not name it."""
+    """The line `memsync sync` prints for ``outcome``, the exchange with ``remote`` at ``url`` (shown
+    ``redacted``): ``<remote>: <what it did>`` when it went well; a failure's message (which names the
+    remote) with the URL after the remote's name unless the message holds the URL already; the remote
+    and URL first for a message that does not name it."""
     if outcome.status == "ok":
         return f"{remote}: {outcome.message}"
+    url = redacted(url)
     named = re.search(rf"(?<![\w.-]){re.escape(remote)}(?![\w.-])", outcome.message)
     if named is None:
         return f"{remote} ({url}): {outcome.message}"
@@ -72,7 +74,7 @@ def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> tup
         if outcome is None:
             if not said:
                 said.append(_say_commits(session, config, store_cfg, before))
-            log.info("store %s: contacting %s (%s)", store_cfg.name, remote, url)
+            log.info("store %s: contacting %s (%s)", store_cfg.name, remote, redacted(url))
         else:
             level = logging.INFO if outcome.status == "ok" else logging.WARNING
             log.log(level, "store %s: %s", store_cfg.name, outcome_line(remote, url, outcome))

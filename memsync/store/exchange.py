@@ -15,6 +15,7 @@ from typing import Literal
 
 from memsync import git
 from memsync.errors import MemsyncError
+from memsync.remote_url import redacted
 from memsync.store import remotes, storeid
 from memsync.store.format import check_remote_format, is_store
 from memsync.store.integrate import integrate
@@ -124,7 +125,7 @@ def unreachable(g: StoreGit, remote: str, result: git.Result) -> str:
     """One line for a fetch, push or probe of ``remote`` that failed with ``result``."""
     if result.timed_out is not None:
         return (
-            f"cannot reach {remote} ({g.cfg.remotes[remote]}): no answer within "
+            f"cannot reach {remote} ({redacted(g.cfg.remotes[remote])}): no answer within "
             f"{result.timed_out:g} s (network_timeout_s in the config)"
         )
     if g.full(result) is not None:

@@ -10,6 +10,7 @@ from collections.abc import Collection
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
 from memsync.layout import IGNORED_NAMES
+from memsync.remote_url import redacted
 from memsync.store import drivers, remotes
 from memsync.store.commit import changes, commit_all
 from memsync.store.exchange import fetch, push
@@ -80,7 +81,7 @@ def _start_history(g: StoreGit) -> None:
         if fetched.failure is not None:
             raise MemsyncError(
                 f"cannot create store {g.name!r}: remote {first!r} "
-                f"({g.cfg.remotes[first]}) is unreachable: {fetched.failure.reason}. "
+                f"({redacted(g.cfg.remotes[first])}) is unreachable: {fetched.failure.reason}. "
                 "Check the URL and the network, then retry"
             )
         head = fetched.head

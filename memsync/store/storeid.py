@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Sequence
 
 from memsync.fsio import atomic_write
+from memsync.remote_url import redacted
 from memsync.store.commit import commit_all
 from memsync.store.repo import StoreGit, log
 
@@ -37,7 +38,8 @@ def unrelated_message(remote: str, url: str, ours: str | None, theirs: str | Non
     """One line for a remote whose history has no commit in common with the store's and not its id."""
     ids = f"store id {theirs}, this store's is {ours}" if theirs else "no memsync store id"
     return (
-        f"{remote} ({url}) is unrelated to this store: its history shares no commit with it and has {ids}; "
+        f"{remote} ({redacted(url)}) is unrelated to this store: its history shares no commit with it "
+        f"and has {ids}; "
         f"nothing was exchanged with it. Fix the URL, or if you mean to join that history, run `memsync "
         f"resync {remote} --adopt-unrelated`"
     )
@@ -55,7 +57,8 @@ def foreign_message(
         "`--branch memsync`" if store is None else f"`memsync config set stores.{store}.branch memsync` first"
     )
     return (
-        f"cannot use {remote} ({url}) for a store: it {what} and no memsync store id, so it is not a "
+        f"cannot use {remote} ({redacted(url)}) for a store: it {what} and no memsync store id, so it is "
+        "not a "
         f"memsync store; nothing was written or pushed. Use an empty repository for memory, or a branch "
         f"of its own in this one ({how})"
     )
