@@ -1,5 +1,6 @@
 """A remote URL with a password (``https://user:secret@host/...``) is shown without it: memsync never
-prints or logs the password, in `sync` progress, `status`, `remote add|list`, `config list` (and `doctor`, through the same `redacted`)."""
+prints or logs the password, in `sync` progress, `status`, `remote add|list` or `config list` (nor in
+`doctor`, through the same ``redacted``)."""
 
 from __future__ import annotations
 
