@@ -12,6 +12,7 @@ from pathlib import Path
 from memsync.commands import hooks, setup, setup_track
 from memsync.hosts import mcp_install
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
+from memsync.hosts.settings_file import BACKUP_SUFFIX
 from memsync.instance import pid_file
 from tests.helpers import bare_remote, run_cli, wait_for
 
@@ -84,9 +85,11 @@ def test_dry_run_changes_nothing_then_uninstall_removes_only_what_memsync_added(
     assert f"stopped the memsync daemon (PID {daemon.pid})" in done
     assert claude_settings.read_text() == original_claude
     assert codex_config.read_text() == THEIR_CODEX
-    assert "memsync" not in (home / ".claude.json").read_text()
+    assert "memsync" not in (home / ".claude.json").read_text()  # registered around the record
+    # memsync created these: with its entries gone they held nothing, so they went too
     for path in (home / ".codex" / "hooks.json", shop / ".claude" / "settings.json"):
-        assert "memsync" not in path.read_text()
+        assert not path.exists()
+        assert not path.with_name(path.name + BACKUP_SUFFIX).exists()
     # What stays is listed, and stays.
     assert f"kept: the config {config}" in done
     store = home / ".local" / "share" / "memsync" / "stores" / "personal"
@@ -149,3 +152,34 @@ def test_a_broken_config_does_not_keep_the_hooks_in(home: Path) -> None:
         in (done)
     )
     assert f"kept: the config {config}" in done and config.read_text() == "stores = [not toml\n"
+
+
+def test_uninstall_visits_a_project_it_was_installed_in_and_leaves_no_stub_it_created(
+    home: Path, tmp_path: Path
+) -> None:
+    proj = tmp_path / "proj"  # no track, not Claude Code's, not the cwd: only the record names it
+    proj.mkdir()
+    project_settings = proj / ".claude" / "settings.json"
+    _ok("hooks", "install", "claude-code", "--project", str(proj))
+    _ok("mcp", "install", "cursor")
+    assert project_settings.exists() and (home / ".cursor" / "mcp.json").exists()
+
+    dry = "\n".join(_ok("uninstall", "--dry-run"))
+    assert f"remove memsync's hooks from {project_settings}" in dry
+    assert project_settings.exists()
+
+    out = "\n".join(_ok("uninstall"))
+    assert f"removed memsync's hooks from {project_settings}" in out
+    assert not project_settings.exists()  # memsync created it: no `{}` stub stays
+    assert not (proj / ".claude").exists()
+    assert not (home / ".cursor").exists()
+    assert proj.is_dir()
+
+
+def test_uninstall_keeps_a_file_memsync_did_not_create(home: Path) -> None:
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("{}\n")
+    _ok("hooks", "install", "claude-code")
+    _ok("uninstall")
+    assert json.loads(settings.read_text()) == {}

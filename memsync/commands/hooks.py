@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memsync.commands.installs import record
 from memsync.errors import MemsyncError
 from memsync.hosts import codex
 from memsync.hosts.hooks import (
@@ -38,9 +39,10 @@ def install(host: Host, project: Path | None = None) -> list[str]:
     that does not exist."""
     path = _target(host, project)
     wanted = list(handlers(host))
-    existed = path.exists()
+    existed, dir_existed = path.exists(), path.parent.exists()
     if not edit_json_object(path, _change(host, path, add=True)):
         return [f"{host}: memsync's hooks are already installed in {path}"]
+    record(path, host, "hooks", created=not existed, created_dir=not dir_existed, project=project)
     lines = [f"{host}: installed memsync's hooks in {path} ({', '.join(h.event for h in wanted)})"]
     if existed:
         lines.append(f"{host}: the previous file is saved as {path}{BACKUP_SUFFIX}")

@@ -11,14 +11,16 @@ and memsync's state, after checking each store's history is on a remote (``--for
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from memsync.commands import hooks, service
+from memsync.commands import hooks, installs, service
 from memsync.commands.config_edits import Report
 from memsync.commands.mcp.install import uninstall_line
 from memsync.commands.stop import stop
@@ -68,6 +70,8 @@ def uninstall(
     else:
         for step in steps:
             lines.extend(step.run())
+        lines.extend(_remove_created(installs.recorded()))
+        installs.forget()
     lines.extend(_kept(path, config, projects, purge))
     if dry_run:
         lines.append("nothing was changed (--dry-run)")
@@ -102,8 +106,9 @@ def _refuse_unpushed(config: Config) -> None:
 def _projects(config: Config | None) -> list[Path]:
     """The project directories memsync may have installed hooks or MCP entries in (``--project``):
     those of its tracks (``<project>/.agents/memory/...``), of Claude Code's project memory folders, and
-    the current directory."""
+    the current directory, and those an install recorded (``installs``)."""
     found: list[Path] = [Path.cwd()]
+    found.extend(Path(i.project) for i in installs.recorded() if i.project is not None)
     for store in config.stores.values() if config is not None else ():
         for track in store.tracks:
             parts = track.live.parts
@@ -147,6 +152,36 @@ def _steps(path: Path, config: Config | None, projects: list[Path], purge: bool)
             yield Step(f"delete {file}", partial(_delete, file, "deleted"))
     if state_dir().exists():
         yield Step(f"delete memsync's state {state_dir()}", partial(_delete, state_dir(), "deleted"))
+
+
+def _remove_created(recorded: list[installs.Install]) -> list[str]:
+    """Delete the files memsync created that hold nothing now memsync's entries are gone (an empty JSON
+    object or empty TOML), with the backup of them uninstall wrote, and the directories memsync created
+    for them once empty: no stub is left behind."""
+    lines: list[str] = []
+    for entry in recorded:
+        file = Path(entry.path)
+        if not entry.created or not _empty(file):
+            continue
+        file.unlink()
+        # the backup uninstall's edit wrote holds only memsync's entries: restoring it would revive them
+        file.with_name(file.name + BACKUP_SUFFIX).unlink(missing_ok=True)
+        lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
+        if entry.created_dir and file.parent.is_dir() and not any(file.parent.iterdir()):
+            file.parent.rmdir()
+            lines.append(f"deleted the empty directory {file.parent} (memsync created it)")
+    return lines
+
+
+def _empty(file: Path) -> bool:
+    """Whether ``file`` holds an empty JSON object or empty TOML (False when absent or unreadable)."""
+    try:
+        text = file.read_text(encoding="utf-8")
+        if file.suffix == ".toml":
+            return tomllib.loads(text) == {}
+        return bool(json.loads(text) == {})
+    except (OSError, ValueError):
+        return False
 
 
 def _delete(target: Path, done: str) -> list[str]:

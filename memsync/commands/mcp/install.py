@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memsync.commands.installs import record
 from memsync.errors import MemsyncError
 from memsync.hosts import mcp_install
 from memsync.hosts.mcp_install import Host
@@ -13,8 +14,11 @@ from memsync.hosts.mcp_install import Host
 def install_line(host: Host, project: Path | None) -> str:
     """Register `memsync mcp` with ``host`` (for the user, or in the project directory ``project``) and
     say what was done. Raises ``MemsyncError`` (see ``mcp_install.install``)."""
+    file = mcp_install.config_file(host, project)
+    existed, dir_existed = file.exists(), file.parent.exists()
     done = mcp_install.install(host, project)
     if done.changed:
+        record(done.path, host, "mcp", created=not existed, created_dir=not dir_existed, project=project)
         return f"registered memsync's MCP server with {host} in {done.path}; restart {host} to load it"
     return f"memsync's MCP server is already registered with {host} in {done.path}"
 
