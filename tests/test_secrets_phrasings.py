@@ -96,21 +96,20 @@ def test_a_token_cut_anywhere_with_anything_between_is_found(cut: int, between: 
     assert scan_text(f"the CI token {token[:cut]}{between}{token[cut:]} ends here") != []
 
 
-def _remember(*texts: str) -> list[int]:
-    return [run_cli("remember", text).returncode for text in texts]
-
-
 @pytest.mark.parametrize(
     "first, second",
     [("the password for prod is", "Tr0ub4dor3zz"), (f"the token starts {HALF}", f"and ends {REST}")],
 )
-def test_a_secret_remembered_in_two_calls_with_words_is_refused(home: Path, first: str, second: str) -> None:
-    assert run_cli("init").returncode == 0
-    assert run_cli("remember", first).returncode == 0
-    refused = run_cli("remember", second)
+def test_a_secret_remembered_in_two_calls_with_words_is_refused(
+    tmp_path: Path, first: str, second: str
+) -> None:
+    memory = tmp_path / "ada.jsonl"
+    assert run_cli("remember", first, "--file", str(memory)).returncode == 0
+    before = memory.read_bytes()
+    refused = run_cli("remember", second, "--file", str(memory))
     assert refused.returncode == 1
     assert "completes what looks like a secret split over two entries" in refused.stderr
-    assert "Tr0ub4dor3zz" not in run_cli("recall", "prod").stdout + run_cli("recall", "ends").stdout
+    assert memory.read_bytes() == before
 
 
 def test_a_curated_entry_split_over_list_items_stays_on_this_machine(home: Path) -> None:
