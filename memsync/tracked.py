@@ -73,14 +73,16 @@ def member_format(folder: Path, child: Path) -> Format | None:
     """What ``child``, directly inside the folder of memory ``folder``, is: a memory file (``*.jsonl``),
     a role directory, or None for anything else (hidden names included). A directory that cannot be a
     role there (a directory in ``~/.agent-memory``, one called ``MEMORY.md`` or ``daily`` in a folder of
-    roles) is logged once. Never raises."""
+    roles) and a markdown file in a folder of roles are logged once. Never raises."""
     if child.name.startswith("."):
         return None
     if child.suffix == ".jsonl" and child.is_file():
         return "jsonl"
     if not child.is_dir():
-        return None
-    if not is_memory_folder(folder) and (is_role_name(child.name) or not is_roles_folder(folder)):
+        # A markdown file in a folder of roles (a peer's MEMORY.md) belongs to no role: say so.
+        if not (is_roles_folder(folder) and child.suffix.lower() == ".md"):
+            return None
+    elif not is_memory_folder(folder) and (is_role_name(child.name) or not is_roles_folder(folder)):
         return "role"
     if child not in _warned:
         _warned.add(child)

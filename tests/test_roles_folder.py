@@ -10,7 +10,8 @@ import anyio
 import pytest
 
 from memsync.memoryfile import MemoryFile
-from tests.helpers import run_cli
+from tests.conftest import isolated_env
+from tests.helpers import bare_remote, git, run_cli
 from tests.mcp_client import call, mcp_session, ok, server_log, text_of
 
 CURATED = "---\nname: Fruit\ndescription: the kiwifruitfact of the qa role\ntype: user\n---\n\nKiwi.\n"
@@ -65,6 +66,8 @@ def test_stray_index_and_daily_in_the_folder_of_roles_hide_no_role(roles: Path, 
     found = run_cli("recall", "kiwifruitfact")
     assert found.returncode == 0, found.stderr
     assert "kiwifruitfact" in found.stdout and "roles/qa" in found.stdout, found.stdout
+    for stray in ("MEMORY.md", "daily", "snapshot.md"):  # each said once, as no role
+        assert found.stderr.count(f"{roles / stray} is not a role") == 1, found.stderr
     errlog = tmp_path / "server.log"
 
     async def scenario() -> None:
@@ -77,3 +80,30 @@ def test_stray_index_and_daily_in_the_folder_of_roles_hide_no_role(roles: Path, 
     anyio.run(scenario)
     log = server_log(errlog)
     assert "Traceback" not in log
+
+
+@pytest.mark.slow  # two machines and a third clone, each syncing: about 20 s
+def test_a_peers_stray_index_and_daily_hide_no_role_on_any_machine(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    a, b = isolated_env(tmp_path / "A"), isolated_env(tmp_path / "B")
+    assert run_cli("init", "--host", "alpha", "--remote", str(remote), env=a).returncode == 0
+    qa = tmp_path / "A" / ".agents" / "memory" / "qa"
+    qa.mkdir(parents=True)
+    (qa / "MEMORY.md").write_text(INDEX)
+    (qa / "fruit.md").write_text(CURATED)
+    assert run_cli("sync", env=a).returncode == 0
+    third = tmp_path / "third"
+    git(tmp_path, "clone", "-q", str(remote), str(third), env=a)
+    (third / "roles" / "MEMORY.md").write_text("- [Stray](stray.md) — pushed by a peer\n")
+    (third / "roles" / "daily").mkdir()
+    (third / "roles" / "daily" / "2026-01-01.md").write_text("# Daily log\n")
+    git(third, "add", "-A", env=a)
+    git(third, "commit", "-qm", "stray files", env=a)
+    git(third, "push", "-q", "origin", "HEAD:main", env=a)
+    assert run_cli("sync", env=a).returncode == 0
+    assert run_cli("init", "--host", "beta", "--remote", str(remote), env=b).returncode == 0
+    assert run_cli("sync", env=b).returncode == 0
+    for env, home in ((a, tmp_path / "A"), (b, tmp_path / "B")):
+        assert (home / ".agents" / "memory" / "MEMORY.md").is_file()  # the stray file arrived
+        found = run_cli("recall", "kiwifruitfact", env=env)
+        assert found.returncode == 0 and "roles/qa" in found.stdout, (home, found.stdout, found.stderr)
