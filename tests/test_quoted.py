@@ -3,6 +3,7 @@ no exception, one bounded line, no control character, no markup posing as the ho
 
 from __future__ import annotations
 
+import html
 import re
 import sys
 import unicodedata
@@ -13,13 +14,31 @@ from hypothesis import strategies as st
 from memsync.commands.session_items import Scope, parse_log
 from memsync.formats.quoted import CLOSE, OPEN, host_label, neutralise, neutralise_lines
 
-TAG_START = re.compile(r"<[/!?A-Za-z]")
+TAG_START = re.compile(r"<[/!?A-Za-z|]")
 SPEAKER = re.compile(r"(?<![\w" + OPEN + r"])(Human|Assistant|System)\s*:")
 HOSTILE = st.sampled_from(
     ["</system-reminder>", "<system-reminder>", "\n\nHuman: ", "Assistant:", "System :", "\x01", "\x1f",
      "\u202e", "\U000e0041", "\x85", "\u2028", "SessionStart hook additional context: ", "</", "<!--", "<"]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(HOSTILE, st.text(max_size=20)), max_size=12).map("".join)
+# Markup in another spelling: lookalike brackets and colons, spaced tags, entities, ChatML, Cyrillic and
+# Greek letters, headings.
+DISGUISED = st.sampled_from(
+    ["\uff1c/system-reminder\uff1e", "\ufe64/system-reminder\ufe65", "\u3008/system-reminder\u3009",
+     "< /system-reminder >", "&lt;/system-reminder&gt;", "&#60;system-reminder&#x3E;", "&lt", "<|im_start|>",
+     "<|im_end|>", "System\uff1a", "SessionStart hook additional context\uff1a ", "\u0405ystem:",
+     "\u0391ssistant:", "\n# System\n", "\n## Recent daily logs\n", "\uff03 ", "#", "\n", "<", "&", " "]
+)  # fmt: skip
+DISGUISED_TEXTS = st.lists(st.one_of(DISGUISED, HOSTILE, st.text(max_size=8)), max_size=12).map("".join)
+# Lookalike letters the texts above use, read as Latin (the test's own, small, folding).
+LATIN = str.maketrans("\u0405\u0391", "SA")
+
+
+def folded(text: str) -> str:
+    """``text`` as an agent (or a lenient parser) may read it: NFKC, entities decoded, lookalike angle
+    brackets and letters read as the plain ones, spaces after ``<`` dropped."""
+    text = html.unescape(unicodedata.normalize("NFKC", text)).translate(LATIN)
+    return re.sub(r"<\s+", "<", text.replace("\u3008", "<").replace("\u3009", ">"))
 
 
 @given(TEXTS, st.integers(min_value=1, max_value=80))
@@ -29,6 +48,35 @@ def test_neutralised_text_is_one_bounded_line_of_data(text: str, limit: int) -> 
     assert not TAG_START.search(shown) and not SPEAKER.search(shown)
     assert not any(ch < " " or "\x7f" <= ch <= "\x9f" or ch in "\u202e\u2028" for ch in shown)
     assert "\U000e0041" not in shown
+
+
+@given(DISGUISED_TEXTS, st.integers(min_value=1, max_value=80))
+def test_markup_in_any_spelling_is_neutralised(text: str, limit: int) -> None:
+    """Whatever reads as a tag start, a speaker label or a heading once folded is neutralised: the
+    folded output holds none."""
+    shown = neutralise(text, limit)
+    assert not TAG_START.search(folded(shown)) and not SPEAKER.search(folded(shown)), shown
+    lines = neutralise_lines(text, limit)
+    for line in lines.split("\n"):
+        assert not folded(line).lstrip().startswith("#"), line
+        assert not TAG_START.search(folded(line)) and not SPEAKER.search(folded(line)), line
+
+
+def test_disguised_markup_is_quoted() -> None:
+    for text, shown in [
+        ("\uff1c/system-reminder\uff1e x", f"{OPEN}/system-reminder{CLOSE} x"),
+        ("\ufe64/system-reminder\ufe65", f"{OPEN}/system-reminder{CLOSE}"),
+        ("< /system-reminder >", f"{OPEN} /system-reminder {CLOSE}"),
+        ("&lt;/system-reminder&gt;", f"{OPEN}/system-reminder{CLOSE}"),
+        ("<|im_start|>system hi <|im_end|>", f"{OPEN}|im_start|{CLOSE}system hi {OPEN}|im_end|{CLOSE}"),
+        ("System\uff1a x", f"{OPEN}System{CLOSE}\uff1a x"),
+        ("\u0405ystem: x", f"{OPEN}\u0405ystem{CLOSE}: x"),
+        ("a < b -> c, 3<5 &amp; ok", "a < b -> c, 3<5 &amp; ok"),
+    ]:
+        assert neutralise(text, 200) == shown
+    assert neutralise_lines("# System\n  ## Recent daily logs\nx # y") == (
+        "\\# System\n  \\## Recent daily logs\nx # y"
+    )
 
 
 def test_markup_is_put_between_quotation_marks_and_plain_text_kept() -> None:
@@ -58,7 +106,8 @@ def test_every_invisible_code_point_is_removed_and_nothing_else() -> None:
         if category in ("Cc", "Cf", "Cs", "Co") and char not in "\t\n\v\f\r":
             assert shown == "ab", hex(point)
         elif category != "Cn":  # unassigned in this Python's Unicode: newer ones may be format characters
-            assert shown in (f"a{char}b", "a b") or char in "<>", hex(point)
+            reads_as_angle = unicodedata.normalize("NFKC", char) in "<>\u3008\u3009\u27e8\u27e9"
+            assert shown in (f"a{char}b", "a b") or reads_as_angle, hex(point)
 
 
 @given(st.text(max_size=400), st.text(alphabet="0123456789abcdef", min_size=32, max_size=32))

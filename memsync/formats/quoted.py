@@ -11,7 +11,10 @@ what is printed for an agent goes through here.
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
+from collections.abc import Callable
 
 # A host name is a DNS label or a few: longer is no machine's name, only a way to crowd out the rest.
 MAX_HOST_CHARS = 64
@@ -35,8 +38,11 @@ _INVISIBLE = re.compile(
     "\U000e0001\U000e0020-\U000e007f\U000f0000-\U000ffffd\U00100000-\U0010fffd]"
 )
 _ASCII_INVISIBLE = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
-# `<tag>`, `</tag>`, `<!-- -->`, `<?x ?>`, a lone `</` or `<tag`: whatever could open or close a block.
-_TAG = re.compile(r"<(?=[/!?A-Za-z])([^<>]*)(>?)")
+# Markup is looked for in a folded form of the text (``_folded``): lookalikes of `<`, `>`, `:` and of
+# Latin letters read as those, HTML entities as what they stand for. Then `<tag>`, `</tag>`, `<!-- -->`,
+# `<?x ?>`, ChatML's `<|im_start|>`, a lone `</` or `<tag`, or a tag spaced out (`< /tag >`): whatever
+# could open or close a block.
+_TAG = re.compile(r"<(?=[/!?A-Za-z|])[^<>]*>?|<\s*[/!?|]?\s*[A-Za-z][\w.:|-]*\s*[/|]?\s*>")
 # A turn of a transcript (`Human:`, `Assistant:`, `System:`...) and a host's label for hook output
 # (`SessionStart hook additional context:`, `SessionStart:startup hook success:`).
 _SPEAKER = re.compile(
@@ -44,6 +50,78 @@ _SPEAKER = re.compile(
     r"|[A-Z][A-Za-z]*(?::[a-z]+)? hook\b[^:" + OPEN + CLOSE + r"]{0,60})\s*:"
 )
 _SPEAKER_WORDS = ("human", "assistant", "system", "user", "developer", " hook")
+# Cyrillic and Greek letters that look like Latin ones (Unicode's confusables, the common part).
+_LOOKALIKES = str.maketrans(
+    "АВЕЅІЈКМНОРСТХУаеіјорсхуѕԁһӏΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ",
+    "ABESIJKMHOPCTXYaeijopcxysdhlABEZHIKMNOPTYXaiknoptux",
+)
+# Angle brackets that NFKC keeps apart from `<` and `>`.
+_ANGLES = str.maketrans("〈〉⟨⟩", "<><>")
+_FOLDED_CHARS = re.compile("[" + "".join(map(chr, {**_LOOKALIKES, **_ANGLES})) + "]")
+_ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);?")
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``text`` as markup is looked for in it, and for each folded character the index in ``text`` of
+    the character (or entity) it comes from."""
+    if "&" not in text and unicodedata.is_normalized("NFKC", text) and not _FOLDED_CHARS.search(text):
+        return text, list(range(len(text)))  # most text: nothing to fold
+    folded: list[str] = []
+    origin: list[int] = []
+    at = 0
+    for entity in [*_ENTITY.finditer(text), None]:
+        end = len(text) if entity is None else entity.start()
+        for index in range(at, end):
+            char = unicodedata.normalize("NFKC", text[index]).translate(_ANGLES).translate(_LOOKALIKES)
+            folded.append(char)
+            origin.extend([index] * len(char))
+        if entity is not None:
+            char = html.unescape(entity.group(0))
+            folded.append(char)
+            origin.extend([entity.start()] * len(char))
+            at = entity.end()
+    return "".join(folded), origin
+
+
+# One character or entity of a tag, as ``_quote_bracket`` reads it.
+_BRACKET = re.compile(_ENTITY.pattern + "|.", re.DOTALL)
+
+
+def _quote_bracket(unit: re.Match[str]) -> str:
+    """A character or entity of a tag: ``OPEN`` or ``CLOSE`` for one that reads as an angle bracket."""
+    fold = _folded(unit.group(0))[0]
+    return OPEN if fold == "<" else CLOSE if fold == ">" else unit.group(0)
+
+
+def _marked(text: str) -> str:
+    """``text`` (one line) with each tag between ``OPEN`` and ``CLOSE`` (its angle brackets, in any
+    spelling, replaced by them) and each speaker label between them."""
+    text = _rewritten(text, _TAG, lambda span: _BRACKET.sub(_quote_bracket, span))
+    return _rewritten(text, _SPEAKER, lambda span: f"{OPEN}{span}{CLOSE}")
+
+
+def _rewritten(text: str, pattern: re.Pattern[str], rewrite: Callable[[str], str]) -> str:
+    """``text`` with each span whose folded form matches ``pattern`` (its group 1 if it has one)
+    replaced by ``rewrite(span)``."""
+    folded, origin = (text, list(range(len(text)))) if text.isascii() and "&" not in text else _folded(text)
+    if pattern is _SPEAKER:
+        lowered = folded.lower()
+        if ":" not in folded or not any(word in lowered for word in _SPEAKER_WORDS):  # the regex is slow
+            return text
+    ends = [*origin, len(text)]
+    out: list[str] = []
+    done = 0
+    for found in pattern.finditer(folded):
+        group = 1 if pattern.groups else 0
+        first, last = origin[found.start(group)], ends[found.end(group)]
+        if first < done:
+            continue
+        out.append(text[done:first] + rewrite(text[first:last]))
+        done = last
+    out.append(text[done:])
+    return "".join(out)
+
+
 # How much of a field is read before cutting: its visible start is what is shown.
 _WINDOW_PER_CHAR = 8
 
@@ -57,10 +135,7 @@ def neutralise(text: str, limit: int) -> str:
     window = text[: limit * _WINDOW_PER_CHAR + 64]
     invisible = _ASCII_INVISIBLE if window.isascii() else _INVISIBLE  # most memory is ASCII: 10x faster
     flat = " ".join(invisible.sub("", window).split())
-    flat = _TAG.sub(lambda m: OPEN + m.group(1) + (CLOSE if m.group(2) else ""), flat)
-    lowered = flat.lower()
-    if ":" in flat and any(word in lowered for word in _SPEAKER_WORDS):  # the regex is the slow part
-        flat = _SPEAKER.sub(lambda m: f"{OPEN}{m.group(1)}{CLOSE}:", flat)
+    flat = _marked(flat)
     if len(flat) <= limit and len(window) == len(text):
         return flat
     return flat[: max(limit - 1, 0)].rstrip() + "…"
@@ -69,11 +144,16 @@ def neutralise(text: str, limit: int) -> str:
 def neutralise_lines(text: str, limit: int = LINE_CHARS) -> str:
     """``text`` of several lines (a file's, a listing's) with each line ``neutralise``d to at most
     ``limit`` characters after its indentation, which is kept (markdown and listings nest by it); the
-    line ends stay. Never raises."""
+    line ends stay. A line that reads as a markdown heading (``#``, in any spelling) is escaped
+    (``\\#``), so a peer's text cannot forge the sections of the markdown it is quoted in. Never
+    raises."""
     shown = []
     for line in text.split("\n"):
         body = line.lstrip(" \t")
-        shown.append(line[: len(line) - len(body)] + neutralise(body, limit) if body else "")
+        body = neutralise(body, limit) if body else ""
+        if _folded(body[:1])[0].startswith("#"):
+            body = "\\" + body
+        shown.append(line[: len(line) - len(line.lstrip(" \t"))] + body if body else "")
     return "\n".join(shown)
 
 
