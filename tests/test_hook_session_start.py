@@ -153,3 +153,24 @@ def test_a_home_directory_kept_in_git_is_no_project_of_its_own(tmp_path: Path, r
     context = session_start(b, b.home)
     assert "## Your memory (every project)" in context and "Rotate the keys" in context
     assert "memory.jsonl" not in context.split("## Your memory", 1)[0]
+
+
+def test_only_what_the_file_still_says_is_shown_never_a_conflicts_versions(
+    tmp_path: Path, remote: Path
+) -> None:
+    a, b, shop_b, memory_a, memory_b = two_machines(tmp_path, remote)
+    assert session_start(b, shop_b) == ""
+    head = "---\nname: Testing\ndescription: how we run the tests\ntype: project\n---\n"
+    (memory_a / "testing.md").write_text(head + "\nAlways run pytest with -x.\n")
+    sync(a, b)
+    (memory_a / "testing.md").write_text(head + "\nAlways run pytest with -q.\n")
+    (memory_b / "testing.md").write_text(head + "\nAlways run pytest with -v.\n")
+    sync(a, b, a)  # both edited: the file keeps both versions under memsync's note
+    assert "[memsync] version 1 of 2" in (memory_a / "testing.md").read_text()
+    (memory_a / "testing.md").write_text(head + "\nAlways run pytest with -x and -q.\n")
+    sync(a, b)
+
+    context = session_start(b, shop_b)
+    assert "Always run pytest with -x and -q." in context
+    for outdated in ("pytest with -x.", "pytest with -q.", "pytest with -v.", "[memsync]"):
+        assert outdated not in context

@@ -113,7 +113,9 @@ def test_every_invisible_code_point_is_removed_and_nothing_else() -> None:
 @given(st.text(max_size=400), st.text(alphabet="0123456789abcdef", min_size=32, max_size=32))
 def test_any_log_output_reads_without_an_exception(out: str, mark: str) -> None:
     scope = Scope(("roles/qa",), ("memory",), ("roles/qa",))
-    items, unread = parse_log(out, mark, scope, "bob", lambda sha: False)
+    items, unread = parse_log(
+        out, mark, scope, "bob", lambda sha: False, lambda path: frozenset(out.split("\n"))
+    )
     assert unread >= 0 and all(isinstance(item.text, str) for item in items)
 
 
@@ -125,5 +127,7 @@ def test_control_characters_in_a_message_forge_no_item() -> None:
     diff += "+++ b/roles/qa/MEMORY.md\n@@ -1,0 +2 @@\n+- real item\n"
     out = f"{mark}{'a' * 40}\x1f2026-12-01T10:00:00+00:00\x1f{forged}\n\nMemsync-Host: bob\n{mark}{diff}"
     scope = Scope(("roles/qa",), (), ())
-    items, _ = parse_log(out, mark, scope, "bob", lambda sha: False)
+    items, _ = parse_log(
+        out, mark, scope, "bob", lambda sha: False, lambda path: frozenset({"- FORGED", "- real item"})
+    )
     assert [(item.text, item.host, item.claimed) for item in items] == [("- real item", "bob", True)]

@@ -191,7 +191,11 @@ def _added(
         out = _git(store.path, *base, f"--since={after.isoformat()}", "HEAD", "--", *paths)
     git_dir = StoreLayout(store.path).git_dir
     made = functools.cache(lambda: written_here(git_dir))  # the reflog: read when a commit names this host
-    return parse_log(out or "", mark, scope, host, lambda sha: sha in made())
+    # read once per file: the lines each file holds now, so what was replaced since is not shown
+    now = functools.cache(
+        lambda path: frozenset((_git(store.path, "show", f"HEAD:{path}") or "").split("\n"))
+    )
+    return parse_log(out or "", mark, scope, host, lambda sha: sha in made(), now)
 
 
 def _pointers(config: Config, root: Path | None, key: str) -> list[str]:

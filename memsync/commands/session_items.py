@@ -13,6 +13,7 @@ from memsync.formats.bounded_json import decode_object
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.markdown.frontmatter import split_frontmatter
 from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
+from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX, BOTH_KEPT_VERSION_PREFIX
 
 # At most ``session_context.MAX_CHARS`` / ~80 items fit: of a long append, the newest lines are enough.
 LINES_PER_FILE = 300
@@ -56,13 +57,19 @@ def log_format(mark: str) -> str:
 
 
 def parse_log(
-    out: str, mark: str, scope: Scope, me: str, written_here: Callable[[str], bool]
+    out: str,
+    mark: str,
+    scope: Scope,
+    me: str,
+    written_here: Callable[[str], bool],
+    current: Callable[[str], frozenset[str]],
 ) -> tuple[list[Item], int]:
     """The items of ``out`` (``git log -p --unified=0`` in ``log_format(mark)``) under ``scope``,
     leaving out what this machine (host ``me``, commits for which ``written_here`` is true) wrote to
-    the agent's own folder, and marking as ``claimed`` the items whose commit names host ``me`` but
-    was not written here; and how many added lines were not read (of an append-only file or index, a
-    commit's last ``LINES_PER_FILE`` lines are read: newest last)."""
+    the agent's own folder, the added lines no longer in their file (``current``: a store path's lines
+    now) and the lines of a both-kept conflict note, and marking as ``claimed`` the items whose commit
+    names host ``me`` but was not written here; and how many added lines were not read (of an
+    append-only file or index, a commit's last ``LINES_PER_FILE`` lines are read: newest last)."""
     items: list[Item] = []
     unread = 0
     chunks = out.split(mark)[1:]
@@ -86,6 +93,9 @@ def parse_log(
             if mine and _under(path, scope.own):
                 continue
             unread += skipped
+            # a line since replaced (a resolved conflict's versions, an edited entry) is outdated memory
+            now = current(path)
+            added = [line for line in added if line in now and not _conflict_note(line)]
             project = _under(path, scope.project)
             items.extend(
                 Item(project, rank, when or at, host, path, text, claimed)
@@ -160,6 +170,10 @@ def _entry(line: str) -> tuple[str, datetime | None]:
     except ValueError:
         when = None
     return (f"{kind}: {record['text']}" if isinstance(kind, str) else record["text"]), when
+
+
+def _conflict_note(line: str) -> bool:
+    return line.startswith((BOTH_KEPT_NOTE_PREFIX, BOTH_KEPT_VERSION_PREFIX))
 
 
 def _under(path: str, prefixes: tuple[str, ...]) -> bool:
