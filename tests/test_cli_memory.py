@@ -143,9 +143,9 @@ def test_prompt_and_compact(tmp_path: Path, cli: Cli) -> None:
         ]
     ]
     cli.ok("forget", ids[3], "--file", str(path))
-    avoid = "## Avoid\n- Never force-push. (user)\n"
+    avoid = '## Avoid\n- Never force-push. (source: "user")\n'
     assert cli.ok("prompt", str(path), "--scope", "project:acmp") == (
-        f"# Memory (project:acmp)\n## Preferences\n- Plain English. (user)\n{avoid}"
+        f'# Memory (project:acmp)\n## Preferences\n- Plain English. (source: "user")\n{avoid}'
     )
     assert cli.ok("prompt", str(path), "--kind", "avoid") == f"# Memory\n{avoid}"
     note = "(3 more entries left out to fit the size limit)\n"

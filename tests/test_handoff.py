@@ -26,6 +26,7 @@ from memsync.commands.handoff.mapping import (
 from memsync.commands.handoff.reading import parse_since
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.prompt import USER_MARK
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.markdown.reading import read_entry
 from memsync.formats.markdown.roledir import RoleDir
@@ -345,7 +346,7 @@ def test_filters_on_role_directories_map_or_keep_everything(role: Path, tmp_path
     def texts(filters: Filters) -> set[str]:
         """The first line (the description) of each prompt line's text; the body follows it."""
         return {
-            line.split(" (user)")[0][2:].split(" **Why:** body of ")[0]
+            line.split(USER_MARK)[0][2:].split(" **Why:** body of ")[0]
             for line in (go(role, None, filters=filters, fmt="prompt").prompt or "").splitlines()
             if line.startswith("- ")
         }
@@ -390,7 +391,7 @@ def test_prompt_is_cut_at_whole_entries_and_writes_nothing(memory: Path, tmp_pat
     assert full.prompt is not None and full.prompt.startswith("# Memory\n")
     lines = [line for line in full.prompt.splitlines() if line.startswith("- ")]
     assert len(lines) == len(full.handed) == len(LIVE)
-    assert "- The person wants answers in plain English. (user)" in lines
+    assert '- The person wants answers in plain English. (source: "user")' in lines
     for cap in (60, 120, 200, 300):
         cut = go(memory, None, fmt="prompt", max_bytes=cap)
         assert cut.prompt is not None and len(cut.prompt.encode()) <= cap

@@ -396,8 +396,8 @@ def test_prompt_groups_by_kind_filters_by_scope_and_puts_user_entries_first() ->
     )
     text = render_prompt(entries, scope="project:acmp")
     assert text == (
-        "# Memory (project:acmp)\n## Preferences\n- Plain English. (user)\n"
-        "## Lessons\n- User lesson. (user)\n- Inferred lesson.\n## Avoid\n- Never force-push.\n"
+        '# Memory (project:acmp)\n## Preferences\n- Plain English. (source: "user")\n'
+        '## Lessons\n- User lesson. (source: "user")\n- Inferred lesson.\n## Avoid\n- Never force-push.\n'
     )
     assert "- Check the wiki." in render_prompt(entries, scope="api.github.com")
     assert render_prompt(entries, kinds=["avoid"]) == "# Memory\n## Avoid\n- Never force-push.\n"

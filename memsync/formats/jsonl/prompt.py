@@ -14,6 +14,9 @@ from memsync.formats.quoted import neutralise
 DEFAULT_PROMPT_BYTES = 4000
 # An entry is a sentence or a few; past this its line is cut (the file keeps it whole).
 ENTRY_CHARS = 2000
+# After a user entry: quoted as what its JSON says, since any peer can write `source: "user"` (the
+# entry is not known to be this machine's user's own statement).
+USER_MARK = ' (source: "user")'
 
 
 def _prompt_rank(entry: Entry) -> tuple[bool, float, float, str]:
@@ -70,10 +73,10 @@ def _heading(kind: str) -> str:
 
 
 def prompt_line(entry: Entry) -> str:
-    """The one line ``render_prompt`` writes for ``entry``: ``- text``, plus `` (user)`` for a user entry.
-    The text may be a peer's: it is neutralised (one line, no markup posing as the host's, at most
-    ``ENTRY_CHARS`` characters)."""
-    return f"- {neutralise(entry.text, ENTRY_CHARS)}" + (" (user)" if entry.is_user else "")
+    """The one line ``render_prompt`` writes for ``entry``: ``- text``, plus ``USER_MARK`` for a user
+    entry. The text may be a peer's: it is neutralised (one line, no markup posing as the host's, at
+    most ``ENTRY_CHARS`` characters)."""
+    return f"- {neutralise(entry.text, ENTRY_CHARS)}" + (USER_MARK if entry.is_user else "")
 
 
 def _note(left_out: int) -> str:
