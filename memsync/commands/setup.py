@@ -102,7 +102,10 @@ def _create_store(config: Config, store: StoreConfig, added: str | None = None) 
         return f"store {store.name}: {store.path} created (local history; add a remote later)"
     if cloned:
         return f"store {store.name}: {store.path} cloned from {first[0]} ({first[1]})"
-    return f"store {store.name}: {store.path} created and pushed to {first[0]} ({first[1]}), which was empty"
+    return (
+        f"store {store.name}: {store.path} created and pushed to {first[0]} ({first[1]}), "
+        f"which had no branch {store.branch}"
+    )
 
 
 def _detected_tracks(
