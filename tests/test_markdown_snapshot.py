@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
 from memsync.formats.markdown.roledir import RoleDir, role_prompt
-from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
+from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES, QUOTED_NOTE
 from memsync.fsio import TEMP_PREFIX
 
 
@@ -79,7 +79,7 @@ def test_snapshot_of_an_empty_role_and_role_prompt_agree(tmp_path: Path) -> None
     path.mkdir()
     text = RoleDir(path).snapshot().text
     assert text.startswith("# Memory snapshot — scout\n")
-    assert role_prompt(path) == text
+    assert role_prompt(path) == text + QUOTED_NOTE  # the prompt frames the files as quoted data
 
 
 def test_snapshot_cut_at_whole_lines_with_a_note(tmp_path: Path) -> None:
