@@ -83,6 +83,7 @@ def test_dry_run_changes_nothing_then_uninstall_removes_only_what_memsync_added(
             daemon.kill()
             daemon.wait()
     assert f"stopped the memsync daemon (PID {daemon.pid})" in done
+    assert f"kept: memsync's state {home / '.local' / 'state' / 'memsync'}" in "\n".join(done)
     assert claude_settings.read_text() == original_claude
     assert codex_config.read_text() == THEIR_CODEX
     assert "memsync" not in (home / ".claude.json").read_text()  # registered around the record
@@ -137,6 +138,9 @@ def test_purge_force_deletes_a_store_no_remote_has(home: Path) -> None:
     assert run_cli("uninstall", "--purge").returncode == 1 and store.is_dir()
     done = _ok("uninstall", "--purge", "--force")
     assert f"deleted store personal {store}" in done and not store.exists()
+    # nothing of memsync's is left behind, not even its empty directories
+    assert not (home / ".local" / "share" / "memsync").exists()
+    assert not (home / ".config" / "memsync").exists()
 
 
 def test_a_broken_config_does_not_keep_the_hooks_in(home: Path) -> None:

@@ -24,7 +24,7 @@ from memsync.commands import hooks, installs, service
 from memsync.commands.config_edits import Report
 from memsync.commands.mcp.install import uninstall_line
 from memsync.commands.stop import stop
-from memsync.config import Config, config_path, load_config
+from memsync.config import Config, config_path, default_store_dir, load_config
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code, mcp_install
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
@@ -72,6 +72,8 @@ def uninstall(
             lines.extend(step.run())
         lines.extend(_remove_created(installs.recorded()))
         installs.forget()
+        if purge:
+            lines.extend(_remove_empty_dirs(path))
     lines.extend(_kept(path, config, projects, purge))
     if dry_run:
         lines.append("nothing was changed (--dry-run)")
@@ -173,6 +175,18 @@ def _remove_created(recorded: list[installs.Install]) -> list[str]:
     return lines
 
 
+def _remove_empty_dirs(path: Path) -> list[str]:
+    """After a purge: delete memsync's own directories left empty (the stores' root and its parent, the
+    config's directory), innermost first; a directory still holding anything stays."""
+    stores = default_store_dir("-").parent
+    lines: list[str] = []
+    for directory in (stores, stores.parent, path.parent):
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
+            lines.append(f"deleted the empty directory {directory}")
+    return lines
+
+
 def _empty(file: Path) -> bool:
     """Whether ``file`` holds an empty JSON object or empty TOML (False when absent or unreadable)."""
     try:
@@ -202,6 +216,8 @@ def _kept(path: Path, config: Config | None, projects: list[Path], purge: bool) 
             f"kept: store {name} {store} (its history; `memsync uninstall --purge` deletes it once pushed)"
             for name, store in _stores(config)
         )
+    if not purge and state_dir().exists():
+        lines.append(f"kept: memsync's state {state_dir()} (sessions, locks; --purge deletes it)")
     backups = [
         file.with_name(file.name + BACKUP_SUFFIX)
         for project in [None, *projects]
