@@ -61,6 +61,8 @@ def test_init_refuses_a_code_repository_and_writes_nothing(home: Path, tmp_path:
     assert _refs(remote) == refs
     assert not _config(home).exists()
     assert not (_stores(home) / "personal").exists()
+    for made in (".config/memsync", ".local/share/memsync", ".local/state/memsync"):
+        assert not (home / made).exists(), made  # not even an empty directory
     # The user's next step works: the same repository, memory on a branch of its own.
     again = run_cli("init", "--remote", str(remote), "--branch", "memsync")
     assert again.returncode == 0, again.stderr

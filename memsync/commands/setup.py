@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,13 +34,14 @@ from memsync.config import (
     StoreConfig,
     Track,
     config_path,
+    default_store_dir,
     load_config,
     load_stores,
 )
 from memsync.daemon import run_daemon
 from memsync.errors import MemsyncError
 from memsync.git import remote_attempt
-from memsync.instance import running_daemon_pid
+from memsync.instance import running_daemon_pid, state_dir
 from memsync.paths import StoreLayout
 from memsync.remote_url import PLAIN_NAME, redacted
 from memsync.store.facade import Store
@@ -153,6 +155,31 @@ def _nested(a: Path, b: Path) -> bool:
 
 
 def init(
+    remote: str | None = None,
+    store: Path | None = None,
+    branch: str | None = None,
+    tracks: Sequence[Path] = (),
+    path: Path | None = None,
+    host: str | None = None,
+) -> Report:
+    """:func:`_init`, and on its ``MemsyncError`` the removal of memsync's directories (config, data,
+    state) that did not exist before it ran: a refused init leaves nothing behind, not even empty
+    directories. Raises what ``_init`` raises."""
+    mine = (
+        (config_path() if path is None else path).parent,
+        default_store_dir("-").parent.parent,
+        state_dir(),
+    )
+    missing = [directory for directory in mine if not directory.exists()]
+    try:
+        return _init(remote, store, branch, tracks, path, host)
+    except MemsyncError:
+        for directory in missing:
+            shutil.rmtree(directory, ignore_errors=True)  # made by this run, which wrote nothing else
+        raise
+
+
+def _init(
     remote: str | None = None,
     store: Path | None = None,
     branch: str | None = None,
