@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import recall_eval_cases as cases  # noqa: E402
 
-from memsync import embedding  # noqa: E402
+from memsync.recall import embedding  # noqa: E402
 from memsync.recall.documents import Document, source_documents  # noqa: E402
 from memsync.recall.index import RecallIndex, fts_query  # noqa: E402
 from memsync.recall.ranking import Vantage, fuse  # noqa: E402

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import embedding
+from memsync.recall import embedding
 from tests.helpers import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "bench"))

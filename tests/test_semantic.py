@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsync import embedding
 from memsync.formats.jsonl.location import default_memory_path
+from memsync.recall import embedding
 from memsync.recall.index import RecallIndex
 from memsync.tracked import Tracked
 from tests.helpers import run_cli

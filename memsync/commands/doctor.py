@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, get_args
 
-from memsync import embedding, git
+from memsync import git
 from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.commands import service
 from memsync.commands.detect import untracked_hosts
@@ -29,6 +29,7 @@ from memsync.hosts import claude_code
 from memsync.instance import running_daemon_pid
 from memsync.layout import Kind
 from memsync.paths import StoreLayout
+from memsync.recall import embedding
 from memsync.remote_url import redacted
 from memsync.store_facts import store_facts
 from memsync.wording import plural

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync import embedding
+from memsync.recall import embedding
 from memsync.recall.documents import Document, source_documents
 from memsync.tracked import Tracked
 

@@ -29,12 +29,12 @@ from pathlib import Path
 
 import platformdirs
 
-from memsync import embedding
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import parse_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.jsonl.view import scope_matches
+from memsync.recall import embedding
 from memsync.recall.documents import MARK, Document, entry_documents, source_documents, source_files
 from memsync.store.history import LogRecord
 from memsync.tracked import Tracked
