@@ -70,7 +70,7 @@ WORDS = [
 ]
 
 
-def _figures(times: list[float]) -> tuple[float, float]:
+def figures(times: list[float]) -> tuple[float, float]:
     """(p50, p95) in milliseconds."""
     ms = sorted(t * 1000 for t in times)
     p95 = statistics.quantiles(ms, n=20)[18] if len(ms) >= 2 else ms[0]
@@ -78,10 +78,10 @@ def _figures(times: list[float]) -> tuple[float, float]:
 
 
 def _line(label: str, times: list[float], base: list[float] | None = None, base_label: str = "") -> str:
-    p50, p95 = _figures(times)
+    p50, p95 = figures(times)
     text = f"  {label:<34} p50 {p50:8.1f} ms  p95 {p95:8.1f} ms"
     if base is not None:
-        b50, b95 = _figures(base)
+        b50, b95 = figures(base)
         text += f"   {p50 / b50:6.2f}x / {p95 / b95:6.2f}x {base_label}"
     return text
 
@@ -90,20 +90,24 @@ def _text(n: int) -> str:
     return " ".join(WORDS[(n * k) % len(WORDS)] for k in (1, 3, 7, 11)) + f" item {n}."
 
 
-def _prepare(root: Path, size: int) -> Peer:
+def prepare(root: Path, size: int, text: Callable[[int], str] = _text) -> Peer:
+    """A machine whose tracked memory file holds ``size`` entries (``text(n)``), whose role directory holds a
+    curated note (two lines; its description shares no word with them) and a daily log, all committed by
+    one `memsync sync`."""
     peer = Peer.create(root, f"bench{size}", bare_remote(root / f"remote{size}.git"))
-    lines = b"".join(entry_line(_text(n)) for n in range(size))
-    append_once(peer.memory_file, lines)
+    append_once(peer.memory_file, b"".join(entry_line(text(n)) for n in range(size)))
     peer.write_curated(
-        "deploys", "Deploys happen on Fridays after the staging review.", description="deploys"
+        "deploys",
+        "Tests run on every branch.\nDeploys happen on Fridays after the staging review.\n",
+        description="how we ship",
     )
     peer.append_daily("# Daily log — 2026-11-30\n\n- [09:15] The staging database cache was rebuilt.\n")
-    result = peer.cli("sync", timeout=600)
+    result = peer.cli("sync", timeout=1800)
     assert result.returncode in (0, 75), result.stderr
     return peer
 
 
-def _timed_sync(fn: Callable[[], object], count: int) -> list[float]:
+def timed_calls(fn: Callable[[], object], count: int) -> list[float]:
     times = []
     for _ in range(count):
         start = time.perf_counter()
@@ -122,7 +126,7 @@ async def _timed(fn: Callable[[int], Awaitable[object]], count: int) -> list[flo
 
 
 def _bench(root: Path, size: int, calls: int, cli_calls: int) -> None:
-    peer = _prepare(root, size)
+    peer = prepare(root, size)
     os.environ.update(peer.env)  # the in-process baselines read this peer's config and memory
     config = load_config(peer.config)
     memory = MemoryFile(peer.memory_file)
@@ -147,24 +151,24 @@ def _bench(root: Path, size: int, calls: int, cli_calls: int) -> None:
 
     anyio.run(session)
     counter = iter(range(10**9))
-    results["library remember"] = _timed_sync(
+    results["library remember"] = timed_calls(
         lambda: memory.remember(f"Lib {_text(next(counter))}", "lesson"), calls
     )
     query = iter(queries * 2)
-    results["library recall"] = _timed_sync(lambda: recall(config, next(query)), calls)
-    results["cli remember"] = _timed_sync(
+    results["library recall"] = timed_calls(lambda: recall(config, next(query)), calls)
+    results["cli remember"] = timed_calls(
         lambda: peer.cli("remember", f"CLI {_text(next(counter))}", "--file", str(peer.memory_file)),
         cli_calls,
     )
-    results["cli recall"] = _timed_sync(lambda: peer.cli("recall", next(query)), cli_calls)
+    results["cli recall"] = timed_calls(lambda: peer.cli("recall", next(query)), cli_calls)
 
     async def start_once() -> None:
         with (root / "start.log").open("w") as err:
             async with mcp_session(peer.env, err):
                 pass
 
-    results["mcp start"] = _timed_sync(lambda: anyio.run(start_once), cli_calls)
-    results["cli --version"] = _timed_sync(lambda: peer.cli("--version"), cli_calls)
+    results["mcp start"] = timed_calls(lambda: anyio.run(start_once), cli_calls)
+    results["cli --version"] = timed_calls(lambda: peer.cli("--version"), cli_calls)
 
     entries = peer.memory_file.read_bytes().count(b"\n") - 1
     print(f"{size} entries ({entries} at the end), {calls} MCP calls, {cli_calls} CLI runs:")

@@ -26,11 +26,9 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -39,42 +37,19 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 # Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+from bench import mcp_bench  # noqa: E402
+from bench.mcp_bench import figures, prepare, timed_calls  # noqa: E402
 from memsync.config import load_config  # noqa: E402
 from memsync.cycle import run_cycle  # noqa: E402
 from memsync.fsio import append_once  # noqa: E402
 from memsync.recall.index import RecallIndex, Unusable, fts_query, size_of  # noqa: E402
 from memsync.session import Session  # noqa: E402
 from memsync.tracked import tracked_memory  # noqa: E402
-from tests.helpers import bare_remote  # noqa: E402
 from tests.mcp_client import mcp_session, ok  # noqa: E402
 from tests.peers import Peer, entry_line  # noqa: E402
 
 WORDS = [
-    "harbor",
-    "agent",
-    "request",
-    "timeout",
-    "deploy",
-    "friday",
-    "staging",
-    "database",
-    "cache",
-    "header",
-    "token",
-    "retry",
-    "proxy",
-    "branch",
-    "review",
-    "lint",
-    "format",
-    "schema",
-    "migration",
-    "index",
-    "query",
-    "python",
-    "rust",
-    "kernel",
-    "socket",
+    *mcp_bench.WORDS,
     "crane",
     "ferry",
     "bakery",
@@ -87,42 +62,12 @@ WORDS = [
 ]
 
 
-def _figures(times: list[float]) -> tuple[float, float]:
-    """(p50, p95) in milliseconds."""
-    ms = sorted(t * 1000 for t in times)
-    p95 = statistics.quantiles(ms, n=20)[18] if len(ms) >= 2 else ms[0]
-    return statistics.median(ms), p95
-
-
 def _verdict(ratio: float, target: float) -> str:
     return f"target <= {target:g}x: {'PASS' if ratio <= target else 'MISSED'}"
 
 
 def _text(n: int) -> str:
     return " ".join(WORDS[(n * k + n // 7) % len(WORDS)] for k in (1, 3, 7, 11)) + f" item {n}."
-
-
-def _prepare(root: Path, size: int) -> Peer:
-    peer = Peer.create(root, f"bench{size}", bare_remote(root / f"remote{size}.git"))
-    append_once(peer.memory_file, b"".join(entry_line(_text(n)) for n in range(size)))
-    peer.write_curated(
-        "deploys",
-        "Tests run on every branch.\nDeploys happen on Fridays after the staging review.\n",
-        description="how we ship",
-    )
-    peer.append_daily("# Daily log — 2026-11-30\n\n- [09:15] The staging database cache was rebuilt.\n")
-    result = peer.cli("sync", timeout=1800)
-    assert result.returncode in (0, 75), result.stderr
-    return peer
-
-
-def _timed(fn: Callable[[], object], count: int) -> list[float]:
-    times = []
-    for _ in range(count):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times
 
 
 def _raw_baseline(texts: list[str], queries: list[str], rounds: int) -> list[float]:
@@ -157,7 +102,7 @@ def _usable(path: Path) -> bool:
 
 
 def _bench(root: Path, size: int, calls: int, starts: int) -> None:
-    peer = _prepare(root, size)
+    peer = prepare(root, size, _text)
     os.environ.update(peer.env)
     texts = [_text(n) for n in range(size)]
     queries = [f"{WORDS[n % len(WORDS)]} {WORDS[(n * 5 + 2) % len(WORDS)]}" for n in range(calls)]
@@ -200,7 +145,7 @@ def _bench(root: Path, size: int, calls: int, starts: int) -> None:
 
     for n in range(starts):
         anyio.run(start_once, n)
-    version = _timed(lambda: peer.cli("--version"), starts)
+    version = timed_calls(lambda: peer.cli("--version"), starts)
 
     # A cycle with the index kept, against the same cycle without an index file.
     config = load_config(peer.config)
@@ -217,9 +162,9 @@ def _bench(root: Path, size: int, calls: int, starts: int) -> None:
     without: list[float] = []
     aside = index.with_name("aside.sqlite")
     for _ in range(max(3, calls // 10)):
-        with_index += _timed(cycle, 1)
+        with_index += timed_calls(cycle, 1)
         index.rename(aside)
-        without += _timed(cycle, 1)
+        without += timed_calls(cycle, 1)
         aside.rename(index)
     covered = sum(
         path.stat().st_size
@@ -228,13 +173,13 @@ def _bench(root: Path, size: int, calls: int, starts: int) -> None:
     )
     on_disk = size_of(index)
 
-    m50, m95 = _figures(results["mcp recall"])
-    r50, r95 = _figures(raw)
-    i50, _ = _figures(init)
-    v50, _ = _figures(version)
-    f50, f95 = _figures(first)
-    c50, _ = _figures(with_index)
-    b50, _ = _figures(without)
+    m50, m95 = figures(results["mcp recall"])
+    r50, r95 = figures(raw)
+    i50, _ = figures(init)
+    v50, _ = figures(version)
+    f50, f95 = figures(first)
+    c50, _ = figures(with_index)
+    b50, _ = figures(without)
     print(f"{size} entries, {calls} queries, {starts} server starts, load {os.getloadavg()[0]:.1f}:")
     print(f"  recall via MCP          p50 {m50:8.1f} ms  p95 {m95:8.1f} ms")
     print(f"  raw FTS5 query          p50 {r50:8.2f} ms  p95 {r95:8.2f} ms")

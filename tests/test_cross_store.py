@@ -102,3 +102,26 @@ def test_mcp_remember_and_handoff_into_team_memory_need_the_store(home: Path, tm
     anyio.run(scenario)
     assert "Ship on Fridays." in [json.loads(line).get("text") for line in notes.read_text().splitlines()]
     assert tree(reviewer) != reviewer_before
+
+
+def test_mcp_remember_into_the_only_store_needs_no_store_whatever_its_name(
+    home: Path, tmp_path: Path
+) -> None:
+    """An agent's own memory belongs to the config's personal store even when that store is not named
+    ``personal`` (a config written by hand, a renamed store): remember into it crosses nothing."""
+    assert run_cli("init", "--remote", str(bare_remote(tmp_path / "mine.git"))).returncode == 0
+    config = _config(home)
+    config.write_text(config.read_text().replace("[stores.personal", "[stores.main"))
+    assert "[stores.main" in config.read_text()
+
+    written: list[Path] = []
+
+    async def scenario() -> None:
+        with (tmp_path / "mcp.log").open("w") as errlog:
+            async with mcp_session({}, errlog) as session:
+                done = await ok(session, "remember", {"text": "Ship on Fridays."})
+                written.append(Path(done["file"]))
+
+    anyio.run(scenario)
+    (memory,) = written
+    assert "Ship on Fridays." in [json.loads(line).get("text") for line in memory.read_text().splitlines()]

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsync.config import Config
+from memsync.config import PERSONAL_STORE, Config
 from memsync.errors import MemsyncError
 from memsync.remote_url import redacted
 from memsync.tracked import locate
@@ -37,6 +37,14 @@ class Crossing:
             f"source does not sync with; nothing was written. Run it again with {consent} if that "
             "remote should receive it"
         )
+
+
+def personal_store(config: Config | None) -> str | None:
+    """The store an agent's own memory belongs to: the one named ``personal``, else the first the config
+    lists (the one ``init`` made, whatever its name); None without a store."""
+    if config is None or not config.stores:
+        return None
+    return PERSONAL_STORE if PERSONAL_STORE in config.stores else next(iter(config.stores))
 
 
 def crossing(config: Config | None, source_store: str | None, target: Path) -> Crossing | None:

@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memsync.commands.config_edits import DEFAULT_STORE
-from memsync.commands.crossing import check, crossing
+from memsync.commands.crossing import check, crossing, personal_store
 from memsync.commands.proposals import Proposal, gated, propose
 from memsync.config import Config, config_path, load_config
 from memsync.errors import MemsyncError
@@ -135,7 +134,7 @@ def remember(
         memory = MemoryFile(holder(config, supersedes, "supersede"))
     else:
         memory = MemoryFile(find_memory(config, file, "jsonl").live)
-    moved = crossing(config, DEFAULT_STORE, memory.path)
+    moved = crossing(config, personal_store(config), memory.path)
     check(moved, f"remember into {memory.path}", "the store argument", store)
     gate = gated(config, memory.path)
     if gate is not None and config is not None:
