@@ -48,6 +48,20 @@ _AUTHORITY_END = re.compile(r"[/?#]")
 _PORT = re.compile(r"^(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>\d*))?$")
 
 
+def _scp_address(text: str) -> str:
+    """The ``host:path`` of an scp-like address ``[userinfo@]host:path``: what follows the last ``@`` that
+    a host and a colon follow (a password may hold ``@`` and ``:``, a path may hold ``@``); ``text``
+    itself when no ``@`` is followed so."""
+    at = text.rfind("@")
+    while at >= 0:
+        after = text[at + 1 :]
+        host = after.partition("]")[0] if after.startswith("[") else after.partition(":")[0]
+        if ":" in after and host and "/" not in host:
+            return after
+        at = text.rfind("@", 0, at)
+    return text
+
+
 def normalise_remote_url(url: str) -> str | None:
     """``url`` (a git remote URL in any spelling) as ``host[:port]/path``, or None when it names no host
     (a local path, a ``file://`` URL, an empty or unparsable string).
@@ -81,7 +95,7 @@ def normalise_remote_url(url: str) -> str | None:
     else:
         if is_local_path(text) or (text[1:2] == ":" and text[0].isalpha() and text[2:3] in ("\\", "/", "")):
             return None  # a local path, or C:\... (a Windows path)
-        rest = text.rpartition("@")[2]
+        rest = _scp_address(text)
         if rest.startswith("["):  # [::1]:org/shop
             host, _, path = rest.partition("]")
             host, path = f"{host}]", path.removeprefix(":")

@@ -46,7 +46,8 @@ def log_output(draw: st.DrawFn) -> str:
 def test_any_history_gives_items_and_a_bounded_context(out: str, noise: str) -> None:
     scope = Scope(project=("roles",), user=("memory",), own=("roles/qa",))
     for text in (out, noise, out + noise):
-        items, unread = _parse(text, MARK, scope, "me", lambda sha: False)
+        lines = frozenset(text.split("\n"))  # every added line still in its file
+        items, unread = _parse(text, MARK, scope, "me", lambda sha: False, lambda path, now=lines: now)
         assert unread >= 0
         if items:
             rendered = _render(items, unread, None, "key", ["/some/where"])

@@ -225,3 +225,10 @@ def test_projects_without_a_remote_meet_only_by_a_named_alias(tmp_path: Path, ho
     config.write_text(f'host = "laptop-b"\n[projects]\n"{shop}" = "acme/shop"\n')
     assert project_identity(shop) == "acme/shop" and project_key(shop) == "acme~shop"
     assert legacy_keys(shop) == (local_key(shop),) and local_key(shop).startswith("shop@laptop-b-")
+
+
+def test_an_at_sign_in_an_scp_path_is_the_paths_not_the_userinfos() -> None:
+    """scp-like ``[userinfo@]host:path``: the host follows the last ``@`` that a host and a colon follow."""
+    assert normalise_remote_url("git@example.com:org/a@b.git") == "example.com/org/a@b"
+    assert normalise_remote_url("u:p@ss@example.com:org/shop;@") == "example.com/org/shop"
+    assert normalise_remote_url("0@0:0;@") == "0/0"
