@@ -201,7 +201,14 @@ def test_every_host_has_a_realistic_file() -> None:
     assert set(FILES) == set(registry.NAMES)
 
 
-@pytest.mark.parametrize("host", registry.NAMES)
+# One host of each file format in the quick tier, every host in the long one.
+QUICK_HOSTS = ("claude-code", "codex", "zed", "goose")
+
+
+@pytest.mark.parametrize(
+    "host",
+    [name if name in QUICK_HOSTS else pytest.param(name, marks=pytest.mark.slow) for name in registry.NAMES],
+)
 def test_connect_twice_then_disconnect_gives_back_every_byte(home: Path, host: str) -> None:
     originals = _write(home, host)
     path = mcp_install.config_file(host)

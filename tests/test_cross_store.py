@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import anyio
+import pytest
 
 from tests.handoff_fixtures import tree, write_memory, write_role
 from tests.helpers import bare_remote, run_cli
@@ -69,6 +70,7 @@ def test_tracking_a_synced_personal_role_into_the_team_store_needs_yes(home: Pat
     assert f"goes to store team (remote origin {team})" in moved.stdout
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_mcp_remember_and_handoff_into_team_memory_need_the_store(home: Path, tmp_path: Path) -> None:
     _, team = _two_stores(home, tmp_path)
     notes = write_memory(home / "team-notes" / "shared.jsonl", [])

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memsync.commands.mcp.tools import history
 from memsync.config import config_path, edit_config
 from tests.helpers import run_cli
@@ -30,6 +32,7 @@ def _hosts(query: str) -> dict[str, str]:
     return {hit["id"]: hit["host"] for hit in map(json.loads, found.stdout.splitlines())}
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_lines_over_an_argument_are_credited_to_the_commit_that_added_them(home: Path) -> None:
     assert run_cli("init").returncode == 0
     log = home / ".agents" / "memory" / "qa" / "daily" / f"{DAY}.md"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import isolated_env
 from tests.helpers import git, run_cli
 
@@ -133,6 +135,7 @@ def test_init_refuses_a_code_repository_as_the_remote_of_an_existing_store(
     assert run_cli("sync").returncode == 0 and _refs(remote) == refs
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_an_existing_store_still_joins_another_memsync_store(home: Path, tmp_path: Path) -> None:
     remote = tmp_path / "memory.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))

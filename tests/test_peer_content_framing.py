@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from memsync.commands.session_context import ITEM_CHARS, MAX_CHARS
 from memsync.formats.quoted import CLAIMED, CLOSE, MAX_HOST_CHARS, OPEN
@@ -93,6 +94,7 @@ def _clean(text: str) -> None:
     assert LONG_HOST not in text and "FORGED" not in text
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_hostile_peer_content_reaches_the_agent_as_quoted_data(tmp_path: Path, remote: Path) -> None:
     b = Peer.create(tmp_path, "bob", remote)
     b.append_entry("Bob wrote this lesson himself")

@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from memsync.commands import setup, setup_track
 from tests.helpers import bare_remote, git, reachable_paths, run_cli, wait_for
 
@@ -19,6 +21,7 @@ def _ok(*args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_lists_and_leaving_a_team_store_keeps_its_memory_out_of_the_personal_one(
     home: Path, tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ import hashlib
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +27,7 @@ def _bytes_of(root: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_dry_run_and_diff_show_what_a_sync_would_do_and_change_nothing(home: Path, tmp_path: Path) -> None:
     qa = home / ".agents" / "memory" / "qa"
     (qa / "daily").mkdir(parents=True)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memsync.commands import hooks, setup, setup_track
 from memsync.hosts import mcp_install
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
@@ -101,6 +103,7 @@ def test_dry_run_changes_nothing_then_uninstall_removes_only_what_memsync_added(
     assert _ok("uninstall")[0] == "nothing of memsync's to remove from this machine"
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_purge_deletes_stores_only_once_pushed_or_forced(home: Path, tmp_path: Path) -> None:
     role = home / ".agents" / "memory" / "dev"
     role.mkdir(parents=True)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import run_cli
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_status_and_doctor_name_hosts_installed_after_init(home: Path) -> None:
     (home / ".agents" / "memory" / "dev").mkdir(parents=True)
     assert run_cli("init").returncode == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ SECRET = "SuperSecret99"
 URL = f"https://user:{SECRET}@127.0.0.1:1/x.git"
 
 
+@pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
 def test_no_command_shows_a_remote_password(tmp_path: Path, remote: Path) -> None:
     alice = Peer.create(tmp_path, "alice", remote)
     alice.configure(network_timeout_s=5.0)
