@@ -22,7 +22,9 @@ from tests.helpers import bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
 from tests.stores import new_store
 
-PIN = "4711-ALPHA-ZULU-pin"  # a credential no scanner knows: it reached the store and must be purged
+# A credential no scanner knows (the scanner does know one after "PIN:"): it reaches the store and must
+# be purged.
+PIN = "4711-ALPHA-ZULU-pin"
 DAILY = f"daily/{DAY}.md"
 
 
@@ -60,7 +62,7 @@ def test_purge_removes_text_from_live_files_and_all_history_on_both_peers(tmp_pa
     keep = [alice.append_entry("the harbor site needs a user agent")]
     alice.append_entry(f"door code for the lab is {PIN}")
     alice.append_daily(f"- [09:00] unlocked with {PIN}\n- [09:01] ran the probe\n")
-    alice.write_curated("lab_access", f"How to get in.\n\nPIN: {PIN}\nAsk facilities for a badge.\n")
+    alice.write_curated("lab_access", f"How to get in.\n\nDoor code: {PIN}\nAsk facilities for a badge.\n")
     run(alice, "sync")
     run(bob, "sync")
     keep.append(bob.append_entry("bob's lesson from before the purge"))
@@ -196,7 +198,7 @@ def test_a_peer_that_only_runs_resync_does_not_bring_the_text_back(tmp_path: Pat
     keep = alice.append_entry("the harbor site needs a user agent")
     alice.append_entry(f"door code for the lab is {PIN}")
     alice.append_daily(f"- [09:00] unlocked with {PIN}\n- [09:01] ran the probe\n")
-    alice.write_curated("lab_access", f"How to get in.\n\nPIN: {PIN}\nAsk facilities for a badge.\n")
+    alice.write_curated("lab_access", f"How to get in.\n\nDoor code: {PIN}\nAsk facilities for a badge.\n")
     run(alice, "sync")
     run(bob, "sync")
     pin = PIN.encode()
