@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from memsync.access import cycle_lock, open_store
+from memsync.commands.store_records import append_and_commit
 from memsync.config import Config, StoreConfig
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write
 from memsync.layout import STORE_META_DIR
 from memsync.secrets import scan_text
-from memsync.store.written import commit_written
-from memsync.sync.state import SyncState
 from memsync.tracked import locate
 
 REVIEW_RECORD = f"{STORE_META_DIR}/review.jsonl"
@@ -156,18 +154,7 @@ def append_record(config: Config, store_cfg: StoreConfig, record: Mapping[str, A
     line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode() + b"\n"
     with cycle_lock(store_cfg, config=config.path):
         store = open_store(config, store_cfg)
-        path = store.worktree / REVIEW_RECORD
-        try:
-            old = path.read_bytes()
-        except FileNotFoundError:
-            old = b""
-        if old and not old.endswith(b"\n"):
-            old += b"\n"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with SyncState(store.meta_dir) as state:
-            state.note_written(REVIEW_RECORD)  # a kill before the commit must not lose the record
-            atomic_write(path, old + line)
-            commit_written(store, state, message)
+        append_and_commit(store, REVIEW_RECORD, line, message)
 
 
 def now_text() -> str:

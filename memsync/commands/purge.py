@@ -50,6 +50,7 @@ from pathlib import Path
 
 from memsync.access import cycle_lock, open_store
 from memsync.commands.needle import RECORD_PREFIX, Needle
+from memsync.commands.store_records import append_and_commit
 from memsync.config import Config, StoreConfig, Track, load_stores
 from memsync.cycle import sweep_stale_temps
 from memsync.errors import MemsyncError
@@ -247,19 +248,12 @@ def _add_record(store: Store, hashes: frozenset[str]) -> None:
     ``hashes`` is empty: every removed line was recorded already)."""
     if not hashes:
         return
-    path = store.worktree / PURGE_RECORD
-    try:
-        old = path.read_bytes()
-    except FileNotFoundError:
-        old = b""
-    if old and not old.endswith(b"\n"):
-        old += b"\n"
-    with SyncState(store.meta_dir) as state:
-        state.note_written(PURGE_RECORD)  # a kill before the commit must not lose the record
-        atomic_write(path, old + record_line(hashes, store.host, datetime.now(UTC)))
-        commit_written(
-            store, state, f"memsync: purge record ({len(hashes)} removed line(s), by hash; no text)"
-        )
+    append_and_commit(
+        store,
+        PURGE_RECORD,
+        record_line(hashes, store.host, datetime.now(UTC)),
+        f"memsync: purge record ({len(hashes)} removed line(s), by hash; no text)",
+    )
 
 
 def adopt_purge_records(store: Store, remote: str) -> PurgeReport:

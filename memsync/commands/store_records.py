@@ -1,0 +1,27 @@
+"""The record files a store keeps for itself (the purge record, the review record): JSON Lines that only
+grow, each new line appended and committed at once, so a peer receives it with the next push."""
+
+from __future__ import annotations
+
+from memsync.fsio import atomic_write
+from memsync.store.facade import Store
+from memsync.store.written import commit_written
+from memsync.sync.state import SyncState
+
+
+def append_and_commit(store: Store, rel: str, line: bytes, message: str) -> None:
+    """Append ``line`` (ending in a newline) to the store file ``rel`` (created if missing; a last line
+    without its newline gets one first) and commit it with ``message``. The write is recorded before it
+    is made, so a kill before the commit does not lose it. Raises ``MemsyncError``."""
+    path = store.worktree / rel
+    try:
+        old = path.read_bytes()
+    except FileNotFoundError:
+        old = b""
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with SyncState(store.meta_dir) as state:
+        state.note_written(rel)
+        atomic_write(path, old + line)
+        commit_written(store, state, message)
