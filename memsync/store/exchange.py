@@ -41,6 +41,10 @@ _RETRYABLE_PUSH = re.compile(
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # A git killed on the remote's machine leaves its ref lock behind: only a person there can remove it.
 _REMOTE_LOCK = re.compile(r"Unable to create '[^']+\.lock': File exists")
+# A peer pushing at the same moment holds the same lock for an instant and then moves the branch; a lock
+# that refuses this many pushes in a row while the branch stays where it was is stale, and retrying the
+# remaining attempts would only delay the one line that tells the user to remove it.
+STALE_LOCK_REFUSALS = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,6 +151,8 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
     merged = False
     refused = Pushed()
     took = 0.0
+    locked_at: str | None = None
+    lock_refusals = 0
     for attempt in range(PUSH_ATTEMPTS):
         if attempt:
             retry_pause(g, attempt, took)
@@ -195,6 +201,13 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
             return RemoteOutcome(
                 remote, "rejected", f"{remote} refused the push: {refused.refusal}", merged=merged
             )
+        if _REMOTE_LOCK.search(refused.refusal or ""):
+            lock_refusals = lock_refusals + 1 if theirs == locked_at else 1
+            locked_at = theirs
+            if lock_refusals >= STALE_LOCK_REFUSALS:
+                return RemoteOutcome(
+                    remote, "rejected", f"{remote} refused the push: {refused.refusal}", merged=merged
+                )
         took = time.monotonic() - started
         log.info("store %s: push to %s rejected (%s); fetching again", g.name, remote, refused.refusal)
     return RemoteOutcome(
