@@ -1,7 +1,7 @@
 """CLI: `memsync mcp` (the MCP server on stdio), `mcp install|uninstall|status HOST`, and `recall`.
 
-The server imports the MCP SDK in the command's body: every CLI call imports this module to list its
-commands, and only `memsync mcp` needs the SDK.
+The server imports the MCP SDK in the command's body (while it answers ``initialize``: ``handshake``):
+every CLI call imports this module to list its commands, and only `memsync mcp` needs the SDK.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def mcp_command(ctx: typer.Context) -> None:
     memsync://<store>/<store path>. `memsync mcp install HOST` registers it with an agent host.
     """
     if ctx.invoked_subcommand is None:
-        from memsync.commands.mcp.server import serve  # the MCP SDK: only the server needs it
+        from memsync.commands.mcp.handshake import serve  # imports the MCP SDK while answering initialize
 
         serve()
 

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
+import anyio
 import mcp_types as types
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
@@ -30,6 +31,7 @@ from typing_extensions import TypedDict  # not typing's: pydantic needs this one
 from memsync import __version__
 from memsync.commands.mcp import resources as mcp_resources
 from memsync.commands.mcp import tools as mcp_tools
+from memsync.commands.mcp.handshake import INSTRUCTIONS, SERVER_NAME, Greeting
 from memsync.commands.mcp.stdio import answering_stdio
 from memsync.errors import MemsyncError
 from memsync.memoryfile import TEXT_MAX_CHARS
@@ -42,11 +44,6 @@ log = logging.getLogger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
 
-INSTRUCTIONS = (
-    "memsync keeps this user's agent memory in sync between machines, people and agents through git. "
-    "Call recall before relying on what you remember; call remember for something worth keeping across "
-    "sessions (one sentence; source 'user' when the person said it); never store a secret."
-)
 MCP_SOURCE = "mcp"
 
 Kind = Literal["preference", "lesson", "fact", "source", "avoid"]
@@ -288,8 +285,9 @@ class _Server(MCPServer[Any]):
     come and go while a session lasts), served over a stdio transport that answers every request the SDK
     cannot decode (``answering_stdio``)."""
 
-    async def run_stdio_async(self) -> None:
-        async with answering_stdio() as (read_stream, write_stream):
+    async def run_stdio_async(self, greeting: Greeting | None = None) -> None:
+        """Serve over stdin/stdout; ``greeting``: the first line, already read (``handshake``)."""
+        async with answering_stdio(greeting) as (read_stream, write_stream):
             server = self._lowlevel_server
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -325,9 +323,9 @@ class _Server(MCPServer[Any]):
         return [ReadResourceContents(content=text, mime_type=mime)]
 
 
-def build_server() -> MCPServer[Any]:
+def build_server() -> _Server:
     """The memsync MCP server, its tools registered (not started)."""
-    server = _Server(name="memsync", version=__version__, instructions=INSTRUCTIONS)
+    server = _Server(name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
     tools: list[tuple[str, Callable[..., Any]]] = [
         ("remember", remember),
         ("forget", forget),
@@ -342,6 +340,7 @@ def build_server() -> MCPServer[Any]:
     return server
 
 
-def serve() -> None:
-    """Serve MCP over stdin/stdout until the client closes stdin."""
-    build_server().run("stdio")
+def serve(greeting: Greeting) -> None:
+    """Serve MCP over stdin/stdout until the client closes stdin, its first line ``greeting`` already
+    read (and answered when it was ``initialize``: ``handshake``)."""
+    anyio.run(build_server().run_stdio_async, greeting)

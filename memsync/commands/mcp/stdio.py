@@ -26,6 +26,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from memsync.commands.mcp.handshake import Greeting
 from memsync.formats.bounded_json import STRING_LITERAL, has_lone_surrogate
 
 log = logging.getLogger(__name__)
@@ -153,14 +154,60 @@ class Answering:
             await self._answers.send(SessionMessage(answer))
 
 
+class _Answered:
+    """The transport's write stream less the SDK's answer to the request ``handshake`` already answered
+    (the first response or error naming its id): the client must not see two."""
+
+    def __init__(self, stream: Any, request: str | int) -> None:
+        self._stream = stream
+        self._request: str | int | None = request
+
+    async def __aenter__(self) -> _Answered:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        # The rest of the stream's interface (aclose, ...) is the stream's own.
+        return getattr(self._stream, name)
+
+    async def send(self, item: SessionMessage) -> None:
+        """Send ``item``, unless it is the SDK's answer to the request already answered."""
+        message = item.message
+        if (
+            self._request is not None
+            and isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+            and message.id == self._request
+        ):
+            self._request = None
+            return
+        await self._stream.send(item)
+
+
+async def _after(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
+    yield first
+    async for line in rest:
+        yield line
+
+
 @asynccontextmanager
-async def answering_stdio() -> AsyncIterator[tuple[Any, Any]]:
+async def answering_stdio(greeting: Greeting | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's stdio transport (read and write streams, as ``stdio_server`` yields them) over this
-    process's stdin and stdout, every undecodable request answered (:class:`Answering`)."""
+    process's stdin and stdout, every undecodable request answered (:class:`Answering`). ``greeting``:
+    the first line, read already (the SDK reads it first), and the id of the ``initialize`` request it
+    holds when that was answered already (the SDK's answer to it is dropped)."""
     # UTF-8 whatever the locale, bytes that are not UTF-8 replaced: as the SDK reads stdin itself.
     text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    answering = Answering(aiter(anyio.wrap_file(text)))
+    lines: AsyncIterator[str] = aiter(anyio.wrap_file(text))
+    if greeting is not None and greeting.line:
+        lines = _after(greeting.line.decode("utf-8", errors="replace"), lines)
+    answering = Answering(lines)
     # stdio_server only iterates its stdin.
     async with stdio_server(stdin=cast("anyio.AsyncFile[str]", answering)) as (read_stream, write_stream):
         answering.answer_on(write_stream)
-        yield read_stream, write_stream
+        if greeting is None or greeting.id is None:
+            yield read_stream, write_stream
+        else:
+            yield read_stream, _Answered(write_stream, greeting.id)
