@@ -9,9 +9,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from memsync.commands.timeline import changes_in
 from memsync.config import Config, StoreConfig, load_stores
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.canonical import parse_record
 from memsync.paths import StoreLayout
 from memsync.store.facade import Store
 
@@ -124,20 +124,16 @@ def history(path: Path, target: str | None = None, shown: LogFilter = LogFilter(
 
 
 def _entry_events(store: Store, sha: str, entry_id: str) -> list[str]:
-    """What commit ``sha`` did to entry ``entry_id``, read from the JSON lines it added."""
-    events: list[str] = []
-    for raw in store.added_lines(sha):
-        record = parse_record(raw)
-        if record is None:
-            continue
-        if record.get("id") == entry_id:
-            if record.get("deleted") is True:
-                events.append("deleted (tombstone)")
-            else:
-                events.append(f"added: {record.get('text', '')}")
-        elif record.get("supersedes") == entry_id:
-            events.append(f"superseded by {record.get('id')}: {record.get('text', '')}")
-    return events
+    """What commit ``sha`` did to entry ``entry_id``, one line per change."""
+    shown = {
+        "created": "added: {text}",
+        "forgotten": "deleted (tombstone)",
+        "superseded": "superseded by {id}: {text}",
+    }
+    return [
+        shown[change.what].format(text=change.record.get("text", ""), id=change.record.get("id"))
+        for change in changes_in(store, sha, entry_id)
+    ]
 
 
 def _place(config: Config, target: str) -> Literal["exists", "inside", "outside"]:

@@ -340,6 +340,12 @@ class Store:
         self._require()
         return history.ahead_behind(self._g, remote)
 
+    def missing_from(self, sha: str) -> int:
+        """How many commits of this store's history commit ``sha`` does not contain (what the host that
+        wrote ``sha`` had not pulled when it wrote it); 0 when git does not know ``sha``."""
+        self._require()
+        return history.missing_from(self._g, sha)
+
     def unpushed_count(self, remote: str) -> int:
         """How many commits of this store ``remote`` lacks, as of the last fetch or push."""
         return self.ahead_behind(remote)[0]

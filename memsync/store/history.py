@@ -137,6 +137,12 @@ def added_lines(g: StoreGit, sha: str) -> list[bytes]:
     return [raw[1:] for raw in lines if raw.startswith(b"+") and not raw.startswith(b"+++")]
 
 
+def missing_from(g: StoreGit, sha: str) -> int:
+    """``facade.Store.missing_from``."""
+    counted = g.run("rev-list", "--count", "HEAD", f"^{sha}")
+    return int(counted.out) if counted.status == 0 else 0
+
+
 def ahead_behind(g: StoreGit, remote: str) -> tuple[int, int]:
     """``facade.Store.ahead_behind``."""
     tracking = f"refs/remotes/{remote}/{g.cfg.branch}"
