@@ -20,9 +20,10 @@ CORPUS = Path(os.environ.get("MEMSYNC_CORPUS", REPO_ROOT.parent / "shared" / "co
 CORPUS_CREDENTIAL = ("skill/acmp-claude/p13-recording-upload.md", 14, "User and password")
 
 
-def wait_for(predicate: Callable[[], T], timeout: float = 20.0, interval: float = 0.05, what: str = "") -> T:
-    """Poll ``predicate`` until it returns a truthy value (returned), or raise AssertionError after
-    ``timeout`` seconds."""
+def wait_for(predicate: Callable[..., T], timeout: float = 20.0, interval: float = 0.05, what: str = "") -> T:
+    """Poll ``predicate()`` until it returns a truthy value (returned), or raise AssertionError after
+    ``timeout`` seconds. ``predicate`` is called without arguments; its parameters may have defaults (a
+    lambda in a loop binds the loop's value as ``lambda line=line: ...``)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()

@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
@@ -29,7 +29,7 @@ T = TypeVar("T")
 
 
 @asynccontextmanager
-async def mcp_session(env: Mapping[str, str], errlog: IO[str]) -> AsyncIterator[ClientSession]:
+async def mcp_session(env: Mapping[str, str], errlog: TextIO) -> AsyncIterator[ClientSession]:
     """An initialized client session with a fresh `memsync mcp` server run with ``os.environ`` plus
     ``env``; the server's stderr goes to ``errlog`` (a real file)."""
     params = StdioServerParameters(

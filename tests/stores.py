@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from memsync.config import Identity, StoreConfig
 from memsync.store.facade import Store
@@ -34,7 +35,14 @@ def new_store(
     return Store.init_or_clone(store_config(path, remotes), identity(host), host, **kwargs)
 
 
-def reopen(store: Store, **kwargs: float) -> Store:
+class OpenBounds(TypedDict, total=False):
+    """The bounds ``Store.open`` takes, in seconds."""
+
+    network_timeout_s: float
+    lock_wait_s: float
+
+
+def reopen(store: Store, **kwargs: Unpack[OpenBounds]) -> Store:
     """``Store.open`` with the same config, host and identity (what a daemon restart does)."""
     return Store.open(store.cfg, store.host, store.identity, **kwargs)
 

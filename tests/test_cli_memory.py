@@ -115,8 +115,8 @@ def test_check_lists_each_problem_and_exits_1(tmp_path: Path, cli: Cli) -> None:
     path = tmp_path / "m.jsonl"
     cli.ok("remember", "Fine.", "--file", str(path))
     assert cli("check", str(path)) == (0, "", "")
-    with path.open("ab") as out:
-        out.write(
+    with path.open("ab") as stream:
+        stream.write(
             b'{"id": "aaaaaaaaaaaa", "kind": "fact", "text": "t", "confidence": 3, '
             b'"created_at": "2026-11-30T00:00:00Z"}\nnot json\n{"id": "b", "text": "partial'
         )

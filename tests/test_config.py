@@ -21,12 +21,11 @@ from memsync.config import (
     config_path,
     default_store_dir,
     edit_config,
-    legacy_store_paths_for,
     load_config,
 )
 from memsync.errors import MemsyncError
 from memsync.identity import local_key
-from memsync.store_paths import default_store_path_for
+from memsync.store_paths import default_store_path_for, legacy_store_paths_for
 from tests.helpers import git
 
 FULL = """\

@@ -104,6 +104,7 @@ def test_sigterm_stops_a_daemon_whose_fetch_hangs_on_a_dead_network(tmp_path: Pa
         alice.start(wait_ready=False)
         _hanging(server, alice)
         assert _gits_in(alice.store)
+        assert alice.proc is not None
         alice.proc.send_signal(signal.SIGTERM)
         assert alice.proc.wait(timeout=30) == 0, alice.log()
         assert "memsync daemon stopped" in alice.log()

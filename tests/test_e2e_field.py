@@ -187,7 +187,7 @@ def test_5_a_steady_stream_still_commits_every_max_delay(
     alice = make_peer(tmp_path, remote, peers, debounce_s=1.0, max_delay_s=max_delay, pull_interval_s=600.0)
     with running(alice):
         start = int(time.time())
-        written = []
+        written: list[bytes] = []
         next_at = time.monotonic()
         while time.monotonic() - next_at < 10.0 and len(written) < 50:
             written.append(alice.append_entry(f"stream {len(written)}"))

@@ -527,9 +527,9 @@ def test_a_memory_file_handed_to_a_role_and_back_is_the_same_entries(memory: Pat
             before.created_at,
         )
         assert entry.tags == ("handoff:giver",)
-    before = memory.read_bytes()
+    unchanged = memory.read_bytes()
     report = go(role, memory)
-    assert memory.read_bytes() == before
+    assert memory.read_bytes() == unchanged
     assert not report.handed and len(report.present) == len(LIVE)
 
 

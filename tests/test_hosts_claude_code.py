@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync.config import legacy_store_paths_for, load_config
+from memsync.config import load_config
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
 from memsync.hosts.claude_code import (
@@ -19,6 +19,7 @@ from memsync.hosts.claude_code import (
     sanitize,
 )
 from memsync.identity import local_key
+from memsync.store_paths import legacy_store_paths_for
 from tests.claude_fixtures import checkout, claude_folder
 
 

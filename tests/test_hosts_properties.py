@@ -47,7 +47,11 @@ def test_any_history_gives_items_and_a_bounded_context(out: str, noise: str) -> 
     scope = Scope(project=("roles",), user=("memory",), own=("roles/qa",))
     for text in (out, noise, out + noise):
         lines = frozenset(text.split("\n"))  # every added line still in its file
-        items, unread = _parse(text, MARK, scope, "me", lambda sha: False, lambda path, now=lines: now)
+
+        def current(path: str, now: frozenset[str] = lines) -> frozenset[str]:
+            return now
+
+        items, unread = _parse(text, MARK, scope, "me", lambda sha: False, current)
         assert unread >= 0
         if items:
             rendered = _render(items, unread, None, "key", ["/some/where"])

@@ -348,7 +348,7 @@ def test_write_entry_values_yaml_would_misread_round_trip(tmp_path: Path) -> Non
 
 
 _ONE_LINE = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), min_size=1, max_size=40
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\r\n"), min_size=1, max_size=40
 ).filter(lambda text: text.strip() == text and text != "")
 
 
@@ -500,9 +500,7 @@ def test_claude_code_folder_is_a_role_directory(tmp_path: Path) -> None:
 
 
 # Backticks and tildes are left out: an unclosed code fence at the end would swallow the appended line.
-_INDEX_LINE = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="`~"), max_size=30
-)
+_INDEX_LINE = st.text(alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="`~"), max_size=30)
 
 
 @settings(max_examples=50, deadline=None)

@@ -118,7 +118,7 @@ def test_snapshot_keeps_bare_cr_and_replaces_undecodable_bytes(tmp_path: Path) -
 
 @settings(max_examples=40, deadline=None)
 @given(
-    lines=st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200), max_size=60),
+    lines=st.lists(st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=200), max_size=60),
     cap=st.integers(min_value=512, max_value=6000),
 )
 def test_any_cap_is_respected_at_whole_lines(lines: list[str], cap: int) -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
 from memsync.hosts import mcp_install
-from memsync.hosts.toml_table import edit_table, with_table
+from memsync.hosts.toml_table import Value, edit_table, with_table
 from tests.helpers import run_cli
 
 CLAUDE = {
@@ -158,7 +158,11 @@ def test_toml_table_round_trip(document: dict[str, object], top: str, end: str) 
 
 
 def _round_trip(text: str) -> None:
-    values = {"command": "/usr/bin/python3", "args": ["-m", "memsync", "mcp"], "env": {"K": 'v "q" ü'}}
+    values: dict[str, Value] = {
+        "command": "/usr/bin/python3",
+        "args": ["-m", "memsync", "mcp"],
+        "env": {"K": 'v "q" ü'},
+    }
     table = ("mcp_servers", "memsync")
     added = with_table(text, table, values)
     assert added.startswith(text) and with_table(added, table, values) == added

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
+from mcp.types import TextResourceContents
 
 from memsync.config import config_path, edit_config
 from memsync.formats.jsonl.parse import read_memory
@@ -142,13 +143,16 @@ def test_every_tool_and_the_resources_through_the_sdk_client(memory_home: Path, 
                 role_uri, file_uri = "memsync://personal/roles/qa", "memsync://personal/memory/ada.jsonl"
                 assert {role_uri, file_uri} <= set(listed)
                 view = (await session.read_resource(file_uri)).contents[0]
+                assert isinstance(view, TextResourceContents)
                 assert view.mime_type == "application/x-ndjson"
                 assert [json.loads(line)["text"] for line in view.text.splitlines()] == [
                     "Use plain English in commit messages."
                 ]
                 snapshot = (await session.read_resource(role_uri)).contents[0]
+                assert isinstance(snapshot, TextResourceContents)
                 assert "Memory index — qa" in snapshot.text and "staging database" in snapshot.text
                 daily = (await session.read_resource(f"{role_uri}/daily/2026-11-30.md")).contents[0]
+                assert isinstance(daily, TextResourceContents)
                 assert daily.text == DAILY
 
     anyio.run(scenario)
@@ -176,7 +180,7 @@ def test_bad_arguments_get_mcp_errors_and_the_server_goes_on(memory_home: Path, 
         ("history", '{"target": "no-such-thing-anywhere"}'): "no commit mentions it yet",
         ("handoff", '{"from_agent": "nobody", "to_agent": "ada"}'): "no tracked agent or path 'nobody'",
     }
-    invalid = [
+    invalid: list[tuple[str, dict[str, object]]] = [
         ("remember", {}),
         ("remember", {"text": "x", "kind": "bogus"}),
         ("remember", {"text": "x", "confidence": 2}),

@@ -68,9 +68,13 @@ def test_undecodable_requests_get_errors_with_their_ids_and_the_server_goes_on(
     )
     assert server.stdin is not None and server.stdout is not None
     answers: Queue[dict[str, Any]] = Queue()
-    threading.Thread(
-        target=lambda: [answers.put(json.loads(raw)) for raw in server.stdout], daemon=True
-    ).start()
+    stdout = server.stdout
+
+    def read_answers() -> None:
+        for raw in stdout:
+            answers.put(json.loads(raw))
+
+    threading.Thread(target=read_answers, daemon=True).start()
 
     def answer(timeout: float = 30) -> dict[str, Any]:
         try:
@@ -100,9 +104,9 @@ def test_undecodable_requests_get_errors_with_their_ids_and_the_server_goes_on(
         server.stdin.write(_request(22, "tools/call", {"name": "remember", "arguments": {"text": long_text}}))
         server.stdin.write(_request(23, "ping"))
         server.stdin.flush()
-        got = {message["id"]: message for message in (answer(), answer(), answer())}
-        assert got[21]["result"] == {} and got[23]["result"] == {}
-        refused = got[22]["result"]
+        by_id = {message["id"]: message for message in (answer(), answer(), answer())}
+        assert by_id[21]["result"] == {} and by_id[23]["result"] == {}
+        refused = by_id[22]["result"]
         assert refused["isError"] is True
         [block] = refused["content"]
         assert f"over the limit of {TEXT_MAX_CHARS:,}" in block["text"] and "\n" not in block["text"]

@@ -17,7 +17,8 @@ from memsync.commands.purge import PURGE_RECORD, record_line, recorded_hashes, r
 from memsync.errors import MemsyncError
 from memsync.merge.kinds import merge_for_path
 from memsync.store.rewrite import filter_stream, line_hash
-from memsync.sync.state import FileState, HeldLine, PendingDelivery, SyncState
+from memsync.sync.records import FileState, HeldLine, PendingDelivery
+from memsync.sync.state import SyncState
 from tests.helpers import bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
 from tests.stores import new_store

@@ -20,6 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsync.commands.handoff import handoff, to_role
+from memsync.commands.handoff.mapping import Agent
+from memsync.commands.handoff.reading import read_items
+from memsync.commands.handoff.to_jsonl import as_entry
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.compact import compacted
 from memsync.formats.jsonl.parse import check_memory_file, parse_memory
@@ -102,8 +105,8 @@ def test_memory_file_readers_never_raise(data: bytes) -> None:
         path.write_bytes(data)
         problems = check_memory_file(path)
         assert len(problems) >= len(parsed.malformed)
-        for item in handoff.read_items(handoff.Agent("m", path, "jsonl"), NOW):
-            handoff.as_entry(item, "m")
+        for item in read_items(Agent("m", path, "jsonl"), NOW):
+            as_entry(item, "m")
 
 
 @SETTINGS
@@ -136,8 +139,8 @@ def test_role_directory_readers_never_raise(entry: bytes, index: bytes, daily: b
         check_role_dir(role)
         role_prompt(role, 4000)
         role_dir.render_snapshot(4000)
-        for item in handoff.read_items(handoff.Agent("qa", role, "role"), NOW):
-            handoff.as_entry(item, "qa")
+        for item in read_items(Agent("qa", role, "role"), NOW):
+            as_entry(item, "qa")
 
 
 @SETTINGS
@@ -183,7 +186,7 @@ def _index_items(root: Path, text: str) -> object:
 
 def _handoff_items(root: Path, text: str) -> object:
     (root / "entry.md").write_text(text)
-    return handoff.read_items(handoff.Agent("qa", root, "role"), NOW)
+    return read_items(Agent("qa", root, "role"), NOW)
 
 
 PATHOLOGICAL = {

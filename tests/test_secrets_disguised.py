@@ -226,9 +226,9 @@ def test_secrets_of_33_kinds_and_encodings_never_reach_the_remote(tmp_path: Path
             clean_memory.append(alice.append_entry(f"clean lesson after plant {i}"))
         text = f"# Daily log — {DAY}\n\n"
         clean_daily = [text]
-        for i, (line, _) in enumerate(DAILY_LINES.values()):
+        for i, (planted, _) in enumerate(DAILY_LINES.values()):
             clean = f"- [10:{i:02d}] ran the suite, all green\n"
-            text += line + clean
+            text += planted + clean
             clean_daily.append(clean)
         daily.parent.mkdir()
         append_once(daily, text.encode(), create=True)

@@ -40,7 +40,7 @@ def _write_memory(home: Path, texts: tuple[str, ...]) -> None:
     folder = home / ".agent-memory"
     folder.mkdir(parents=True, exist_ok=True)
     header = {"format": "agent-memory/0.1", "created_at": "2026-09-01T00:00:00Z"}
-    lines = [
+    lines: list[dict[str, object]] = [
         {
             "id": f"f{n:011d}",
             "kind": "fact",

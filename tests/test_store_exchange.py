@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Unpack
 
 import pytest
 
@@ -23,6 +24,7 @@ from memsync.store.format import FORMAT_FILE
 from memsync.store.storeid import STORE_ID_FILE
 from tests.helpers import bare_remote, git
 from tests.stores import (
+    OpenBounds,
     append,
     commit,
     commit_count,
@@ -177,7 +179,7 @@ def test_dead_remote_is_offline_quickly_then_catches_up(tmp_path: Path, alpha: S
     assert commit_count(remote, "main") == commit_count(alpha.worktree)
 
 
-def _remote_store(tmp_path: Path, url: str, **kwargs: float) -> Store:
+def _remote_store(tmp_path: Path, url: str, **kwargs: Unpack[OpenBounds]) -> Store:
     local = new_store(tmp_path / "store", "alpha")
     return Store.open(store_config(local.worktree, {"origin": url}), "alpha", local.identity, **kwargs)
 
