@@ -9,11 +9,11 @@ import sys
 import threading
 from pathlib import Path
 from queue import Empty, Queue
-from typing import Any
+from typing import IO, Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from mcp.server.runner import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from memsync.commands.mcp.handshake import PROTOCOL_VERSIONS, answer
 
@@ -47,9 +47,11 @@ class _Server:
         self.answers: Queue[dict[str, Any]] = Queue()
         out = self.process.stdout
         assert out is not None
-        threading.Thread(
-            target=lambda: [self.answers.put(json.loads(raw)) for raw in out], daemon=True
-        ).start()
+        threading.Thread(target=self._read, args=(out,), daemon=True).start()
+
+    def _read(self, out: IO[bytes]) -> None:
+        for raw in out:
+            self.answers.put(json.loads(raw))
 
     def exchange(self, lines: bytes, last: int) -> list[dict[str, Any]]:
         """The answers to ``lines`` up to the one to request ``last``; the server is then stopped."""
