@@ -1,4 +1,5 @@
-"""memsync's configuration: ``config.toml`` read with tomllib, written with tomli-w.
+"""memsync's configuration: ``config.toml`` read with tomllib, edited with tomlkit (the user's comments,
+key order and layout survive every change memsync makes).
 
 Layout::
 
@@ -45,7 +46,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import platformdirs
-import tomli_w
+import tomlkit
+from tomlkit.container import Container
+from tomlkit.items import AoT, Array, Table
 
 from memsync import argcheck, git, identity
 from memsync.config_check import Checker
@@ -199,36 +202,61 @@ def validate_raw(raw: Mapping[str, Any], path: Path) -> Config:
 
 
 def edit_config(path: Path | None, mutate: Callable[[dict[str, Any]], None]) -> Config:
-    """Change the config file under a lock: read its raw TOML table (empty if the file is missing), let
-    ``mutate`` change it in place, validate, and write it back atomically; every other key and value is
-    kept. ``mutate`` must store plain TOML values (str, not Path). Returns the new Config; raises
+    """Change the config file under a lock: read its TOML document (empty if the file is missing), let
+    ``mutate`` change it in place, validate, and write it back atomically. The document is tomlkit's: every
+    other key, value, comment and blank line stays where it was. ``mutate`` stores plain TOML values (str,
+    not Path; a list of tables becomes ``[[array.of.tables]]``). Returns the new Config; raises
     ``MemsyncError`` (file unchanged) when the file is invalid already (naming it), when the result
     would be (naming the key, not the file), or when the file cannot be read.
     """
     path = config_path() if path is None else path
     with writer_lock(path):
-        raw = _read_raw(path, missing_ok=True)
+        text = _read_text(path, missing_ok=True)
+        raw = _parse(path, text)
         if raw:
             _validate(raw, Checker(path, KNOWN_KEYS))
-        mutate(raw)
-        config = validate_raw(raw, path)
-        try:
-            data = tomli_w.dumps(raw).encode("utf-8")
-        except (TypeError, ValueError) as exc:
-            raise MemsyncError(f"cannot write config {path}: {exc}. Store plain TOML values") from exc
-        atomic_write(path, data)
+        doc = tomlkit.parse(text)
+        mutate(doc)
+        _tables_as_arrays_of_tables(doc)
+        new = tomlkit.dumps(doc)
+        config = validate_raw(_parse(path, new), path)
+        atomic_write(path, new.encode("utf-8"))
     return config
 
 
+def _tables_as_arrays_of_tables(container: Container | Table) -> None:
+    """Write a list of tables ``mutate`` created (``track``) as ``[[stores.x.track]]``, as a person
+    would, rather than one line of inline tables."""
+    for key, value in list(container.items()):
+        if isinstance(value, Array) and value and all(isinstance(item, dict) for item in value):
+            tables = [tomlkit.table() for _ in value]
+            for table, item in zip(tables, value, strict=True):
+                table.update(item)
+                table.trivia.indent = "\n"  # a blank line before each header
+            container[key] = AoT(tables)
+        elif isinstance(value, Table):
+            _tables_as_arrays_of_tables(value)
+        elif isinstance(value, AoT):
+            for table in value:
+                _tables_as_arrays_of_tables(table)
+
+
 def _read_raw(path: Path, *, missing_ok: bool) -> dict[str, Any]:
+    return _parse(path, _read_text(path, missing_ok=missing_ok))
+
+
+def _read_text(path: Path, *, missing_ok: bool) -> str:
     try:
-        text = path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         if missing_ok:
-            return {}
+            return ""
         raise MemsyncError(NO_STORE) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MemsyncError(f"cannot read config {path}: {exc}. Check the file") from exc
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

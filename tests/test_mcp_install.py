@@ -14,8 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
-from memsync.hosts import mcp_install
-from memsync.hosts.toml_table import Value, edit_table, with_table
+from memsync.hosts import codex, mcp_install
+from memsync.hosts.settings_file import edit_file
 from tests.helpers import run_cli
 
 CLAUDE = {
@@ -113,19 +113,39 @@ def test_codex_home_is_honoured(home: Path, tmp_path: Path, monkeypatch: pytest.
     assert "mcp_servers" in tomllib.loads((tmp_path / "codex-home" / "config.toml").read_text())
 
 
+def _edit_codex(path: Path, values: dict[str, object] | None) -> bool:
+    table = ("mcp_servers", "memsync")
+    return edit_file(
+        path, lambda data: codex.parse_config(path, data), codex.table_update(path, table, values)
+    )
+
+
 @pytest.mark.parametrize(
     "text",
     [
         '[mcp_servers]\nmemsync = { command = "old" }\n',
         'mcp_servers.memsync.command = "old"\n',
-        "not = [valid\n",
     ],
 )
-def test_a_codex_entry_memsync_cannot_rewrite_is_refused_and_left_alone(tmp_path: Path, text: str) -> None:
+def test_a_codex_entry_written_inline_or_dotted_is_rewritten_with_the_rest_kept(
+    tmp_path: Path, text: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("# mine\nmodel = 'o3'\n" + text)
+    assert _edit_codex(path, {"command": "python"})
+    assert path.read_text().startswith("# mine\nmodel = 'o3'\n")
+    assert tomllib.loads(path.read_text()) == {
+        "model": "o3",
+        "mcp_servers": {"memsync": {"command": "python"}},
+    }
+
+
+@pytest.mark.parametrize("text", ["not = [valid\n", "mcp_servers = 3\n"])
+def test_a_codex_file_memsync_cannot_edit_is_refused_and_left_alone(tmp_path: Path, text: str) -> None:
     path = tmp_path / "config.toml"
     path.write_text(text)
     with pytest.raises(MemsyncError, match=r"config\.toml"):
-        edit_table(path, ("mcp_servers", "memsync"), {"command": "python"})
+        _edit_codex(path, {"command": "python"})
     assert path.read_text() == text
 
 
@@ -158,15 +178,40 @@ def test_toml_table_round_trip(document: dict[str, object], top: str, end: str) 
 
 
 def _round_trip(text: str) -> None:
-    values: dict[str, Value] = {
+    values: dict[str, codex.Value] = {
         "command": "/usr/bin/python3",
         "args": ["-m", "memsync", "mcp"],
         "env": {"K": 'v "q" ü'},
     }
     table = ("mcp_servers", "memsync")
-    added = with_table(text, table, values)
-    assert added.startswith(text) and with_table(added, table, values) == added
-    parsed = tomllib.loads(added)
+    path = Path("config.toml")
+    add, remove = codex.table_update(path, table, values), codex.table_update(path, table, None)
+    added = add(text.encode(), tomllib.loads(text))
+    assert added is not None and added.decode().startswith(text)
+    assert add(added, tomllib.loads(added.decode())) is None
+    parsed = tomllib.loads(added.decode())
     assert parsed.pop("mcp_servers") == {"memsync": values}
     assert parsed == tomllib.loads(text)
-    assert with_table(added, table, None) == text
+    assert remove(added, tomllib.loads(added.decode())) == text.encode()
+
+
+def test_connect_codex_rewrites_an_old_entry_in_place_keeping_every_comment(home: Path) -> None:
+    """An entry an earlier memsync wrote (another interpreter) is updated where it stands: the user's
+    comments before, inside and after memsync's table survive connect and disconnect byte for byte."""
+    before = '# Codex settings\nmodel = "o3"  # the default model\n\n'
+    ours = '[mcp_servers.memsync]\n# keep: added by hand\ncommand = "/old/python"  # the old venv\n'
+    after = '\n[profiles.fast]  # quick answers\nmodel = "o4-mini"\n'
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(before + ours + after)
+
+    connected = run_cli("connect", "codex")
+
+    assert connected.returncode == 0, connected.stderr
+    text = path.read_text()
+    assert text.startswith(before + "[mcp_servers.memsync]\n# keep: added by hand\n") and text.endswith(after)
+    assert f'command = "{sys.executable}"  # the old venv\n' in text
+    assert mcp_install.registered("codex") == mcp_install.server_entry("codex")
+    gone = run_cli("disconnect", "codex")
+    assert gone.returncode == 0, gone.stderr
+    assert path.read_text() == before + after.removeprefix("\n")

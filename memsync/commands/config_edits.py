@@ -1,22 +1,21 @@
 """Editing the config for the setup commands: what each of them shares.
 
-Every change goes through ``config.edit_config`` (tomli-w): every key and value the user wrote is kept,
-but tomli-w cannot keep comments or the file's formatting. When the file held comments, the previous
-bytes are saved as ``config.toml.bak`` and the user is told. A running daemon is sent SIGHUP to reload
-the config at once; without a daemon, the change applies when one starts.
+Every change goes through ``config.edit_config`` (tomlkit): every key, value and comment the user wrote
+is kept. A running daemon is sent SIGHUP to reload the config at once; without a daemon, the change
+applies when one starts.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsync.config import NO_STORE, PERSONAL_STORE, Config, StoreConfig, Track, edit_config
+from memsync.config import NO_STORE, PERSONAL_STORE, Config, StoreConfig, Track
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
 from memsync.instance import running_daemon_pid
@@ -44,23 +43,6 @@ def home_relative(path: Path) -> str:
 
 def absolute(path: Path) -> Path:
     return Path(os.path.abspath(path.expanduser()))
-
-
-def edit(path: Path, mutate: Callable[[dict[str, Any]], None]) -> tuple[Config, list[str]]:
-    """``edit_config`` plus what tomli-w cannot keep: comments (the old file is saved as ``.bak``)."""
-    lines: list[str] = []
-    try:
-        before = path.read_bytes()
-    except FileNotFoundError:
-        before = b""
-    if any(line.lstrip().startswith(b"#") or b" #" in line for line in before.splitlines()):
-        backup = path.with_name(path.name + ".bak")
-        backup.write_bytes(before)
-        lines.append(
-            f"note: {path} is rewritten with tomli-w, which keeps every key and value but not "
-            f"comments or formatting; the previous file is saved as {backup}"
-        )
-    return edit_config(path, mutate), lines
 
 
 @contextmanager

@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memsync import argcheck, identity
-from memsync.commands.config_edits import Report, absolute, edit, home_relative, reload_daemon
-from memsync.config import config_path, load_config
+from memsync.commands.config_edits import Report, absolute, home_relative, reload_daemon
+from memsync.config import config_path, edit_config, load_config
 from memsync.errors import MemsyncError
 
 # Letters, digits and `._-`, in `/`-separated parts: `shop`, `acme/shop`, `git.example.org/org/shop`.
@@ -39,7 +39,8 @@ def alias(path: Path, name: str, config: Path | None = None) -> Report:
     def mutate(raw: dict[str, Any]) -> None:
         raw.setdefault(identity.ALIASES_TABLE, {})[home_relative(project)] = name
 
-    _, lines = edit(cfg_path, mutate)
+    edit_config(cfg_path, mutate)
+    lines: list[str] = []
     key = identity.identity_name(name)
     lines.append(f"project {project} is {name!r} now: its memory syncs under the key {key}")
     # Read again: the config was checked before the file held the alias, with the key it had then.

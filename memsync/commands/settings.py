@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from memsync import argcheck, identity
-from memsync.commands.config_edits import Report, edit, reload_daemon, store_table
-from memsync.config import KNOWN_KEYS, Config, config_path, load_config
+from memsync.commands.config_edits import Report, reload_daemon, store_table
+from memsync.config import KNOWN_KEYS, Config, config_path, edit_config, load_config
 from memsync.errors import MemsyncError
 from memsync.identity import ALIASES_TABLE, aliases
 from memsync.remote_url import redacted
@@ -149,7 +149,8 @@ def set_value(key: str, value: str, path: Path | None = None) -> Report:
                 table = table.setdefault(part, {})
         table[parts[-1]] = stored
 
-    _, lines = edit(cfg_path, mutate)
+    edit_config(cfg_path, mutate)
+    lines: list[str] = []
     lines.append(f"{key} = {stored!r}" if not isinstance(stored, str) else f"{key} = {_shown(key, stored)}")
     lines.extend(reload_daemon(cfg_path))
     return Report(tuple(lines), True)

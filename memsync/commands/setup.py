@@ -16,7 +16,6 @@ from memsync.commands.config_edits import (
     Report,
     absolute,
     covered_line,
-    edit,
     home_relative,
     overlapping,
     reload_daemon,
@@ -35,6 +34,7 @@ from memsync.config import (
     Track,
     config_path,
     default_store_dir,
+    edit_config,
     load_config,
     load_stores,
 )
@@ -262,8 +262,7 @@ def _init(
 
     with undone_on_failure(path):
         if changed:
-            config, notes = edit(path, mutate)
-            lines.extend(notes)
+            config = edit_config(path, mutate)
             lines.append(f"config: {path} ({'created' if existing is None else 'updated'})")
         else:
             config = existing if existing is not None else load_config(path)
@@ -336,7 +335,8 @@ def store_add(
         raw.setdefault("stores", {})[name] = table
 
     with undone_on_failure(cfg_path):
-        new, lines = edit(cfg_path, mutate)
+        new = edit_config(cfg_path, mutate)
+        lines: list[str] = []
         lines.extend(adopted)
         lines.append(_create_store(new, new.stores[name]))
     lines.append(f"nothing is tracked into {name} yet: `memsync track PATH --store {name}`")
@@ -391,7 +391,8 @@ def store_remove(name: str, config: Path | None = None) -> Report:
                     entry["exclude"] = sorted({*entry.get("exclude", []), rel})
                     kept_out.append((live, folder))
 
-    _, lines = edit(cfg_path, mutate)
+    edit_config(cfg_path, mutate)
+    lines: list[str] = []
     lines.append(f"store {name} removed from {cfg_path}: memsync no longer syncs it")
     lines.extend(
         f"{live} stays out of the tracked {folder} (its exclude list): it syncs with no store now"

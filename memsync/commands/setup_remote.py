@@ -9,11 +9,10 @@ from memsync import argcheck
 from memsync.commands.config_edits import (
     DEFAULT_STORE,
     Report,
-    edit,
     reload_daemon,
     store_table,
 )
-from memsync.config import NETWORK_TIMEOUT_S, config_path, load_stores
+from memsync.config import NETWORK_TIMEOUT_S, config_path, edit_config, load_stores
 from memsync.errors import MemsyncError
 from memsync.git import remote_attempt
 from memsync.remote_url import redacted
@@ -41,7 +40,8 @@ def remote_add(name: str, url: str, store: str = DEFAULT_STORE, config: Path | N
             )
         remotes[name] = url
 
-    edited, lines = edit(cfg_path, mutate)
+    edited = edit_config(cfg_path, mutate)
+    lines: list[str] = []
     lines.append(f"store {store}: remote {name} = {redacted(url)}")
     warning = _local_remote_warning(url, edited.network_timeout_s)
     if warning:
@@ -103,7 +103,8 @@ def remote_remove(name: str, store: str = DEFAULT_STORE, config: Path | None = N
             )
         del remotes[name]
 
-    _, lines = edit(cfg_path, mutate)
+    edit_config(cfg_path, mutate)
+    lines: list[str] = []
     lines.append(f"store {store}: remote {name} removed (history already exchanged stays)")
     lines.extend(reload_daemon(cfg_path))
     return Report(tuple(lines), True)

@@ -12,7 +12,6 @@ from memsync.commands.config_edits import (
     Report,
     absolute,
     covered_line,
-    edit,
     home_relative,
     overlapping,
     reload_daemon,
@@ -20,7 +19,7 @@ from memsync.commands.config_edits import (
     tracked,
 )
 from memsync.commands.crossing import between
-from memsync.config import Track, config_path, load_config
+from memsync.config import Track, config_path, edit_config, load_config
 from memsync.errors import MemsyncError
 from memsync.store_paths import default_store_path_for
 
@@ -106,7 +105,8 @@ def track(
             entry["as"] = as_path
         store_table(raw, store).setdefault("track", []).append(entry)
 
-    new, lines = edit(cfg_path, mutate)
+    new = edit_config(cfg_path, mutate)
+    lines: list[str] = []
     store_cfg = new.stores[store]
     added = tracked(new, live)
     assert added is not None  # edit_config validated the config with the new track in it
@@ -141,7 +141,8 @@ def _set_excluded(cfg_path: Path, store: str, folder: Track, live: Path, *, excl
         if not kept:
             del entry["exclude"]
 
-    _, lines = edit(cfg_path, mutate)
+    edit_config(cfg_path, mutate)
+    lines: list[str] = []
     lines.append(
         f"{live} is left out of the tracked folder {folder.live} (its exclude list); its files stay here "
         f"and {folder.store_path}/{rel} stays in store {store}. `memsync track {live}` syncs it again"
@@ -196,7 +197,8 @@ def untrack(live: Path, exclude: bool = False, config: Path | None = None) -> Re
             entry for entry in table.get("track", []) if absolute(Path(str(entry.get("path", "")))) != live
         ]
 
-    _, lines = edit(cfg_path, mutate)
+    edit_config(cfg_path, mutate)
+    lines: list[str] = []
     lines.append(f"no longer tracking {live}; {store_path} stays in store {store_cfg.name}")
     lines.extend(reload_daemon(cfg_path))
     return Report(tuple(lines), True)

@@ -11,7 +11,7 @@ Otherwise, and for a project, memsync edits the file itself, safely against the 
 The entry runs this interpreter (``sys.executable -m memsync mcp``: the host finds this memsync whatever
 its PATH) with ``MEMSYNC_CONFIG`` set to this config file (Codex passes only a few variables on). The
 rest of each file is kept: Claude Code's and Cursor's JSON through ``settings_file`` (keys, order,
-indentation), Codex's TOML through ``toml_table``, the other hosts' JSON(C) and YAML as text through
+indentation), Codex's TOML through ``codex`` (tomlkit), the other hosts' JSON(C) and YAML as text through
 ``jsonc_text`` and ``yaml_text`` (every other byte, comments too). Installing twice changes nothing;
 uninstalling removes only memsync's entry (and a servers object or block it leaves empty).
 """
@@ -30,9 +30,8 @@ from typing import Any
 
 from memsync.config import config_path
 from memsync.errors import MemsyncError
-from memsync.hosts import jsonc_text, registry, yaml_text
+from memsync.hosts import codex, jsonc_text, registry, yaml_text
 from memsync.hosts.settings_file import edit_file, json_update, parse_json_object, preview, read_settled
-from memsync.hosts.toml_table import parse_toml, table_update
 
 Host = str  # a name in registry.NAMES
 HOSTS: tuple[Host, ...] = registry.NAMES
@@ -96,7 +95,11 @@ def _edit(
     path = config_file(host, project)
     found = registry.spec(host)
     if found.format == "toml":
-        return path, lambda data: parse_toml(path, data), table_update(path, (found.key, SERVER_NAME), entry)
+        return (
+            path,
+            lambda data: codex.parse_config(path, data),
+            codex.table_update(path, (found.key, SERVER_NAME), entry),
+        )
     if found.format == "yaml":
         listed = found.shape == "named"
         item = None if entry is None else {k: v for k, v in entry.items() if not (listed and k == "name")}
