@@ -113,7 +113,7 @@ def test_codex_home_is_honoured(home: Path, tmp_path: Path, monkeypatch: pytest.
     assert "mcp_servers" in tomllib.loads((tmp_path / "codex-home" / "config.toml").read_text())
 
 
-def _edit_codex(path: Path, values: dict[str, object] | None) -> bool:
+def _edit_codex(path: Path, values: dict[str, codex.Value] | None) -> bool:
     table = ("mcp_servers", "memsync")
     return edit_file(
         path, lambda data: codex.parse_config(path, data), codex.table_update(path, table, values)
