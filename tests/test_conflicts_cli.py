@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE
+from memsync.merge.labels import LABEL_TIME_FORMAT
 from tests.peers import Peer
+
+
+def _utc(seconds: int) -> str:
+    return time.strftime(LABEL_TIME_FORMAT, time.gmtime(seconds))
+
+
+def _local(seconds: int) -> str:
+    """As `memsync conflicts` and `memsync log` show a time: local, with the zone."""
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(seconds))
 
 
 def _ok(peer: Peer, *args: str) -> str:
@@ -27,17 +38,26 @@ def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
     (alice.role_dir / "deploys.md").write_text(head + "Deploy on Wednesdays, after the standup.\n")
     entry.write_text(head + "Deploy on Thursdays, never on Fridays.\n")
     _ok(alice, "sync")
-    bob.cli("sync")
-    assert BOTH_KEPT_NOTE_PREFIX in entry.read_text()
+    alice_time = int(alice.store_git("log", "-1", "--format=%at"))
+    bob.cli("sync")  # bob's commit is replayed onto alice's: a rebase, where git swaps the sides
+    bob_time = int(bob.store_git("log", "-1", "--format=%at", "--grep=Memsync-Host: bob"))
+    # Each version is labelled with the host and time (UTC) of the commit that wrote it, in the file.
+    assert entry.read_text() == head + (
+        f"{BOTH_KEPT_NOTE}\n\n[memsync] version 1 of 2, from bob at {_utc(bob_time)}\n"
+        "Deploy on Thursdays, never on Fridays.\n"
+        f"[memsync] version 2 of 2, from alice at {_utc(alice_time)}\n"
+        "Deploy on Wednesdays, after the standup.\n"
+    )
 
     listed = _ok(bob, "conflicts").splitlines()
-    assert listed[0] == f"{entry} [main]", listed
-    labels = {line.split(": ", 1)[1].split(",")[0]: line.split(": ", 1)[0].strip() for line in listed[1:]}
-    assert set(labels) == {"alice", "bob"}, listed
-    assert all(" 20" in line and line.count(":") >= 3 for line in listed[1:]), listed  # a date and a time
+    assert listed == [
+        f"{entry} [main]",
+        f"    1: bob, {_local(bob_time)}",
+        f"    2: alice, {_local(alice_time)}",
+    ], listed
     assert "conflicts in main: 1 file with two versions kept: `memsync conflicts`" in bob.cli("doctor").stdout
 
-    keep = labels["alice"]  # the version alice wrote, whichever number it got
+    keep = "2"  # the version alice wrote
     said = _ok(bob, "resolve", str(entry), "--keep", keep)
     assert said == f"resolved {entry}: kept version {keep}; it syncs as an edit\n"
     assert entry.read_text() == head + "Deploy on Wednesdays, after the standup.\n"

@@ -1,11 +1,14 @@
 """`memsync conflicts` and `memsync resolve`: the files where an edit made on two machines at once left
 both versions kept (the entry merge driver's note, DESIGN I3), each version with the host and time of
-the commit that wrote it, and resolving one by an ordinary edit of the live file, which then syncs."""
+the commit that wrote it (its version line's label, else the store's history), and resolving one by an
+ordinary edit of the live file, which then syncs."""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -13,23 +16,30 @@ from memsync.commands.log import local_time
 from memsync.config import StoreConfig, load_stores
 from memsync.errors import MemsyncError
 from memsync.fsio import atomic_write
-from memsync.merge.entry import BOTH_KEPT_NOTE, BOTH_KEPT_VERSION_PREFIX
+from memsync.merge.entry import BOTH_KEPT_NOTE, BOTH_KEPT_VERSION_PREFIX, VERSION_FROM
+from memsync.merge.labels import LABEL_TIME_FORMAT, split_label
 from memsync.paths import StoreLayout
 from memsync.store.facade import Store
 from memsync.store_facts import live_path, store_facts
 
 Keep = Literal["1", "2", "both"]
-_FIRST = f"{BOTH_KEPT_NOTE}\n\n{BOTH_KEPT_VERSION_PREFIX} 1 of 2\n"
-_SECOND = f"{BOTH_KEPT_VERSION_PREFIX} 2 of 2\n"
+_NOTE = f"{BOTH_KEPT_NOTE}\n\n"
+# A version line (``merge.entry.version_line``): its number, and its label when the merge knew who wrote
+# the version (files merged before labels existed have none).
+_VERSION_LINE = re.compile(
+    rf"^{re.escape(BOTH_KEPT_VERSION_PREFIX)} ([12]) of 2(?:{re.escape(VERSION_FROM)}([^\n]*))?\n", re.M
+)
 
 
 @dataclass(frozen=True)
 class Versions:
-    """A both-kept file split: what precedes the note (a merged frontmatter), and the two versions."""
+    """A both-kept file split: what precedes the note (a merged frontmatter), the two versions, and the
+    label of each that its version line carries (None when it has none)."""
 
     head: str
     first: str
     second: str
+    labels: tuple[str | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -45,15 +55,26 @@ class Conflict:
 def split_versions(text: str) -> Versions | None:
     """``text`` (a file's content) as a both-kept file's parts, None when it holds no two kept versions
     as the entry driver writes them."""
-    head, note, rest = text.partition(_FIRST)
-    first, separator, second = rest.partition(_SECOND)
-    if not note or not separator:
+    head, note, rest = text.partition(_NOTE)
+    first = _VERSION_LINE.match(rest)
+    if not note or first is None or first[1] != "1":
         return None
-    return Versions(head, first, second)
+    second = next((line for line in _VERSION_LINE.finditer(rest, first.end()) if line[1] == "2"), None)
+    if second is None:
+        return None
+    return Versions(head, rest[first.end() : second.start()], rest[second.end() :], (first[2], second[2]))
 
 
-def _label(store: Store, rel: str, version: str, other: str) -> str:
-    """``host, local time`` of the oldest commit that wrote a line of ``version`` not in ``other``."""
+def _label(store: Store, rel: str, version: str, other: str, written: str | None) -> str:
+    """``host, local time`` of who wrote ``version``: its version line's label (``written``), else the
+    oldest commit that wrote a line of ``version`` not in ``other``."""
+    said = None if written is None else split_label(written)
+    if said is not None:
+        host, when = said
+        try:
+            return f"{host}, {local_time(datetime.strptime(when, LABEL_TIME_FORMAT).replace(tzinfo=UTC))}"
+        except ValueError:
+            pass  # not a time memsync wrote: the history says who wrote the version
     others = set(other.splitlines())
     line = next((ln for ln in version.splitlines() if ln.strip() and ln not in others), None)
     record = None if line is None else store.introduced(line, rel)
@@ -88,8 +109,8 @@ def conflicts(path: Path) -> list[Conflict]:
             if versions is None:
                 continue  # resolved in the live file already: the next sync takes it to the store
             labels = (
-                _label(store, rel, versions.first, versions.second),
-                _label(store, rel, versions.second, versions.first),
+                _label(store, rel, versions.first, versions.second, versions.labels[0]),
+                _label(store, rel, versions.second, versions.first, versions.labels[1]),
             )
             found.append(Conflict(shown, store_cfg.name, labels))
     return found

@@ -38,18 +38,27 @@ def _merge_into(kind: str, base: FilePath, ours: FilePath, theirs: FilePath, out
         with open(out_path, "wb") as out:
             merge_jsonl_files(base, ours, theirs, out)
         return
-    merge = merge_function(kind)
+    sides = _read(base), _read(ours), _read(theirs)
+    if kind == "entry":  # the one driver that labels what it keeps with who wrote it
+        from memsync.merge.entry import merge_entry
+        from memsync.merge.labels import labels_from
+
+        merged = merge_entry(*sides, labels=labels_from(os.environ))
+    else:
+        merged = merge_function(kind)(*sides)
     with open(out_path, "wb") as out:
-        out.write(merge(_read(base), _read(ours), _read(theirs)))
+        out.write(merged)
 
 
 def run_merge_driver(kind: str, base: FilePath, ours: FilePath, theirs: FilePath, rel_path: str) -> int:
     """Merge git's temp files ``base`` (%O), ``ours`` (%A), ``theirs`` (%B) with driver ``kind`` (one of
     :data:`KINDS`) and replace ``ours`` with the result atomically (temp file + rename, mode kept).
 
-    ``rel_path`` (%P) is only used in messages. Returns the exit code for git: 0 merged; 1 on any
-    failure, after one line on stderr, with ``ours`` untouched so git reports a conflict instead of
-    losing data. The result is not fsynced: git reads it back at once and stores it as an object.
+    ``rel_path`` (%P) is only used in messages. The entry driver labels the versions it keeps with the
+    hosts and times that memsync named in the environment (:mod:`.labels`). Returns the exit code for
+    git: 0 merged; 1 on any failure, after one line on stderr, with ``ours`` untouched so git reports a
+    conflict instead of losing data. The result is not fsynced: git reads it back at once and stores it
+    as an object.
     """
     tmp: str | None = None
     try:

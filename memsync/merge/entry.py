@@ -13,6 +13,8 @@ from memsync.merge.text import decode, one_sided
 # files for it. The version separator lines start with BOTH_KEPT_VERSION_PREFIX.
 BOTH_KEPT_NOTE_PREFIX = "[memsync] edited on two machines"
 BOTH_KEPT_VERSION_PREFIX = "[memsync] version"
+# Between a version line's number and the label of who wrote that version.
+VERSION_FROM = ", from "
 BOTH_KEPT_NOTE = (
     f"{BOTH_KEPT_NOTE_PREFIX} at once; both versions are kept below. To resolve: edit them into one text,"
     f" then delete this note and the two '{BOTH_KEPT_VERSION_PREFIX}' lines."
@@ -59,24 +61,38 @@ def _git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     return results[0] if results[0] == results[1] else None
 
 
-def _both_kept(ours: str, theirs: str) -> str:
+def version_line(number: int, label: str | None) -> str:
+    """The line above kept version ``number`` (1 or 2): ``[memsync] version 1 of 2``, with
+    ``, from HOST at TIME`` when the version's ``label`` (:mod:`.labels`) is known. No newline."""
+    said = f"{BOTH_KEPT_VERSION_PREFIX} {number} of 2"
+    return said if label is None else f"{said}{VERSION_FROM}{label}"
+
+
+def _both_kept(ours: str, theirs: str, labels: tuple[str | None, str | None]) -> str:
     ended = [text if text.endswith("\n") or not text else text + "\n" for text in (ours, theirs)]
-    first, second = sorted(ended)
+    # Ordered by content, each label carried along with its version: the same bytes whichever side
+    # merges (two texts that differ only by a final newline are ordered by their labels).
+    (first, first_label), (second, second_label) = sorted(
+        zip(ended, labels, strict=True), key=lambda version: (version[0], version[1] or "")
+    )
     return (
-        f"{BOTH_KEPT_NOTE}\n\n{BOTH_KEPT_VERSION_PREFIX} 1 of 2\n{first}"
-        f"{BOTH_KEPT_VERSION_PREFIX} 2 of 2\n{second}"
+        f"{BOTH_KEPT_NOTE}\n\n{version_line(1, first_label)}\n{first}"
+        f"{version_line(2, second_label)}\n{second}"
     )
 
 
-def merge_entry(base: bytes, ours: bytes, theirs: bytes) -> bytes:
+def merge_entry(
+    base: bytes, ours: bytes, theirs: bytes, labels: tuple[str | None, str | None] = (None, None)
+) -> bytes:
     """Merge two versions of a curated entry or any other store file (bytes in, bytes out).
 
     A markdown frontmatter (``---`` fenced YAML at the top) is merged key by key like index items; the
     rest goes through git's own clean three-way text merge (``git merge-file``, accepted only when clean
     and identical in both side orders). When that merge is not clean, both versions of the body are kept,
-    sorted by bytes, each after a ``[memsync] version N of 2`` line, under one note line starting with
-    :data:`BOTH_KEPT_NOTE_PREFIX` saying how to resolve. Bytes are kept as they are (line ends, a bare CR,
-    invalid UTF-8). Raises ``OSError`` only when ``git`` cannot be run.
+    sorted by bytes, each after its :func:`version_line` (``[memsync] version N of 2``, then who wrote it
+    when ``labels``, the ours and theirs sides' :mod:`.labels`, name them), under one note line starting
+    with :data:`BOTH_KEPT_NOTE_PREFIX` saying how to resolve. Bytes are kept as they are (line ends, a
+    bare CR, invalid UTF-8). Raises ``OSError`` only when ``git`` cannot be run.
     Implements DESIGN "Merge drivers" (entry).
     """
     trivial = one_sided(base, ours, theirs)
@@ -91,5 +107,5 @@ def merge_entry(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     if body is None:
         body = _git_merge_file(*raw_bodies)
     if body is None:
-        body = _both_kept(ours_body, theirs_body).encode("utf-8", "surrogateescape")
+        body = _both_kept(ours_body, theirs_body, labels).encode("utf-8", "surrogateescape")
     return head.encode("utf-8", "surrogateescape") + body

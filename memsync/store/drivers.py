@@ -4,14 +4,17 @@ registration, which lives in the git dir, never in history).
 Opening a store registers them only when they are missing or name another interpreter, so a daemon that
 opens its store again (or a store being made by another process meanwhile) does not rewrite the git
 config; each ``Store`` rewrites them once, before its first merge, so the merges run with this memsync's
-attributes block."""
+attributes block. git tells a driver nothing of the commits it merges: ``sides_env`` names their hosts
+and times for it."""
 
 from __future__ import annotations
 
 from memsync.errors import MemsyncError
 from memsync.git import GitError
 from memsync.merge.kinds import KINDS
+from memsync.merge.labels import OURS, THEIRS, side_variables
 from memsync.merge.registration import driver_command, install_merge_drivers
+from memsync.store import history
 from memsync.store.repo import StoreGit
 
 
@@ -44,3 +47,16 @@ def register(g: StoreGit) -> None:
             f"failed ({why[0]}). Check that {g.git_dir} is writable"
         ) from exc
     g.drivers_registered = True
+
+
+def sides_env(g: StoreGit, ours: str, theirs: str) -> dict[str, str]:
+    """The environment for a merge whose driver sides are commits ``ours`` (git's %A) and ``theirs`` (%B):
+    each side's host (its ``Memsync-Host`` trailer, else its author) and author time (kept by a rebase,
+    so a replayed commit says when it was written), for the entry driver's labels (``merge.labels``).
+    Raises ``MemsyncError`` when git fails."""
+    env: dict[str, str] = {}
+    for side, sha in ((OURS, ours), (THEIRS, theirs)):
+        record = history.commit(g, sha)
+        host = record.host or g.check("log", "--no-walk", "--format=%an", sha).out.strip()
+        env |= side_variables(side, host, int(record.date.timestamp()))
+    return env

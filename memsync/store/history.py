@@ -52,6 +52,11 @@ def history(g: StoreGit, selector: str | None, limit: int | None) -> list[LogRec
     return list(searched if limit is None else itertools.islice(searched, limit))
 
 
+def commit(g: StoreGit, sha: str) -> LogRecord:
+    """The record of commit ``sha`` (``files`` empty). Raises ``MemsyncError`` when git fails."""
+    return _records(g.check(*_LOG_ARGS, "--no-walk", sha).out)[0]
+
+
 def introduced(g: StoreGit, text: str, path: str) -> LogRecord | None:
     """``facade.Store.introduced``. Raises ``MemsyncError`` when git fails."""
     if g.rev("HEAD") is None:

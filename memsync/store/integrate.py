@@ -50,9 +50,18 @@ def integrate(g: StoreGit, theirs: str, what: str, *, replay_unpushed: bool = Fa
     log.debug("store %s: merged %s onto %s", g.name, what, head[:10])
     message = g.message(f"memsync: merge {what}")
     drivers.before_merge(g)
+    sides = drivers.sides_env(g, head, theirs)
     with merging(g, head):
         result = g.run(
-            "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories", "-m", message, theirs
+            "merge",
+            "-q",
+            "--no-edit",
+            "--no-verify",
+            "--allow-unrelated-histories",
+            "-m",
+            message,
+            theirs,
+            env=sides,
         )
         if result.status == 0:
             return Integrated(merged=True)

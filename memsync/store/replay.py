@@ -41,10 +41,15 @@ def replay(g: StoreGit, theirs: str, what: str) -> bool:
     head = g.rev("HEAD")
     assert head is not None  # replayable: HEAD has commits
     drivers.before_merge(g)
+    # A rebase swaps the sides (the remote's head is %A, the commit replayed %B): so do the labels. Each
+    # replayed commit is labelled as the last of them (git runs the drivers without saying which).
+    sides = drivers.sides_env(g, theirs, head)
     with merging(g, head):
         # A user's rebase settings (global config) must not change what a replay does: other refs it
         # would move, a stash, the backend (--empty takes the merge backend).
-        replayed = g.run("rebase", "-q", "--empty=drop", "--no-autostash", "--no-update-refs", theirs)
+        replayed = g.run(
+            "rebase", "-q", "--empty=drop", "--no-autostash", "--no-update-refs", theirs, env=sides
+        )
         if replayed.status == 0:
             log.debug("store %s: replayed %s onto %s of %s", g.name, head[:10], theirs[:10], what)
             return True

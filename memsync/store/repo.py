@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from memsync import git
@@ -87,9 +88,17 @@ class StoreGit:
             "GIT_COMMITTER_EMAIL": email,
         }
 
-    def run(self, *args: str, timeout: float = LOCAL_TIMEOUT_S, stdin: bytes | None = None) -> git.Result:
-        """``git ARGS`` in the store, whatever its exit status. Raises ``git.Stopped``, ``OSError``."""
-        return git.run(args, cwd=self.worktree, env=self.env, timeout=timeout, stop=self.stop, stdin=stdin)
+    def run(
+        self,
+        *args: str,
+        timeout: float = LOCAL_TIMEOUT_S,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> git.Result:
+        """``git ARGS`` in the store, whatever its exit status, with ``env`` added to the store's
+        environment (say, what a merge driver is told). Raises ``git.Stopped``, ``OSError``."""
+        full = self.env if env is None else {**self.env, **env}
+        return git.run(args, cwd=self.worktree, env=full, timeout=timeout, stop=self.stop, stdin=stdin)
 
     def remote(self, *args: str) -> git.Result:
         """``run`` bounded by ``network_timeout_s``: for a command that contacts a remote."""

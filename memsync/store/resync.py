@@ -52,7 +52,14 @@ def _reapply(g: StoreGit, remote: str, local: str, theirs: str) -> None:
     g.check("update-ref", f"refs/memsync/before-resync/{remote}", local)
     atomic_write(marker, json.dumps({"before": local, "remote": remote}).encode())
     g.check("reset", "-q", "--hard", theirs)
-    result = g.run("merge", "-q", "--squash", "--allow-unrelated-histories", local)
+    result = g.run(
+        "merge",
+        "-q",
+        "--squash",
+        "--allow-unrelated-histories",
+        local,
+        env=drivers.sides_env(g, theirs, local),
+    )
     if result.status != 0:
         problem = settle_unmerged(g, result, local)
         if problem is not None:
