@@ -7,7 +7,6 @@ every CLI call imports this module to list its commands, and only `memsync mcp` 
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -18,26 +17,19 @@ from memsync.commands.mcp import install
 from memsync.config import NO_STORE, no_store_note
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
-from memsync.hosts import mcp_install
+from memsync.hosts.registry import NAMES
 from memsync.recall import DEFAULT_LIMIT
 
 mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")
 
 
-class HostName(StrEnum):
-    """The agent hosts `memsync mcp install` knows."""
-
-    claude_code = "claude-code"
-    codex = "codex"
-    cursor = "cursor"
-
-
+HostArgument = Annotated[str, typer.Argument(help=f"The agent host: {', '.join(NAMES)}.")]
 ProjectOption = Annotated[
     Path | None,
     typer.Option(
         "--project",
-        help="A project's root: register there (.mcp.json, .cursor/mcp.json, .codex/config.toml) instead of "
+        help="A project's root: register in its own file (.mcp.json, .cursor/mcp.json, ...) instead of "
         "for the user. The entry names this machine's interpreter and config.",
     ),
 ]
@@ -58,21 +50,20 @@ def mcp_command(ctx: typer.Context) -> None:
 
 
 @mcp_app.command("install")
-def install_command(
-    host: Annotated[HostName, typer.Argument(help="The agent host.")], project: ProjectOption = None
-) -> int:
-    """Register `memsync mcp` in HOST's config file (the rest of it is kept; repeating changes nothing)."""
-    typer.echo(install.install_line(mcp_install.HOSTS[list(HostName).index(host)], project))
+def install_command(host: HostArgument, project: ProjectOption = None) -> int:
+    """Register `memsync mcp` in HOST's config file (the rest of it is kept; repeating changes nothing).
+
+    The MCP half of `memsync connect HOST`.
+    """
+    typer.echo(install.install_line(host, project))
     note_no_store(": until then the MCP tools find only the default memory file")
     return 0
 
 
 @mcp_app.command("uninstall")
-def uninstall_command(
-    host: Annotated[HostName, typer.Argument(help="The agent host.")], project: ProjectOption = None
-) -> int:
+def uninstall_command(host: HostArgument, project: ProjectOption = None) -> int:
     """Remove memsync's entry from HOST's config file (nothing else)."""
-    typer.echo(install.uninstall_line(mcp_install.HOSTS[list(HostName).index(host)], project))
+    typer.echo(install.uninstall_line(host, project))
     return 0
 
 

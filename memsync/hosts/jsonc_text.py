@@ -5,9 +5,10 @@ the other JSON hosts of ``registry``).
 The entry sits at ``{KEY: {NAME: entry}}`` under the top-level object. A new entry goes first in its
 object, on its own line with the file's indentation, followed by a comma when other members follow;
 a new ``KEY`` object likewise goes first in the top-level object. Removing takes out exactly those
-bytes again (and a ``KEY`` object it leaves empty), so connecting then disconnecting gives back the
-same file. Each edit is checked by reading the result: it must mean the old file with only the entry
-changed, else it is refused and nothing is written.
+bytes again (and a ``KEY`` object it leaves empty, unless the host requires ``KEY``: Copilot CLI refuses
+a file without ``mcpServers``), so connecting then disconnecting gives back the same file. Each edit is
+checked by reading the result: it must mean the old file with only the entry changed, else it is
+refused and nothing is written.
 """
 
 from __future__ import annotations
@@ -174,10 +175,12 @@ def _render(value: Any, indent: str, depth: int) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False).replace("\n", "\n" + indent * depth)
 
 
-def with_entry(text: str, key: str, name: str, entry: dict[str, Any] | None, path: Path) -> str:
-    """``text`` with ``KEY.NAME`` set to ``entry`` or, for None, removed (see the module doc); other
-    bytes unchanged. Raises MemsyncError for a file that is not a JSON(C) object, or whose ``key`` is
-    not an object."""
+def with_entry(
+    text: str, key: str, name: str, entry: dict[str, Any] | None, path: Path, keep: bool = False
+) -> str:
+    """``text`` with ``KEY.NAME`` set to ``entry`` or, for None, removed (see the module doc; ``keep``:
+    an emptied ``KEY`` object stays); other bytes unchanged. Raises MemsyncError for a file that is not
+    a JSON(C) object, or whose ``key`` is not an object."""
     if not text.strip():
         return "" if entry is None else _render({key: {name: entry}}, "  ", 0) + "\n"
     _, root = _root(text, path)
@@ -194,7 +197,7 @@ def with_entry(text: str, key: str, name: str, entry: dict[str, Any] | None, pat
     if entry is None:
         if servers is None or ours is None:
             return text
-        if len(servers.members) == 1 and where is not None:
+        if len(servers.members) == 1 and where is not None and not keep:
             return _remove(text, root, where)
         return _remove(text, servers, ours)
     member = json.dumps(name, ensure_ascii=False) + ": " + _render(entry, indent, 2)
@@ -210,13 +213,16 @@ def with_entry(text: str, key: str, name: str, entry: dict[str, Any] | None, pat
     return text[:start] + member + text[current.end :]
 
 
-def expected(before: dict[str, Any], key: str, name: str, entry: dict[str, Any] | None) -> dict[str, Any]:
-    """What a file holding ``before`` must hold after :func:`with_entry` (an emptied ``key`` goes)."""
+def expected(
+    before: dict[str, Any], key: str, name: str, entry: dict[str, Any] | None, keep: bool = False
+) -> dict[str, Any]:
+    """What a file holding ``before`` must hold after :func:`with_entry` (an emptied ``key`` goes
+    unless ``keep``)."""
     after = copy.deepcopy(before)
     servers = after.setdefault(key, {})
     if entry is None:
         servers.pop(name, None)
-        if not servers:
+        if not servers and not (keep and key in before):
             del after[key]
     else:
         servers[name] = entry
@@ -224,17 +230,18 @@ def expected(before: dict[str, Any], key: str, name: str, entry: dict[str, Any] 
 
 
 def update(
-    path: Path, key: str, name: str, entry: dict[str, Any] | None
+    path: Path, key: str, name: str, entry: dict[str, Any] | None, keep: bool = False
 ) -> Callable[[bytes | None, dict[str, Any] | None], bytes | None]:
-    """The ``update`` of ``settings_file.edit_file`` that sets or removes the entry as text and checks
-    the result (see the module doc). Raises MemsyncError when the edit would change anything else."""
+    """The ``update`` of ``settings_file.edit_file`` that sets or removes the entry as text (``keep``:
+    as in :func:`with_entry`) and checks the result (see the module doc). Raises MemsyncError when the
+    edit would change anything else."""
 
     def run(old: bytes | None, before: dict[str, Any] | None) -> bytes | None:
         text = "" if old is None else old.decode("utf-8")
-        new = with_entry(text, key, name, entry, path)
+        new = with_entry(text, key, name, entry, path, keep)
         if new == text:
             return None
-        if parse(new.encode("utf-8"), path) != expected(before or {}, key, name, entry):
+        if parse(new.encode("utf-8"), path) != expected(before or {}, key, name, entry, keep):
             raise MemsyncError(
                 f"cannot edit {path} without changing more than memsync's entry. Add under {key!r}: "
                 f"{json.dumps({name: entry})} by hand (or remove it), then retry"

@@ -127,7 +127,8 @@ def _edit(
     return (
         path,
         lambda data: jsonc_text.parse(data, path),
-        jsonc_text.update(path, found.key, SERVER_NAME, entry),
+        # Copilot CLI refuses a file without `mcpServers`: an emptied one stays.
+        jsonc_text.update(path, found.key, SERVER_NAME, entry, keep=found.shape == "copilot"),
     )
 
 
