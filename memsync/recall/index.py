@@ -42,7 +42,7 @@ from memsync.tracked import Tracked
 log = logging.getLogger(__name__)
 
 # Bumped whenever the tables or what is indexed change: an index of another format is rebuilt.
-FORMAT = 3
+FORMAT = 4
 _WORD = re.compile(r"\w+")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
 _BUSY_MS = 5000
@@ -64,15 +64,21 @@ _SCHEMA = (
     "INSERT INTO fts(rowid, title, body) VALUES (new.rowid, new.title, new.body); END",
     "CREATE TRIGGER docs_removed AFTER DELETE ON docs BEGIN "
     "INSERT INTO fts(fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body); END",
-    # Search by meaning (the semantic extra): each document's vector (``embedding``), computed when a
-    # semantic search first needs it and dropped with its document; another model's vectors are recomputed.
+    # Search by meaning (the semantic extra): each document's vector (``embedding``), computed when the
+    # document is indexed (or, indexed before the extra was installed, by the next semantic search) and
+    # dropped with it; another model's vectors are recomputed.
     "CREATE TABLE vectors(rowid INTEGER PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL)",
     "CREATE TRIGGER docs_unembedded AFTER DELETE ON docs BEGIN "
     "DELETE FROM vectors WHERE rowid = old.rowid; END",
     "CREATE TABLE provenance(store TEXT NOT NULL, file TEXT NOT NULL, needle TEXT NOT NULL, "
     "sha TEXT NOT NULL, host TEXT, date TEXT NOT NULL, PRIMARY KEY (store, file, needle))",
+    # Counts the write transactions: what a process keeps of the index (``_Vectors``) is good while it holds.
+    "CREATE TABLE meta(generation INTEGER NOT NULL)",
+    "INSERT INTO meta(generation) VALUES (0)",
     f"PRAGMA user_version = {FORMAT}",
 )
+# The documents without a vector of the model (a parameter).
+_MISSING = "FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid WHERE v.model IS NOT ?"
 _COLUMNS = (
     "d.rowid, d.source, d.id, d.type, d.kind, d.title, d.body, d.file, d.line, d.date, d.needle, d.scope, "
     "d.expires"
@@ -118,13 +124,32 @@ def _stamp(path: Path) -> Stamp | None:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
+@dataclass(frozen=True)
+class _Vectors:
+    """The vectors of an index's documents (rows of ``matrix``) with each one's rowid, scope, kind and
+    expiry (a POSIX time, or None), as of the index's ``generation``."""
+
+    generation: int
+    rowids: list[int]
+    scopes: list[str | None]
+    kinds: list[str | None]
+    expires: list[float | None]
+    matrix: embedding.Matrix
+
+
+# Per index file, its vectors as this process last read them (``RecallIndex._vectors``).
+_KEPT: dict[str, _Vectors] = {}
+
+
 class RecallIndex:
     """An open index (``open``, ``rebuild`` or ``in_memory``); close it with ``close`` or ``with``.
 
-    One connection per instance, used by one thread at a time."""
+    One connection per instance, used by one thread at a time. ``path``: the index file (None in
+    memory), what names the vectors a process keeps of it (``_Vectors``)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path | None = None) -> None:
         self._db = db
+        self._path = path
 
     def __enter__(self) -> RecallIndex:
         return self
@@ -153,7 +178,7 @@ class RecallIndex:
         except (sqlite3.DatabaseError, Unusable) as exc:
             db.close()
             raise Unusable(str(exc)) from None
-        return cls(db)
+        return cls(db, path)
 
     @classmethod
     def rebuild(cls, path: Path, sources: Sequence[Tracked]) -> RecallIndex:
@@ -171,6 +196,7 @@ class RecallIndex:
                 index = cls(db)
                 with index._writing():
                     index._index(sources)
+                    index._embed_missing()
             finally:
                 db.close()
             # A journal left by a writer of the old file would be rolled back into the new one.
@@ -188,6 +214,7 @@ class RecallIndex:
         index = cls(db)
         with index._writing():
             index._index(sources)
+            index._embed_missing()
         return index
 
     @contextmanager
@@ -195,6 +222,7 @@ class RecallIndex:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self._db.execute("UPDATE meta SET generation = generation + 1")
         except BaseException:
             self._db.rollback()
             raise
@@ -346,6 +374,7 @@ class RecallIndex:
             self._index([source for source in stale if not self._appended(source)])
             for live in gone:
                 self._drop(live)
+            self._embed_missing()
         return len(stale) + len(gone)
 
     def search(
@@ -396,51 +425,85 @@ class RecallIndex:
         """The at most ``limit`` documents alive at ``now`` closest in meaning to ``query`` (cosine of
         ``embedding`` vectors, best first, at least ``least``), filtered like ``search``. Documents
         without a vector of this model get one first. Raises MemsyncError without the semantic extra."""
-        self._embed_missing()
-        where = "(d.expires_ts IS NULL OR d.expires_ts > ?)"
-        args: list[object] = [now.timestamp()]
-        if kinds:
-            where += f" AND d.kind IN ({', '.join('?' * len(kinds))})"
-            args.extend(kinds)
-        # Only ids, scopes and vectors are read for every document; the rows of the best ones after.
-        rows = self._db.execute(
-            f"SELECT d.rowid, d.scope, v.vector FROM docs d JOIN vectors v USING (rowid) WHERE {where}",
-            args,
-        ).fetchall()
-        matrix = embedding.from_blobs([vector for _, _, vector in rows])
-        found = []
+        vectors = self._vectors()
+        meant = embedding.embed([query])[0]
+        moment = now.timestamp()
+        chosen: list[tuple[int, float]] = []
+        want = limit * 4
+        while True:
+            best = embedding.nearest(meant, vectors.matrix, want)
+            chosen = []
+            for row, score in best:
+                if score < least:
+                    break
+                expires, kind, doc_scope = vectors.expires[row], vectors.kinds[row], vectors.scopes[row]
+                if (expires is not None and expires <= moment) or (kinds and kind not in kinds):
+                    continue
+                if scope is not None and doc_scope is not None and not scope_matches(doc_scope, scope):
+                    continue
+                chosen.append((vectors.rowids[row], score))
+                if len(chosen) == limit:
+                    break
+            # Enough, or no more to read: every row read, or the last one read already below ``least``.
+            if len(chosen) == limit or len(best) < want or best[-1][1] < least:
+                break
+            want *= 4
         sources: dict[object, Tracked] = {}
-        for row, score in embedding.nearest(embedding.embed([query])[0], matrix, len(rows)):
-            rowid, doc_scope, _ = rows[row]
-            if score < least:
-                break
-            if scope is not None and doc_scope is not None and not scope_matches(doc_scope, scope):
-                continue
+        found = []
+        for rowid, score in chosen:
             full = self._db.execute(f"SELECT {_COLUMNS} FROM docs d WHERE d.rowid = ?", (rowid,)).fetchone()
-            found.append(Found(self._document(full, sources), score))
-            if len(found) == limit:
-                break
+            if full is not None:  # removed since the vectors were read
+                found.append(Found(self._document(full, sources), score))
         return found
 
-    def _embed_missing(self) -> None:
-        """Give every document without a vector of ``embedding.MODEL`` one (a document indexed before
-        the extra was installed, or since the last semantic search)."""
-        missing = self._db.execute(
-            "SELECT d.rowid, d.title, d.body FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid "
-            "WHERE v.model IS NOT ? ",
+    def _vectors(self) -> _Vectors:
+        """Every document's vector with what ``similar`` filters on: kept in this process per index file
+        while the index's generation is the same (a recall then reads no vector from disk)."""
+        generation = self._db.execute("SELECT generation FROM meta").fetchone()[0]
+        kept = _KEPT.get(str(self._path)) if self._path is not None else None
+        if kept is not None and kept.generation == generation:
+            return kept
+        missing = self._db.execute(f"SELECT EXISTS (SELECT 1 {_MISSING})", (embedding.MODEL,)).fetchone()[0]
+        if missing and embedding.available():
+            with suppress(sqlite3.OperationalError), self._writing():  # busy: embedded again next time
+                self._embed_missing()
+        # Read the generation before the rows: a write in between makes the kept copy stale, never wrong.
+        generation = self._db.execute("SELECT generation FROM meta").fetchone()[0]
+        rows = self._db.execute(
+            "SELECT d.rowid, d.scope, d.kind, d.expires_ts, v.vector "
+            "FROM docs d JOIN vectors v USING (rowid) WHERE v.model = ?",
             (embedding.MODEL,),
+        ).fetchall()
+        vectors = _Vectors(
+            generation=generation,
+            rowids=[row[0] for row in rows],
+            scopes=[row[1] for row in rows],
+            kinds=[row[2] for row in rows],
+            expires=[row[3] for row in rows],
+            matrix=embedding.from_blobs([row[4] for row in rows]),
+        )
+        if self._path is not None:
+            _KEPT[str(self._path)] = vectors
+        return vectors
+
+    def _embed_missing(self) -> None:
+        """Give every document without a vector of ``embedding.MODEL`` one, when the semantic extra is
+        installed (inside a transaction)."""
+        if not embedding.available():
+            return
+        missing = self._db.execute(
+            f"SELECT d.rowid, d.title, d.body {_MISSING}", (embedding.MODEL,)
         ).fetchall()
         if not missing:
             return
         vectors = embedding.embed([f"{title}\n{body}" for _, title, body in missing])
-        with suppress(sqlite3.OperationalError), self._writing():  # busy: embedded again next time
-            self._db.executemany(
-                "INSERT OR REPLACE INTO vectors(rowid, model, vector) VALUES (?, ?, ?)",
-                (
-                    (rowid, embedding.MODEL, embedding.to_blob(vector))
-                    for (rowid, _, _), vector in zip(missing, vectors, strict=True)
-                ),
-            )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO vectors(rowid, model, vector) VALUES (?, ?, ?)",
+            (
+                (rowid, embedding.MODEL, embedding.to_blob(vector))
+                for (rowid, _, _), vector in zip(missing, vectors, strict=True)
+            ),
+        )
 
     def marked(self, match: str, doc: Document) -> str | None:
         """``doc``'s body with each word that ``match`` matched preceded by ``documents.MARK`` (None

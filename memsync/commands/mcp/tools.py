@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,11 +33,29 @@ from memsync.tracked import Format, Tracked, check_new_role, tracked_memory
 _LINE_SUFFIX = re.compile(r"^(?P<path>.+/.+):\d+$")
 
 
+# The config as last loaded, by its file's path and (size, mtime_ns, inode): a tool call reads it again only
+# once the file changed. One with host folders is read each time (project folders in them come and go).
+_loaded: dict[Path, tuple[tuple[int, int, int], Config]] = {}
+
+
 def current_config() -> Config | None:
     """The config (``config_path()``), or None when there is none yet. Raises MemsyncError when it
     exists but is invalid."""
     path = config_path()
-    return load_config(path) if path.is_file() else None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+    kept = _loaded.get(path)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    config = load_config(path)
+    if not any(store.host_roots for store in config.stores.values()):
+        _loaded[path] = (stamp, config)
+    return config
 
 
 def _names(item: Tracked) -> set[str]:
