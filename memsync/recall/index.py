@@ -371,10 +371,12 @@ class RecallIndex:
         if not stale and not gone:
             return 0
         with self._writing():
+            # Rowids only grow: what this refresh inserts lies above the largest one before it.
+            top = self._db.execute("SELECT coalesce(max(rowid), 0) FROM docs").fetchone()[0]
             self._index([source for source in stale if not self._appended(source)])
             for live in gone:
                 self._drop(live)
-            self._embed_missing()
+            self._embed_missing(above=top)
         return len(stale) + len(gone)
 
     def search(
@@ -486,13 +488,13 @@ class RecallIndex:
             _KEPT[str(self._path)] = vectors
         return vectors
 
-    def _embed_missing(self) -> None:
-        """Give every document without a vector of ``embedding.MODEL`` one, when the semantic extra is
-        installed (inside a transaction)."""
+    def _embed_missing(self, above: int = 0) -> None:
+        """Give every document (of a rowid ``above`` this) without a vector of ``embedding.MODEL`` one,
+        when the semantic extra is installed (inside a transaction)."""
         if not embedding.available():
             return
         missing = self._db.execute(
-            f"SELECT d.rowid, d.title, d.body {_MISSING}", (embedding.MODEL,)
+            f"SELECT d.rowid, d.title, d.body {_MISSING} AND d.rowid > ?", (embedding.MODEL, above)
         ).fetchall()
         if not missing:
             return
