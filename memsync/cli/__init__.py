@@ -6,6 +6,7 @@ Each submodule registers one group of commands on ``app``; importing them here w
 import memsync.cli.conflicts  # registers conflicts, resolve
 import memsync.cli.connect  # registers connect, disconnect
 import memsync.cli.handoff  # registers handoff, import
+import memsync.cli.held  # registers held, held allow
 import memsync.cli.hooks  # registers hooks install|uninstall|status, hook session-start|sync-now
 import memsync.cli.lifecycle  # registers stop, uninstall, store list|remove, remote list, config list
 import memsync.cli.mcp  # registers mcp (serve, install, uninstall, status), recall

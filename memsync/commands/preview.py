@@ -19,6 +19,7 @@ from memsync.config import Config, StoreConfig, load_stores
 from memsync.layout import is_append_only
 from memsync.paths import StoreLayout
 from memsync.remote_url import redacted
+from memsync.secrets.allowed import allowed_in
 from memsync.secrets.files import scan_appended, scan_name, scan_whole
 from memsync.store.facade import Store
 from memsync.sync import content
@@ -59,8 +60,9 @@ def _appended(live: bytes, store: bytes) -> tuple[list[tuple[int, bytes]], bool]
     return new, len(done) < len(live)
 
 
-def _file_change(tf: TrackFile, shown: bool) -> FileChange | None:
-    """The change a sync would publish of ``tf``, None when there is none (or the live file is absent)."""
+def _file_change(tf: TrackFile, shown: bool, allowed: frozenset[str] = frozenset()) -> FileChange | None:
+    """The change a sync would publish of ``tf``, None when there is none (or the live file is absent);
+    ``allowed``: the hashes of lines the store's allow-list lets pass the scanner."""
     live, store = _read(tf.live), _read(tf.store)
     if live is None or live == store:
         return None
@@ -69,13 +71,13 @@ def _file_change(tf: TrackFile, shown: bool) -> FileChange | None:
         return FileChange(tf.rel, "", ((0, in_name),))
     if is_append_only(tf.rel):
         new, unfinished = _appended(live, store or b"")
-        flagged = scan_appended(tf.rel, [line for _, line in new])
+        flagged = scan_appended(tf.rel, [line for _, line in new], allowed=allowed)
         held = tuple((new[i][0], detector) for i, detector in sorted(flagged.items()))
         kept = [line for i, (_, line) in enumerate(new) if i not in flagged]
         what = f"+{plural(len(kept), 'line')}" if kept else ""
         text = tuple(f"+{line.decode('utf-8', 'replace').rstrip(chr(10))}" for line in kept)
         return FileChange(tf.rel, what, held, text if shown else (), unfinished)
-    verdict = scan_whole(live)
+    verdict = scan_whole(live, allowed)
     if verdict is not None:
         return FileChange(tf.rel, "", (verdict,))
     diff = difflib.unified_diff(
@@ -94,11 +96,12 @@ def _store_lines(config: Config, store_cfg: StoreConfig, shown: bool) -> list[st
         return [
             f"store {store_cfg.name}: {store_cfg.path} is not created yet (`memsync init` or `store add`)"
         ]
+    allowed = allowed_in(store_cfg.path)
     changes = [
         change
         for track in store_cfg.tracks
         for tf in track_files(track, store_cfg.path, None)
-        if (change := _file_change(tf, shown)) is not None
+        if (change := _file_change(tf, shown, allowed)) is not None
     ]
     committed = sum(1 for change in changes if change.what)
     lines = [

@@ -18,8 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memsync.access import cycle_lock, open_store
-from memsync.commands.store_records import append_and_commit
+from memsync.commands.store_records import append_record
 from memsync.config import Config, StoreConfig
 from memsync.errors import MemsyncError
 from memsync.layout import STORE_META_DIR
@@ -148,15 +147,6 @@ def reviews_of(store: StoreConfig) -> list[Review]:
     return out
 
 
-def append_record(config: Config, store_cfg: StoreConfig, record: Mapping[str, Any], message: str) -> None:
-    """Append ``record`` to the store's review record file and commit it, under the store's cycle lock
-    (the next sync pushes it). Raises ``MemsyncError``."""
-    line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode() + b"\n"
-    with cycle_lock(store_cfg, config=config.path):
-        store = open_store(config, store_cfg)
-        append_and_commit(store, REVIEW_RECORD, line, message)
-
-
 def now_text() -> str:
     return datetime.now(UTC).strftime(_TIME)
 
@@ -184,5 +174,11 @@ def propose(config: Config, store_cfg: StoreConfig, live: Path, fields: Mapping[
         "file": proposal.file,
         "entry": {key: value for key, value in proposal.fields.items() if value is not None},
     }
-    append_record(config, store_cfg, record, f"memsync: proposal {proposal.id} for {proposal.file} (review)")
+    append_record(
+        config,
+        store_cfg,
+        REVIEW_RECORD,
+        record,
+        f"memsync: proposal {proposal.id} for {proposal.file} (review)",
+    )
     return proposal

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from memsync.commands.mcp.tools import write_entry
-from memsync.commands.proposals import Review, append_record, now_text, reviews_of
+from memsync.commands.proposals import REVIEW_RECORD, Review, now_text, reviews_of
+from memsync.commands.store_records import append_record
 from memsync.config import Config, StoreConfig, load_stores
 from memsync.errors import MemsyncError
 from memsync.formats.quoted import neutralise
@@ -105,7 +106,9 @@ def decide(config_file: Path | None, proposal_id: str, verdict: str, why: str = 
         "why": why.strip(),
         "entry": entry_id,
     }
-    append_record(config, store_cfg, record, f"memsync: proposal {proposal_id} {verdict} (review)")
+    append_record(
+        config, store_cfg, REVIEW_RECORD, record, f"memsync: proposal {proposal_id} {verdict} (review)"
+    )
     if verdict == "approved":
         return (
             f"approved {proposal_id}: entry {entry_id} written to {_live_of(store_cfg, review.proposal.file)}"

@@ -3,6 +3,12 @@ grow, each new line appended and committed at once, so a peer receives it with t
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from memsync.access import cycle_lock, open_store
+from memsync.config import Config, StoreConfig
 from memsync.fsio import atomic_write
 from memsync.store.facade import Store
 from memsync.store.written import commit_written
@@ -25,3 +31,13 @@ def append_and_commit(store: Store, rel: str, line: bytes, message: str) -> None
         state.note_written(rel)
         atomic_write(path, old + line)
         commit_written(store, state, message)
+
+
+def append_record(
+    config: Config, store_cfg: StoreConfig, rel: str, record: Mapping[str, Any], message: str
+) -> None:
+    """Append ``record`` as one JSON line to the store's record file ``rel`` and commit it, under the
+    store's cycle lock (the next sync pushes it). Raises ``MemsyncError``."""
+    line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    with cycle_lock(store_cfg, config=config.path):
+        append_and_commit(open_store(config, store_cfg), rel, line, message)

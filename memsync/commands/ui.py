@@ -29,6 +29,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from memsync.commands.conflicts import Keep, conflicts, resolve, split_versions
+from memsync.commands.held import allow, held_lines
 from memsync.commands.log import local_time
 from memsync.commands.machines import machines
 from memsync.commands.proposals import reviews_of
@@ -74,7 +75,13 @@ class Secrets:
     origin: str
 
 
-_NAV = (("/", "Memory"), ("/review", "Review"), ("/conflicts", "Conflicts"), ("/machines", "Machines"))
+_NAV = (
+    ("/", "Memory"),
+    ("/review", "Review"),
+    ("/conflicts", "Conflicts"),
+    ("/held", "Held back"),
+    ("/machines", "Machines"),
+)
 
 
 def _page(title: str, body: str, *, note: str = "", csrf: str = "") -> HTMLResponse:
@@ -324,6 +331,36 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
         last[:] = [Restore("resolve", path, before, path.read_bytes())]
         return done("/conflicts", line)
 
+    async def held_page(request: Request) -> Response:
+        rows = "".join(
+            f"<tr><td>{e(str(item.file))}:{item.line}</td><td>{e(item.detector)}</td>"
+            f"<td><code>{e(item.text)}</code></td><td>"
+            + (
+                f"<form method=post action=/held/allow>{hidden(file=str(item.file), line=str(item.line))}"
+                f'<button id="allow-{item.line}-{e(item.file.name)}">Not a secret</button></form>'
+                if item.line
+                else "its name"
+            )
+            + "</td></tr>"
+            for item in held_lines(config_file)
+        )
+        body = (
+            "<p>Lines the secret scanner keeps on this machine; they are shown here only. "
+            "“Not a secret” syncs the line's hash, never its text, so peers let it pass too.</p>"
+            "<table id=held><tr><th>line</th><th>detector</th><th>text</th><th></th></tr>"
+            f"{rows}</table>"
+            if rows
+            else "<p>No line is held back.</p>"
+        )
+        return page("Held back", body, request)
+
+    async def held_allow(request: Request) -> Response:
+        form = await request.form()
+        line = str(form.get("line", ""))
+        if not line.isdigit():
+            raise MemsyncError(f"ui: line {line!r} is no line number. Reload the page")
+        return done("/held", allow(config_file, Path(str(form.get("file", ""))), int(line)))
+
     async def machines_page(request: Request) -> Response:
         found = machines(config_file)
         rows = "".join(
@@ -431,6 +468,8 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
             Route("/file", file_save, methods=["POST"]),
             Route("/conflicts", conflicts_page),
             Route("/conflicts/resolve", conflicts_resolve, methods=["POST"]),
+            Route("/held", held_page),
+            Route("/held/allow", held_allow, methods=["POST"]),
             Route("/machines", machines_page),
             Route("/undo", undo_last, methods=["POST"]),
             Route("/review", review),

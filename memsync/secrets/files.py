@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -20,6 +20,7 @@ from memsync.formats import bounded_yaml
 from memsync.formats.bounded_json import STRING_LITERAL
 from memsync.formats.markdown.frontmatter import frontmatter_yaml, split_frontmatter
 from memsync.layout import kind_of
+from memsync.secrets.allowed import line_hash
 from memsync.secrets.shapes import BARE
 from memsync.secrets.text import SPLIT, scan_groups, scan_units
 
@@ -62,11 +63,14 @@ def _text_field(line: str) -> str:
     return "" if match is None else _string(match.group(1))
 
 
-def scan_appended(rel: str, lines: Sequence[bytes], context: Sequence[bytes] = ()) -> dict[int, str]:
+def scan_appended(
+    rel: str, lines: Sequence[bytes], context: Sequence[bytes] = (), allowed: Collection[str] = ()
+) -> dict[int, str]:
     """Index in ``lines`` -> detector, for the appended lines of the append-only store path ``rel`` that
     must stay on this machine: a secret as read (one detector per line, a token's own first), or a line
     that is not UTF-8 (:data:`NOT_UTF8`). ``lines`` end with ``\\n``; ``context`` are the complete lines
     just before them, scanned with them (a key block or a token split across cycles) and never returned.
+    A line whose ``allowed.line_hash`` is in ``allowed`` (a person said it is no secret) is not returned.
     Never raises."""
     memory = kind_of(rel) == "jsonl"
     units: list[str] = []
@@ -84,6 +88,8 @@ def scan_appended(rel: str, lines: Sequence[bytes], context: Sequence[bytes] = (
     for number, names in scan_units(units, edges).items():
         if number >= len(context):
             flagged.setdefault(number - len(context), _first(names))
+    if allowed:
+        return {i: name for i, name in flagged.items() if line_hash(lines[i]) not in allowed}
     return flagged
 
 
@@ -114,15 +120,15 @@ def _frontmatter_values(text: str) -> list[str]:
     return list(_scalars(loaded))
 
 
-def scan_whole(data: bytes) -> tuple[int, str] | None:
+def scan_whole(data: bytes, allowed: Collection[str] = ()) -> tuple[int, str] | None:
     """(1-based line, detector) of the first thing in the whole file ``data`` that
     must stay on this machine: a secret in its text or frontmatter values as read (a value is reported
     at line 1), or the file not being UTF-8 (the line of its first bad byte, :data:`NOT_UTF8`); None
-    when it may be published. Never raises."""
-    return scan_wholes([data])[0]
+    when it may be published; a line whose hash is in ``allowed`` does not count. Never raises."""
+    return scan_wholes([data], allowed)[0]
 
 
-def scan_wholes(files: Sequence[bytes]) -> list[tuple[int, str] | None]:
+def scan_wholes(files: Sequence[bytes], allowed: Collection[str] = ()) -> list[tuple[int, str] | None]:
     """``scan_whole`` of each of ``files`` (whole files' bytes), in order, with the detectors run once
     over all their texts (each file's text scanned as alone: no seam or key block joins two files).
     For a first sync of thousands of small files: one scan per file cost ~25 µs of setup each.
@@ -141,6 +147,9 @@ def scan_wholes(files: Sequence[bytes]) -> list[tuple[int, str] | None]:
         groups.append(([*lines, *values], [*lines, *[""] * len(values)] if values else None))
         scanned.append((number, len(lines)))
     for (number, count), found in zip(scanned, scan_groups(groups), strict=True):
+        if allowed and found:
+            raw = files[number].split(b"\n")
+            found = {i: names for i, names in found.items() if i >= count or line_hash(raw[i]) not in allowed}
         if found:
             first = min(found)
             verdicts[number] = (first + 1 if first < count else 1), _first(found[first])

@@ -129,7 +129,7 @@ def _publish_by_content(
     live_lines = content.lines(live, 0, len(live))
     present = present_in(live_lines, content.split(store))
     missing = [item for i, item in enumerate(live_lines) if i not in present]
-    flagged = scan_appended(f.rel, [line for _, line in missing])
+    flagged = scan_appended(f.rel, [line for _, line in missing], allowed=out.allowed)
     before = content.count_lines(f.live, same) if flagged else 0
     held = tuple(
         HeldLine(before + live.count(b"\n", 0, missing[i][0]) + 1, detector)

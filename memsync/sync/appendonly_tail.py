@@ -47,7 +47,7 @@ def publish_tail(
             for at, line in content.lines(data, 0, len(data))
             if not any(low <= pos + at < high for low, high in skips)
         ]
-        flagged = scan_appended(f.rel, [line for _, line in pieces], context)
+        flagged = scan_appended(f.rel, [line for _, line in pieces], context, out.allowed)
         held: tuple[HeldLine, ...] = ()
         if flagged:
             before = content.count_lines(f.live, pos)

@@ -50,6 +50,8 @@ class Collector:
 
     state: SyncState
     notices: Notices
+    # Hashes of lines a person said are no secrets (``secrets.allowed``): the scanner lets them pass.
+    allowed: frozenset[str] = frozenset()
     writes: Writes = field(init=False)
     changes: list[FileChange] = field(default_factory=list)
     held: list[HeldBack] = field(default_factory=list)
@@ -62,7 +64,7 @@ class Collector:
     )
 
     def __post_init__(self) -> None:
-        self.writes = Writes(self.state)
+        self.writes = Writes(self.state, self.allowed)
 
     def read(self, path: Path) -> bytes | None:
         """``content.read``: the bytes of a regular file ``path``, else None."""

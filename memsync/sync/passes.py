@@ -18,6 +18,7 @@ from pathlib import Path
 
 from memsync.config import Track
 from memsync.layout import is_append_only, kind_of
+from memsync.secrets.allowed import allowed_in
 from memsync.secrets.files import scan_name
 from memsync.sync.appendonly import publish_append
 from memsync.sync.appendonly_delivery import deliver_append
@@ -141,7 +142,7 @@ def _publish_pass(
     notices: Notices,
     labels: Collection[str] | None,
 ) -> PublishReport:
-    out = Collector(state, notices)
+    out = Collector(state, notices, allowed_in(worktree))
     # Whether the state knows the track: a file with a record answers it; else one query (every path).
     known_track = functools.cache(lambda: bool(state.paths(track.store_path.strip("/"))))
 

@@ -106,7 +106,7 @@ def _publish_kept(f: TrackFile, current: FileState, store: bytes | None, out: Co
         # The agent deleted the file in that instant; deliver already restored a version, nothing is lost.
         out.state.put(done)
         return
-    finding = scan_whole(kept)
+    finding = scan_whole(kept, out.allowed)
     if finding is not None:
         held = (HeldLine(*finding),)
         if current.held != held:

@@ -34,8 +34,9 @@ class Writes:
     texts (``secrets.files.scan_wholes``) before the group's intents are committed.
     """
 
-    def __init__(self, state: SyncState) -> None:
+    def __init__(self, state: SyncState, allowed: frozenset[str] = frozenset()) -> None:
         self._state = state
+        self._allowed = allowed
         self._batch = WriteBatch()
         self._then: list[Callable[[bool], None]] = []
         self._scans: list[tuple[bytes, Callable[[Verdict], None]]] = []
@@ -64,7 +65,9 @@ class Writes:
         if not waiting or (when_full and not full):
             return
         scans, self._scans, self._scan_size = self._scans, [], 0
-        for (_, scanned), verdict in zip(scans, scan_wholes([data for data, _ in scans]), strict=True):
+        for (_, scanned), verdict in zip(
+            scans, scan_wholes([data for data, _ in scans], self._allowed), strict=True
+        ):
             scanned(verdict)
         if not self._then:
             return

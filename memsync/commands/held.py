@@ -1,0 +1,104 @@
+"""`memsync held`: the lines the secret scanner kept on this machine (DESIGN I6), with their text (shown
+here only: it never leaves), and `memsync held allow FILE LINE`: a person says a line is no secret. Its
+hash (never its text) joins the store's allow-list (:mod:`memsync.secrets.allowed`), which syncs, so every
+peer's scanner lets the same line pass; the file is settled by content at the next sync, which then
+publishes the line."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from memsync.access import cycle_lock
+from memsync.commands.proposals import now_text
+from memsync.commands.store_records import append_record
+from memsync.config import Config, StoreConfig, load_stores
+from memsync.errors import MemsyncError
+from memsync.fsio import read_range
+from memsync.layout import is_append_only
+from memsync.paths import StoreLayout
+from memsync.secrets.allowed import ALLOWED_RECORD, line_hash
+from memsync.store_facts import store_facts
+from memsync.sync.state import SyncState
+
+_SHOWN_BYTES = 4096  # of a held line: enough to recognise it
+
+
+@dataclass(frozen=True)
+class Held:
+    """A held-back line: the live ``file``, its ``store`` and ``store_path``, the 1-based ``line`` (0: the
+    file's name is what was flagged), the ``detector``, and the line's ``text`` as it is now."""
+
+    store: str
+    store_path: str
+    file: Path
+    line: int
+    detector: str
+    text: str
+
+
+def _line_of(path: Path, number: int) -> bytes | None:
+    """Line ``number`` (1-based, without its end) of ``path``, None when the file has no such line."""
+    try:
+        data = read_range(path, 0, path.stat().st_size)
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    return lines[number - 1] if 0 < number <= len(lines) else None
+
+
+def held_lines(config_file: Path | None) -> list[Held]:
+    """Every line the scanner holds back in each store of config file ``config_file``, as the last cycle
+    recorded it. Raises ``MemsyncError`` (no store)."""
+    config = load_stores(config_file)
+    found = []
+    for store_cfg in config.stores.values():
+        if not StoreLayout(store_cfg.path).exists:
+            continue
+        for item in store_facts(store_cfg)["held_back_secrets"]:
+            path = Path(item["file"])
+            raw = _line_of(path, item["line"]) if item["line"] else None
+            text = "" if raw is None else raw[:_SHOWN_BYTES].decode("utf-8", "replace")
+            found.append(Held(store_cfg.name, item["store_path"], path, item["line"], item["detector"], text))
+    return found
+
+
+def _holder(config: Config, live: Path, line: int) -> tuple[StoreConfig, Held]:
+    path = Path(os.path.abspath(live.expanduser()))
+    for item in held_lines(config.path):
+        if item.file == path and item.line == line and item.line:
+            return config.stores[item.store], item
+    raise MemsyncError(f"held allow {path}:{line}: no line held back there. List them with `memsync held`")
+
+
+def allow(config_file: Path | None, live: Path, line: int) -> str:
+    """Say line ``line`` of the live file ``live`` (as `memsync held` lists it) is no secret: its hash joins
+    the allow-list of the file's store (committed; the next sync pushes it) and the file's sync state is
+    put in doubt, so the next sync settles it by content and publishes the line. Returns the line to
+    print. Raises ``MemsyncError`` (no such held line, git failing)."""
+    config = load_stores(config_file)
+    store_cfg, held = _holder(config, live, line)
+    raw = _line_of(held.file, line)
+    if raw is None:
+        raise MemsyncError(
+            f"held allow {held.file}:{line}: the file has no such line now. Run `memsync sync`"
+        )
+    who = config.identity()
+    record = {
+        "id": "a" + secrets.token_hex(6),
+        "allow": line_hash(raw),
+        "at": now_text(),
+        "host": config.host,
+        "by": f"{who.name} <{who.email}>",
+    }
+    append_record(
+        config, store_cfg, ALLOWED_RECORD, record, f"memsync: a line of {held.store_path} is no secret"
+    )
+    with cycle_lock(store_cfg, config=config.path), SyncState(StoreLayout(store_cfg.path).meta_dir) as state:
+        current = state.get(held.store_path)
+        # A whole file is scanned whole at each publish; an append-only one only past its offset.
+        if current is not None and is_append_only(held.store_path):
+            state.put(current.in_doubt())
+    return f"allowed {held.file}:{line} (its hash, not its text, syncs); the next sync publishes it"
