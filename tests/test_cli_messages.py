@@ -84,6 +84,7 @@ def test_a_delivered_line_is_counted_in_the_singular(home: Path, tmp_path: Path)
     with log.open("a") as out:
         out.write("- [09:00] one line\n")
     assert run_cli("sync").returncode == 0
-    delivered = run_cli("sync", env=bob)
+    delivered = run_cli("sync", "-v", env=bob)  # -v: each step, each file delivered among them
     assert delivered.returncode == 0, delivered.stderr
     assert "daily/2026-01-05.md appended (+1 line)" in delivered.stderr, delivered.stderr
+    assert "; delivered 1 file" in delivered.stdout

@@ -1,5 +1,6 @@
-"""What `memsync sync` says, through the CLI subprocess: its lines in the order things happen (commit,
-contact, fetch/merge and push, deliver), and an unreachable remote named once, with its URL and why."""
+"""What `memsync sync` says, through the CLI subprocess: each fact once, a result line per store on stdout
+(nothing with -q), a failure as one warning on stderr naming the remote once, with its URL and why; with
+-v also its steps on stderr in the order they happen (commit, contact, fetch/merge and push, deliver)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ def _position(lines: list[str], text: str) -> int:
     return found
 
 
-def test_sync_says_commit_then_exchange_then_delivery(tmp_path: Path, remote: Path) -> None:
+def test_sync_v_says_commit_then_exchange_then_delivery(tmp_path: Path, remote: Path) -> None:
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     alice.append_entry("alice's lesson")
     assert alice.cli("sync").returncode == 0
     bob.append_entry("bob's lesson")
-    said = bob.cli("sync")
+    said = bob.cli("sync", "-v")
     assert said.returncode == 0, said.stderr
     lines = said.stderr.splitlines()
     order = [
@@ -30,6 +31,9 @@ def test_sync_says_commit_then_exchange_then_delivery(tmp_path: Path, remote: Pa
         _position(lines, "store main: delivered memory: memory/memory.jsonl appended (+1 line)"),
     ]
     assert order == sorted(order), said.stderr
+    assert (
+        said.stdout == "store main: committed memory: +1 entry; origin: merged and pushed; delivered 1 file\n"
+    )
     assert b"alice's lesson" in bob.memory_file.read_bytes()
 
 
@@ -40,8 +44,13 @@ def test_an_unreachable_remote_is_one_line_naming_it_once_with_its_url(tmp_path:
     alice.append_entry("reaches origin")
     said = alice.cli("sync", timeout=120)
     assert said.returncode == 75, said.stderr
-    warnings = [line for line in said.stderr.splitlines() if line.startswith("WARNING")]
-    assert len(warnings) == 2, said.stderr
+    warnings = said.stderr.splitlines()
+    assert len(warnings) == 2 and all(line.startswith("WARNING") for line in warnings), said.stderr
+    # The result line points at the warnings; the URLs and causes are said once, there.
+    assert said.stdout == (
+        "store main: committed memory: +1 entry; origin: pushed; backup: failed, see the warning on stderr;"
+        " mirror: failed, see the warning on stderr; nothing delivered\n"
+    )
     for name, url, cause in (
         ("backup", str(gone), "does not appear to be a git repository"),
         ("mirror", refused, "Connection refused"),
@@ -50,6 +59,7 @@ def test_an_unreachable_remote_is_one_line_naming_it_once_with_its_url(tmp_path:
         assert len(re.findall(rf"\b{name}\b", line)) == 1, line
         assert line.startswith(f"WARNING memsync.commands.sync: store main: cannot reach {name}"), line
         assert url in line and cause in line, line
+        assert (said.stdout + said.stderr).count(cause) == 1, said
 
 
 def test_sync_prints_its_result_per_store_on_stdout_and_nothing_with_q(tmp_path: Path, remote: Path) -> None:
@@ -57,12 +67,17 @@ def test_sync_prints_its_result_per_store_on_stdout_and_nothing_with_q(tmp_path:
     alice.append_entry("alice's lesson")
     first = alice.cli("sync")
     assert first.returncode == 0, first.stderr
-    assert first.stdout == "store main: committed memory: +1 entry; origin: pushed; nothing delivered\n"
+    # Each fact once: the result line on stdout, no log line on stderr repeating it.
+    assert (first.stdout, first.stderr) == (
+        "store main: committed memory: +1 entry; origin: pushed; nothing delivered\n",
+        "",
+    )
     bob.append_entry("bob's lesson")
     said = bob.cli("sync")
     assert said.returncode == 0, said.stderr
-    assert (
-        said.stdout == "store main: committed memory: +1 entry; origin: merged and pushed; delivered 1 file\n"
+    assert (said.stdout, said.stderr) == (
+        "store main: committed memory: +1 entry; origin: merged and pushed; delivered 1 file\n",
+        "",
     )
     alice.append_entry("alice again")
     quiet = alice.cli("sync", "-q")

@@ -100,7 +100,7 @@ def test_sync_exit_codes(tmp_path: Path, alice: Peer, remote: Path) -> None:
     alice.append_entry("to push")
     result = alice.cli("sync")
     assert result.returncode == 0, result.stderr
-    assert "committed memory: +1 entry" in result.stderr
+    assert "committed memory: +1 entry" in result.stdout
     moved = remote.with_name("moved.git")
     remote.rename(moved)
     line = alice.append_entry("cannot be pushed now")

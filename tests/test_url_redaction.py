@@ -25,10 +25,13 @@ def test_no_command_shows_a_remote_password(tmp_path: Path, remote: Path) -> Non
     assert added.returncode == 0, added.stderr
     said = {
         args: alice.cli(*args.split())
-        for args in ("sync", "status", "status --json", "remote list", "config list")
+        for args in ("sync", "sync -v", "status", "status --json", "remote list", "config list")
     }
     shown = added.stdout + added.stderr + "".join(done.stdout + done.stderr for done in said.values())
-    assert "contacting evil (https://user@127.0.0.1:1/x.git)" in said["sync"].stderr
+    assert "contacting evil (https://user@127.0.0.1:1/x.git)" in said["sync -v"].stderr
+    [warning] = said["sync"].stderr.splitlines()  # the failure said once, on stderr
+    assert warning.startswith("WARNING") and "cannot reach evil (https://user@127.0.0.1:1/x.git)" in warning
+    assert "evil: failed, see the warning on stderr" in said["sync"].stdout
     assert "remote evil (https://user@127.0.0.1:1/x.git)" in said["status"].stdout
     assert "evil https://user@127.0.0.1:1/x.git" in said["remote list"].stdout
     assert SECRET not in shown

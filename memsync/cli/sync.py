@@ -84,19 +84,25 @@ def sync_command(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print no result and no progress; only warnings and errors.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also log each step on stderr as it happens.")
+    ] = False,
 ) -> int:
     """Run one sync cycle over every store.
 
-    Progress goes to stderr as it happens; then one line per store on stdout: what it committed, each
-    remote's outcome, what it delivered. Exit 0 when everything is pushed, 75 when committed but not
-    pushed, 1 on error.
+    One line per store on stdout: what it committed, each remote's outcome, what it delivered; a failure
+    is a warning or an error on stderr (the line names it). With -v each step is also logged on stderr as
+    it happens. Exit 0 when everything is pushed, 75 when committed but not pushed, 1 on error.
     """
     if dry_run:
         return _preview(config, shown=False)
-    from memsync.commands.sync import run_all_from
+    from memsync.commands.sync import STEP_LOGGERS, run_all_from
 
     if quiet:
         logging.getLogger("memsync").setLevel(logging.WARNING)
+    elif not (verbose or logging.getLogger().isEnabledFor(logging.DEBUG)):  # `memsync -v sync` too
+        for name in STEP_LOGGERS:  # their INFO lines say what the result lines say
+            logging.getLogger(name).setLevel(logging.WARNING)
     return run_all_from(config or config_path(), None if quiet else typer.echo)
 
 

@@ -1,7 +1,7 @@
-"""`memsync sync`: one cycle of every store now, saying what it does in the order it happens: the commit
+"""`memsync sync`: one cycle of every store now, logging what it does in the order it happens: the commit
 of local changes, a line per remote as it is contacted and one with its outcome (a warning, once, naming
 the remote once, when it failed), then what was delivered (DESIGN "One sync cycle"); then, on stdout,
-one line per store with its result."""
+one line per store with its result, which points at a failure's warning rather than repeating it."""
 
 from __future__ import annotations
 
@@ -26,6 +26,11 @@ from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
+STEP_LOGGERS = (__name__, "memsync.cycle_report")
+"""The loggers whose INFO lines tell a sync's steps as they happen: the result lines say the same."""
+
+# What a result line says of a failed remote: the warning says what failed and why, once.
+_WARNED = "failed, see the warning on stderr"
 _COMMITS_SAID = 5  # a cycle commits local changes and, once for a legacy store, its id: never more
 
 
@@ -85,13 +90,16 @@ def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> tup
 
 def result_line(store_cfg: StoreConfig, report: CycleReport) -> str:
     """What `memsync sync` prints on stdout for one store's cycle: what it committed, each remote's
-    outcome, and what it delivered, e.g. ``store personal: committed memory: +1 entry; origin: pushed;
-    delivered 1 file``."""
+    outcome (a failed one only pointed at: its warning, logged as it happened, says what and why), and
+    what it delivered, e.g. ``store personal: committed memory: +1 entry; origin: pushed; delivered 1
+    file``."""
     parts = [
         f"committed {report.commit_message.splitlines()[0]}" if report.commit_message else "nothing to commit"
     ]
     parts.extend(
         outcome_line(outcome.remote, store_cfg.remotes.get(outcome.remote, ""), outcome)
+        if outcome.status == "ok"
+        else f"{outcome.remote}: {_WARNED}"
         for outcome in report.remotes
     )
     if not store_cfg.remotes:
@@ -116,7 +124,7 @@ def run_all(config: Config, say: Callable[[str], None] | None = None) -> int:
             report, commit_said = _cycle_told(session, config, store_cfg)
         except MemsyncError as exc:
             log.error("store %s: %s", name, exc)
-            results.append(f"store {name}: failed: {exc}")
+            results.append(f"store {name}: failed, see the error on stderr")
             code = EXIT_ERROR
             continue
         log_report(
