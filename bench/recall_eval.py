@@ -11,7 +11,11 @@ Printed for each ranker: recall@1, recall@5, MRR, and how many dead entries (sup
 expired) came back in any top 5, through recall's own index (memsync/recall/, in memory): lexical is its
 BM25 search, hybrid fuses it with its search by meaning (the ``semantic`` extra) as ``recall`` does.
 
-    python bench/recall_eval.py [--corpus DIR] [--json]
+With ``--session-start``, also the session-start context (``session_start``): how often the context a
+session starts with, the queries being the session's first prompts, holds an answer in its first
+``CONTEXT_CHARS`` characters; target: at least as often as lexical recall@5 finds one.
+
+    python bench/recall_eval.py [--corpus DIR] [--json] [--session-start]
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -103,6 +109,9 @@ _STOP = frozenset(
         "until",
     ]
 )
+
+# The start of the session-start context an answer must be in (what an agent surely reads).
+CONTEXT_CHARS = 2000
 
 Ranker = Callable[[str], list[Document]]
 
@@ -318,6 +327,48 @@ def evaluate(root: Path, corpus: Path | None = CORPUS) -> dict[str, Score]:
     return found
 
 
+def session_start(root: Path, corpus: Path | None = CORPUS) -> float:
+    """The share of the evaluation's queries whose answer is in the first ``CONTEXT_CHARS`` characters
+    of the session-start context: what `memsync hook session-start` prints (a real subprocess) on a
+    machine (``tests.peers.Peer``) tracking the evaluation's memory files and role directories, all
+    committed by one `memsync sync`, at its first session. An answer is there when the start of its
+    text (as the context quotes it) is. A SessionStart hook is given no prompt, so one context answers
+    every query."""
+    from memsync.formats.quoted import neutralise
+    from tests.helpers import bare_remote
+    from tests.peers import Peer
+
+    (root / "memory").mkdir(parents=True)
+    if corpus is not None and corpus.is_dir():  # tracked from a copy: a sync may write to what it tracks
+        corpus = Path(shutil.copytree(corpus, root / "corpus"))
+    memory = build(root / "memory", corpus)
+    tracks = {str(source.live): source.store_path for source in memory.sources}
+    peer = Peer.create(root, "eval", bare_remote(root / "remote.git"), extra_tracks=tracks)
+    synced = peer.cli("sync", timeout=600)
+    assert synced.returncode in (0, 75), synced.stderr
+    payload = {"session_id": "eval", "cwd": str(root), "hook_event_name": "SessionStart", "source": "startup"}
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "memsync.hook", "session-start"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**os.environ, **peer.env},
+        cwd=root,
+        timeout=120,
+        check=True,
+    )
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout else ""
+    shown = context[:CONTEXT_CHARS]
+    texts = {doc.id: doc.body for doc in live_documents(memory.sources)}
+
+    def there(key: str) -> bool:
+        quoted = json.dumps(neutralise(texts[key], 60), ensure_ascii=False)[1:-1]
+        return quoted[:40] in shown
+
+    found = sum(any(there(key) for key in query.answers) for query in memory.queries)
+    return found / len(memory.queries)
+
+
 def report(figures: dict[str, Score]) -> tuple[list[str], bool]:
     """The lines printed for ``figures``, and whether every target is met (True without the extra: only
     lexical is measured, and it has no target but dead == 0)."""
@@ -343,15 +394,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--session-start", action="store_true", help="also measure the session-start context (a minute)"
+    )
     args = parser.parse_args()
     if not (args.corpus / "jsonl").is_dir():
         print(f"recall_eval: no corpus at {args.corpus}; generated entries only", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         figures = evaluate(Path(tmp), args.corpus)
+        context = session_start(Path(tmp) / "session", args.corpus) if args.session_start else None
     if args.json:
         print(json.dumps({name: vars(s) for name, s in figures.items()}, indent=2))
         return 0
     lines, ok = report(figures)
+    if context is not None:
+        lexical5 = figures["lexical"].recall5
+        met = context >= lexical5
+        ok = ok and met
+        lines.append(
+            f"session-start context: an answer in its first {CONTEXT_CHARS:,} characters for {context:.3f} "
+            f"of the queries, lexical recall@{TOP} {lexical5:.3f}: {'PASS' if met else 'MISSED'}"
+        )
     print("\n".join(lines))
     return 0 if ok else 1
 

@@ -79,3 +79,11 @@ def test_the_bench_prints_every_figure(figures: dict[str, recall_eval.Score]) ->
         assert "hybrid   queries" in text and "hybrid recall@5 >= 0.90" in text
     else:
         assert "hybrid: not measured" in text
+
+
+@pytest.mark.slow
+def test_the_session_start_context_is_measured_through_the_hook(corpus: Path, tmp_path: Path) -> None:
+    """The session-start figure comes from a real hook's context over the evaluation's memory: some
+    answers are in its first 2,000 characters, not all (a context that holds no prompt cannot)."""
+    share = recall_eval.session_start(tmp_path, corpus)
+    assert 0 < share < 0.5
