@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -174,6 +175,31 @@ def load_config(path: Path | None = None, *, discover: bool = True) -> Config:
     """
     path = config_path() if path is None else path
     return _validate(_read_raw(path, missing_ok=False), Checker(path, KNOWN_KEYS), discover=discover)
+
+
+# The config as last loaded, by its file's path and (size, mtime_ns, inode): a tool call reads it again only
+# once the file changed. One with host folders is read each time (project folders in them come and go).
+_loaded: dict[Path, tuple[tuple[int, int, int], Config]] = {}
+
+
+def current_config() -> Config | None:
+    """The config at ``config_path()``, or None when there is none yet. Raises ``MemsyncError`` when it
+    exists but is invalid. A long-lived process (the MCP server) reads it again only once it changed."""
+    path = config_path()
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+    kept = _loaded.get(path)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    config = load_config(path)
+    if not any(store.host_roots for store in config.stores.values()):
+        _loaded[path] = (stamp, config)
+    return config
 
 
 def load_stores(path: Path | None = None) -> Config:

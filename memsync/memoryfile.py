@@ -5,9 +5,11 @@ create, remember, forget, supersede, view, prompt, compact; every write goes thr
 from __future__ import annotations
 
 import secrets as token_source
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memsync import append
 from memsync.errors import MemsyncError
@@ -15,12 +17,77 @@ from memsync.formats.jsonl.compact import CompactReport, compact_file
 from memsync.formats.jsonl.parse import ParsedMemory, read_memory
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES, render_prompt
 from memsync.formats.jsonl.records import USER_SOURCE, Entry, Record, Tombstone
-from memsync.formats.jsonl.timestamps import format_timestamp
+from memsync.formats.jsonl.timestamps import format_timestamp, parse_expiry
 from memsync.formats.jsonl.view import winner_key
 
 # The longest text an entry may hold. JSON escapes a character into at most 6 bytes (``\u0001``), so
 # the entry's line stays far under the 1 MiB every reader accepts (``bounded_json.MAX_LINE_BYTES``).
 TEXT_MAX_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """What a person or an agent asks to remember, before memsync gives it an id and a time: the same
+    from the CLI, the MCP tools, a proposal kept for review and its approval.
+
+    ``kind``, ``scope`` and ``tags`` None: those of the entry it ``supersedes``, else ``fact``, ``global``
+    and none. ``expires``: a UTC time or a duration (``30d``), read when the entry is written.
+    """
+
+    text: str
+    kind: str | None = None
+    scope: str | None = None
+    tags: tuple[str, ...] | None = None
+    source: str = USER_SOURCE
+    confidence: float = 1.0
+    expires: str | None = None
+    supersedes: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The fields that are set, as JSON values (how a proposal keeps them in the store)."""
+        fields = {
+            "text": self.text,
+            "kind": self.kind,
+            "scope": self.scope,
+            "tags": list(self.tags) if self.tags else None,
+            "source": self.source,
+            "confidence": self.confidence,
+            "expires": self.expires,
+            "supersedes": self.supersedes,
+        }
+        return {key: value for key, value in fields.items() if value is not None}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> NewEntry | None:
+        """The entry a proposal of peer content describes (see :meth:`record`); None without a text. A
+        field of the wrong type is left out; an agent proposed it, so source and confidence default to
+        ``agent`` and 0.8. Never raises: the writer checks the fields when a person approves it."""
+        text = record.get("text")
+        if not isinstance(text, str):
+            return None
+
+        def string(key: str) -> str | None:
+            value = record.get(key)
+            return value if isinstance(value, str) else None
+
+        tags = record.get("tags")
+        confidence = record.get("confidence")
+        return cls(
+            text,
+            kind=string("kind"),
+            scope=string("scope"),
+            tags=tuple(tag for tag in tags if isinstance(tag, str)) or None
+            if isinstance(tags, list)
+            else None,
+            source=string("source") or "agent",
+            confidence=(
+                float(confidence)
+                if isinstance(confidence, int | float) and not isinstance(confidence, bool)
+                else 0.8
+            ),
+            expires=string("expires"),
+            supersedes=string("supersedes"),
+        )
 
 
 class MemoryFile:
@@ -131,45 +198,49 @@ class MemoryFile:
         self.append(tombstone, now=moment)
         return tombstone
 
-    def supersede(
-        self,
-        old_id: str,
-        text: str,
-        *,
-        kind: str | None = None,
-        scope: str | None = None,
-        tags: Iterable[str] | None = None,
-        source: str = USER_SOURCE,
-        confidence: float = 1.0,
-        expires_at: str | None = None,
-        now: datetime | None = None,
-    ) -> Entry:
-        """Append an entry that replaces ``old_id``; kind, scope and tags default to the old entry's.
+    def write(self, new: NewEntry, now: datetime | None = None) -> Entry:
+        """Append ``new`` at ``now`` (aware; default the current time) and return the entry written: a
+        fresh one, or with ``new.supersedes`` one that replaces that entry (its kind, scope and tags the
+        defaults).
 
-        Raises MemsyncError when ``old_id`` is unknown, or when an inferred entry (source not ``user``)
-        would replace a user entry (the view would ignore it: DESIGN "View semantics")."""
-        versions = self._entry_versions(self.read(), old_id)
+        Raises MemsyncError as :meth:`remember` does, for an ``expires`` that is neither a UTC time nor
+        a duration, when ``supersedes`` names no entry here, and when an inferred entry (source not
+        ``user``) would replace a user entry (the view would ignore it: DESIGN "View semantics")."""
+        moment = now or datetime.now(UTC)
+        expires_at = None if new.expires is None else parse_expiry(new.expires, moment)
+        if new.supersedes is None:
+            return self.remember(
+                new.text,
+                new.kind or "fact",
+                scope=new.scope or "global",
+                tags=new.tags or (),
+                source=new.source,
+                confidence=new.confidence,
+                expires_at=expires_at,
+                now=moment,
+            )
+        versions = self._entry_versions(self.read(), new.supersedes)
         if not versions:
             raise MemsyncError(
-                f"supersede {old_id}: {self.path} has no entry with that id. "
+                f"supersede {new.supersedes}: {self.path} has no entry with that id. "
                 f"List ids with `memsync show {self.path}`"
             )
         old = max(versions, key=winner_key)
-        if old.is_user and source != USER_SOURCE:
+        if old.is_user and new.source != USER_SOURCE:
             raise MemsyncError(
-                f"supersede {old_id}: it came from the user and an inferred entry "
-                f"(source {source!r}) cannot replace it. Ask the user, or use source 'user'"
+                f"supersede {new.supersedes}: it came from the user and an inferred entry "
+                f"(source {new.source!r}) cannot replace it. Ask the user, or use source 'user'"
             )
         return self.remember(
-            text,
-            kind or old.kind,
-            scope=old.scope if scope is None else scope,
-            tags=old.tags if tags is None else tags,
-            source=source,
-            confidence=confidence,
+            new.text,
+            new.kind or old.kind,
+            scope=old.scope if new.scope is None else new.scope,
+            tags=old.tags if new.tags is None else new.tags,
+            source=new.source,
+            confidence=new.confidence,
             expires_at=expires_at,
-            supersedes=old_id,
-            now=now,
+            supersedes=new.supersedes,
+            now=moment,
         )
 
     def view(self, now: datetime | None = None) -> list[Entry]:

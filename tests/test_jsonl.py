@@ -19,7 +19,7 @@ from memsync.formats.jsonl.prompt import render_prompt
 from memsync.formats.jsonl.records import FORMAT, Entry, Tombstone
 from memsync.formats.jsonl.timestamps import parse_expiry
 from memsync.formats.jsonl.view import build_view, scope_matches
-from memsync.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile, NewEntry
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 HEADER = {"format": FORMAT, "created_at": "2026-11-01T00:00:00Z"}
@@ -290,12 +290,9 @@ def test_forget_and_supersede(tmp_path: Path) -> None:
     user = memory.remember("Use tabs.", "preference", now=NOW)
     inferred = memory.remember("Lint first.", "lesson", source="session:a", confidence=0.6, now=NOW)
     with pytest.raises(MemsyncError, match="cannot replace"):
-        memory.supersede(user.id, "Use spaces.", source="session:b", confidence=0.5)
-    newer = memory.supersede(
-        inferred.id,
-        "Lint and type-check first.",
-        source="session:b",
-        confidence=0.7,
+        memory.write(NewEntry("Use spaces.", source="session:b", confidence=0.5, supersedes=user.id))
+    newer = memory.write(
+        NewEntry("Lint and type-check first.", source="session:b", confidence=0.7, supersedes=inferred.id),
         now=NOW + timedelta(seconds=1),
     )
     assert (newer.kind, newer.supersedes) == ("lesson", inferred.id)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
-from memsync.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile, NewEntry
 from memsync.recall.index import Found, RecallIndex, fts_query
 from memsync.recall.search import recall
 from memsync.tracked import Tracked
@@ -69,7 +69,7 @@ def test_dead_entries_are_not_found_and_filters_apply(tmp_path: Path) -> None:
     source = _memory(tmp_path, "Old harbor rule.")
     memory = MemoryFile(source.live)
     old = memory.view(NOW)[0]
-    memory.supersede(old.id, "New harbor rule.", now=NOW)
+    memory.write(NewEntry("New harbor rule.", supersedes=old.id), now=NOW)
     memory.remember("Harbor rule for github.", "fact", scope="github.com", now=NOW)
     assert sorted(_texts(rank([source], "harbor rule"))) == [
         "Harbor rule for github.",

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from memsync.cli import main
 from memsync.formats.jsonl.parse import read_memory
-from memsync.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile, NewEntry
 from memsync.recall.documents import Document
 from memsync.recall.index import FORMAT, RecallIndex, fts_query, index_path
 from memsync.recall.ranking import Vantage, fuse
@@ -191,7 +191,8 @@ def test_recall_never_returns_a_dead_entry(tmp_path_factory: pytest.TempPathFact
             ids.append(memory.remember(f"harbor note {n}", "fact", expires_at=expires, now=moment).id)
         elif op == "supersede" and ids[target % len(ids)] in live:
             old = ids[target % len(ids)]
-            ids.append(memory.supersede(old, f"harbor correction {n}", expires_at=expires, now=moment).id)
+            new = NewEntry(f"harbor correction {n}", expires=expires, supersedes=old)
+            ids.append(memory.write(new, now=moment).id)
         elif op == "forget" and ids[target % len(ids)] in live:
             memory.forget(ids[target % len(ids)])
         # The kept index follows each write (a stat tells it), and answers like the view at any time.

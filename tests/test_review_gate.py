@@ -173,5 +173,5 @@ def test_personal_memory_and_a_persons_own_remember_are_never_held(tmp_path: Pat
 )
 def test_reading_peer_review_records_never_raises(lines: list[bytes]) -> None:
     proposals, decisions = parse_records(b"\n".join(lines))
-    assert all(isinstance(p.text, str) and p.file for p in proposals)
+    assert all(isinstance(p.entry.text, str) and p.file for p in proposals)
     assert all(d.verdict in ("approved", "rejected") for d in decisions)

@@ -14,7 +14,7 @@ import typer
 
 from memsync.cli.app import app, note_no_store
 from memsync.commands.mcp import install
-from memsync.config import NO_STORE, no_store_note
+from memsync.config import NO_STORE, current_config, no_store_note
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.hosts.registry import NAMES
@@ -94,7 +94,6 @@ def recall_command(
 
     Searches memory-file entries, curated entries, indexes and daily logs; each hit has its id, file,
     the host that wrote it and the date."""
-    from memsync.commands.mcp.tools import current_config
     from memsync.recall.search import recall
 
     hits = recall(current_config(), query, scope, kinds or (), limit)

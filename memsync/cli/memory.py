@@ -18,6 +18,7 @@ from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
 from memsync.formats.jsonl.records import KINDS, USER_SOURCE
 from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
+from memsync.memoryfile import NewEntry
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
 
@@ -87,16 +88,18 @@ def remember_command(
     """
     typer.echo(
         memory.remember_line(
-            text,
-            kind=kind,
-            scope=scope,
-            tags=tags or (),
-            source=source,
-            confidence=confidence,
-            expires=expires,
-            supersedes=supersedes,
-            file=file,
-            propose=propose,
+            NewEntry(
+                text,
+                kind=kind,
+                scope=scope,
+                tags=tuple(tags or ()) or None,  # none given: a superseding entry keeps the old tags
+                source=source,
+                confidence=confidence,
+                expires=expires,
+                supersedes=supersedes,
+            ),
+            file,
+            propose,
         )
     )
     return 0

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.argcheck import existing_parent
-from memsync.commands.mcp.tools import current_config, holder, write_entry
 from memsync.commands.proposals import gated
 from memsync.commands.proposals import propose as propose_entry
+from memsync.config import Config, current_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file
+from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import check_role_dir
 from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
-from memsync.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile, NewEntry
 from memsync.recall.dupes import near_duplicates, similar_entry
 from memsync.recall.search import written
 from memsync.tracked import tracked_memory
@@ -43,28 +43,16 @@ def _synced_with_remotes(path: Path) -> bool:
     )
 
 
-def remember_line(
-    text: str,
-    *,
-    kind: str | None,
-    scope: str | None,
-    tags: Sequence[str],
-    source: str,
-    confidence: float,
-    expires: str | None,
-    supersedes: str | None,
-    file: Path | None,
-    propose: bool = False,
-) -> str:
-    """`memsync remember`: append an entry to memory file ``file`` (default: ``default_memory_path``;
-    with ``supersedes`` and no ``file``, the tracked memory file holding that entry) and say so.
-    ``expires``: a UTC time or a duration (``parse_expiry``). Raises ``MemsyncError`` (a secret in
-    the text, this clock ahead of the remotes', an unknown entry to supersede, a bad option). With
-    ``propose`` the entry is recorded as a proposal for the file's store set to review, the file
-    unchanged (``proposals.propose``; refused for a file no such store syncs)."""
-    if file is None and supersedes is not None:
+def remember_line(new: NewEntry, file: Path | None, propose: bool = False) -> str:
+    """`memsync remember`: append ``new`` to memory file ``file`` (default: ``default_memory_path``;
+    with ``new.supersedes`` and no ``file``, the tracked memory file holding that entry) and say so.
+    Raises ``MemsyncError`` (a secret in the text, this clock ahead of the remotes', an unknown entry
+    to supersede, a bad field). With ``propose`` the entry is recorded as a proposal for the file's
+    store set to review, the file unchanged (``proposals.propose``; refused for a file no such store
+    syncs)."""
+    if file is None and new.supersedes is not None:
         # The tracked memory file that holds the entry, as the MCP tool finds it.
-        memory = MemoryFile(holder(current_config(), supersedes, "supersede"))
+        memory = MemoryFile(holder(current_config(), new.supersedes, "supersede"))
     else:
         memory = _memory_file(None if file is None else existing_parent(file, "--file"))
     if propose:
@@ -75,33 +63,49 @@ def remember_line(
                 f"remember --propose: {memory.path} is in no store set to review, so nothing would hold "
                 "it. Drop --propose, or `memsync config set stores.NAME.review true` for its store"
             )
-        fields = {
-            "text": text,
-            "kind": kind,
-            "scope": scope,
-            "tags": list(tags) or None,
-            "source": source,
-            "confidence": confidence,
-            "expires": expires,
-            "supersedes": supersedes,
-        }
-        proposal = propose_entry(config, gate, memory.path, fields)
+        proposal = propose_entry(config, gate, memory.path, new)
         return (
             f"proposed {proposal.id} for {memory.path}: it waits for a person's approval (`memsync review`)"
         )
-    entry = write_entry(
-        memory,
-        text,
-        kind=kind,
-        scope=scope,
-        tags=tuple(tags) or None,  # none given: a superseding entry keeps the old tags
-        source=source,
-        confidence=confidence,
-        expires=expires,
-        supersedes=supersedes,
-    )
-    replaced = f" (supersedes {supersedes})" if supersedes is not None else ""
-    return f"remembered {entry.id} in {memory.path}{replaced}{similar_hint(memory.path, text, entry.id)}"
+    entry = write_entry(memory, new)
+    replaced = f" (supersedes {new.supersedes})" if new.supersedes is not None else ""
+    return f"remembered {entry.id} in {memory.path}{replaced}{similar_hint(memory.path, new.text, entry.id)}"
+
+
+def write_entry(memory: MemoryFile, new: NewEntry) -> Entry:
+    """Append ``new`` to ``memory`` now (``MemoryFile.write``) and tell the recall index. Raises
+    MemsyncError (see ``MemoryFile.write``)."""
+    entry = memory.write(new)
+    written(current_config(), memory.path)
+    return entry
+
+
+def holder(config: Config | None, entry_id: str, action: str) -> Path:
+    """The one tracked memory file (or the default one) with an entry ``entry_id``. Raises MemsyncError
+    ("<action> <id>: ...") when none or several have it."""
+    holders = [
+        item.live for item in tracked_memory(config) if item.format == "jsonl" and _holds(item.live, entry_id)
+    ]
+    if not holders:
+        raise MemsyncError(
+            f"{action} {entry_id}: no tracked memory file has an entry with that id. "
+            "Take the id from a recall hit of type entry"
+        )
+    if len(holders) > 1:
+        listed = ", ".join(str(p) for p in holders)
+        raise MemsyncError(f"{action} {entry_id}: several memory files hold it ({listed}). Name the file")
+    return holders[0]
+
+
+def _holds(path: Path, entry_id: str) -> bool:
+    """Whether the memory file at ``path`` has an entry with ``entry_id`` (a byte search first: cheap)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if entry_id.encode() not in data:
+        return False
+    return any(r.record.id == entry_id for r in MemoryFile(path).read().records)
 
 
 def similar_hint(path: Path, text: str, written: str) -> str:

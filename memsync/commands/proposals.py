@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,29 +22,24 @@ from memsync.commands.store_records import append_record
 from memsync.config import Config, StoreConfig
 from memsync.errors import MemsyncError
 from memsync.layout import STORE_META_DIR
+from memsync.memoryfile import NewEntry
 from memsync.secrets import scan_text
 from memsync.tracked import locate
 
 REVIEW_RECORD = f"{STORE_META_DIR}/review.jsonl"
 _TIME = "%Y-%m-%dT%H:%M:%S.%fZ"  # fixed width: the text order is the time order
-_FIELDS = ("text", "kind", "scope", "tags", "source", "confidence", "expires", "supersedes")
 
 
 @dataclass(frozen=True)
 class Proposal:
-    """An entry an agent proposed for the memory file at store path ``file``: its ``fields`` (those
-    ``write_entry`` takes), the host that proposed it and when (UTC, ``_TIME``)."""
+    """The ``entry`` an agent proposed for the memory file at store path ``file``, the host that
+    proposed it and when (UTC, ``_TIME``)."""
 
     id: str
     at: str
     host: str
     file: str
-    fields: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        """The proposed entry's text."""
-        return str(self.fields.get("text", ""))
+    entry: NewEntry
 
 
 @dataclass(frozen=True)
@@ -109,8 +104,8 @@ def parse_records(data: bytes) -> tuple[list[Proposal], list[Decision]]:
             continue
         kind, ident = record.get("review"), _str(record, "id")
         if kind == "proposal" and isinstance(record.get("entry"), dict):
-            entry = {key: record["entry"][key] for key in _FIELDS if key in record["entry"]}
-            if isinstance(entry.get("text"), str) and _str(record, "file"):
+            entry = NewEntry.from_record(record["entry"])
+            if entry is not None and _str(record, "file"):
                 proposals.setdefault(
                     ident,
                     Proposal(ident, _str(record, "at"), _str(record, "host"), _str(record, "file"), entry),
@@ -151,28 +146,29 @@ def now_text() -> str:
     return datetime.now(UTC).strftime(_TIME)
 
 
-def propose(config: Config, store_cfg: StoreConfig, live: Path, fields: Mapping[str, Any]) -> Proposal:
-    """Record an agent's entry for the live memory file ``live`` of the gated store ``store_cfg`` as a
+def propose(config: Config, store_cfg: StoreConfig, live: Path, new: NewEntry) -> Proposal:
+    """Record an agent's entry ``new`` for the live memory file ``live`` of the gated store ``store_cfg`` as a
     proposal (committed in the store, nothing written to ``live``) and return it. Raises
     ``MemsyncError`` (a secret in the text, git failing)."""
     found = locate(config, live)
     assert found is not None and found[0] == store_cfg.name  # ``gated`` chose the store from it
-    others = json.dumps({k: v for k, v in fields.items() if k != "text" and v is not None}, sort_keys=True)
-    findings = scan_text(str(fields.get("text", "")) + "\n" + others)
+    fields = new.record()
+    others = json.dumps({k: v for k, v in fields.items() if k != "text"}, sort_keys=True)
+    findings = scan_text(new.text + "\n" + others)
     if findings:
         detectors = ", ".join(sorted({finding.detector for finding in findings}))
         raise MemsyncError(
             f"remember in {live}: the entry looks like it holds a secret ({detectors}). "
             "Memory must never store secrets: remove it, or describe where the secret lives"
         )
-    proposal = Proposal("p" + secrets.token_hex(4), now_text(), config.host, found[1], dict(fields))
+    proposal = Proposal("p" + secrets.token_hex(4), now_text(), config.host, found[1], new)
     record = {
         "review": "proposal",
         "id": proposal.id,
         "at": proposal.at,
         "host": proposal.host,
         "file": proposal.file,
-        "entry": {key: value for key, value in proposal.fields.items() if value is not None},
+        "entry": fields,
     }
     append_record(
         config,

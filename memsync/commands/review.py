@@ -9,11 +9,9 @@ when it next reviews (:func:`settle`), so every machine ends with the one outcom
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from memsync.commands.mcp.tools import write_entry
+from memsync.commands.memory import write_entry
 from memsync.commands.proposals import REVIEW_RECORD, Review, now_text, reviews_of
 from memsync.commands.store_records import append_record
 from memsync.config import Config, StoreConfig, load_stores
@@ -71,7 +69,6 @@ def decide(config_file: Path | None, proposal_id: str, verdict: str, why: str = 
     if verdict == "rejected" and not why.strip():
         raise MemsyncError(f"review reject {proposal_id}: give the reason with --why TEXT")
     entry_id = ""
-    fields = review.proposal.fields
     if verdict == "approved":
         live = _live_of(store_cfg, review.proposal.file)
         if live is None:
@@ -83,18 +80,7 @@ def decide(config_file: Path | None, proposal_id: str, verdict: str, why: str = 
         memory = MemoryFile(live)
         if not live.exists():
             memory.create()
-        entry = write_entry(
-            memory,
-            str(fields.get("text", "")),
-            kind=_opt(fields, "kind"),
-            scope=_opt(fields, "scope"),
-            tags=[str(tag) for tag in fields.get("tags") or () if isinstance(tag, str)] or None,
-            source=_opt(fields, "source") or "agent",
-            confidence=float(fields.get("confidence", 0.8)),
-            expires=_opt(fields, "expires"),
-            supersedes=_opt(fields, "supersedes"),
-        )
-        entry_id = entry.id
+        entry_id = write_entry(memory, review.proposal.entry).id
     record = {
         "review": "decision",
         "id": "d" + secrets.token_hex(6),
@@ -114,11 +100,6 @@ def decide(config_file: Path | None, proposal_id: str, verdict: str, why: str = 
             f"approved {proposal_id}: entry {entry_id} written to {_live_of(store_cfg, review.proposal.file)}"
         )
     return f"rejected {proposal_id}: {why.strip()}"
-
-
-def _opt(fields: Mapping[str, Any], key: str) -> str | None:
-    value = fields.get(key)
-    return value if isinstance(value, str) else None
 
 
 def settle(config: Config) -> list[str]:
@@ -161,7 +142,7 @@ def review_lines(config_file: Path | None, *, every: bool = False) -> list[str]:
     for store in config.stores.values():
         for review in reviews_of(store):
             proposal, outcome = review.proposal, review.outcome
-            text = _peer(proposal.text)
+            text = _peer(proposal.entry.text)
             if outcome is None:
                 waiting += 1
                 lines.append(

@@ -42,7 +42,7 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.fsio import atomic_write
 from memsync.layout import is_append_only
-from memsync.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile, NewEntry
 from memsync.paths import config_path
 from memsync.recall.search import recall, written
 from memsync.tracked import locate, tracked_memory
@@ -265,7 +265,7 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
             line = f"forgot {entry_id}"
             target = entry_id
         else:
-            new = memory.supersede(entry_id, str(form.get("text", "")).strip())
+            new = memory.write(NewEntry(str(form.get("text", "")).strip(), supersedes=entry_id))
             last[:] = [Reinstate("supersede", found.file, found.entry, drop=new.id)]
             line = f"{new.id} supersedes {entry_id}"
             target = new.id
@@ -411,8 +411,8 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
                     action = e(f"{outcome.verdict} by {outcome.by} on {outcome.host} at {outcome.at}")
                     action += e(f" ({outcome.why})") if outcome.why else ""
                 rows.append(
-                    f"<tr id=p-{pid}><td>{e(proposal.text)}</td><td>{e(store.name)}:{e(proposal.file)}</td>"
-                    f"<td>{e(proposal.host)}<br>{e(proposal.at)}</td><td>{action}</td></tr>"
+                    f"<tr id=p-{pid}><td>{e(proposal.entry.text)}</td>"
+                    f"<td>{e(store.name)}:{e(proposal.file)}</td><td>{e(proposal.host)}<br>{e(proposal.at)}</td><td>{action}</td></tr>"
                 )
         parts.append(
             "<table><tr><th>proposal</th><th>file</th><th>from</th><th>decision</th></tr>"

@@ -33,8 +33,9 @@ from memsync.commands.mcp import resources as mcp_resources
 from memsync.commands.mcp import tools as mcp_tools
 from memsync.commands.mcp.handshake import INSTRUCTIONS, SERVER_NAME, Greeting
 from memsync.commands.mcp.stdio import answering_stdio
+from memsync.config import current_config
 from memsync.errors import MemsyncError
-from memsync.memoryfile import TEXT_MAX_CHARS
+from memsync.memoryfile import TEXT_MAX_CHARS, NewEntry
 from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT
 from memsync.recall.documents import HitJSON
 from memsync.recall.dupes import similar_entry
@@ -148,19 +149,17 @@ def remember(
 ) -> Remembered:
     """Save one durable fact, preference, lesson, source or thing to avoid to the synced memory (never a
     secret); returns its id."""
-    done = mcp_tools.remember(
-        mcp_tools.current_config(),
+    new = NewEntry(
         text,
         kind=kind,
         scope=scope,
-        tags=tags,
+        tags=None if tags is None else tuple(tags),
         source=source,
         confidence=confidence if confidence is not None else 1.0 if source == "user" else 0.8,
         expires=expires,
         supersedes=supersedes,
-        file=file,
-        store=store,
     )
+    done = mcp_tools.remember(current_config(), new, file, store)
     written = done.proposal.id if done.proposal is not None else done.entry.id if done.entry else ""
     similar = similar_entry(done.path, text, written)
     similar_to = None if similar is None else similar[0]
@@ -204,7 +203,7 @@ def forget(
     file: MemoryName = None,
 ) -> Forgotten:
     """Delete a memory entry for good by its id; without a file, the tracked memory file holding it."""
-    path = mcp_tools.forget(mcp_tools.current_config(), id, file)
+    path = mcp_tools.forget(current_config(), id, file)
     return Forgotten(id=id, file=str(path))
 
 
@@ -221,7 +220,7 @@ def recall_tool(
     each with its id, file, host and date."""
     from memsync.recall.search import recall  # the index and its readers: when first called
 
-    config = mcp_tools.current_config()
+    config = current_config()
     hits = recall(config, query, scope, (kind,) if kind else (), limit, background=True)
     return Recalled(hits=[hit.to_json() for hit in hits])
 
@@ -243,7 +242,7 @@ def prompt(
     ] = None,
 ) -> str:
     """The memory block to put at the top of your context (what `memsync prompt` prints)."""
-    return mcp_tools.prompt(mcp_tools.current_config(), target, scope, (), max_bytes)
+    return mcp_tools.prompt(current_config(), target, scope, (), max_bytes)
 
 
 def history(
@@ -293,7 +292,7 @@ class _Server(MCPServer[Any]):
 
     async def list_resources(self) -> list[types.Resource]:
         try:
-            found = mcp_resources.listings(mcp_tools.current_config())
+            found = mcp_resources.listings(current_config())
         except MemsyncError as exc:
             raise ResourceError(str(exc)) from None
         return [
@@ -315,7 +314,7 @@ class _Server(MCPServer[Any]):
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents]:
         try:
-            text, mime = mcp_resources.read(mcp_tools.current_config(), str(uri))
+            text, mime = mcp_resources.read(current_config(), str(uri))
         except mcp_resources.UnknownResource as exc:
             raise ResourceNotFoundError(str(exc)) from None
         except MemsyncError as exc:

@@ -11,51 +11,24 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memsync.commands.crossing import check, crossing, personal_store
+from memsync.commands.memory import holder, write_entry
 from memsync.commands.proposals import Proposal, gated, propose
-from memsync.config import Config, config_path, load_config
+from memsync.config import Config, config_path, current_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.records import Entry
-from memsync.formats.jsonl.timestamps import parse_expiry
 from memsync.formats.quoted import neutralise_lines
-from memsync.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile, NewEntry
 from memsync.tracked import Format, Tracked, check_new_role, tracked_memory
 
 # A recall hit's id for a line names its file and line: `roles/qa/daily/2026-11-30.md:7`.
 _LINE_SUFFIX = re.compile(r"^(?P<path>.+/.+):\d+$")
-
-
-# The config as last loaded, by its file's path and (size, mtime_ns, inode): a tool call reads it again only
-# once the file changed. One with host folders is read each time (project folders in them come and go).
-_loaded: dict[Path, tuple[tuple[int, int, int], Config]] = {}
-
-
-def current_config() -> Config | None:
-    """The config (``config_path()``), or None when there is none yet. Raises MemsyncError when it
-    exists but is invalid."""
-    path = config_path()
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
-    kept = _loaded.get(path)
-    if kept is not None and kept[0] == stamp:
-        return kept[1]
-    config = load_config(path)
-    if not any(store.host_roots for store in config.stores.values()):
-        _loaded[path] = (stamp, config)
-    return config
 
 
 def _names(item: Tracked) -> set[str]:
@@ -128,105 +101,24 @@ class Remembered:
 
 
 def remember(
-    config: Config | None,
-    text: str,
-    *,
-    kind: str | None = None,
-    scope: str | None = None,
-    tags: Sequence[str] | None = None,
-    source: str,
-    confidence: float,
-    expires: str | None = None,
-    supersedes: str | None = None,
-    file: str | None = None,
-    store: str | None = None,
+    config: Config | None, new: NewEntry, file: str | None = None, store: str | None = None
 ) -> Remembered:
-    """Append an entry to the memory file ``file`` names (default: the default memory file, created
-    if missing). With ``supersedes`` it replaces that entry (kind, scope and tags default to the old
-    entry's), in the memory file holding it when no file is named; otherwise kind defaults to ``fact``,
-    scope to ``global``. ``expires``: a UTC time or a duration (``30d``). A file that a store other than
-    the personal one syncs with another remote needs ``store`` naming that store. A file a store set to
-    review syncs gets no entry: a proposal is recorded in that store (``proposals.propose``). Raises
-    MemsyncError for a bad field, an unknown file or id, a secret in the text, a user entry an inferred
-    one may not replace, such a file without ``store``, or a failed write."""
-    if file is None and supersedes is not None:
-        memory = MemoryFile(holder(config, supersedes, "supersede"))
+    """Append ``new`` to the memory file ``file`` names (default: the default memory file, created if
+    missing; with ``new.supersedes``, the memory file holding that entry). A file that a store other
+    than the personal one syncs with another remote needs ``store`` naming that store. A file a store
+    set to review syncs gets no entry: a proposal is recorded in that store (``proposals.propose``).
+    Raises MemsyncError for a bad field, an unknown file or id, a secret in the text, a user entry an
+    inferred one may not replace, such a file without ``store``, or a failed write."""
+    if file is None and new.supersedes is not None:
+        memory = MemoryFile(holder(config, new.supersedes, "supersede"))
     else:
         memory = MemoryFile(find_memory(config, file, "jsonl").live)
     moved = crossing(config, personal_store(config), memory.path)
     check(moved, f"remember into {memory.path}", "the store argument", store)
     gate = gated(config, memory.path)
     if gate is not None and config is not None:
-        fields = {
-            "text": text,
-            "kind": kind,
-            "scope": scope,
-            "tags": list(tags) if tags else None,
-            "source": source,
-            "confidence": confidence,
-            "expires": expires,
-            "supersedes": supersedes,
-        }
-        return Remembered(None, memory.path, propose(config, gate, memory.path, fields))
-    entry = write_entry(
-        memory,
-        text,
-        kind=kind,
-        scope=scope,
-        tags=tags,
-        source=source,
-        confidence=confidence,
-        expires=expires,
-        supersedes=supersedes,
-    )
-    return Remembered(entry, memory.path)
-
-
-def write_entry(
-    memory: MemoryFile,
-    text: str,
-    *,
-    kind: str | None,
-    scope: str | None,
-    tags: Sequence[str] | None,
-    source: str,
-    confidence: float,
-    expires: str | None,
-    supersedes: str | None,
-) -> Entry:
-    """Append an entry to ``memory`` now: with ``supersedes`` replacing that entry (kind, scope and, for
-    ``tags`` None, tags default to the old entry's), else kind defaulting to ``fact`` and scope to
-    ``global``. ``expires``: a UTC time or a duration (``30d``). Raises MemsyncError (see
-    ``MemoryFile.remember`` and ``MemoryFile.supersede``)."""
-    now = datetime.now(UTC)
-    expires_at = None if expires is None else parse_expiry(expires, now)
-    if supersedes is not None:
-        entry = memory.supersede(
-            supersedes,
-            text,
-            kind=kind,
-            scope=scope,
-            tags=tags,
-            source=source,
-            confidence=confidence,
-            expires_at=expires_at,
-            now=now,
-        )
-    else:
-        entry = memory.remember(
-            text,
-            kind or "fact",
-            scope=scope or "global",
-            tags=tags or (),
-            source=source,
-            confidence=confidence,
-            expires_at=expires_at,
-            now=now,
-        )
-    from memsync.recall.search import written  # the index: when a tool first writes (fast start-up)
-
-    written(current_config(), memory.path)
-    return entry
+        return Remembered(None, memory.path, propose(config, gate, memory.path, new))
+    return Remembered(write_entry(memory, new), memory.path)
 
 
 def forget(config: Config | None, entry_id: str, file: str | None = None) -> Path:
@@ -239,34 +131,6 @@ def forget(config: Config | None, entry_id: str, file: str | None = None) -> Pat
 
     written(config, path)
     return path
-
-
-def holder(config: Config | None, entry_id: str, action: str) -> Path:
-    """The one tracked memory file (or the default one) with an entry ``entry_id``. Raises MemsyncError
-    ("<action> <id>: ...") when none or several have it."""
-    holders = [
-        item.live for item in tracked_memory(config) if item.format == "jsonl" and _holds(item.live, entry_id)
-    ]
-    if not holders:
-        raise MemsyncError(
-            f"{action} {entry_id}: no tracked memory file has an entry with that id. "
-            "Take the id from a recall hit of type entry"
-        )
-    if len(holders) > 1:
-        listed = ", ".join(str(p) for p in holders)
-        raise MemsyncError(f"{action} {entry_id}: several memory files hold it ({listed}). Name the file")
-    return holders[0]
-
-
-def _holds(path: Path, entry_id: str) -> bool:
-    """Whether the memory file at ``path`` has an entry with ``entry_id`` (a byte search first: cheap)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return False
-    if entry_id.encode() not in data:
-        return False
-    return any(r.record.id == entry_id for r in MemoryFile(path).read().records)
 
 
 def prompt(
