@@ -120,3 +120,15 @@ def test_a_token_remembered_in_two_halves_refuses_the_second(
     assert memory.read_bytes() == before
     # What follows the first half in plain words is no secret.
     assert main(["remember", "The CI runs on Fridays only", "--file", str(memory)]) == 0
+
+
+def test_a_github_token_in_a_header_is_held_back_as_a_github_token(home: Path) -> None:
+    assert run_cli("init").returncode == 0
+    role = home / ".agents" / "memory" / "ops"
+    role.mkdir(parents=True)
+    (role / "ci.md").write_text(CURATED + f"CI calls the API with `Authorization: token {TOKEN}`.\n")
+    said = run_cli("sync")
+    assert said.returncode == 0, said.stderr
+    # The token's own name, not its context's ("Authorization header"): the one warning says it.
+    [warning] = said.stderr.splitlines()
+    assert warning.endswith(f"{role / 'ci.md'}: line 7 held back, it looks like a secret (GitHub Token)")

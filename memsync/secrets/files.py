@@ -21,7 +21,7 @@ from memsync.formats.bounded_json import STRING_LITERAL
 from memsync.formats.markdown.frontmatter import frontmatter_yaml, split_frontmatter
 from memsync.layout import kind_of
 from memsync.secrets.allowed import line_hash
-from memsync.secrets.shapes import BARE
+from memsync.secrets.shapes import BARE, CONTEXT
 from memsync.secrets.text import SPLIT, scan_groups, scan_units
 
 NOT_UTF8 = "not UTF-8 text"
@@ -34,9 +34,15 @@ _TEXT_FIELD = re.compile(r'"text"\s*:\s*("[^"\\]*(?:\\.[^"\\]*)*")', re.DOTALL)
 
 
 def _first(names: set[str]) -> str:
-    """The detector to report of those that flag one thing: a token's own name before a bare value's,
-    before a finding across a seam."""
-    return min(names, key=lambda name: (name.endswith(SPLIT), name.removesuffix(SPLIT) in BARE, name))
+    """The detector to report of those that flag one thing: a token's own name before its context's
+    (``Authorization: token ghp_...`` is a GitHub Token), before a bare value's, before a finding across
+    a seam."""
+
+    def rank(name: str) -> tuple[bool, bool, bool, str]:
+        own = name.removesuffix(SPLIT)
+        return name.endswith(SPLIT), own in BARE, own in CONTEXT, name
+
+    return min(names, key=rank)
 
 
 def _string(literal: str) -> str:

@@ -208,6 +208,17 @@ _BARE_CLOUD_KEY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9
 
 # Detectors of a value with no prefix of its own: gluing a word onto a neighbouring token can make one.
 BARE = frozenset({"AWS secret access key", "Azure storage key", "Azure client secret"})
+# Detectors that know a secret by where it stands (a header, an assignment, a sentence, a command), not
+# by its own shape: when a token's own detector flags it too, its name says more ("GitHub Token").
+CONTEXT = frozenset(
+    {
+        "Authorization header",
+        "Secret assignment",
+        "Password in prose",
+        "Password on a command line",
+        "User and password",
+    }
+)
 
 
 def bare_cloud_key_scan(line: str) -> Iterator[str]:
