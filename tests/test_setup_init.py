@@ -59,6 +59,21 @@ def test_init_without_remote_tracks_detected_memory_in_a_local_store(home: Path)
     assert git(_store(home), "rev-parse", "--verify", "HEAD").strip()
 
 
+def test_init_names_a_claude_code_project_folder_once(home: Path) -> None:
+    projects = home / ".claude" / "projects"
+    (projects / "-home-ada-shop" / "memory").mkdir(parents=True)
+    (projects / "-home-ada-shop" / "memory" / "MEMORY.md").write_text("# Memory\n")
+
+    result = run_cli("init")
+
+    assert result.returncode == 0, result.stderr
+    folder = f"{projects}/-home-ada-shop/memory"
+    assert result.stdout.count(folder) == 1, result.stdout
+    [line] = [line for line in result.stdout.splitlines() if folder in line]
+    assert line.startswith(f"tracking {folder} as claude/projects/-home-ada-shop@"), line
+    assert result.stdout.count(f"{projects}:") == 1  # the projects folder's own tracking line
+
+
 def test_init_twice_changes_nothing(home: Path) -> None:
     (home / ".agents/memory/scout").mkdir(parents=True)
     assert setup.init().changed

@@ -23,7 +23,7 @@ from memsync.commands.config_edits import (
     tracked,
     undone_on_failure,
 )
-from memsync.commands.detect import Location, detect
+from memsync.commands.detect import Found, Location, detect
 from memsync.commands.setup_remote import REMOTE_TIMEOUT_S
 from memsync.config import (
     BRANCH_NAME,
@@ -116,6 +116,8 @@ def _detected_tracks(
     chosen: list[Location] = []
     lines: list[str] = []
     for loc in locations:
+        if loc.found is Found.CLAUDE_PROJECT:
+            continue  # a track of the projects folder: listed once, among the tracks, with its store path
         if not loc.track:
             elsewhere = None if already is None else tracked(already, loc.live)
             if elsewhere is not None:
