@@ -65,6 +65,19 @@ def test_more_matching_words_rank_first_and_words_are_stemmed(tmp_path: Path) ->
     )
 
 
+def test_a_questions_function_words_find_nothing_on_their_own(tmp_path: Path) -> None:
+    source = _memory(
+        tmp_path,
+        "Deploys to production wait for Monday.",
+        "What we do when it is raining: we stay in and we read.",
+    )
+    assert _texts(rank([source], "How do we deploy?")) == ["Deploys to production wait for Monday."]
+    # A query of function words alone still searches for them.
+    assert _texts(rank([source], "what do we do")) == [
+        "What we do when it is raining: we stay in and we read."
+    ]
+
+
 def test_dead_entries_are_not_found_and_filters_apply(tmp_path: Path) -> None:
     source = _memory(tmp_path, "Old harbor rule.")
     memory = MemoryFile(source.live)

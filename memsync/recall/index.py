@@ -9,9 +9,10 @@ appeared or vanished, so a recall never answers from a stale source. Writers (re
 daemon's cycles refresh the sources they changed at once. A missing index, one of another format
 (``PRAGMA user_version``) or a corrupt one raises ``Unusable``; ``rebuild`` makes it anew in place.
 
-Ranking is BM25 (Porter stemming, Unicode words, diacritics folded): the words of a query are OR-ed, so a
-hit need not hold them all, and a match in an entry's name or tags counts twice; ties go to the newer
-item. Expiry is applied at query time, so an entry whose time passed never comes back.
+Ranking is BM25 (Porter stemming, Unicode words, diacritics folded): the words of a query (less its
+function words) are OR-ed, so a hit need not hold them all, and a match in an entry's name or tags counts
+twice; ties go to the newer item. Expiry is applied at query time, so an entry whose time passed never
+comes back.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ log = logging.getLogger(__name__)
 # Bumped whenever the tables or what is indexed change: an index of another format is rebuilt.
 FORMAT = 4
 _WORD = re.compile(r"\w+")
+# A question's function words: left out of a query that has other words, where they would only bring
+# every text that happens to use them.
+_STOPWORDS = frozenset(
+    "a an and are as at be by can do does did for from how i in is it its me my of on or our should so "  # noqa: SIM905
+    "that the their then there these this to was we what when where which who why will with you your".split()
+)
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
 _BUSY_MS = 5000
 _SCHEMA = (
@@ -95,9 +102,11 @@ def index_path() -> Path:
 
 
 def fts_query(query: str) -> str:
-    """The FTS5 query for a free-text ``query``: each word quoted (so no word is FTS5 syntax), OR-ed.
-    Raises MemsyncError when the query has no word."""
+    """The FTS5 query for a free-text ``query``: each word but function words (``_STOPWORDS``, unless
+    there is nothing else) quoted (so no word is FTS5 syntax), OR-ed. Raises MemsyncError when the
+    query has no word."""
     words = _WORD.findall(query)
+    words = [w for w in words if w.lower() not in _STOPWORDS] or words
     if not words:
         raise MemsyncError(f"recall: the query {query!r} has no word to search for. Give a few keywords")
     return " OR ".join(
