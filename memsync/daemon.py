@@ -82,11 +82,7 @@ class Daemon:
                 state = self.states[name] = ServedStore(
                     debouncer, StoreGuard(name, store.path, self.path), Remotes(name)
                 )
-            else:  # keep what is pending, with the new timings
-                state.debouncer.debounce_s = self.config.debounce_s
-                state.debouncer.max_delay_s = max(self.config.max_delay_s, self.config.debounce_s)
-            state.remotes.follow(store.remotes)
-            state.spread = reaction_spread(self.config.host)
+            state.follow(self.config, store, reaction_spread(self.config.host))
         for name in set(self.states) - set(self.config.stores):
             self.states.pop(name).guard.release()
 
@@ -95,7 +91,7 @@ class Daemon:
             self.reload_requested = True
         elif signum == signal.SIGUSR1:
             for state in self.states.values():
-                state.requested = True
+                state.request()
         else:
             # One stop request is enough; a second TERM during interpreter shutdown (when Python has
             # restored the default handler) would kill the process mid-exit.
@@ -195,7 +191,7 @@ class Daemon:
             return
         for state in self.states.values():
             if state.guard.check():
-                state.reconciled = False
+                state.reconcile()
         now = time.monotonic()
         pull = self._starting is None and now >= self.next_pull
         if pull:
@@ -286,8 +282,7 @@ class Daemon:
             if set(store.tracks) - before.get(name, set()):
                 # Nothing else would publish what a newly tracked folder already holds until a file in it
                 # changed: reconcile every track now (a new track's files may be in the store already).
-                self.states[name].tracks_added = True
-                self.states[name].reconciled = False
+                self.states[name].reconcile(tracks_added=True)
         watcher.set_targets(*watch_targets(self.config))
         self._recheck_layout()
         log.info(
@@ -313,43 +308,26 @@ class Daemon:
         log.debug(
             "store %s: cycle (%s)%s", name, reason, f", {left_out} remote(s) left out" if left_out else ""
         )
-        state.debouncer.take()
-        changed = state.take_changed()
-        if state.tracks_added or state.requested:
-            # A sync asked for by hand or by a hook is a full pass, as `memsync sync` is: the write it
-            # was asked for may be in the kernel's queue still, not yet an event here.
-            changed = None
-        state.tracks_added = False
-        state.requested = False
-        state.last_cycle = time.monotonic()
-        state.busy = True
-        if len(remotes) == len(store_cfg.remotes):
-            state.remote_pushes.take()
+        changed, reconcile = state.begin_cycle(time.monotonic(), len(remotes) == len(store_cfg.remotes))
         state.remotes.taken(remotes)
-        self.workers.cycle(name, self.config, store_cfg, remotes, not state.reconciled, changed)
+        self.workers.cycle(name, self.config, store_cfg, remotes, reconcile, changed)
 
     def _cycle_done(self, done: CycleDone) -> None:
         state = self.states.get(done.store)
         if state is None:  # the store left the config meanwhile
             return
-        state.busy = False
-        # A team's pushes that came during the cycle: fetched once they pause, at most the maximum wait
-        # from now (cycles slower than that ran back to back through a burst).
-        state.remote_pushes.restart(time.monotonic())
+        state.cycle_ended(time.monotonic())
         if done.report is None:
             state.doubt()  # what the cycle took may not have been synced
             if done.error is not None:
                 self._failed(done.store, state, done.error)
             self._started(done.store)
             return
-        state.reconciled = True
         log_report(done.store, done.report)
         self._recheck_layout()
         state.remotes.record(done.report.remotes, time.monotonic(), self._cap())
-        if state.failing:
+        if state.succeeded():
             log.info("store %s: sync works again", done.store)
-            state.failing = False
-        state.backoff.reset()
         self._started(done.store)
 
     def _cap(self) -> float:
@@ -361,13 +339,12 @@ class Daemon:
             state.remotes.probed(probed.remote, probed.problem, time.monotonic(), self._cap())
 
     def _failed(self, name: str, state: ServedStore, message: str) -> None:
-        if not state.failing:
+        again, retry_in = state.failed(time.monotonic(), self._cap())
+        if not again:
             log.error("store %s: sync cycle failed: %s (retrying with backoff)", name, message)
         else:
             log.debug("store %s: sync cycle failed again: %s", name, message)
-        state.failing = True
-        state.reconciled = False
-        log.debug("next retry in %.1f s", state.backoff.failed(time.monotonic(), self._cap()))
+        log.debug("next retry in %.1f s", retry_in)
 
 
 def _give_up() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memsync import echoes
 from memsync.backoff import Backoff, Remotes
+from memsync.config import Config, StoreConfig
 from memsync.debounce import Debouncer, PushDebouncer
 from memsync.store.locks import StoreGuard
 
@@ -37,7 +38,10 @@ class ServedStore:
     """Per-store timers and facts: pending events, the backoff after failed cycles, each remote's health,
     the store's lock (``guard``), whether a cycle runs now, and the live paths changed since the last
     cycle began (``changed``; None in doubt: start-up, a reload, a failed cycle, a directory-level event,
-    too many paths), which the next cycle visits instead of every file."""
+    too many paths), which the next cycle visits instead of every file.
+
+    The daemon reads the flags; only the methods below change them, at the moments they name.
+    """
 
     debouncer: Debouncer
     guard: StoreGuard
@@ -56,6 +60,63 @@ class ServedStore:
     requested: bool = False
     busy: bool = False
     changed: set[Path] | None = None
+
+    def follow(self, config: Config, store: StoreConfig, spread: float) -> None:
+        """Take a (re)loaded ``config``: its debounce timings, the ``store``'s remotes, this host's
+        ``spread``; what is pending stays pending."""
+        self.debouncer.debounce_s = config.debounce_s
+        self.debouncer.max_delay_s = max(config.max_delay_s, config.debounce_s)
+        self.remotes.follow(store.remotes)
+        self.spread = spread
+
+    def request(self) -> None:
+        """An agent host's hook asked for a sync now: the next cycle is a full pass."""
+        self.requested = True
+
+    def reconcile(self, tracks_added: bool = False) -> None:
+        """The next cycle reconciles every track (the store's lock was taken back, tracks were added:
+        with ``tracks_added`` it runs even without an event)."""
+        self.reconciled = False
+        self.tracks_added = self.tracks_added or tracks_added
+
+    def begin_cycle(self, now: float, all_remotes: bool) -> tuple[frozenset[Path] | None, bool]:
+        """A cycle starts at ``now`` (fetching from every remote when ``all_remotes``): the changed
+        paths it visits (None: every file; always so when asked for by hand or when tracks were added,
+        as `memsync sync` is, since the write asked for may not be an event here yet) and whether it
+        must reconcile every track."""
+        self.debouncer.take()
+        changed = self.take_changed()
+        if self.tracks_added or self.requested:
+            changed = None
+        self.tracks_added = False
+        self.requested = False
+        self.last_cycle = now
+        self.busy = True
+        if all_remotes:
+            self.remote_pushes.take()
+        return changed, not self.reconciled
+
+    def cycle_ended(self, now: float) -> None:
+        """The cycle ended at ``now``. A team's pushes that came during it are fetched once they pause,
+        at most the maximum wait from now (cycles slower than that ran back to back through a burst)."""
+        self.busy = False
+        self.remote_pushes.restart(now)
+
+    def succeeded(self) -> bool:
+        """The cycle synced every track: the backoff resets. Returns whether the store was failing."""
+        was_failing = self.failing
+        self.reconciled = True
+        self.failing = False
+        self.backoff.reset()
+        return was_failing
+
+    def failed(self, now: float, cap: float) -> tuple[bool, float]:
+        """The cycle failed as a whole (what it took may not have been synced): retry with backoff, at
+        most ``cap`` seconds away. Returns whether it was failing already and the seconds to the retry."""
+        was_failing = self.failing
+        self.failing = True
+        self.reconciled = False
+        return was_failing, self.backoff.failed(now, cap)
 
     def note_change(self, path: Path, doubt: bool) -> None:
         """Remember the live ``path`` for the next cycle; in ``doubt`` (or past ``MAX_CHANGED_PATHS``)
