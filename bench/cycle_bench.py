@@ -1,7 +1,7 @@
 """Benchmark of what one sync cycle costs against what it has to do: a cycle's work follows the change,
 not the number of files tracked, and an idle daemon costs next to nothing.
 
-(1) One daemon-style cycle (in-process ``cycle.run_cycle`` with a reused ``Session``, no full reconcile,
+(1) One daemon-style cycle (in-process ``cycle.Cycle`` with a reused ``Session``, no full reconcile,
     the changed live path given) after one line appended to one file, among 10 / 100 / 1k / 10k tracked
     files, against a local bare remote; baseline: the 10-file figure of the same run (target: <= 1.5x at
     10k). The same cycle without the changed paths (a full pass: every file visited) is shown beside.
@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO_ROOT))
 # Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from bench.idle import IdleResult, fill_role, idle_cost, load, make_roles  # noqa: E402
 from memsync.config import load_config  # noqa: E402
-from memsync.cycle import run_cycle  # noqa: E402
+from memsync.cycle import Cycle  # noqa: E402
 from memsync.daemon import SAFETY_PULL_FACTOR  # noqa: E402
 from memsync.fsio import append_once  # noqa: E402
 from memsync.session import Session  # noqa: E402
@@ -110,7 +110,7 @@ class SizeStore:
         self.daily = fill_store_role(self.peer.role_dir, files)
         self.config = load_config(self.peer.config)
         self.session = Session()
-        run_cycle(self.config, self.config.stores["main"], session=self.session)  # everything published
+        Cycle(self.config, self.config.stores["main"], self.session).run()  # everything published
         if f"{ROLE_STORE}/daily/{DAY}.md" not in git(self.peer.store, "ls-files"):
             raise SystemExit(f"{files} files: the first cycle did not publish the role directory")
         self.changed: list[float] = []
@@ -121,9 +121,7 @@ class SizeStore:
     def _cycle(self, changed: frozenset[Path] | None) -> float:
         store_cfg = self.config.stores["main"]
         return timed(
-            lambda: run_cycle(
-                self.config, store_cfg, session=self.session, full_reconcile=False, changed=changed
-            )
+            lambda: Cycle(self.config, store_cfg, self.session, full_reconcile=False, changed=changed).run()
         )
 
     def measure(self, *, full: bool) -> None:

@@ -12,7 +12,7 @@ committed by one `memsync sync`. Measured, with the ratio to its baseline and a 
 2. the first recall of a new server (index kept) after its ``initialize``: target <= 300 ms at 10,000;
    beside it the server's ``initialize`` (spawn to answer) against `python -m memsync --version`: target
    <= 1.5x;
-3. keeping the index current in a cycle: a daemon-style cycle (in-process ``run_cycle``, reused session,
+3. keeping the index current in a cycle: a daemon-style cycle (in-process ``cycle.Cycle``, reused session,
    the changed path given) after one entry appended, with the index kept against the same cycle with no
    index file (the refresh then stops at once): target <= 1.10x;
 4. the index's size on disk against the bytes of the memory it covers: target <= 2x.
@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench import mcp_bench  # noqa: E402
 from bench.mcp_bench import figures, prepare, timed_calls  # noqa: E402
 from memsync.config import load_config  # noqa: E402
-from memsync.cycle import run_cycle  # noqa: E402
+from memsync.cycle import Cycle  # noqa: E402
 from memsync.fsio import append_once  # noqa: E402
 from memsync.recall.index import RecallIndex, Unusable, fts_query, size_of  # noqa: E402
 from memsync.session import Session  # noqa: E402
@@ -151,12 +151,12 @@ def _bench(root: Path, size: int, calls: int, starts: int) -> None:
     config = load_config(peer.config)
     store_cfg = config.stores["main"]
     session = Session()
-    run_cycle(config, store_cfg, session=session)
+    Cycle(config, store_cfg, session).run()
     counter = iter(range(10**9))
 
     def cycle() -> None:
         append_once(peer.memory_file, entry_line(f"cycle {_text(next(counter))}"))
-        run_cycle(config, store_cfg, session=session, full_reconcile=False, changed=[peer.memory_file])
+        Cycle(config, store_cfg, session, full_reconcile=False, changed=[peer.memory_file]).run()
 
     with_index: list[float] = []
     without: list[float] = []

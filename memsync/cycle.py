@@ -15,6 +15,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 
 from memsync.access import LOCK_WAIT_S, cycle_lock, meta_dir
@@ -43,19 +44,9 @@ log = logging.getLogger(__name__)
 GC_EVERY_CYCLES = 100
 
 
-def run_cycle(
-    config: Config,
-    store_cfg: StoreConfig,
-    *,
-    session: Session,
-    remotes: Collection[str] | None = None,
-    full_reconcile: bool = True,
-    progress: Progress | None = None,
-    stop: threading.Event | None = None,
-    lock_wait_s: float = LOCK_WAIT_S,
-    changed: Collection[Path] | None = None,
-) -> CycleReport:
-    """Run one sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5) and write its status.
+@dataclass(frozen=True)
+class Cycle:
+    """One sync cycle of store ``store_cfg`` (DESIGN "One sync cycle" steps 2-5), its inputs named.
 
     ``session``: this process's state across cycles (the stores it opened, the tracks it warned about).
     ``remotes``: the remotes to exchange with (default all; the daemon leaves out those backing off,
@@ -68,25 +59,140 @@ def run_cycle(
     another cycle of the store (``cycle_lock``). ``changed``: the live paths changed since the last cycle
     (the watcher's); publish then visits only those, and deliver those, what the exchange changed and
     what the last cycle left waiting (``scope.Scope``). None (in doubt), or a ``full_reconcile``: every
-    file of every track. Raises ``MemsyncError`` when the store is missing or
-    broken, or a disk is full ("disk full: PATH"); the status file then records the error. Remote
-    problems are not exceptions: they are in the report's ``remotes``.
+    file of every track.
     """
-    with cycle_lock(store_cfg, lock_wait_s, config=config.path, stop=stop):
-        started = time.time()
-        try:
-            report = _cycle(config, store_cfg, session, remotes, full_reconcile, progress, stop, changed)
-        except MemsyncError as exc:
-            session.forget(store_cfg)
-            write_status(store_cfg, started, None, error=str(exc))
-            raise
-        except (OSError, sqlite3.Error) as exc:
-            session.forget(store_cfg)
-            error = _failure(store_cfg, exc)
-            write_status(store_cfg, started, None, error=error)
-            raise MemsyncError(error) from exc
-        write_status(store_cfg, started, report)
-        return report
+
+    config: Config
+    store_cfg: StoreConfig
+    session: Session
+    remotes: Collection[str] | None = None
+    full_reconcile: bool = True
+    progress: Progress | None = None
+    stop: threading.Event | None = None
+    lock_wait_s: float = LOCK_WAIT_S
+    changed: Collection[Path] | None = None
+
+    def run(self) -> CycleReport:
+        """Run the cycle under the store's cycle lock, write its status and return its report. Raises
+        ``MemsyncError`` when the store is missing or broken, or a disk is full ("disk full: PATH"); the
+        status file then records the error. Remote problems are not exceptions: they are in the report's
+        ``remotes``."""
+        store_cfg = self.store_cfg
+        with cycle_lock(store_cfg, self.lock_wait_s, config=self.config.path, stop=self.stop):
+            started = time.time()
+            try:
+                report = self._sync()
+            except MemsyncError as exc:
+                self.session.forget(store_cfg)
+                write_status(store_cfg, started, None, error=str(exc))
+                raise
+            except (OSError, sqlite3.Error) as exc:
+                self.session.forget(store_cfg)
+                error = _failure(store_cfg, exc)
+                write_status(store_cfg, started, None, error=error)
+                raise MemsyncError(error) from exc
+            write_status(store_cfg, started, report)
+            return report
+
+    def _sync(self) -> CycleReport:
+        store = self.session.store_for(self.config, self.store_cfg, self.full_reconcile, self.stop)
+        started_at = self.session.heads.get(self.store_cfg.path) or refs.head(store.git_dir)
+        if self.full_reconcile:
+            sweep_stale_temps(self.store_cfg)
+        names = [name for name in self.store_cfg.remotes if self.remotes is None or name in self.remotes]
+        with SyncState(store.meta_dir) as state:
+            if self.full_reconcile:
+                # Before publish reads or appends to a store file: what a failed or killed git step left
+                # half-written is put back (what publish wrote before a crash is kept, and committed below).
+                store.restore(keep=state.written())
+            reports: list[PublishReport] = []
+            back = [track for track in self.store_cfg.tracks if track.live in self.session.unreachable]
+            reachable = [track for track in self.store_cfg.tracks if self.session.reachable(track)]
+            waiting = first_folds(reachable, store)
+            revisit = self.session.revisit.pop(self.store_cfg.path, frozenset())
+            scope = Scope(reachable, None if self.full_reconcile else self.changed, revisit)
+            for track in [*waiting, *(track for track in back if track in reachable)]:
+                # Published in the fold, or reachable again: what changed meanwhile is unknown.
+                scope.whole(track)
+            for track in reachable:
+                _forget_vanished_dir(track, store.worktree, state)
+                if track in waiting:
+                    continue  # published after its first fold, once the exchange brought peers' copies
+                if self.full_reconcile:
+                    reports.append(reconcile(track, store.worktree, state, notices=self.session.notices))
+                reports.append(
+                    publish(
+                        track,
+                        store.worktree,
+                        state,
+                        grace_s=self.config.partial_line_grace_s,
+                        notices=self.session.notices,
+                        labels=scope.publish(track),
+                    )
+                )
+            message = shorten_message(describe_changes(reports)) or "memsync: recovered local changes"
+            # Nothing written: no commit to make, and the store's own `git status` (a stat per file) is left
+            # to the next cycle that writes or reconciles, which puts back what memsync did not write.
+            commit = commit_written(store, state, message) if self.full_reconcile or state.written() else None
+            if self.full_reconcile:
+                store.ensure_identity()
+            outcomes = tuple(store.exchange(names, self.progress)) if names else ()
+            merged = any(outcome.merged for outcome in outcomes)
+            folds, folded, again = fold_legacy(
+                store,
+                reachable,
+                state,
+                waiting=waiting,
+                merged=merged,
+                full=self.full_reconcile,
+                remotes=names,
+                grace_s=self.config.partial_line_grace_s,
+                notices=self.session.notices,
+            )
+            if folded is not None:
+                commit, message = folded, shorten_message(describe_changes([*reports, *folds]))
+                outcomes += again
+            ended_at = refs.head(store.git_dir)
+            store_changes = _store_changes(store, started_at, ended_at)
+            if store_changes is None:
+                scope = Scope(reachable, None)
+            else:
+                scope.add_store_paths(store_changes)
+            delivered = [
+                deliver(
+                    track,
+                    store.worktree,
+                    state,
+                    grace_s=self.config.partial_line_grace_s,
+                    notices=self.session.notices,
+                    labels=scope.deliver(track),
+                )
+                for track in reachable
+            ]
+            held = tuple(state.held())
+        # The search index follows what this cycle published and delivered: a stat per file of the store's
+        # tracks, the memory that changed re-indexed (recall would otherwise do it on its next call).
+        refresh(self.config, lambda source: source.store == self.store_cfg.name)
+        self.session.revisit[self.store_cfg.path] = frozenset(
+            [rel for report in delivered for rel, _ in report.waiting]
+            + [clash.path for report in delivered for clash in report.clashes]
+        )
+        self.session.heads[self.store_cfg.path] = ended_at
+        if commit is not None and int(read_status(self.store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
+            store.gc_auto()
+        unpushed = max((self.session.unpushed(store, name) for name in self.store_cfg.remotes), default=0)
+        return CycleReport(
+            self.store_cfg.name,
+            commit,
+            message if commit else None,
+            outcomes,
+            tuple(line for report in delivered for line in delivered_lines(report)),
+            unpushed,
+            exchanged=len(names) == len(self.store_cfg.remotes),
+            clashes=tuple(clash for report in delivered for clash in report.clashes),
+            store_changes=StoreChanges(started_at, ended_at, store_changes),
+            held=held,
+        )
 
 
 def _failure(store_cfg: StoreConfig, exc: OSError | sqlite3.Error) -> str:
@@ -101,115 +207,6 @@ def _failure(store_cfg: StoreConfig, exc: OSError | sqlite3.Error) -> str:
     return (
         f"sync of store {store_cfg.name!r} failed: {exc}. If it persists, delete {state} (a cache: "
         "memsync rebuilds it by comparing live files with the store)"
-    )
-
-
-def _cycle(
-    config: Config,
-    store_cfg: StoreConfig,
-    session: Session,
-    remotes: Collection[str] | None,
-    full_reconcile: bool,
-    progress: Progress | None,
-    stop: threading.Event | None,
-    changed: Collection[Path] | None,
-) -> CycleReport:
-    store = session.store_for(config, store_cfg, full_reconcile, stop)
-    started_at = session.heads.get(store_cfg.path) or refs.head(store.git_dir)
-    if full_reconcile:
-        sweep_stale_temps(store_cfg)
-    names = [name for name in store_cfg.remotes if remotes is None or name in remotes]
-    with SyncState(store.meta_dir) as state:
-        if full_reconcile:
-            # Before publish reads or appends to a store file: what a failed or killed git step left
-            # half-written is put back (what publish wrote before a crash is kept, and committed below).
-            store.restore(keep=state.written())
-        reports: list[PublishReport] = []
-        back = [track for track in store_cfg.tracks if track.live in session.unreachable]
-        reachable = [track for track in store_cfg.tracks if session.reachable(track)]
-        waiting = first_folds(reachable, store)
-        revisit = session.revisit.pop(store_cfg.path, frozenset())
-        scope = Scope(reachable, None if full_reconcile else changed, revisit)
-        for track in [*waiting, *(track for track in back if track in reachable)]:
-            scope.whole(track)  # published in the fold, or reachable again: what changed meanwhile is unknown
-        for track in reachable:
-            _forget_vanished_dir(track, store.worktree, state)
-            if track in waiting:
-                continue  # published after its first fold, once the exchange brought peers' copies
-            if full_reconcile:
-                reports.append(reconcile(track, store.worktree, state, notices=session.notices))
-            reports.append(
-                publish(
-                    track,
-                    store.worktree,
-                    state,
-                    grace_s=config.partial_line_grace_s,
-                    notices=session.notices,
-                    labels=scope.publish(track),
-                )
-            )
-        message = shorten_message(describe_changes(reports)) or "memsync: recovered local changes"
-        # Nothing written: no commit to make, and the store's own `git status` (a stat per file) is left
-        # to the next cycle that writes or reconciles, which puts back what memsync did not write.
-        commit = commit_written(store, state, message) if full_reconcile or state.written() else None
-        if full_reconcile:
-            store.ensure_identity()
-        outcomes = tuple(store.exchange(names, progress)) if names else ()
-        merged = any(outcome.merged for outcome in outcomes)
-        folds, folded, again = fold_legacy(
-            store,
-            reachable,
-            state,
-            waiting=waiting,
-            merged=merged,
-            full=full_reconcile,
-            remotes=names,
-            grace_s=config.partial_line_grace_s,
-            notices=session.notices,
-        )
-        if folded is not None:
-            commit, message = folded, shorten_message(describe_changes([*reports, *folds]))
-            outcomes += again
-        ended_at = refs.head(store.git_dir)
-        store_changes = _store_changes(store, started_at, ended_at)
-        if store_changes is None:
-            scope = Scope(reachable, None)
-        else:
-            scope.add_store_paths(store_changes)
-        delivered = [
-            deliver(
-                track,
-                store.worktree,
-                state,
-                grace_s=config.partial_line_grace_s,
-                notices=session.notices,
-                labels=scope.deliver(track),
-            )
-            for track in reachable
-        ]
-        held = tuple(state.held())
-    # The search index follows what this cycle published and delivered: a stat per file of the store's
-    # tracks, the memory that changed re-indexed (recall would otherwise do it on its next call).
-    refresh(config, lambda source: source.store == store_cfg.name)
-    session.revisit[store_cfg.path] = frozenset(
-        [rel for report in delivered for rel, _ in report.waiting]
-        + [clash.path for report in delivered for clash in report.clashes]
-    )
-    session.heads[store_cfg.path] = ended_at
-    if commit is not None and int(read_status(store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
-        store.gc_auto()
-    unpushed = max((session.unpushed(store, name) for name in store_cfg.remotes), default=0)
-    return CycleReport(
-        store_cfg.name,
-        commit,
-        message if commit else None,
-        outcomes,
-        tuple(line for report in delivered for line in delivered_lines(report)),
-        unpushed,
-        exchanged=len(names) == len(store_cfg.remotes),
-        clashes=tuple(clash for report in delivered for clash in report.clashes),
-        store_changes=StoreChanges(started_at, ended_at, store_changes),
-        held=held,
     )
 
 

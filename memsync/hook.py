@@ -70,14 +70,14 @@ def sync_now(path: Path) -> str:
         except OSError:
             pass  # it just exited: sync here
     from memsync.config import load_config
-    from memsync.cycle import run_cycle  # the sync engine, only when there is no daemon to ask
+    from memsync.cycle import Cycle  # the sync engine, only when there is no daemon to ask
     from memsync.session import Session
 
     config = load_config(path)
     session = Session()
     for store in config.stores.values():
         try:
-            run_cycle(config, store, session=session, remotes=(), lock_wait_s=SYNC_LOCK_WAIT_S)
+            Cycle(config, store, session, remotes=(), lock_wait_s=SYNC_LOCK_WAIT_S).run()
         except MemsyncError as exc:
             print(f"memsync hook sync-now: {exc}", file=sys.stderr)
     return "published and committed locally (no daemon runs)"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig
-from memsync.cycle import run_cycle
+from memsync.cycle import Cycle
 from memsync.cycle_report import CycleReport
 from memsync.errors import MemsyncError
 from memsync.git import Stopped
@@ -64,36 +64,28 @@ class Workers:
         full: bool,
         changed: Collection[Path] | None,
     ) -> None:
-        """Run one cycle of store ``name`` (``cycle.run_cycle`` with ``remotes``, ``full`` reconcile and
-        the live paths ``changed`` since the last cycle, None for every file) in a new thread."""
-        args = (name, config, store_cfg, tuple(remotes), full, changed)
-        threading.Thread(target=self._cycle, args=args, name=f"memsync cycle {name}", daemon=True).start()
+        """Run one cycle of store ``name`` (``cycle.Cycle`` with ``remotes``, ``full`` reconcile and the
+        live paths ``changed`` since the last cycle, None for every file) in a new thread."""
+        cycle = Cycle(
+            config,
+            store_cfg,
+            self._session,
+            remotes=tuple(remotes),
+            full_reconcile=full,
+            stop=self._stop,
+            changed=changed,
+        )
+        threading.Thread(target=self._cycle, args=(cycle,), name=f"memsync cycle {name}", daemon=True).start()
 
     def probe(self, name: str, config: Config, store_cfg: StoreConfig, remote: str) -> None:
         """Ask ``remote`` of store ``name`` whether it answers (``Store.probe``) in a new thread."""
         args = (name, config, store_cfg, remote)
         threading.Thread(target=self._probe, args=args, name=f"memsync probe {remote}", daemon=True).start()
 
-    def _cycle(
-        self,
-        name: str,
-        config: Config,
-        store_cfg: StoreConfig,
-        remotes: tuple[str, ...],
-        full: bool,
-        changed: Collection[Path] | None,
-    ) -> None:
+    def _cycle(self, cycle: Cycle) -> None:
+        name = cycle.store_cfg.name
         try:
-            report = run_cycle(
-                config,
-                store_cfg,
-                session=self._session,
-                remotes=remotes,
-                full_reconcile=full,
-                stop=self._stop,
-                changed=changed,
-            )
-            done = CycleDone(name, report, None)
+            done = CycleDone(name, cycle.run(), None)
         except Stopped:
             done = CycleDone(name, None, None)
         except MemsyncError as exc:

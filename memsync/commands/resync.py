@@ -9,7 +9,7 @@ from pathlib import Path
 from memsync.access import cycle_lock, open_store
 from memsync.commands.purge import adopt_purge_records, reset_sync_state
 from memsync.config import load_stores
-from memsync.cycle import run_cycle
+from memsync.cycle import Cycle
 from memsync.errors import MemsyncError
 from memsync.session import Session
 from memsync.store.written import commit_written
@@ -53,7 +53,7 @@ def resync(path: Path, remote: str, store_name: str | None = None, *, adopt_unre
         purged = adopt_purge_records(store, remote)
         outcome = store.resync(remote, adopt_unrelated=adopt_unrelated)
         reset_sync_state(store)
-    report = run_cycle(config, store_cfg, session=Session())
+    report = Cycle(config, store_cfg, Session()).run()
     removed = (
         f"; {plural(purged.live_lines, 'line')} purged there removed from "
         f"{plural(len(purged.live_files), 'live file')} here too"

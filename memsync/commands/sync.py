@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memsync.config import Config, StoreConfig, load_stores
-from memsync.cycle import run_cycle
+from memsync.cycle import Cycle
 from memsync.cycle_report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, CycleReport, log_report
 from memsync.errors import MemsyncError
 from memsync.instance import instance_lock
@@ -84,7 +84,7 @@ def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> tup
             level = logging.INFO if outcome.status == "ok" else logging.WARNING
             log.log(level, "store %s: %s", store_cfg.name, outcome_line(remote, url, outcome))
 
-    report = run_cycle(config, store_cfg, session=session, progress=progress)
+    report = Cycle(config, store_cfg, session, progress=progress).run()
     return report, bool(said) and report.commit in said[0]
 
 
