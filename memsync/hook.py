@@ -2,9 +2,12 @@
 HOST``, run by this interpreter only while memsync is installed (``hosts.hooks.hook_command``; DESIGN
 "Agent hosts"; installed by ``memsync hooks install``).
 
-- ``session-start`` prints, as ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
-  "additionalContext": ...}}`` (the shape Claude Code and Codex both read on stdout), what peers added
-  since the agent's last session (``memsync.commands.session_context``), or nothing when nothing was added.
+- ``session-start`` prints what peers added since the agent's last session
+  (``memsync.commands.session_context``) in the shape the host reads on stdout: ``{"hookSpecificOutput":
+  {"hookEventName": "SessionStart", "additionalContext": ...}}`` (Claude Code, Codex, Gemini CLI, Qwen
+  Code), ``{"additionalContext": ...}`` (Copilot CLI), ``{"additional_context": ...}`` (Cursor); nothing
+  when nothing was added. The project is the hook input's ``cwd`` (Cursor: its first
+  ``workspace_roots``), else the directory the host runs the hook in.
 - ``sync-now`` (end of a turn, of a session, before a compaction) sends the running daemon SIGUSR1 and
   returns at once; with no daemon it publishes and commits once itself (no exchange), waiting at most
   ``SYNC_LOCK_WAIT_S`` for another cycle. It prints nothing (Codex reads a Stop hook's stdout as JSON).
@@ -31,7 +34,7 @@ from memsync.instance import running_daemon_pid
 from memsync.paths import config_path
 
 ACTIONS = ("session-start", "sync-now")
-AGENTS = ("claude-code", "codex")
+AGENTS = ("claude-code", "codex", "gemini-cli", "qwen-code", "cursor", "copilot-cli")
 SYNC_LOCK_WAIT_S = 5.0
 STDIN_WAIT_S = 0.5
 STDIN_MAX_BYTES = 1 << 20
@@ -49,12 +52,17 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
     from memsync.commands.session_context import session_context
     from memsync.config import load_config
 
-    cwd, source = payload.get("cwd"), payload.get("source")
-    cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    cwd, source, roots = payload.get("cwd"), payload.get("source"), payload.get("workspace_roots")
+    if not (isinstance(cwd, str) and cwd):
+        cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else os.getcwd()
     source = source if isinstance(source, str) else "startup"
     text = session_context(load_config(path, discover=False), Path(cwd), agent, source)
     if not text:
         return ""
+    if agent == "copilot-cli":
+        return json.dumps({"additionalContext": text})
+    if agent == "cursor":
+        return json.dumps({"additional_context": text})
     return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
 
 

@@ -30,7 +30,7 @@ def connect_command(
     ] = False,
     project: ProjectOption = None,
 ) -> int:
-    """Register memsync's MCP server (and, for Claude Code and Codex, its hooks) in HOST's own config.
+    """Register memsync's MCP server (and its hooks, where HOST has hooks) in HOST's own config.
 
     The rest of the file is kept as it was and the previous file is saved beside it
     (.memsync-backup); running it again changes nothing. `memsync disconnect HOST` undoes it.

@@ -16,7 +16,7 @@ from memsync.cli.sync import ConfigOption
 from memsync.config import config_path
 
 hooks_app = typer.Typer(
-    help="Install memsync's hooks into Claude Code's or Codex's settings: peers' memory at session start.",
+    help="Install memsync's hooks into an agent host's settings: peers' memory at session start.",
     no_args_is_help=True,
 )
 hook_app = typer.Typer(help="What memsync's agent-host hooks run (hosts call these).", no_args_is_help=True)
@@ -29,14 +29,18 @@ class Host(StrEnum):
 
     claude_code = "claude-code"
     codex = "codex"
+    gemini_cli = "gemini-cli"
+    qwen_code = "qwen-code"
+    cursor = "cursor"
+    copilot_cli = "copilot-cli"
 
 
-HostArgument = Annotated[Host, typer.Argument(help="The agent host: claude-code or codex.")]
+HostArgument = Annotated[Host, typer.Argument(help="The agent host.")]
 ProjectOption = Annotated[
     Path | None,
     typer.Option(
         "--project",
-        help="A project directory: its .claude/settings.json (.codex/hooks.json) instead of the user's.",
+        help="A project directory: its own hook file (.claude/settings.json, ...) instead of the user's.",
     ),
 ]
 AgentOption = Annotated[Host, typer.Option("--agent", help="The host running the hook.")]
@@ -46,8 +50,9 @@ AgentOption = Annotated[Host, typer.Option("--agent", help="The host running the
 def install_command(host: HostArgument, project: ProjectOption = None) -> int:
     """Add memsync's hooks to HOST's settings, keeping every other hook (the previous file is backed up).
 
-    SessionStart prints what other machines and agents added since the last session; Stop, SessionEnd
-    and PreCompact ask the daemon to sync now. Running it again changes nothing.
+    At session start the agent gets what other machines and agents added since its last session; the
+    end of a turn, of a session and a compaction ask the daemon to sync now. Running it again changes
+    nothing.
     """
     from memsync.commands import hooks
 

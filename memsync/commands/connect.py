@@ -1,7 +1,8 @@
 """`memsync connect HOST`, `connect --dry-run HOST`, `connect --status`, `disconnect HOST`: memsync's MCP
 server (``hosts.mcp_install``, every host of ``hosts.registry``) and, where memsync has hooks for the
-host (``hosts.hooks``: Claude Code, Codex), its session-start and end-of-session hooks, in the host's
-own files. `mcp install` and `hooks install` do each half alone."""
+host (``hosts.hooks``: Claude Code, Codex, Gemini CLI, Qwen Code, Cursor, Copilot CLI), its
+session-start and end-of-session hooks, in the host's own files. `mcp install` and `hooks install` do
+each half alone."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from pathlib import Path
 from memsync.commands import hooks
 from memsync.commands.mcp.install import install_line, uninstall_line
 from memsync.errors import MemsyncError
+from memsync.fsio import atomic_write
 from memsync.hosts import hooks as host_hooks
 from memsync.hosts import mcp_install, registry
-from memsync.hosts.settings_file import read_json_object
+from memsync.hosts.settings_file import BACKUP_SUFFIX, read_json_object
 
 Plan = Callable[[], tuple[Path, bytes | None, bytes | None]]
 
@@ -36,10 +38,24 @@ def connect(host: str, project: Path | None = None, dry_run: bool = False) -> li
         if hooked is not None:
             plans.append(lambda: hooks.planned(hooked, project, add=True))
         return [line for plan in plans for line in _diff(*plan())]
+    path = mcp_install.config_file(host, project)
+    shared = hooked is not None and host_hooks.settings_path(hooked, project) == path
+    before = _bytes(path) if shared else None
     lines = [install_line(host, project)]
     if hooked is not None:
         lines += hooks.install(hooked, project)
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if before is not None and backup.exists():
+        # Gemini CLI, Qwen Code: two edits of one file; its backup is the file as connect found it.
+        atomic_write(backup, before)
     return lines
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def disconnect(host: str, project: Path | None = None) -> list[str]:

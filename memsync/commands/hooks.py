@@ -1,5 +1,6 @@
-"""`memsync hooks install|uninstall|status`: memsync's hooks in Claude Code's or Codex's settings
-(``hosts.hooks``: the handlers and the edits; DESIGN "Agent hosts")."""
+"""`memsync hooks install|uninstall|status`: memsync's hooks in an agent host's hook settings (Claude
+Code, Codex, Gemini CLI, Qwen Code, Cursor, Copilot CLI; ``hosts.hooks``: the handlers and the edits;
+DESIGN "Agent hosts")."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from memsync.errors import MemsyncError
 from memsync.hosts import codex
 from memsync.hosts.hooks import (
     HOSTS,
+    OWN_FILE,
     Host,
     add_ours,
     handlers,
@@ -57,6 +59,10 @@ def uninstall(host: Host, project: Path | None = None) -> list[str]:
     path = _target(host, project)
     if not edit_json_object(path, _change(host, path, add=False)):
         return [f"{host}: no memsync hooks in {path}"]
+    if path.name == OWN_FILE and not read_json_object(path):
+        path.unlink()  # memsync's own file (Copilot CLI reads every file of its hooks folder)
+        path.with_name(path.name + BACKUP_SUFFIX).unlink(missing_ok=True)
+        return [f"{host}: deleted memsync's hooks file {path}"]
     return [f"{host}: removed memsync's hooks from {path}; other hooks kept"]
 
 
@@ -69,7 +75,7 @@ def _change(host: Host, path: Path, *, add: bool) -> Callable[[dict[str, Any]], 
         if not add:
             remove_ours(settings, path)
         elif installed(settings, path) != wanted:
-            add_ours(settings, path, wanted)
+            add_ours(settings, path, host)
 
     return change
 

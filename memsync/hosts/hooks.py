@@ -1,12 +1,21 @@
 """memsync's hooks in an agent host's hook settings: which handlers, where, and editing them (DESIGN
 "Agent hosts"; the commands that drive this are in ``commands.hooks``).
 
-Claude Code (``~/.claude/settings.json`` or a project's ``.claude/settings.json``) and Codex
-(``~/.codex/hooks.json`` or a project's ``.codex/hooks.json``) read hooks in one shape: ``{"hooks":
-{EVENT: [{"matcher": ..., "hooks": [{"type": "command", "command": ..., "timeout": s}]}]}}``. memsync
-adds one matcher group of its own per event and never touches another group: uninstall removes only
-handlers whose command runs ``memsync.hook``, and the containers that leaves empty, so a file comes back
-byte for byte (``hosts.settings_file`` keeps the rest and backs the previous file up).
+Two shapes, each host's own (from its documentation and source):
+
+- matcher groups: ``{"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command", "command": ...,
+  "timeout": t}]}]}}``: Claude Code (``~/.claude/settings.json``, a project's ``.claude/settings.json``),
+  Codex (``~/.codex/hooks.json``, ``.codex/hooks.json``), Gemini CLI and Qwen Code (their
+  ``settings.json``, where their MCP servers are too; timeouts in milliseconds; Gemini CLI matches a
+  SessionStart matcher to the source exactly, so memsync gives it none);
+- a list per event, in a file with ``"version": 1``: Cursor (``~/.cursor/hooks.json``,
+  ``.cursor/hooks.json``: ``{"command": ..., "timeout": s}``), Copilot CLI (a file of memsync's own,
+  ``~/.copilot/hooks/memsync.json`` or ``.github/hooks/memsync.json``: ``{"type": "command", "bash": ...,
+  "timeoutSec": s}``).
+
+memsync adds one group (or list item) of its own per event and never touches another: uninstall
+removes only handlers whose command runs ``memsync.hook``, and the containers that leaves empty, so a
+file comes back byte for byte (``hosts.settings_file`` keeps the rest and backs the previous file up).
 
 The commands run this interpreter (``sys.executable``) with ``-P``: the same memsync, and nothing
 imported from the project directory the host runs hooks in. They fail open: once memsync is
@@ -17,19 +26,19 @@ memsync.hook``) are still recognised, so installing again or uninstalling replac
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from memsync.errors import MemsyncError
-from memsync.hosts import claude_code, codex
+from memsync.hosts import claude_code, codex, registry
 
-Host = Literal["claude-code", "codex"]
-HOSTS: tuple[Host, ...] = ("claude-code", "codex")
+Host = Literal["claude-code", "codex", "gemini-cli", "qwen-code", "cursor", "copilot-cli"]
+HOSTS: tuple[Host, ...] = get_args(Host)
 SESSION_SOURCES = "startup|resume|clear|compact"
 SESSION_TIMEOUT_S = 10
 SYNC_TIMEOUT_S = 30
@@ -69,29 +78,73 @@ def interpreter(command: str) -> str:
     return words[2] if words[:2] == ["[", "-x"] and len(words) > 2 else (words or [""])[0]
 
 
+@dataclass(frozen=True)
+class Style:
+    """How a host writes one handler: in matcher ``groups`` (else a flat list per event), the key of its
+    command, the key of its timeout and how many of its units make a second."""
+
+    groups: bool
+    command_key: str = "command"
+    timeout_key: str = "timeout"
+    per_second: int = 1
+
+
+# The session-start event, the events that end a turn, a session, and come before a compaction.
+_EVENTS: dict[Host, tuple[str, tuple[str, ...]]] = {
+    "claude-code": ("SessionStart", ("Stop", "SessionEnd", "PreCompact")),
+    "codex": ("SessionStart", ("Stop", "PreCompact")),  # Codex has no SessionEnd
+    "gemini-cli": ("SessionStart", ("AfterAgent", "SessionEnd", "PreCompress")),
+    "qwen-code": ("SessionStart", ("Stop", "SessionEnd", "PreCompact")),
+    "cursor": ("sessionStart", ("stop", "sessionEnd", "preCompact")),
+    "copilot-cli": ("sessionStart", ("agentStop", "sessionEnd", "preCompact")),
+}
+_STYLES: dict[Host, Style] = {
+    "claude-code": Style(True),
+    "codex": Style(True),
+    "gemini-cli": Style(True, per_second=1000),
+    "qwen-code": Style(True, per_second=1000),
+    "cursor": Style(False),
+    "copilot-cli": Style(False, "bash", "timeoutSec"),
+}
+# A file memsync owns whole (deleted once it holds nothing): Copilot CLI reads every file of its folder.
+OWN_FILE = "memsync.json"
+
+
 def handlers(host: Host) -> tuple[Handler, ...]:
-    """What memsync installs for ``host``: SessionStart prints what peers added; the end of a turn, of
-    a session and a compaction ask for a sync now. Codex has no SessionEnd event."""
-    start = Handler("SessionStart", SESSION_SOURCES, hook_command("session-start", host), SESSION_TIMEOUT_S)
+    """What memsync installs for ``host``: session start prints what peers added; the end of a turn, of
+    a session and a compaction ask for a sync now (each host's own event names; timeouts in its unit)."""
+    start, ends = _EVENTS[host]
+    unit = _STYLES[host].per_second
+    matcher = SESSION_SOURCES if host in ("claude-code", "codex", "qwen-code") else None
+    first = Handler(start, matcher, hook_command("session-start", host), SESSION_TIMEOUT_S * unit)
     sync = hook_command("sync-now", host)
-    ends = ("Stop", "SessionEnd", "PreCompact") if host == "claude-code" else ("Stop", "PreCompact")
-    return (start, *(Handler(event, None, sync, SYNC_TIMEOUT_S) for event in ends))
+    return (first, *(Handler(event, None, sync, SYNC_TIMEOUT_S * unit) for event in ends))
 
 
 def settings_path(host: Host, project: Path | None = None) -> Path:
     """The hook settings file of ``host``: the user's, or the one of the project directory ``project``."""
     if host == "codex":
         return codex.hooks_file(project)
+    if host in ("gemini-cli", "qwen-code"):  # their settings.json, beside their MCP servers
+        return registry.user_file(host) if project is None else registry.project_file(host, project)
+    if host == "cursor":
+        return (project if project is not None else Path.home()) / ".cursor" / "hooks.json"
+    if host == "copilot-cli":
+        if project is not None:
+            return project / ".github" / "hooks" / OWN_FILE
+        home = os.environ.get("COPILOT_HOME")
+        return (Path(home).expanduser() if home else Path.home() / ".copilot") / "hooks" / OWN_FILE
     return (project / ".claude" if project is not None else claude_code.claude_dir()) / "settings.json"
 
 
 def is_ours(handler: object) -> bool:
     """True for a hook handler (a JSON object) whose command runs memsync's hook entry point."""
-    return (
-        isinstance(handler, dict)
-        and isinstance(handler.get("command"), str)
-        and bool(_OURS.search(handler["command"]))
-    )
+    return isinstance(handler, dict) and bool(_OURS.search(_command(handler)))
+
+
+def _command(handler: dict[str, Any]) -> str:
+    command = handler.get("command", handler.get("bash"))
+    return command if isinstance(command, str) else ""
 
 
 def _hooks_table(settings: dict[str, Any], path: Path) -> dict[str, Any] | None:
@@ -106,20 +159,31 @@ def _hooks_table(settings: dict[str, Any], path: Path) -> dict[str, Any] | None:
     return table
 
 
+def _members(item: object) -> list[Any]:
+    """The handlers of one item of an event list: a matcher group's ``hooks``, or the item itself."""
+    if not isinstance(item, dict):
+        return []
+    inner = item.get("hooks")
+    if inner is None:
+        return [item]
+    return inner if isinstance(inner, list) else []
+
+
 def installed(settings: dict[str, Any], path: Path) -> list[Handler]:
     """memsync's handlers in ``settings`` (read from ``path``, for messages), in file order."""
     found: list[Handler] = []
-    for event, groups in (_hooks_table(settings, path) or {}).items():
-        for group in groups:
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                continue
-            matcher = group.get("matcher") if isinstance(group.get("matcher"), str) else None
-            for handler in group["hooks"]:
+    for event, items in (_hooks_table(settings, path) or {}).items():
+        for item in items:
+            matcher = item.get("matcher") if isinstance(item, dict) else None
+            for handler in _members(item):
                 if is_ours(handler):
-                    timeout = handler.get("timeout")
+                    timeout = handler.get("timeout", handler.get("timeoutSec"))
                     found.append(
                         Handler(
-                            event, matcher, handler["command"], timeout if isinstance(timeout, int) else 0
+                            event,
+                            matcher if isinstance(matcher, str) else None,
+                            _command(handler),
+                            timeout if isinstance(timeout, int) else 0,
                         )
                     )
     return found
@@ -129,49 +193,58 @@ def others(settings: dict[str, Any], path: Path) -> int:
     """How many hook handlers in ``settings`` are not memsync's."""
     return sum(
         1
-        for groups in (_hooks_table(settings, path) or {}).values()
-        for group in groups
-        for handler in (group.get("hooks") if isinstance(group, dict) else None) or []
+        for items in (_hooks_table(settings, path) or {}).values()
+        for item in items
+        for handler in _members(item)
         if not is_ours(handler)
     )
 
 
 def remove_ours(settings: dict[str, Any], path: Path) -> int:
     """Remove memsync's handlers from ``settings`` in place, and the groups, event lists and ``hooks``
-    object that this leaves empty; returns how many handlers went. Everything else keeps its place."""
+    object (with a ``version`` then alone) that this leaves empty; returns how many handlers went.
+    Everything else keeps its place."""
     table = _hooks_table(settings, path)
     if table is None:
         return 0
     removed = 0
     for event in list(table):
-        groups: list[Any] = []
+        items: list[Any] = []
         touched = False
-        for group in table[event]:
-            handlers_ = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(handlers_, list) and any(is_ours(h) for h in handlers_):
-                kept = [h for h in handlers_ if not is_ours(h)]
-                removed += len(handlers_) - len(kept)
-                touched = True
-                if kept:
-                    groups.append({**group, "hooks": kept})
+        for item in table[event]:
+            members = _members(item)
+            if not any(is_ours(h) for h in members):
+                items.append(item)
                 continue
-            groups.append(group)
+            kept = [h for h in members if not is_ours(h)]
+            removed += len(members) - len(kept)
+            touched = True
+            if kept:  # only a group holds others
+                items.append({**item, "hooks": kept})
         if touched:
-            if groups:
-                table[event] = groups
+            if items:
+                table[event] = items
             else:
                 del table[event]
     if removed and not table:
         del settings["hooks"]
+        if settings == {"version": 1}:  # what memsync added to a new file of a list-per-event host
+            del settings["version"]
     return removed
 
 
-def add_ours(settings: dict[str, Any], path: Path, wanted: Sequence[Handler]) -> None:
-    """Put ``wanted`` into ``settings`` in place, one matcher group of memsync's own per handler, after
-    removing memsync's earlier handlers (another interpreter path, say)."""
+def add_ours(settings: dict[str, Any], path: Path, host: Host) -> None:
+    """Put ``host``'s handlers into ``settings`` in place, one matcher group (or list item) of memsync's
+    own per handler, after removing memsync's earlier handlers (another interpreter path, say)."""
     remove_ours(settings, path)  # also refuses a `hooks` value of another shape
+    style = _STYLES[host]
+    if not style.groups and "hooks" not in settings:
+        settings.setdefault("version", 1)
     table = settings.setdefault("hooks", {})
-    for handler in wanted:
-        group: dict[str, Any] = {} if handler.matcher is None else {"matcher": handler.matcher}
-        group["hooks"] = [{"type": "command", "command": handler.command, "timeout": handler.timeout}]
-        table.setdefault(handler.event, []).append(group)
+    for handler in handlers(host):
+        entry: dict[str, Any] = {"type": "command"} if style.command_key == "bash" or style.groups else {}
+        entry |= {style.command_key: handler.command, style.timeout_key: handler.timeout}
+        if style.groups:
+            group: dict[str, Any] = {} if handler.matcher is None else {"matcher": handler.matcher}
+            entry = {**group, "hooks": [entry]}
+        table.setdefault(handler.event, []).append(entry)
