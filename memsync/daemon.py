@@ -31,6 +31,7 @@ from memsync.cycle_report import EXIT_OK, log_report
 from memsync.debounce import Debouncer
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
+from memsync.hosts.arrivals import Arrivals
 from memsync.instance import instance_lock, sd_notify
 from memsync.remotedirs import reaction_spread, remote_dirs, remote_moved
 from memsync.served import ServedStore
@@ -70,6 +71,7 @@ class Daemon:
         self.next_pull = time.monotonic()
         # The stores whose start-up cycle has not ended yet; None once all have.
         self._starting: set[str] | None = set()
+        self.arrivals = Arrivals()  # agent hosts installed while the daemon runs, named once
         self._sync_states()
 
     def _sync_states(self) -> None:
@@ -196,6 +198,8 @@ class Daemon:
         pull = self._starting is None and now >= self.next_pull
         if pull:
             self.next_pull = now + self.config.pull_interval_s
+            for line in self.arrivals.new():
+                log.info("%s", line)
         for name, state in self.states.items():
             if not state.busy and state.guard.served:
                 self._dispatch(name, state, now, pull)
