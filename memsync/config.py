@@ -21,6 +21,7 @@ Layout::
     path = "~/.local/share/memsync/stores/personal"   # optional, default: default_store_dir(name)
     branch = "main"                                    # optional
     review = false                                     # optional: true holds agents' writes for review
+    encrypt = false                                    # optional: true: its remotes get ciphertext only
 
     [stores.personal.remotes]
     origin = "git@github.com:ada/memory.git"
@@ -77,7 +78,7 @@ _TOP_NUMBERS = {
 KNOWN_KEYS: Mapping[str, frozenset[str]] = {
     "": frozenset({"host", "author", "stores", identity.ALIASES_TABLE, *_TOP_NUMBERS}),
     "author": frozenset({"name", "email"}),
-    "stores.*": frozenset({"path", "branch", "remotes", "track", "review"}),
+    "stores.*": frozenset({"path", "branch", "remotes", "track", "review", "encrypt"}),
     "stores.*.track[]": frozenset({"path", "as", "exclude"}),
 }
 # What `git check-ref-format --branch` would accept for the simple names a store uses.
@@ -125,6 +126,8 @@ class StoreConfig:
     host_roots: tuple[HostRoot, ...] = ()
     # True: what agents write into this store is a proposal until a person approves it (`memsync review`).
     review: bool = False
+    # True: its remotes receive only ciphertext (``memsync.store.sealed``); the store itself stays plain.
+    encrypt: bool = False
 
 
 @dataclass(frozen=True)
@@ -356,6 +359,9 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
     review = table.get("review", False)
     if not isinstance(review, bool):
         raise check.fail(f"{key}.review", f"must be true or false, not {review!r}")
+    encrypt = table.get("encrypt", False)
+    if not isinstance(encrypt, bool):
+        raise check.fail(f"{key}.encrypt", f"must be true or false, not {encrypt!r}")
     remotes = {
         remote: check.remote(remote, url, f"{key}.remotes.{remote}")
         for remote, url in check.table(table.get("remotes", {}), f"{key}.remotes").items()
@@ -401,7 +407,7 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
     # Only the legacy store paths no other track takes are folded (``store_paths.untaken``).
     kept = untaken([track.store_path for track in tracks], [track.legacy for track in tracks])
     tracks = [replace(track, legacy=legacy) for track, legacy in zip(tracks, kept, strict=True)]
-    return StoreConfig(name, store_dir, branch, remotes, tuple(tracks), tuple(roots), review)
+    return StoreConfig(name, store_dir, branch, remotes, tuple(tracks), tuple(roots), review, encrypt)
 
 
 def _excludes(check: Checker, value: object, key: str, live: Path) -> tuple[Path, ...]:

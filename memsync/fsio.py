@@ -132,11 +132,12 @@ def _created_mode() -> int:
     return 0o644 & ~mask
 
 
-def create_exclusive(path: Path, data: bytes) -> bool:
+def create_exclusive(path: Path, data: bytes, mode: int | None = None) -> bool:
     """Create ``path`` holding ``data`` whole (fsynced temp file + hard link), or return False when
     ``path`` already exists: a reader never sees it half written, and a file another process created
-    first is never overwritten. Mode 0o644 less the umask. Raises ``OSError`` for other failures."""
-    tmp = temp_beside(path, data, _created_mode())
+    first is never overwritten. Mode ``mode``, else 0o644 less the umask. Raises ``OSError`` for other
+    failures."""
+    tmp = temp_beside(path, data, _created_mode() if mode is None else mode)
     try:
         os.link(tmp, path)
     except FileExistsError:

@@ -8,6 +8,7 @@ import memsync.cli.connect  # registers connect, disconnect
 import memsync.cli.handoff  # registers handoff, import
 import memsync.cli.held  # registers held, held allow
 import memsync.cli.hooks  # registers hooks install|uninstall|status, hook session-start|sync-now
+import memsync.cli.keys  # registers join, encrypt, key add|list|remove|export|import
 import memsync.cli.lifecycle  # registers stop, uninstall, store list|remove, remote list, config list
 import memsync.cli.mcp  # registers mcp (serve, install, uninstall, status), recall
 import memsync.cli.memory

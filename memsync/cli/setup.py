@@ -67,11 +67,17 @@ def init_command(
         str | None,
         typer.Option("--host", help="This machine's name in commits and `memsync log` (default: hostname)."),
     ] = None,
+    encrypt: Annotated[
+        bool, typer.Option("--encrypt", help="The remote receives ciphertext only, sealed for your devices.")
+    ] = False,
 ) -> int:
     """Write the config, create the personal store, track the memory found here. Safe to rerun."""
     from memsync.commands import setup
 
-    return _print(setup.init(remote=remote, store=store, branch=branch, tracks=track or (), host=host).lines)
+    report = setup.init(
+        remote=remote, store=store, branch=branch, tracks=track or (), host=host, encrypt=encrypt
+    )
+    return _print(report.lines)
 
 
 @app.command("up")
@@ -146,11 +152,16 @@ def store_add_command(
             help="Agents' writes into it are proposals until a person approves them (memsync review).",
         ),
     ] = False,
+    encrypt: Annotated[
+        bool,
+        typer.Option("--encrypt", help="Its remote receives ciphertext only, sealed for its members' keys."),
+    ] = False,
 ) -> int:
     """Add a store (e.g. a team store beside the personal one); nothing goes into it until you track there."""
     from memsync.commands import setup
 
-    return _print(setup.store_add(name, remote=remote, path=path, branch=branch, review=review).lines)
+    report = setup.store_add(name, remote=remote, path=path, branch=branch, review=review, encrypt=encrypt)
+    return _print(report.lines)
 
 
 @remote_app.command("add")

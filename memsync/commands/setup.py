@@ -24,6 +24,7 @@ from memsync.commands.config_edits import (
     undone_on_failure,
 )
 from memsync.commands.detect import Found, Location, detect
+from memsync.commands.keys import this_device
 from memsync.commands.setup_remote import REMOTE_TIMEOUT_S
 from memsync.config import (
     BRANCH_NAME,
@@ -163,6 +164,7 @@ def init(
     tracks: Sequence[Path] = (),
     path: Path | None = None,
     host: str | None = None,
+    encrypt: bool = False,
 ) -> Report:
     """:func:`_init`, and on its ``MemsyncError`` the removal of memsync's directories (config, data,
     state) that did not exist before it ran: a refused init leaves nothing behind, not even empty
@@ -174,7 +176,7 @@ def init(
     )
     missing = [directory for directory in mine if not directory.exists()]
     try:
-        return _init(remote, store, branch, tracks, path, host)
+        return _init(remote, store, branch, tracks, path, host, encrypt)
     except MemsyncError:
         for directory in missing:
             shutil.rmtree(directory, ignore_errors=True)  # made by this run, which wrote nothing else
@@ -188,15 +190,17 @@ def _init(
     tracks: Sequence[Path] = (),
     path: Path | None = None,
     host: str | None = None,
+    encrypt: bool = False,
 ) -> Report:
     """Write the config (``path``, default ``config_path()``) and create the default store ``personal``.
 
     ``remote``: URL of the store's ``origin`` (cloned if it has history, else a new store is pushed to
     it); ``store``: its working tree (default ``default_store_dir``); ``branch`` (default
     main); ``tracks``: paths to track besides the detected memory locations (``detect.detect``);
-    ``host``: this machine's name in commits (the ``host`` key). Detected and given paths already
-    tracked, or inside a tracked folder, are left alone (a line says so), so re-running changes nothing
-    (the file is not rewritten). Raises ``MemsyncError`` before writing anything when an argument is a
+    ``host``: this machine's name in commits (the ``host`` key); ``encrypt``: its remotes receive
+    ciphertext only (a new store; an existing one switches with `memsync encrypt`). Detected and given
+    paths already tracked, or inside a tracked folder, are left alone (a line says so), so re-running
+    changes nothing (the file is not rewritten). Raises ``MemsyncError`` before writing anything when an argument is a
     typo (a path whose directory does not exist, a URL git cannot use), when the existing config
     disagrees (another origin URL, store path or branch), or when git fails to create or clone the store.
     """
@@ -241,6 +245,11 @@ def _init(
                 "sync twice. Track one of them"
             )
     needs_store = current is None
+    if encrypt and current is not None and not current.encrypt:
+        raise MemsyncError(
+            f"cannot init --encrypt: store {DEFAULT_STORE} exists and is not encrypted. "
+            f"Run `memsync encrypt {DEFAULT_STORE}` to switch it"
+        )
     needs_remote = remote is not None and (current is None or DEFAULT_REMOTE not in current.remotes)
     needs_host = host is not None and (existing is None or existing.host != host)
     changed = bool(needs_store or needs_remote or needs_host or found or explicit)
@@ -255,6 +264,8 @@ def _init(
             table["branch"] = branch
         if remote is not None:
             table.setdefault("remotes", {})[DEFAULT_REMOTE] = remote
+        if encrypt:
+            table["encrypt"] = True
         entries = table.setdefault("track", [])
         entries.extend(
             {"path": home_relative(loc.live), **({"as": loc.store_path} if loc.store_path else {})}
@@ -298,10 +309,12 @@ def store_add(
     config: Path | None = None,
     branch: str | None = None,
     review: bool = False,
+    encrypt: bool = False,
 ) -> Report:
     """Add store ``name`` (e.g. a team store) with optional ``remote`` as its origin and ``branch``
     (default: the one the remote's HEAD names, else main), and create it. ``review``: what agents write
-    into it waits for a person's approval (`memsync review`).
+    into it waits for a person's approval (`memsync review`); ``encrypt``: its remotes receive ciphertext
+    only, sealed for this device's key (others join with `memsync key add`).
 
     Nothing is tracked into it until ``track --store NAME``: no memory reaches its remote unasked.
     Raises ``MemsyncError`` (nothing written) for a name that is not plain, a URL git cannot use, a
@@ -334,6 +347,8 @@ def store_add(
             table["remotes"] = {DEFAULT_REMOTE: remote}
         if review:
             table["review"] = True
+        if encrypt:
+            table["encrypt"] = True
         raw.setdefault("stores", {})[name] = table
 
     with undone_on_failure(cfg_path):
@@ -344,6 +359,8 @@ def store_add(
     lines.append(f"nothing is tracked into {name} yet: `memsync track PATH --store {name}`")
     if review:
         lines.append(f"what agents write into {name} waits for approval: `memsync review`")
+    if encrypt:
+        lines.append(f"{name}'s remote receives ciphertext only; this device's key: {this_device()}")
     lines.extend(reload_daemon(cfg_path))
     return Report(tuple(lines), True)
 

@@ -16,7 +16,7 @@ from typing import Literal
 from memsync import git
 from memsync.errors import MemsyncError
 from memsync.remote_url import redacted
-from memsync.store import remotes, storeid
+from memsync.store import remotes, sealed, storeid
 from memsync.store.format import check_remote_format, is_store
 from memsync.store.integrate import integrate
 from memsync.store.repo import StoreGit, log
@@ -93,9 +93,13 @@ class Pushed:
 
 
 def fetch(g: StoreGit, remote: str) -> Fetched:
-    """Fetch ``remote``'s branch into its tracking ref (``refs/remotes/<remote>/<branch>``)."""
+    """Fetch ``remote``'s branch into its tracking ref (``refs/remotes/<remote>/<branch>``); for an
+    encrypted store, the bundles of its ciphertext (``sealed.fetch``, which may raise ``MemsyncError``)."""
     branch = g.cfg.branch
     tracking = f"refs/remotes/{remote}/{branch}"
+    if g.cfg.encrypt:
+        failure = sealed.fetch(g, remote)
+        return Fetched(g.rev(tracking)) if failure is None else Fetched(None, failure)
     result = g.remote(
         "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, f"+refs/heads/{branch}:{tracking}"
     )
@@ -110,10 +114,14 @@ def fetch(g: StoreGit, remote: str) -> Fetched:
 
 
 def push(g: StoreGit, remote: str) -> Pushed:
-    """Push the branch to ``remote``, never forced."""
+    """Push the branch to ``remote``, never forced (sealed, to an encrypted store's remote)."""
     branch = g.cfg.branch
-    result = g.remote(
-        "push", "--porcelain", "--no-verify", remote, f"refs/heads/{branch}:refs/heads/{branch}"
+    result = (
+        sealed.push(g, remote)
+        if g.cfg.encrypt
+        else g.remote(
+            "push", "--porcelain", "--no-verify", remote, f"refs/heads/{branch}:refs/heads/{branch}"
+        )
     )
     if result.status == 0:
         return Pushed()

@@ -21,7 +21,7 @@ from memsync.config import NETWORK_TIMEOUT_S, Identity, StoreConfig
 from memsync.errors import MemsyncError
 from memsync.paths import StoreLayout
 from memsync.store import exchange as exchanging
-from memsync.store import history, rewrite, storeid
+from memsync.store import history, rewrite, sealed, storeid
 from memsync.store import open as lifecycle
 from memsync.store import resync as resyncing
 from memsync.store.changes import changes as diff_changes
@@ -271,6 +271,41 @@ class Store:
             return False
         self._g.run("update-ref", "-d", f"refs/remotes/{remote}/{self.cfg.branch}")
         return True
+
+    def reseal(self, remote: str, *, add: str | None = None, remove: str | None = None) -> None:
+        """Change the recipients of the encrypted ``remote``: exchange with it, then push the whole
+        history sealed for its recipients plus ``add`` and less ``remove`` (canonical public keys;
+        ``sealed.push``), so an added key reads all history and a removed one nothing from then on;
+        a push another device beat is done again. Raises ``MemsyncError`` when the store is not
+        encrypted, the remote is unknown or unreachable, or the exchange or push fails."""
+        self._known_remote(remote, "change the keys of")
+        if not self.cfg.encrypt:
+            raise MemsyncError(
+                f"cannot change the keys of {remote}: store {self.cfg.name!r} is not encrypted. "
+                f"Run `memsync encrypt {self.cfg.name}` first"
+            )
+        for _ in range(exchanging.PUSH_ATTEMPTS):
+            outcome = self.exchange([remote])[0]
+            if outcome.status != "ok":
+                raise MemsyncError(f"cannot change the keys of {remote}: {outcome.message}. Retry")
+            pushed = sealed.push(self._g, remote, add=add, remove=remove)
+            if pushed.ok:
+                return
+            if "[rejected]" not in pushed.out:
+                raise MemsyncError(f"cannot change the keys of {remote}: {pushed.reason}. Retry")
+        raise MemsyncError(f"cannot change the keys of {remote}: other devices kept pushing first. Retry")
+
+    def recipients(self, remote: str) -> list[str]:
+        """The public keys the encrypted ``remote``'s ciphertext is sealed for, as of a fetch now (empty:
+        it holds none yet). Raises ``MemsyncError`` when the remote is unknown or unreachable."""
+        self._known_remote(remote, "list the keys of")
+        vault = sealed.vault(self._g, remote)
+        failure = vault.fetch()
+        if failure is not None:
+            raise MemsyncError(
+                f"cannot list the keys of {remote}: {failure.reason}. Check the network and retry"
+            )
+        return vault.recipients()
 
     def probe(self, remote: str) -> str | None:
         """Ask ``remote`` for its branch head (``git ls-remote``, within ``network_timeout_s``) without

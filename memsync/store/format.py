@@ -3,6 +3,7 @@ merges a remote) made by a newer one it cannot read (DESIGN "Hostile input")."""
 
 from __future__ import annotations
 
+from memsync.crypt.vault import SEALED_FORMAT
 from memsync.errors import MemsyncError
 from memsync.store.repo import StoreGit
 
@@ -39,6 +40,11 @@ def is_store(g: StoreGit, commit: str) -> bool:
 
 
 def _refuse_format(text: str, what: str) -> None:
+    if text == SEALED_FORMAT:
+        raise MemsyncError(
+            f"cannot use {what}: it holds encrypted memory and this store is not set to encrypt. "
+            "Run `memsync encrypt STORE` on this machine, then have a member add its key"
+        )
     if not text.isdigit():
         raise MemsyncError(
             f"cannot use {what}: its format version {text!r} is not a number. Restore {FORMAT_FILE} with git"

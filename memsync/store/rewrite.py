@@ -75,6 +75,12 @@ class Rewriter:
         """``git ARGS`` in the store; a command that contacts ``remote`` is bounded by the store's
         ``network_timeout_s``, any other by ``REWRITE_TIMEOUT_S``."""
         timeout = REWRITE_TIMEOUT_S if remote is None else self._g.network_timeout_s
+        if remote is not None and self._g.cfg.encrypt:
+            # Its remote holds sealed bundles only: a force push of the branch would put plaintext there.
+            raise MemsyncError(
+                f"cannot purge {remote} of store {self._g.name!r}: it is encrypted, and purging sealed "
+                "history is not supported. Purge the local store only (remove the remote first)"
+            )
         result = self._g.run(*args, timeout=timeout, stdin=stdin)
         if result.timed_out is not None:
             late = (

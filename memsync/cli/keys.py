@@ -1,0 +1,92 @@
+"""CLI: `memsync join`, `memsync encrypt`, `memsync key add|list|remove|export|import`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memsync.cli.app import app
+
+key_app = typer.Typer(help="The device keys an encrypted store's remote is sealed for.", no_args_is_help=True)
+app.add_typer(key_app, name="key")
+
+KeyStore = Annotated[str | None, typer.Option("--store", help="The encrypted store (default: the only one).")]
+
+
+def _print(lines: list[str]) -> int:
+    for line in lines:
+        typer.echo(line)
+    return 0
+
+
+def _passphrase(confirm: bool) -> str:
+    # A script gives it on stdin (no terminal: one line, no confirmation).
+    return str(typer.prompt("Passphrase", hide_input=True, confirmation_prompt=confirm))
+
+
+@app.command("join")
+def join_command(url: Annotated[str, typer.Argument(help="URL of the encrypted remote to join.")]) -> int:
+    """Print this device's public key and verification code, for a member's `memsync key add`."""
+    from memsync.commands import keys
+
+    return _print(keys.join(url))
+
+
+@app.command("encrypt")
+def encrypt_command(store: Annotated[str, typer.Argument(help="The store to encrypt, e.g. team.")]) -> int:
+    """Switch STORE to encrypted remotes; what they hold already stays there in plaintext."""
+    from memsync.commands import keys
+
+    return _print(keys.encrypt(store))
+
+
+@key_app.command("add")
+def key_add_command(
+    key: Annotated[str, typer.Argument(help="The new device's public key (age1... or ssh-ed25519 ...).")],
+    store: KeyStore = None,
+) -> int:
+    """Seal the store's remote for KEY too; that device reads all history from its next sync."""
+    from memsync.commands import keys
+
+    return _print(keys.key_add(key, store))
+
+
+@key_app.command("remove")
+def key_remove_command(
+    key: Annotated[str, typer.Argument(help="The public key of the device to remove.")],
+    store: KeyStore = None,
+) -> int:
+    """Stop sealing the store's remote for KEY; what that device fetched stays readable to it."""
+    from memsync.commands import keys
+
+    return _print(keys.key_remove(key, store))
+
+
+@key_app.command("list")
+def key_list_command(store: KeyStore = None) -> int:
+    """List the keys the store's remote is sealed for, with their verification codes."""
+    from memsync.commands import keys
+
+    return _print(keys.key_list(store))
+
+
+@key_app.command("export")
+def key_export_command(
+    out: Annotated[Path, typer.Argument(help="The backup file to write (not overwritten).")],
+) -> int:
+    """Write this device's key to OUT, protected by a passphrase you type."""
+    from memsync.commands import keys
+
+    return _print([keys.key_export(out, _passphrase(confirm=True))])
+
+
+@key_app.command("import")
+def key_import_command(
+    backup: Annotated[Path, typer.Argument(help="A file `memsync key export` wrote.")],
+) -> int:
+    """Restore this device's key from a backup, with its passphrase."""
+    from memsync.commands import keys
+
+    return _print([keys.key_import(backup, _passphrase(confirm=False))])

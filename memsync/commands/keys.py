@@ -1,0 +1,158 @@
+"""`memsync join`, `memsync encrypt STORE` and `memsync key add|list|remove|export`: the devices an
+encrypted store's remote is sealed for (``memsync.crypt``, ``memsync.store.sealed``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyrage
+from pyrage import passphrase
+
+from memsync.access import cycle_lock, open_store
+from memsync.commands.config_edits import edit, reload_daemon, store_table
+from memsync.config import Config, StoreConfig, config_path, load_config
+from memsync.crypt import keys
+from memsync.errors import MemsyncError
+from memsync.fsio import create_exclusive
+
+
+def this_device() -> str:
+    """This device's public key (made when there is none) and its verification code, in words."""
+    public = keys.public_key(keys.device_key(create=True))
+    return f"{public} (verification code {keys.verification_code(public)})"
+
+
+def join(url: str) -> list[str]:
+    """This device's public key (made when there is none) and its verification code, and what to do to
+    join the encrypted remote at ``url``."""
+    public = keys.public_key(keys.device_key(create=True))
+    code = keys.verification_code(public)
+    return [
+        f"this device's key: {public}",
+        f"verification code: {code}",
+        f"on a device that syncs {url}, run `memsync key add {public}` and check it shows code {code}; "
+        f"then here: `memsync store add NAME --remote {url} --encrypt`",
+    ]
+
+
+def encrypt(name: str, path: Path | None = None) -> list[str]:
+    """Set store ``name`` to encrypt and push its whole history sealed for this device to each of its
+    remotes; what they held before stays there in plaintext, which the lines say. Raises
+    ``MemsyncError`` (unknown store, a remote that cannot be reached)."""
+    cfg_path = config_path() if path is None else path
+
+    def mutate(raw: dict[str, Any]) -> None:
+        store_table(raw, name)["encrypt"] = True
+
+    config, lines = edit(cfg_path, mutate)
+    store_cfg = config.stores[name]
+    for remote in store_cfg.remotes:
+        _reseal(config, store_cfg, remote)
+    public = keys.public_key(keys.device_key(create=True))
+    lines += [
+        f"store {name}: its remotes now receive ciphertext only, sealed for this device ({public})",
+        "warning: what the remotes received before stays there in plaintext; to remove it, make a new "
+        "remote and `memsync remote add` it instead",
+        f"every other device of {name}: run `memsync join URL` there, `memsync key add KEY --store {name}` "
+        f"here, then `memsync encrypt {name}` there",
+        *reload_daemon(cfg_path, silent_without=True),
+    ]
+    return lines
+
+
+def key_add(key: str, store: str | None = None, path: Path | None = None) -> list[str]:
+    """Seal store ``store``'s remotes for ``key`` too (an age or ssh-ed25519 public key), whole history
+    included. Raises ``MemsyncError``."""
+    public = keys.normalized(key)
+    config, store_cfg = _encrypted(store, path)
+    for remote in store_cfg.remotes:
+        _reseal(config, store_cfg, remote, add=public)
+    return [
+        f"store {store_cfg.name}: added {public}: it reads all history from its next sync",
+        f"verification code: {keys.verification_code(public)} (`memsync join` printed the same there?)",
+    ]
+
+
+def key_remove(key: str, store: str | None = None, path: Path | None = None) -> list[str]:
+    """Seal store ``store``'s remotes, from now on, for their recipients less ``key``. Raises
+    ``MemsyncError`` (this device's own key, an unknown store)."""
+    public = keys.normalized(key)
+    if public == keys.public_key(keys.device_key(create=False)):
+        raise MemsyncError(
+            f"cannot remove {public}: it is this device's own key. Remove it from another device"
+        )
+    config, store_cfg = _encrypted(store, path)
+    for remote in store_cfg.remotes:
+        _reseal(config, store_cfg, remote, remove=public)
+    return [
+        f"store {store_cfg.name}: removed {public}: nothing pushed from now on is sealed for it",
+        "what that device already fetched stays readable to it",
+    ]
+
+
+def key_list(store: str | None = None, path: Path | None = None) -> list[str]:
+    """One line per recipient of each remote of store ``store``: key, code, and which is this device."""
+    config, store_cfg = _encrypted(store, path)
+    mine = keys.public_key(keys.device_key(create=True))
+    lines = []
+    with cycle_lock(store_cfg, config=config.path):
+        opened = open_store(config, store_cfg)
+        for remote in store_cfg.remotes:
+            recipients = opened.recipients(remote)
+            lines.append(f"{remote}: {len(recipients)} key{'' if len(recipients) == 1 else 's'}")
+            lines += [
+                f"  {key}  {keys.verification_code(key)}{'  (this device)' if key == mine else ''}"
+                for key in recipients
+            ]
+    return lines
+
+
+def key_export(out: Path, secret: str) -> str:
+    """Write this device's key to ``out`` encrypted with the passphrase ``secret`` (age scrypt), 0600;
+    never over an existing file. Raises ``MemsyncError``."""
+    if len(secret) < 8:
+        raise MemsyncError(
+            "cannot export the key: the passphrase is shorter than 8 characters. Pick a longer one"
+        )
+    identity = keys.device_key(create=False)
+    if not create_exclusive(out, passphrase.encrypt(f"{identity}\n".encode(), secret), mode=0o600):
+        raise MemsyncError(f"cannot export the key: {out} exists. Name a new file")
+    return f"wrote this device's key to {out}, protected by the passphrase (keep both apart)"
+
+
+def _encrypted(store: str | None, path: Path | None) -> tuple[Config, StoreConfig]:
+    config = load_config(config_path() if path is None else path)
+    encrypted = [
+        cfg for cfg in config.stores.values() if cfg.encrypt and (store is None or cfg.name == store)
+    ]
+    if len(encrypted) != 1:
+        named = f"store {store!r} is" if store else "no store is" if not encrypted else "several stores are"
+        raise MemsyncError(
+            f"cannot change keys: {named} {'not ' if store else ''}encrypted. "
+            "Name an encrypted store with --store, or `memsync encrypt STORE`"
+        )
+    return config, encrypted[0]
+
+
+def _reseal(config: Config, store_cfg: StoreConfig, remote: str, **change: str) -> None:
+    with cycle_lock(store_cfg, config=config.path):
+        open_store(config, store_cfg).reseal(remote, **change)
+
+
+def key_import(backup: Path, secret: str) -> str:
+    """Restore this device's key from ``backup`` (a ``key_export`` file) with the passphrase ``secret``;
+    never over an existing key. Raises ``MemsyncError``."""
+    try:
+        text = passphrase.decrypt(backup.read_bytes(), secret).decode("ascii", "replace").strip()
+    except OSError as exc:
+        raise MemsyncError(f"cannot import the key: {backup}: {exc.strerror}. Check the path") from None
+    except pyrage.DecryptError:
+        raise MemsyncError(
+            f"cannot import the key: {backup} does not open with that passphrase (wrong, or not a key "
+            "backup). Retry with the passphrase given to `memsync key export`"
+        ) from None
+    public = keys.public_key(keys.identity(text, str(backup)))
+    if not create_exclusive(keys.key_path(), f"{text}\n".encode(), mode=0o600):
+        raise MemsyncError(f"cannot import the key: {keys.key_path()} exists. Move it away first")
+    return f"restored this device's key ({public})"

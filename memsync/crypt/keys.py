@@ -1,0 +1,89 @@
+"""This device's age key pair and the recipients an encrypted remote is sealed for.
+
+The device key is an age X25519 identity kept 0600 beside memsync's config; it never leaves the machine
+but through ``memsync key export`` (passphrase-protected). A recipient is an age public key
+(``age1...``) or an ssh-ed25519 public key; its comment (often ``user@host``) is dropped, since the
+recipients are stored on the remote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pyrage
+from pyrage import ssh, x25519
+
+from memsync.errors import MemsyncError
+from memsync.fsio import create_exclusive
+from memsync.paths import config_path
+
+KEY_FILE = "device.key"
+Recipient = x25519.Recipient | ssh.Recipient
+
+
+def key_path() -> Path:
+    """Where this device's secret key lives: beside the config file."""
+    return config_path().parent / KEY_FILE
+
+
+def device_key(*, create: bool) -> x25519.Identity:
+    """This device's identity; with ``create`` a new one is made (0600) when there is none. Raises
+    ``MemsyncError`` when there is none (and not ``create``) or the file is not an age key."""
+    path = key_path()
+    if create and not path.exists():
+        fresh = x25519.Identity.generate()
+        create_exclusive(path, f"{fresh}\n".encode(), mode=0o600)  # False: another process made one first
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        raise MemsyncError(
+            f"no device key: {path} does not exist, so this device cannot read an encrypted remote. "
+            "Run `memsync join URL` (or restore a `memsync key export` backup with `memsync key import`)"
+        ) from None
+    return identity(text, f"device key {path}")
+
+
+def identity(text: str, what: str) -> x25519.Identity:
+    """The age identity ``text`` (``AGE-SECRET-KEY-1...``) of ``what`` (words for where it came from).
+    Raises ``MemsyncError`` when it is not one."""
+    try:
+        return x25519.Identity.from_str(text)
+    except pyrage.IdentityError:
+        raise MemsyncError(
+            f"{what} is not an age secret key. Restore it from a `memsync key export` backup"
+        ) from None
+
+
+def public_key(identity: x25519.Identity) -> str:
+    """The public key (``age1...``) of ``identity``."""
+    return str(identity.to_public())
+
+
+def normalized(text: str) -> str:
+    """The canonical form of a recipient: an age public key, or ``ssh-ed25519 <key>`` without its
+    comment. Raises ``MemsyncError`` when ``text`` is neither."""
+    fields = text.split()
+    canonical = " ".join(fields[:2]) if fields[:1] == ["ssh-ed25519"] else " ".join(fields[:1])
+    parse(canonical)
+    return canonical
+
+
+def parse(text: str) -> Recipient:
+    """The recipient ``text`` names (canonical form). Raises ``MemsyncError`` when it is not an age or
+    ssh-ed25519 public key."""
+    try:
+        if text.startswith("ssh-ed25519 "):
+            return ssh.Recipient.from_str(text)
+        return x25519.Recipient.from_str(text)
+    except pyrage.RecipientError:
+        raise MemsyncError(
+            f"not a public key: {text[:40]!r}. Give an age public key (age1...) or an ssh-ed25519 key"
+        ) from None
+
+
+def verification_code(public: str) -> str:
+    """A short code for ``public`` (canonical form) that two people read aloud to check they hold the
+    same key: 8 digits in two groups, from its SHA-256."""
+    number = int.from_bytes(hashlib.sha256(public.encode()).digest()[:8], "big") % 10**8
+    return f"{number // 10**4:04d}-{number % 10**4:04d}"

@@ -1,0 +1,202 @@
+"""The ciphertext repository of one encrypted remote: all the remote ever receives.
+
+A bare repository (in the store's meta dir) whose branch, named like the store's, is a line of commits,
+each adding one sealed bundle: its tree holds ``data.age`` (that bundle), ``recipients`` (the public
+keys everything from then on is sealed for, one a line) and the store format file saying ``encrypted``.
+Its first commit sits on top of the remote's plaintext history when a store switched to encryption.
+Authors, committers, dates and messages are the same on every commit (``GENERIC``): the remote learns
+when a push happened and how big it was to within a size bucket, nothing else. A push is a
+fast-forward of the remote's branch by one commit, never forced: when another device pushed first, the
+caller fetches, reads its commit and appends on top of it.
+``refs/read`` marks the last commit this device has read (or written), so a fetch reads only what is new.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from memsync import git
+from memsync.errors import MemsyncError
+
+DATA = "data.age"
+RECIPIENTS = "recipients"
+# The store format file (``memsync.store.format``) of every ciphertext commit: a memsync whose store is
+# not set to encrypt refuses to merge such a head instead of taking the ciphertext files for memory.
+FORMAT_DIR, FORMAT_NAME, SEALED_FORMAT = ".memsync", "format", "encrypted"
+_TIP = "refs/tip"
+_READ = "refs/read"
+_LOCAL_TIMEOUT_S = 300.0
+GENERIC = {
+    "GIT_AUTHOR_NAME": "memsync",
+    "GIT_AUTHOR_EMAIL": "memsync@invalid",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
+    "GIT_COMMITTER_NAME": "memsync",
+    "GIT_COMMITTER_EMAIL": "memsync@invalid",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
+}
+_NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """One commit of the ciphertext branch: its sha and the bytes of its ``data.age``."""
+
+    commit: str
+    data: bytes
+
+
+class Vault:
+    """The ciphertext repository at ``git_dir`` for the remote at ``url`` (branch ``branch``); network
+    steps bounded by ``network_timeout_s``, every git step stopped by ``stop`` (``git.Stopped``)."""
+
+    def __init__(
+        self, git_dir: Path, url: str, branch: str, network_timeout_s: float, stop: threading.Event | None
+    ) -> None:
+        self.git_dir = git_dir
+        self.url = url
+        self.branch = branch
+        self.network_timeout_s = network_timeout_s
+        self.stop = stop
+        self.env = {
+            **git.noninteractive_env(network_timeout_s),
+            **GENERIC,
+            "GIT_DIR": str(git_dir),
+            "GIT_CONFIG_PARAMETERS": "",
+            "GIT_CONFIG_COUNT": "0",
+        }
+
+    def _run(self, *args: str, timeout: float = _LOCAL_TIMEOUT_S, stdin: bytes | None = None) -> git.Result:
+        if not (self.git_dir / "HEAD").exists():
+            git.run(
+                ["init", "-q", "--bare", str(self.git_dir)], env=self.env, timeout=timeout, stop=self.stop
+            )
+        return git.run(args, cwd=self.git_dir, env=self.env, timeout=timeout, stop=self.stop, stdin=stdin)
+
+    def _check(self, *args: str, stdin: bytes | None = None) -> git.Result:
+        result = self._run(*args, stdin=stdin)
+        if not result.ok:
+            raise git.GitError(
+                f"ciphertext repository {self.git_dir}: `git {args[0]}` failed: {result.reason}. "
+                "Check the disk; deleting that directory makes memsync fetch it again",
+                args,
+                result.status,
+                result.err,
+            )
+        return result
+
+    def _rev(self, ref: str) -> str | None:
+        result = self._run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}")
+        return result.out.strip() if result.ok else None
+
+    def fetch(self) -> git.Result | None:
+        """Fetch the remote's ciphertext branch (``tip``): None when done (the remote may have no branch
+        yet), else the failed git's result."""
+        result = self._run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            self.url,
+            f"+refs/heads/{self.branch}:{_TIP}",
+            timeout=self.network_timeout_s,
+        )
+        if result.ok:
+            return None
+        if _NO_REMOTE_BRANCH.search(result.err):
+            self._run("update-ref", "-d", _TIP)
+            return None
+        return result
+
+    @property
+    def tip(self) -> str | None:
+        """The remote's ciphertext head as of the last fetch or push, None when it has none."""
+        return self._rev(_TIP)
+
+    def unread(self) -> list[Sealed]:
+        """The commits after ``refs/read`` up to ``tip``, oldest first, with their sealed bundles (empty:
+        a commit without one). Raises ``MemsyncError`` when the remote's ciphertext history no longer
+        contains what this device read (rewritten: memsync never follows a rewrite silently)."""
+        tip, read = self.tip, self._rev(_READ)
+        if tip is None:
+            return []
+        if read is not None and self._run("merge-base", "--is-ancestor", read, tip).status != 0:
+            raise MemsyncError(
+                f"the ciphertext history of {self.url} was rewritten (it no longer contains {read[:10]}): "
+                "nothing read from it. Ask who force-pushed; memsync never does"
+            )
+        span = [tip] if read is None else [tip, "--not", read]
+        commits = self._check("rev-list", "--reverse", *span).out.split()
+        if not commits:
+            return []
+        wanted = "".join(f"{commit}:{DATA}\n" for commit in commits).encode()
+        return [
+            Sealed(c, d)
+            for c, d in zip(
+                commits, _batch(self._check("cat-file", "--batch", stdin=wanted).stdout), strict=True
+            )
+        ]
+
+    def mark_read(self, commit: str) -> None:
+        """Record ``commit`` as read: the next ``unread`` starts after it."""
+        self._check("update-ref", _READ, commit)
+
+    def recipients(self) -> list[str]:
+        """The recipients (canonical public keys) of ``tip``; empty when the remote has no ciphertext yet."""
+        tip = self.tip
+        if tip is None:
+            return []
+        shown = self._run("cat-file", "blob", f"{tip}:{RECIPIENTS}")
+        return sorted({line.strip() for line in shown.out.splitlines() if line.strip()}) if shown.ok else []
+
+    def append(self, sealed: bytes, recipients: list[str]) -> str:
+        """A new commit on top of ``tip`` holding ``sealed`` and ``recipients``; returns its sha (not
+        pushed, no ref moved)."""
+        data = self._check("hash-object", "-w", "--stdin", stdin=sealed).out.strip()
+        listed = "".join(f"{key}\n" for key in sorted(set(recipients))).encode()
+        keys = self._check("hash-object", "-w", "--stdin", stdin=listed).out.strip()
+        marker = self._check("hash-object", "-w", "--stdin", stdin=f"{SEALED_FORMAT}\n".encode()).out.strip()
+        formats = self._check("mktree", stdin=f"100644 blob {marker}\t{FORMAT_NAME}\n".encode()).out.strip()
+        listing = (
+            f"040000 tree {formats}\t{FORMAT_DIR}\n"
+            f"100644 blob {data}\t{DATA}\n100644 blob {keys}\t{RECIPIENTS}\n"
+        )
+        tree = self._check("mktree", stdin=listing.encode()).out.strip()
+        tip = self.tip
+        parent = ["-p", tip] if tip is not None else []
+        return self._check("commit-tree", "--no-gpg-sign", tree, *parent, "-m", "sealed").out.strip()
+
+    def push(self, commit: str) -> git.Result:
+        """Push ``commit`` to the remote's branch, never forced; on success it is the ``tip`` and read.
+        Returns git's result (``--porcelain``: a refused push has a line starting with ``!``)."""
+        result = self._run(
+            "push",
+            "--porcelain",
+            "--no-verify",
+            self.url,
+            f"{commit}:refs/heads/{self.branch}",
+            timeout=self.network_timeout_s,
+        )
+        if result.ok:
+            self._check("update-ref", _TIP, commit)
+            self.mark_read(commit)
+        return result
+
+
+def _batch(out: bytes) -> list[bytes]:
+    """The contents of ``git cat-file --batch``'s answers, in order; a missing object gives b""."""
+    found: list[bytes] = []
+    at = 0
+    while at < len(out):
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) == 3:
+            size = int(header[2])
+            found.append(out[at : at + size])
+            at += size + 1
+        else:
+            found.append(b"")
+    return found
