@@ -200,8 +200,8 @@ def _init(
     ``host``: this machine's name in commits (the ``host`` key); ``encrypt``: its remotes receive
     ciphertext only (a new store; an existing one switches with `memsync encrypt`). Detected and given
     paths already tracked, or inside a tracked folder, are left alone (a line says so), so re-running
-    changes nothing (the file is not rewritten). Raises ``MemsyncError`` before writing anything when an argument is a
-    typo (a path whose directory does not exist, a URL git cannot use), when the existing config
+    changes nothing (the file is not rewritten). Raises ``MemsyncError`` before writing anything when an
+    argument is a typo (a path whose directory does not exist, a URL git cannot use), when the existing config
     disagrees (another origin URL, store path or branch), or when git fails to create or clone the store.
     """
     path = config_path() if path is None else path
