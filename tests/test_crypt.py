@@ -1,0 +1,142 @@
+"""Encrypted remotes, end to end: devices (CLI and daemon subprocesses, each with its own HOME and key)
+sync through a real bare remote that receives only sealed git bundles (``memsync.crypt``,
+``memsync.store.sealed``). The remote is searched byte by byte for what the memory holds; devices append
+at once and converge; a device added later reads all history; bad ciphertext is named and skipped."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pyrage
+import pytest
+import tomli_w
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsync.crypt import envelope
+from memsync.crypt.vault import Vault
+from memsync.errors import MemsyncError
+from tests.helpers import bare_remote, wait_for
+from tests.peers import MEMORY_STORE, Peer
+
+_INIT = (
+    "from pathlib import Path\n"
+    "from memsync.config import load_config\n"
+    "from memsync.access import ensure_store\n"
+    "config = load_config(Path({config!r}))\n"
+    "for store_cfg in config.stores.values():\n"
+    "    ensure_store(config, store_cfg)\n"
+)
+
+
+def encrypted_peer(root: Path, name: str, remote: Path, member: Peer | None = None, **kwargs: object) -> Peer:
+    """A peer whose store is set to encrypt; ``member`` (a device already syncing ``remote``) adds its
+    key first, as `memsync join` tells a user to. Its store is created in a subprocess (its own key)."""
+    peer = Peer.create(root, name, remote, init_store=False, **kwargs)  # type: ignore[arg-type]
+    raw = tomllib.loads(peer.config.read_text())
+    raw["stores"]["main"]["encrypt"] = True
+    peer.config.write_text(tomli_w.dumps(raw))
+    if member is not None:
+        joined = peer.cli("join", str(remote))
+        assert joined.returncode == 0, joined.stderr
+        key = re.search(r"key: (age1\w+)", joined.stdout)
+        assert key is not None, joined.stdout
+        added = member.cli("key", "add", key.group(1))
+        assert added.returncode == 0, added.stdout + added.stderr
+    peer.run_python(_INIT.format(config=str(peer.config)))
+    return peer
+
+
+def cli_ok(peer: Peer, *args: str) -> subprocess.CompletedProcess[str]:
+    """``peer.cli(ARGS)``, required to exit 0."""
+    done = peer.cli(*args)
+    assert done.returncode == 0, f"{peer.name}: memsync {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def remote_bytes(remote: Path) -> bytes:
+    """Everything the remote holds: every object's content (``git cat-file --batch-all-objects``), its
+    refs, and every file of the repository as stored (config, HEAD, packs, logs)."""
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=remote, capture_output=True, check=True
+    ).stdout
+    refs = subprocess.run(["git", "for-each-ref"], cwd=remote, capture_output=True, check=True).stdout
+    files = b"".join(path.read_bytes() for path in sorted(remote.rglob("*")) if path.is_file())
+    return objects + refs + files
+
+
+# --- the envelope --------------------------------------------------------------------------------------
+
+
+def test_seal_round_trip_pads_to_a_bucket() -> None:
+    me = pyrage.x25519.Identity.generate()
+    for size in (0, 1, 900, 5000):
+        payload = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        sealed = envelope.seal(payload, [str(me.to_public())])
+        assert envelope.unseal(sealed, me) == payload
+    small = [len(envelope.seal(b"a" * n, [str(me.to_public())])) for n in (10, 300, 700)] * 5
+    # All in the smallest bucket: they differ only by the random stanzas age adds to its header.
+    assert max(small) - min(small) < 300
+    assert min(len(envelope.seal(b"a" * 1100, [str(me.to_public())])) for _ in range(5)) > max(small) + 700
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=3000))
+def test_unseal_of_any_bytes_raises_only_memsync_error(data: bytes) -> None:
+    me = pyrage.x25519.Identity.generate()
+    with pytest.raises(MemsyncError):
+        envelope.unseal(data, me)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=0, max_value=2000), st.integers(min_value=0, max_value=255))
+def test_unseal_of_a_changed_or_cut_ciphertext_raises(at: int, flip: int) -> None:
+    me = pyrage.x25519.Identity.generate()
+    sealed = envelope.seal(b"the harbor site blocks requests", [str(me.to_public())])
+    at %= len(sealed)
+    changed = sealed[:at] + bytes([sealed[at] ^ (flip or 1)]) + sealed[at + 1 :]
+    for bad in (changed, sealed[:at]):
+        with pytest.raises(MemsyncError):
+            envelope.unseal(bad, me)
+
+
+# --- devices -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_remote_holds_nothing_readable_after_three_devices_sync(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    tokens = [f"tok{i:03d}zq" for i in range(200)]
+    # Tokens in host and author names, role names, project names, file names and entry text.
+    hosts = [f"host{tokens[i]}" for i in range(3)]
+    devices: list[Peer] = []
+    roles: list[Path] = []
+    for n, host in enumerate(hosts):
+        live = tmp_path / f"live-{n}" / ".agents" / "memory" / f"role{tokens[3 + n]}"
+        live.mkdir(parents=True)
+        roles.append(live)
+        extra = {str(live): f"projects/proj{tokens[6 + n]}/role{tokens[3 + n]}"}
+        member = devices[0] if devices else None
+        devices.append(encrypted_peer(tmp_path, host, remote, member, extra_tracks=extra))
+    for n, peer in enumerate(devices):
+        (roles[n] / f"note{tokens[9 + n]}.md").write_text(f"curated {tokens[12 + n]}\n")
+        for token in tokens[15 + n :: 3]:
+            peer.append_entry(f"the deploy host for {token} is behind the bastion")
+    for _ in range(2):
+        for peer in devices:
+            cli_ok(peer, "sync")
+    texts = [peer.read_store(MEMORY_STORE) for peer in devices]
+    assert texts[0] == texts[1] == texts[2]
+    assert all(token.encode() in texts[0] for token in tokens[15:])  # the memory did sync
+    held = remote_bytes(remote)
+    found = [token for token in tokens if token.encode() in held]
+    assert found == []
+    windows = {texts[0][i : i + 16] for i in range(len(texts[0]) - 15)}
+    assert [w for w in windows if w in held] == []
+    authors = subprocess.run(
+        ["git", "log", "--all", "--format=%an %ae %cn %ce %s %b"], cwd=remote, capture_output=True, text=True
+    ).stdout
+    assert set(authors.split()) == {"memsync", "memsync@invalid", "sealed"}
