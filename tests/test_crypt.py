@@ -140,3 +140,128 @@ def test_remote_holds_nothing_readable_after_three_devices_sync(tmp_path: Path) 
         ["git", "log", "--all", "--format=%an %ae %cn %ce %s %b"], cwd=remote, capture_output=True, text=True
     ).stdout
     assert set(authors.split()) == {"memsync", "memsync@invalid", "sealed"}
+
+
+@pytest.mark.slow
+def test_two_devices_appending_at_once_converge_losing_nothing(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    with alice.running(), bob.running():
+        lines = []
+        for i in range(6):
+            lines.append(alice.append_entry(f"alice lesson {i}"))
+            lines.append(bob.append_entry(f"bob lesson {i}"))
+        for peer in (alice, bob):
+            wait_for(
+                lambda peer=peer: all(line in peer.memory_file.read_bytes() for line in lines),  # type: ignore[misc]
+                timeout=60,
+                what=f"{peer.name} has every line",
+            )
+    for peer in (alice, bob):
+        live = peer.memory_file.read_bytes()
+        assert b"<<<<<<<" not in live and b">>>>>>>" not in live
+        assert sorted(line for line in live.splitlines(keepends=True) if b"lesson" in line) == sorted(lines)
+    assert alice.read_store(MEMORY_STORE) == bob.read_store(MEMORY_STORE)
+
+
+def test_a_device_added_later_reads_all_history(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    early = []
+    for i in range(3):
+        early.append(alice.append_entry(f"early lesson {i}"))
+        cli_ok(alice, "sync")
+    carol = Peer.create(tmp_path, "carol", remote, init_store=False)
+    # Before a member adds its key: an error that says so, and no store (never an empty one).
+    refused = carol.cli("store", "add", "team", "--remote", str(remote), "--encrypt")
+    assert refused.returncode == 1
+    assert "none of its encrypted bundles is sealed for this device's key" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert "team" not in carol.config.read_text()
+    assert not (carol.home / ".local" / "share" / "memsync" / "stores" / "team").exists()
+    carol = encrypted_peer(tmp_path / "again", "carol", remote, member=alice)
+    listed = cli_ok(alice, "key", "list").stdout
+    assert listed.count("age1") == 2 and "(this device)" in listed
+    cli_ok(carol, "sync")
+    assert all(line in carol.memory_file.read_bytes() for line in early)
+    late = carol.append_entry("carol's first lesson")
+    cli_ok(carol, "sync")
+    cli_ok(alice, "sync")
+    assert late in alice.memory_file.read_bytes()
+
+
+def _push_sealed(tmp_path: Path, remote: Path, data: bytes, name: str) -> str:
+    """Append a ciphertext commit holding ``data`` to the remote's branch, as any writer of the remote
+    could; returns its sha."""
+    vault = Vault(tmp_path / f"{name}.git", str(remote), "main", 30.0, None)
+    assert vault.fetch() is None
+    commit = vault.append(data, vault.recipients())
+    assert vault.push(commit).ok
+    return commit
+
+
+@pytest.mark.slow
+def test_bad_ciphertext_is_named_in_one_line_each_and_nothing_taken_from_it(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    kept = alice.append_entry("alice keeps this")
+    cli_ok(alice, "sync")
+    cli_ok(bob, "sync")
+    # A bundle that would add a poison line on top of the remote's history, sealed four bad ways.
+    clone = tmp_path / "forger"
+    subprocess.run(["git", "clone", "-q", str(alice.store), str(clone)], check=True)
+    with (clone / MEMORY_STORE).open("ab") as out:
+        out.write(b'{"id":"poison","kind":"lesson","text":"POISON"}\n')
+    subprocess.run(["git", "-C", str(clone), "commit", "-qam", "forged"], check=True)
+    bundle = tmp_path / "forged.bundle"
+    subprocess.run(
+        ["git", "-C", str(clone), "bundle", "create", "-q", str(bundle), "main", "^origin/main"], check=True
+    )
+    key = pyrage.x25519.Identity.from_str((alice.config.parent / "device.key").read_text().strip())
+    sealed = envelope.seal(bundle.read_bytes(), [str(key.to_public())])
+    plain = envelope.MAGIC + bytes([2]) + len(b"x").to_bytes(8, "big") + b"x"
+    bad = {
+        "tampered": sealed[:400] + bytes([sealed[400] ^ 1]) + sealed[401:],
+        "truncated": sealed[: len(sealed) // 2],
+        "wrong key": envelope.seal(bundle.read_bytes(), [str(pyrage.x25519.Identity.generate().to_public())]),
+        "newer format": pyrage.encrypt(plain + bytes(1024 - len(plain)), [key.to_public()]),
+    }
+    commits = {
+        case: _push_sealed(tmp_path, remote, data, case.replace(" ", "-")) for case, data in bad.items()
+    }
+    later = bob.append_entry("bob writes after the bad ones")
+    cli_ok(bob, "sync")
+    done = cli_ok(alice, "sync")
+    warnings = [line for line in done.stderr.splitlines() if "cannot be read" in line]
+    assert len(warnings) == 4, done.stderr
+    for (case, commit), line in zip(commits.items(), warnings, strict=True):
+        assert commit[:10] in line, (case, line)
+    assert "newer than this memsync" in warnings[3] and "not encrypted for this device" in warnings[2]
+    assert "damaged" in warnings[0] and "damaged" in warnings[1]
+    live = alice.memory_file.read_bytes()
+    assert b"POISON" not in live and b"POISON" not in alice.read_store(MEMORY_STORE)
+    assert kept in live and later in live  # the rest synced
+    again = cli_ok(alice, "sync")
+    assert "cannot be read" not in again.stderr  # named once, not on every cycle
+
+
+@pytest.mark.slow
+def test_a_removed_device_is_told_and_keeps_its_memory(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    bob_key = re.search(r"(age1\w+)", cli_ok(bob, "join", str(remote)).stdout)
+    assert bob_key is not None
+    removed = cli_ok(alice, "key", "remove", bob_key.group(1))
+    assert "stays readable to it" in removed.stdout
+    secret = alice.append_entry("after bob left")
+    cli_ok(alice, "sync")
+    mine = bob.append_entry("bob's own lesson")
+    refused = bob.cli("sync")
+    assert "this device's key is not among its recipients" in refused.stdout + refused.stderr
+    assert mine in bob.memory_file.read_bytes() and mine in bob.read_store(MEMORY_STORE)
+    assert secret not in bob.memory_file.read_bytes()
+    cli_ok(alice, "sync")
+    assert mine not in alice.memory_file.read_bytes()
