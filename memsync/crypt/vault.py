@@ -4,11 +4,11 @@ A bare repository (in the store's meta dir) whose branch, named like the store's
 each adding one sealed bundle: its tree holds ``data.age`` (that bundle), ``recipients`` (the public
 keys everything from then on is sealed for, one a line) and the store format file saying ``encrypted``.
 Its first commit sits on top of the remote's plaintext history when a store switched to encryption.
-Authors, committers, dates and messages are the same on every commit (``GENERIC``): the remote learns
-when a push happened and how big it was to within a size bucket, nothing else. A push is a
-fast-forward of the remote's branch by one commit, never forced: when another device pushed first, the
-caller fetches, reads its commit and appends on top of it.
-``refs/read`` marks the last commit this device has read (or written), so a fetch reads only what is new.
+Authors, committers, dates and messages are the same on every commit (``GENERIC``, "sealed"): the
+remote learns when a push happened and how big it was to within a size bucket, nothing else. A push is
+a fast-forward of the remote's branch by one commit, never forced: when another device pushed first,
+the caller fetches, reads its commit and appends on top of it. ``refs/read`` marks the last commit this
+device has read (or written), so a fetch reads only what is new.
 """
 
 from __future__ import annotations
@@ -28,15 +28,10 @@ RECIPIENTS = "recipients"
 FORMAT_DIR, FORMAT_NAME, SEALED_FORMAT = ".memsync", "format", "encrypted"
 _TIP = "refs/tip"
 _READ = "refs/read"
+_PENDING = "refs/pending"
 _LOCAL_TIMEOUT_S = 300.0
-GENERIC = {
-    "GIT_AUTHOR_NAME": "memsync",
-    "GIT_AUTHOR_EMAIL": "memsync@invalid",
-    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
-    "GIT_COMMITTER_NAME": "memsync",
-    "GIT_COMMITTER_EMAIL": "memsync@invalid",
-    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
-}
+# The author and committer of every ciphertext commit, at 2000-01-01 UTC: the same for every device.
+GENERIC = "memsync <memsync@invalid> 946684800 +0000"
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 
 
@@ -62,11 +57,11 @@ class Vault:
         self.stop = stop
         self.env = {
             **git.noninteractive_env(network_timeout_s),
-            **GENERIC,
             "GIT_DIR": str(git_dir),
             "GIT_CONFIG_PARAMETERS": "",
             "GIT_CONFIG_COUNT": "0",
         }
+        self._known: dict[str, str] | None = None
 
     def _run(self, *args: str, timeout: float = _LOCAL_TIMEOUT_S, stdin: bytes | None = None) -> git.Result:
         if not (self.git_dir / "HEAD").exists():
@@ -87,13 +82,17 @@ class Vault:
             )
         return result
 
-    def _rev(self, ref: str) -> str | None:
-        result = self._run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}")
-        return result.out.strip() if result.ok else None
+    def _refs(self) -> dict[str, str]:
+        """``refs/tip`` and ``refs/read`` (those that exist), read by one git, kept until a step moves one."""
+        if self._known is None:
+            listed = self._check("for-each-ref", "--format=%(refname) %(objectname)", _TIP, _READ).out
+            self._known = dict(line.split(" ", 1) for line in listed.splitlines())
+        return self._known
 
     def fetch(self) -> git.Result | None:
         """Fetch the remote's ciphertext branch (``tip``): None when done (the remote may have no branch
         yet), else the failed git's result."""
+        self._known = None
         result = self._run(
             "fetch",
             "--quiet",
@@ -113,14 +112,14 @@ class Vault:
     @property
     def tip(self) -> str | None:
         """The remote's ciphertext head as of the last fetch or push, None when it has none."""
-        return self._rev(_TIP)
+        return self._refs().get(_TIP)
 
     def unread(self) -> list[Sealed]:
         """The commits after ``refs/read`` up to ``tip``, oldest first, with their sealed bundles (empty:
         a commit without one). Raises ``MemsyncError`` when the remote's ciphertext history no longer
         contains what this device read (rewritten: memsync never follows a rewrite silently)."""
-        tip, read = self.tip, self._rev(_READ)
-        if tip is None:
+        tip, read = self.tip, self._refs().get(_READ)
+        if tip is None or tip == read:
             return []
         if read is not None and self._run("merge-base", "--is-ancestor", read, tip).status != 0:
             raise MemsyncError(
@@ -129,19 +128,14 @@ class Vault:
             )
         span = [tip] if read is None else [tip, "--not", read]
         commits = self._check("rev-list", "--reverse", *span).out.split()
-        if not commits:
-            return []
         wanted = "".join(f"{commit}:{DATA}\n" for commit in commits).encode()
-        return [
-            Sealed(c, d)
-            for c, d in zip(
-                commits, _batch(self._check("cat-file", "--batch", stdin=wanted).stdout), strict=True
-            )
-        ]
+        batch = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
+        return [Sealed(commit, data) for commit, data in zip(commits, batch, strict=True)]
 
     def mark_read(self, commit: str) -> None:
         """Record ``commit`` as read: the next ``unread`` starts after it."""
         self._check("update-ref", _READ, commit)
+        self._known = None
 
     def recipients(self) -> list[str]:
         """The recipients (canonical public keys) of ``tip``; empty when the remote has no ciphertext yet."""
@@ -153,20 +147,27 @@ class Vault:
 
     def append(self, sealed: bytes, recipients: list[str]) -> str:
         """A new commit on top of ``tip`` holding ``sealed`` and ``recipients``; returns its sha (not
-        pushed, no ref moved)."""
-        data = self._check("hash-object", "-w", "--stdin", stdin=sealed).out.strip()
+        pushed; no ref moved but a scratch one). One ``git fast-import`` writes it all."""
         listed = "".join(f"{key}\n" for key in sorted(set(recipients))).encode()
-        keys = self._check("hash-object", "-w", "--stdin", stdin=listed).out.strip()
-        marker = self._check("hash-object", "-w", "--stdin", stdin=f"{SEALED_FORMAT}\n".encode()).out.strip()
-        formats = self._check("mktree", stdin=f"100644 blob {marker}\t{FORMAT_NAME}\n".encode()).out.strip()
-        listing = (
-            f"040000 tree {formats}\t{FORMAT_DIR}\n"
-            f"100644 blob {data}\t{DATA}\n100644 blob {keys}\t{RECIPIENTS}\n"
-        )
-        tree = self._check("mktree", stdin=listing.encode()).out.strip()
         tip = self.tip
-        parent = ["-p", tip] if tip is not None else []
-        return self._check("commit-tree", "--no-gpg-sign", tree, *parent, "-m", "sealed").out.strip()
+        stream = b"".join(
+            [
+                f"reset {_PENDING}\ncommit {_PENDING}\nmark :1\n".encode(),
+                f"author {GENERIC}\ncommitter {GENERIC}\n".encode(),
+                b"data 6\nsealed\n",
+                f"from {tip}\n".encode() if tip is not None else b"",
+                *(
+                    f"M 100644 inline {path}\ndata {len(data)}\n".encode() + data + b"\n"
+                    for path, data in (
+                        (DATA, sealed),
+                        (RECIPIENTS, listed),
+                        (f"{FORMAT_DIR}/{FORMAT_NAME}", f"{SEALED_FORMAT}\n".encode()),
+                    )
+                ),
+                b"\nget-mark :1\ndone\n",
+            ]
+        )
+        return self._check("fast-import", "--quiet", "--done", stdin=stream).out.strip()
 
     def push(self, commit: str) -> git.Result:
         """Push ``commit`` to the remote's branch, never forced; on success it is the ``tip`` and read.
@@ -180,8 +181,10 @@ class Vault:
             timeout=self.network_timeout_s,
         )
         if result.ok:
-            self._check("update-ref", _TIP, commit)
-            self.mark_read(commit)
+            self._check(
+                "update-ref", "--stdin", stdin=f"update {_TIP} {commit}\nupdate {_READ} {commit}\n".encode()
+            )
+            self._known = {_TIP: commit, _READ: commit}
         return result
 
 

@@ -73,7 +73,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
             opened.append(str(exc))
     whole = [i for i, payload in enumerate(opened) if isinstance(payload, bytes) and _whole(payload)]
     start = whole[-1] if whole else 0
-    if g.rev(ref) is None and not any(isinstance(payload, bytes) and payload for payload in opened):
+    if not any(isinstance(payload, bytes) and payload for payload in opened) and g.rev(ref) is None:
         public = keys.public_key(identity)
         raise MemsyncError(
             f"cannot read {remote}: none of its encrypted bundles is sealed for this device's "

@@ -1,0 +1,120 @@
+"""Encrypted remotes (design A: sealed git bundles appended to a ciphertext branch) against the plaintext
+remote, in the same run, on the store API (one process, real git, real bare remotes):
+
+- cycle: seconds for one one-entry cycle, writer side (commit, fetch, push) and reader side (fetch and
+  integrate on a second device), averaged over N cycles;
+- bytes: the remote's size on disk after N one-entry cycles, as pushed (loose objects) and after
+  ``git gc`` (what a git host that packs would hold);
+- converge: seconds until 8 peers that each wrote one entry at once all hold all 8 (threads, each
+  exchanging until it has them).
+
+Run: ``python bench/crypt.py [--cycles 1000] [--peers 8]``. Targets (issue): cycle <= 1.5x, converge
+<= 1.5x, bytes <= 3x the plaintext figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memsync.config import Identity, StoreConfig  # after sys.path
+from memsync.store.facade import Store
+
+FILE = "memory/memory.jsonl"
+
+
+def store(root: Path, name: str, remote: Path, encrypt: bool) -> Store:
+    cfg = StoreConfig(name, root / name, remotes={"origin": str(remote)}, encrypt=encrypt)
+    return Store.init_or_clone(cfg, Identity(name, f"{name}@example.invalid"), name)
+
+
+def write(s: Store, text: str) -> None:
+    path = s.worktree / FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as out:
+        out.write(f'{{"id":"{text}","kind":"lesson","text":"lesson {text} about the harbor site"}}\n')
+    s.commit_all(f"+1 entry {text}", {FILE})
+
+
+def size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def cycles(root: Path, encrypt: bool, n: int) -> tuple[float, float, int, int]:
+    remote = root / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    writer, reader = store(root, "w", remote, encrypt), store(root, "r", remote, encrypt)
+    wrote = read = 0.0
+    for i in range(n):
+        started = time.perf_counter()
+        write(writer, f"{i:05d}")
+        assert writer.exchange()[0].status == "ok"
+        wrote += time.perf_counter() - started
+        started = time.perf_counter()
+        assert reader.exchange()[0].status == "ok"
+        read += time.perf_counter() - started
+    loose = size(remote)
+    subprocess.run(["git", "-C", str(remote), "gc", "-q", "--prune=now"], check=True)
+    return wrote / n, read / n, loose, size(remote)
+
+
+def converge(root: Path, encrypt: bool, peers: int) -> float:
+    remote = root / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    stores = [store(root, f"p{i}", remote, encrypt) for i in range(peers)]
+    for s in stores:
+        s.exchange()
+    started = time.perf_counter()
+
+    def run(s: Store, i: int) -> None:
+        write(s, f"peer{i}")
+        while (s.worktree / FILE).read_text().count("peer") < peers:
+            s.exchange()
+
+    threads = [threading.Thread(target=run, args=(s, i)) for i, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Each peer has every line once it stops; the last pusher's commit then reaches all on the next pull.
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cycles", type=int, default=1000)
+    parser.add_argument("--peers", type=int, default=8)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="memsync-crypt-bench-") as tmp:
+        os.environ["MEMSYNC_CONFIG"] = str(Path(tmp) / "config" / "config.toml")  # the device key's home
+        rows = {}
+        for label, encrypt in (("plaintext", False), ("encrypted", True)):
+            root = Path(tmp) / label
+            root.mkdir()
+            w, r, loose, packed = cycles(root / "cycles", encrypt, args.cycles)
+            conv = converge(root / "converge", encrypt, args.peers)
+            rows[label] = (w, r, loose, packed, conv)
+            print(
+                f"{label:9}  cycle write {w * 1000:6.1f} ms  read {r * 1000:6.1f} ms  "
+                f"remote after {args.cycles} cycles {loose / 1024:8.0f} KiB loose "
+                f"{packed / 1024:7.0f} KiB packed  {args.peers} peers converge {conv:5.2f} s",
+                flush=True,
+            )
+        p, e = rows["plaintext"], rows["encrypted"]
+        print(
+            f"ratio      cycle write {e[0] / p[0]:.2f}x  read {e[1] / p[1]:.2f}x  (target <= 1.5x); "
+            f"bytes loose {e[2] / p[2]:.2f}x  packed {e[3] / p[3]:.2f}x  (target <= 3x); "
+            f"converge {e[4] / p[4]:.2f}x  (target <= 1.5x)"
+        )
+
+
+if __name__ == "__main__":
+    main()
