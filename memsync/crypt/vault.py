@@ -167,7 +167,7 @@ class Vault:
                 b"\nget-mark :1\ndone\n",
             ]
         )
-        return self._check("fast-import", "--quiet", "--done", stdin=stream).out.strip()
+        return self._check("fast-import", "--quiet", "--force", "--done", stdin=stream).out.strip()
 
     def push(self, commit: str) -> git.Result:
         """Push ``commit`` to the remote's branch, never forced; on success it is the ``tip`` and read.
