@@ -165,6 +165,7 @@ def test_two_devices_appending_at_once_converge_losing_nothing(tmp_path: Path) -
     assert alice.read_store(MEMORY_STORE) == bob.read_store(MEMORY_STORE)
 
 
+@pytest.mark.slow
 def test_a_device_added_later_reads_all_history(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     alice = encrypted_peer(tmp_path, "alice", remote)
