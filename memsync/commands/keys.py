@@ -10,8 +10,8 @@ import pyrage
 from pyrage import passphrase
 
 from memsync.access import cycle_lock, open_store
-from memsync.commands.config_edits import edit, reload_daemon, store_table
-from memsync.config import Config, StoreConfig, config_path, load_config
+from memsync.commands.config_edits import reload_daemon, store_table
+from memsync.config import Config, StoreConfig, config_path, edit_config, load_config
 from memsync.crypt import keys
 from memsync.errors import MemsyncError
 from memsync.fsio import create_exclusive
@@ -45,12 +45,12 @@ def encrypt(name: str, path: Path | None = None) -> list[str]:
     def mutate(raw: dict[str, Any]) -> None:
         store_table(raw, name)["encrypt"] = True
 
-    config, lines = edit(cfg_path, mutate)
+    config = edit_config(cfg_path, mutate)
     store_cfg = config.stores[name]
     for remote in store_cfg.remotes:
         _reseal(config, store_cfg, remote)
     public = keys.public_key(keys.device_key(create=True))
-    lines += [
+    return [
         f"store {name}: its remotes now receive ciphertext only, sealed for this device ({public})",
         "warning: what the remotes received before stays there in plaintext; to remove it, make a new "
         "remote and `memsync remote add` it instead",
@@ -58,7 +58,6 @@ def encrypt(name: str, path: Path | None = None) -> list[str]:
         f"here, then `memsync encrypt {name}` there",
         *reload_daemon(cfg_path, silent_without=True),
     ]
-    return lines
 
 
 def key_add(key: str, store: str | None = None, path: Path | None = None) -> list[str]:
