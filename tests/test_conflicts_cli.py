@@ -31,12 +31,16 @@ def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     head = "---\nname: deploys\ndescription: how we deploy\ntype: project\n---\n"
     (alice.role_dir / "deploys.md").write_text(head + "Deploy on Tuesdays.\n")
+    (alice.role_dir / "MEMORY.md").write_text("- [Deploys](deploys.md) — on Tuesdays\n")
     _ok(alice, "sync")
     _ok(bob, "sync")
     entry = bob.role_dir / "deploys.md"
     assert entry.read_text() == head + "Deploy on Tuesdays.\n"
     (alice.role_dir / "deploys.md").write_text(head + "Deploy on Wednesdays, after the standup.\n")
     entry.write_text(head + "Deploy on Thursdays, never on Fridays.\n")
+    (alice.role_dir / "MEMORY.md").write_text("- [Deploys](deploys.md) — on Wednesdays\n")
+    index = bob.role_dir / "MEMORY.md"
+    index.write_text("- [Deploys](deploys.md) — on Thursdays\n")
     _ok(alice, "sync")
     alice_time = int(alice.store_git("log", "-1", "--format=%at"))
     bob.cli("sync")  # bob's commit is replayed onto alice's: a rebase, where git swaps the sides
@@ -49,11 +53,20 @@ def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
         "Deploy on Wednesdays, after the standup.\n"
     )
 
+    # The index driver keeps both versions of the item, each a line of its own.
+    assert (
+        index.read_text()
+        == "- [Deploys](deploys.md) — on Thursdays\n- [Deploys](deploys.md) — on Wednesdays\n"
+    )
+
     listed = _ok(bob, "conflicts").splitlines()
     assert listed == [
         f"{entry} [main]",
         f"    1: bob, {_local(bob_time)}",
         f"    2: alice, {_local(alice_time)}",
+        f"{index} [main]: 2 index lines for deploys.md; edit it to keep one",
+        f"    1: bob, {_local(bob_time)}: - [Deploys](deploys.md) — on Thursdays",
+        f"    2: alice, {_local(alice_time)}: - [Deploys](deploys.md) — on Wednesdays",
     ], listed
     assert "conflicts in main: 1 file with two versions kept: `memsync conflicts`" in bob.cli("doctor").stdout
 
@@ -61,10 +74,13 @@ def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
     said = _ok(bob, "resolve", str(entry), "--keep", keep)
     assert said == f"resolved {entry}: kept version {keep}; it syncs as an edit\n"
     assert entry.read_text() == head + "Deploy on Wednesdays, after the standup.\n"
+    assert _ok(bob, "conflicts").startswith(f"{index} [main]: 2 index lines for deploys.md")
+    index.write_text("- [Deploys](deploys.md) — on Wednesdays\n")  # the index settled by an edit
     assert _ok(bob, "conflicts") == "no file holds two kept versions\n"
     _ok(bob, "sync")
     _ok(alice, "sync")
     assert (alice.role_dir / "deploys.md").read_text() == head + "Deploy on Wednesdays, after the standup.\n"
+    assert (alice.role_dir / "MEMORY.md").read_text() == "- [Deploys](deploys.md) — on Wednesdays\n"
     assert "no file holds two kept versions" in bob.cli("doctor").stdout
 
     refused = bob.cli("resolve", str(entry), "--keep", "1")

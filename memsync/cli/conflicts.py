@@ -16,13 +16,18 @@ from memsync.config import config_path
 def conflicts_command(config: ConfigOption = None) -> int:
     """List the files an edit on two machines at once left with both versions, each version's host and time.
 
-    Resolve one with `memsync resolve PATH --keep 1|2|both`, or by editing it into one text."""
+    Resolve one with `memsync resolve PATH --keep 1|2|both`, or by editing it into one text. A MEMORY.md
+    index with several lines for one file (both kept the same way) is listed too: edit it to keep one."""
     from memsync.commands.conflicts import conflicts
 
     found = conflicts(config or config_path())
     for conflict in found:
-        first, second = conflict.labels
-        typer.echo(f"{conflict.file} [{conflict.store}]\n    1: {first}\n    2: {second}")
+        said = f"{conflict.file} [{conflict.store}]"
+        if conflict.item is not None:
+            said += f": {len(conflict.labels)} index lines for {conflict.item}; edit it to keep one"
+        typer.echo(said)
+        for number, label in enumerate(conflict.labels, 1):
+            typer.echo(f"    {number}: {label}")
     if not found:
         typer.echo("no file holds two kept versions")
     return 0

@@ -9,12 +9,14 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from memsync.commands.log import local_time
 from memsync.config import StoreConfig, load_stores
 from memsync.errors import MemsyncError
+from memsync.formats.markdown.index import link_target, links_part, parse_index
+from memsync.formats.markdown.skill import INDEX_NAME
 from memsync.fsio import atomic_write
 from memsync.merge.entry import BOTH_KEPT_NOTE, BOTH_KEPT_VERSION_PREFIX, VERSION_FROM
 from memsync.merge.labels import LABEL_TIME_FORMAT, split_label
@@ -45,11 +47,14 @@ class Versions:
 @dataclass(frozen=True)
 class Conflict:
     """One file with two versions kept: its ``file`` (the live path, else the store path), ``store``, and
-    per version the host and local time of the commit that wrote it (``?`` when no commit says)."""
+    per version the host and local time of the commit that wrote it (``?`` when no commit says). In a
+    ``MEMORY.md`` index, ``item`` is the file that several index lines link (the index driver keeps an
+    item edited on two machines both ways), one label per line, each followed by the line itself."""
 
     file: str
     store: str
-    labels: tuple[str, str]
+    labels: tuple[str, ...]
+    item: str | None = None
 
 
 def split_versions(text: str) -> Versions | None:
@@ -113,6 +118,38 @@ def conflicts(path: Path) -> list[Conflict]:
                 _label(store, rel, versions.second, versions.first, versions.labels[1]),
             )
             found.append(Conflict(shown, store_cfg.name, labels))
+        found.extend(_index_conflicts(store, store_cfg))
+    return found
+
+
+def _index_conflicts(store: Store, store_cfg: StoreConfig) -> list[Conflict]:
+    """The ``MEMORY.md`` indexes of ``store`` (their live copies where tracked here) with more than one
+    index line for one file, one ``Conflict`` per such file. An item linking a part of its file
+    (``deploy.md#staging``) is one of several a file may have, not a conflict."""
+    found: list[Conflict] = []
+    for rel in store.files():
+        if PurePosixPath(rel).name != INDEX_NAME:
+            continue
+        live = live_path(store_cfg.tracks, rel)
+        source = live if live is not None and live.is_file() else store_cfg.path / rel
+        try:
+            text = source.read_bytes().decode("utf-8", "surrogateescape")
+        except OSError:
+            continue  # deleted meanwhile: nothing to list
+        by_target: dict[str, list[str]] = {}
+        for block in parse_index(text):
+            target = None if block.key is None or links_part(block.text) else link_target(block.text)
+            if target is not None:
+                by_target.setdefault(target, []).append(block.text)
+        for target, items in by_target.items():
+            if len(items) < 2:
+                continue
+            labels = tuple(
+                f"{_label(store, rel, item, ''.join(items[:i] + items[i + 1 :]), None)}: "
+                f"{item.splitlines()[0].strip()}"
+                for i, item in enumerate(items)
+            )
+            found.append(Conflict(str(source), store_cfg.name, labels, target))
     return found
 
 

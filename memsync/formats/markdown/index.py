@@ -53,13 +53,22 @@ def item_key(item_text: str) -> str:
     finds the item of ``<slug>.md`` by comparing with ``f"{slug}.md"``. Without such a link the key is the
     text without its list marker, whitespace runs (line ends included) collapsed to one space, stripped.
     """
-    match = _MD_LINK.search(item_text)
-    if match is not None:
-        target = match.group(1)
-        while target.startswith("./"):
-            target = target[2:]
+    target = link_target(item_text)
+    if target is not None:
         return target
     return _WHITESPACE.sub(" ", _LEADING_MARKER.sub("", item_text, count=1)).strip()
+
+
+def link_target(item_text: str) -> str | None:
+    """The item's first ``.md`` link target as :func:`item_key` gives it (no ``./``, no ``#fragment``),
+    None when the item links no ``.md`` file."""
+    match = _MD_LINK.search(item_text)
+    if match is None:
+        return None
+    target = match.group(1)
+    while target.startswith("./"):
+        target = target[2:]
+    return target
 
 
 def links_part(item_text: str) -> bool:
