@@ -45,7 +45,8 @@ class Proposal:
 @dataclass(frozen=True)
 class Decision:
     """A person's verdict (``approved`` or ``rejected``) on proposal ``proposal``: who (``by``, on
-    ``host``), when, why (a rejection), and the entry id an approval wrote into its live file."""
+    ``host``), when, why (a rejection), and the entry id an approval wrote into its live file; or
+    ``withdrawn``: the decision ``withdraws`` names is taken back (an undo), as if never made."""
 
     id: str
     proposal: str
@@ -55,6 +56,7 @@ class Decision:
     verdict: str
     why: str = ""
     entry: str = ""
+    withdraws: str = ""
 
     def order(self) -> tuple[str, str, str]:
         """The key that decides between decisions: earliest (time, host, id) wins."""
@@ -110,7 +112,7 @@ def parse_records(data: bytes) -> tuple[list[Proposal], list[Decision]]:
                     ident,
                     Proposal(ident, _str(record, "at"), _str(record, "host"), _str(record, "file"), entry),
                 )
-        elif kind == "decision" and record.get("verdict") in ("approved", "rejected"):
+        elif kind == "decision" and record.get("verdict") in ("approved", "rejected", "withdrawn"):
             decisions.setdefault(
                 ident,
                 Decision(
@@ -122,22 +124,25 @@ def parse_records(data: bytes) -> tuple[list[Proposal], list[Decision]]:
                     str(record["verdict"]),
                     _str(record, "why"),
                     _str(record, "entry"),
+                    _str(record, "withdraws"),
                 ),
             )
     return list(proposals.values()), list(decisions.values())
 
 
 def reviews_of(store: StoreConfig) -> list[Review]:
-    """Every proposal of ``store`` with its decisions, oldest proposal first (none for a store never
-    gated or not created yet)."""
+    """Every proposal of ``store`` with its decisions (those withdrawn left out), oldest proposal first
+    (none for a store never gated or not created yet)."""
     try:
         data = (store.path / REVIEW_RECORD).read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return []
     proposals, decisions = parse_records(data)
+    withdrawn = {d.withdraws for d in decisions if d.verdict == "withdrawn"}
+    counted = [d for d in decisions if d.verdict != "withdrawn" and d.id not in withdrawn]
     out = []
     for proposal in sorted(proposals, key=lambda p: (p.at, p.host, p.id)):
-        mine = sorted((d for d in decisions if d.proposal == proposal.id), key=Decision.order)
+        mine = sorted((d for d in counted if d.proposal == proposal.id), key=Decision.order)
         out.append(Review(store.name, proposal, tuple(mine)))
     return out
 

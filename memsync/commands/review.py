@@ -102,6 +102,49 @@ def decide(config_file: Path | None, proposal_id: str, verdict: str, why: str = 
     return f"rejected {proposal_id}: {why.strip()}"
 
 
+def withdraw(config_file: Path | None, proposal_id: str, decision_id: str) -> str:
+    """Take back decision ``decision_id`` on proposal ``proposal_id`` (the UI's undo): the entry an
+    approval wrote is forgotten in this machine's live file, and a ``withdrawn`` record makes every machine
+    count the proposal as if that decision was never made (it waits again, or a later decision counts).
+    Returns the line to show. Raises ``MemsyncError`` (an unknown proposal or decision, git failing)."""
+    config = load_stores(config_file)
+    store_cfg, review = _find(config, proposal_id)
+    decision = next((d for d in review.decisions if d.id == decision_id), None)
+    if decision is None:
+        raise MemsyncError(f"review: proposal {proposal_id} has no decision {decision_id} to take back")
+    live = _live_of(store_cfg, review.proposal.file)
+    if decision.entry and live is not None and live.exists():
+        memory = MemoryFile(live)
+        if not memory.is_forgotten(decision.entry):
+            memory.forget(decision.entry)
+            written(config, live)
+    record = {
+        "review": "decision",
+        "id": "d" + secrets.token_hex(6),
+        "proposal": proposal_id,
+        "at": now_text(),
+        "host": config.host,
+        "by": _reviewer(config),
+        "verdict": "withdrawn",
+        "withdraws": decision_id,
+    }
+    append_record(
+        config, store_cfg, REVIEW_RECORD, record, f"memsync: decision {decision_id} withdrawn (review)"
+    )
+    return f"took back the decision '{decision.verdict}' on {proposal_id}"
+
+
+def my_decision(config_file: Path | None, proposal_id: str) -> str:
+    """The id of the latest decision this machine recorded on ``proposal_id``. Raises ``MemsyncError``
+    when it has none."""
+    config = load_stores(config_file)
+    _, review = _find(config, proposal_id)
+    mine = [d for d in review.decisions if d.host == config.host]
+    if not mine:
+        raise MemsyncError(f"review: this machine made no decision on {proposal_id}")
+    return max(mine, key=lambda d: d.at).id
+
+
 def settle(config: Config) -> list[str]:
     """Forget, in this machine's live files, each entry an approval wrote whose decision is not its
     proposal's outcome (a concurrent decision came first): every machine then holds the one outcome.

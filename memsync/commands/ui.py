@@ -33,10 +33,10 @@ from memsync.commands.held import allow, held_lines
 from memsync.commands.log import local_time
 from memsync.commands.machines import machines
 from memsync.commands.proposals import reviews_of
-from memsync.commands.review import decide
+from memsync.commands.review import decide, my_decision
 from memsync.commands.timeline import authors, timeline
 from memsync.commands.ui_chart import commits_chart
-from memsync.commands.undo import Change, Reinstate, Restore, undo
+from memsync.commands.undo import Change, Reinstate, Restore, Withdraw, undo
 from memsync.config import load_stores
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
@@ -53,13 +53,13 @@ _STYLE = (
     "body{font:15px/1.4 system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem}"
     "nav a{margin-right:1rem}table{border-collapse:collapse;width:100%}"
     "td,th{border-bottom:1px solid #ddd;padding:.3rem;text-align:left;vertical-align:top;"
-    "word-break:break-word}"
+    "overflow-wrap:anywhere}th{overflow-wrap:normal}.fields th{width:8rem}nav a{white-space:nowrap}"
     "input,select,textarea,button{font:inherit;max-width:100%}textarea{width:100%;box-sizing:border-box}"
     "form{display:inline-block;margin:.2rem .4rem .2rem 0}.filters label{margin-right:.5rem}"
     ".err{color:#a00}.note{background:#eef6e8;padding:.4rem}.undo{float:right}"
     ".sides{display:flex;flex-wrap:wrap;gap:1rem}.side{flex:1 1 18rem;min-width:0}"
     "pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.4rem}"
-    ".chart{width:100%;max-width:40rem;height:auto}table{table-layout:fixed}"
+    ".chart{width:100%;max-width:40rem;height:auto}form.wide{display:block}"
     "@media (max-width:40rem){td,th{font-size:13px}}"
 )
 _FILTERS = ("q", "kind", "host", "scope", "since", "until")
@@ -181,7 +181,8 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
                 found.extend(
                     f"<tr><td>{_entry_link(entry.id, entry.text)}</td><td>{e(entry.kind)}</td>"
                     f"<td>{e(entry.scope)}</td><td>{e(hosts.get(entry.id, config.host))}</td>"
-                    f"<td>{e(str(item.live))}</td><td>{e(entry.created_at)}</td></tr>"
+                    f'<td title="{e(str(item.live))}">{e(item.store_path or item.live.name)}</td>'
+                    f"<td>{e(entry.created_at)}</td></tr>"
                     for entry in MemoryFile(item.live).view()
                     if (not q["kind"] or entry.kind == q["kind"])
                     and (not q["scope"] or entry.scope == q["scope"])
@@ -238,7 +239,7 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
         actions = ""
         if state == "live":
             actions = (
-                f"<form method=post action=/entry/supersede>{hidden(id=entry.id)}"
+                f"<form method=post action=/entry/supersede class=wide>{hidden(id=entry.id)}"
                 f'<textarea name=text rows=3 required aria-label="New text">{e(entry.text)}</textarea>'
                 "<button id=supersede>Supersede</button></form>"
                 f"<form method=post action=/entry/forget>{hidden(id=entry.id)}"
@@ -276,7 +277,7 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
         path = _whole_file(config_file, request.query_params.get("path", ""))
         text = path.read_bytes().decode("utf-8", "surrogateescape")
         body = (
-            f"<p>{e(str(path))}</p><form method=post action=/file>{hidden(path=str(path))}"
+            f"<p>{e(str(path))}</p><form method=post action=/file class=wide>{hidden(path=str(path))}"
             f'<textarea name=text rows=20 aria-label="Content" id=content>{e(text)}</textarea>'
             "<button id=save>Save</button></form>"
         )
@@ -426,11 +427,13 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
     async def decision(request: Request) -> Response:
         form = await request.form()
         verdict = "approved" if request.url.path.endswith("/approve") else "rejected"
+        proposal = str(form.get("id", ""))
         try:
-            decide(config_file, str(form.get("id", "")), verdict, str(form.get("why", "")))
+            line = decide(config_file, proposal, verdict, str(form.get("why", "")))
         except MemsyncError as exc:
             return RedirectResponse(f"/review?error={quote(str(exc))}", status_code=303)
-        return RedirectResponse("/review", status_code=303)
+        last[:] = [Withdraw(verdict[:-1], proposal, my_decision(config_file, proposal))]
+        return done("/review", line)
 
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         # The Host header: a page on another site cannot reach this server through a DNS name of its own.

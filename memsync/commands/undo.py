@@ -4,13 +4,15 @@ written or forgotten through ``MemoryFile``), so it syncs like any edit.
 
 A memory file's tombstone is final and a superseded id stays superseded, so an entry forgotten or
 superseded comes back as a new entry with the same fields (a new id); a whole file comes back byte for
-byte, unless it changed since (then nothing is written: the newer edit is not lost)."""
+byte, unless it changed since (then nothing is written: the newer edit is not lost); a review decision
+is withdrawn (:func:`memsync.commands.review.withdraw`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from memsync.commands.review import withdraw
 from memsync.config import Config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import Entry
@@ -41,12 +43,23 @@ class Reinstate:
     drop: str | None = None
 
 
-Change = Restore | Reinstate
+@dataclass(frozen=True)
+class Withdraw:
+    """This machine's decision ``decision`` on proposal ``proposal`` (an approval or a rejection)."""
+
+    what: str
+    proposal: str
+    decision: str
+
+
+Change = Restore | Reinstate | Withdraw
 
 
 def undo(config: Config, change: Change) -> str:
     """Take ``change`` back and return the line to show. Raises ``MemsyncError`` when the file changed
     since the change (a whole file), or on a failed write."""
+    if isinstance(change, Withdraw):
+        return f"undid {change.what}: " + withdraw(config.path, change.proposal, change.decision)
     if isinstance(change, Restore):
         try:
             now = change.path.read_bytes()

@@ -201,6 +201,7 @@ def _handoff(
         target=str(out) if out is not None else (target.name if target else "prompt"),
         handed=tuple(plan.handed),
         present=tuple(plan.present),
+        proposed=tuple(plan.proposed),
         skipped=tuple(plan.skipped),
         dry_run=dry_run and fmt == "write",
         prompt=prompt,

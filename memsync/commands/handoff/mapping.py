@@ -142,15 +142,17 @@ class Skip:
 class HandoffReport:
     """What a handoff did (or, with ``dry_run``, would do).
 
-    ``handed``/``present`` are item labels; ``prompt`` is the block for ``--format prompt``; ``written``
-    lists the files written or appended to; ``receivers``: the store and remotes beyond the giver's
-    that receive what TO got (``crossing.Crossing.receivers``), None when TO syncs with no new remote.
+    ``handed``/``present``/``proposed`` (for a store set to review) are item labels; ``prompt`` is the
+    block for ``--format prompt``; ``written`` lists the files written or appended to; ``receivers``: the
+    store and remotes beyond the giver's that receive what TO got (``crossing.Crossing.receivers``), None
+    when TO syncs with no new remote.
     """
 
     source: str
     target: str
     handed: tuple[str, ...] = ()
     present: tuple[str, ...] = ()
+    proposed: tuple[str, ...] = ()
     skipped: tuple[Skip, ...] = ()
     dry_run: bool = False
     prompt: str | None = None
@@ -166,6 +168,8 @@ class HandoffReport:
         if self.prompt is not None:
             return f"{plural(len(self.handed), 'entry', 'entries')} printed, {skipped}; nothing written"
         text = f"{len(self.handed)} handed, {len(self.present)} already present, {skipped}"
+        if self.proposed:
+            text += f", {len(self.proposed)} proposed for review (`memsync review`)"
         return f"dry run: {text}; nothing written" if self.dry_run else text
 
 

@@ -19,11 +19,14 @@ from memsync.commands.handoff.mapping import (
     derived_id,
     log_id,
 )
+from memsync.commands.proposals import gated, propose, reviews_of
+from memsync.config import Config, StoreConfig, load_config
 from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import USER_SOURCE, Entry, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp
-from memsync.memoryfile import MemoryFile
+from memsync.memoryfile import MemoryFile, NewEntry
+from memsync.paths import config_path
 from memsync.secrets import scan_text
 
 
@@ -93,6 +96,7 @@ class Plan:
 
     def __init__(self) -> None:
         self.handed: list[str] = []
+        self.proposed: list[str] = []
         self.present: list[str] = []
         self.skipped: list[Skip] = []
 
@@ -100,7 +104,13 @@ class Plan:
 def to_memory_file(
     target: Agent, items: Sequence[Item], from_name: str, plan: Plan, dry_run: bool, now: datetime
 ) -> list[Path]:
-    """Append each item's entry to TO unless TO already has a record with its id (ids are kept)."""
+    """Append each item's entry to TO unless TO already has a record with its id (ids are kept). A TO that
+    a store set to review syncs gets no entry: each is proposed there instead (unless a proposal with its
+    text waits or was approved), like an agent's ``remember``."""
+    config = load_config() if config_path().is_file() else None
+    gate = gated(config, target.path)
+    if gate is not None and config is not None:
+        return _propose(config, gate, target, items, from_name, plan, dry_run)
     records = read_memory(target.path).records if target.path.exists() else ()
     deleted = {r.record.id for r in records if isinstance(r.record, Tombstone)}
     known = {r.record.id for r in records}
@@ -122,3 +132,39 @@ def to_memory_file(
     for entry in entries:
         memory.append(entry, now)
     return [target.path]
+
+
+def _propose(
+    config: Config,
+    gate: StoreConfig,
+    target: Agent,
+    items: Sequence[Item],
+    from_name: str,
+    plan: Plan,
+    dry_run: bool,
+) -> list[Path]:
+    """Propose each item's entry for TO in the gated store ``gate`` (see :func:`to_memory_file`)."""
+    known = {
+        r.proposal.entry.text
+        for r in reviews_of(gate)
+        if r.outcome is None or r.outcome.verdict == "approved"
+    }
+    for item in items:
+        entry = as_entry(item, from_name)
+        if entry.text in known:
+            plan.present.append(item.label)
+            continue
+        known.add(entry.text)
+        plan.proposed.append(item.label)
+        if not dry_run:
+            new = NewEntry(
+                entry.text,
+                entry.kind,
+                entry.scope,
+                entry.tags,
+                entry.source or USER_SOURCE,
+                1.0 if entry.confidence is None else entry.confidence,
+                entry.expires_at,
+            )
+            propose(config, gate, target.path, new)
+    return []
