@@ -1,7 +1,7 @@
 """The memory-file commands: remember, forget, show, prompt, compact, check.
 
-The real corpus and one end-to-end run go through a real `python -m memsync` subprocess; the other cases
-call the same CLI entry point (``memsync.cli.main``) in-process, which keeps this file fast.
+The real corpus goes through real `python -m memsync` subprocesses; the other cases call the same CLI entry
+point (``memsync.cli.main``) in-process (``tests.helpers.cli_main``), which keeps this file fast.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memsync.cli import main
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import read_memory
 from tests.conftest import isolated_env
-from tests.helpers import bare_remote, run_cli
+from tests.helpers import bare_remote, cli_main, run_cli
 
 
 def _ok(*args: str) -> str:
@@ -30,14 +29,9 @@ def _ok(*args: str) -> str:
 class Cli:
     """Runs ``memsync ARGS`` in-process through the CLI edge and returns (exit code, stdout, stderr)."""
 
-    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
-        self.capsys = capsys
-
     def __call__(self, *args: str) -> tuple[int, str, str]:
-        self.capsys.readouterr()
-        code = main(list(args))
-        out, err = self.capsys.readouterr()
-        return code, out, err
+        done = cli_main(*args)
+        return done.returncode, done.stdout, done.stderr
 
     def ok(self, *args: str) -> str:
         code, out, err = self(*args)
@@ -46,8 +40,8 @@ class Cli:
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    return Cli(capsys)
+def cli() -> Cli:
+    return Cli()
 
 
 def test_remember_show_forget_on_the_default_file(home: Path, cli: Cli) -> None:
@@ -192,13 +186,13 @@ def test_real_role_directories_dispatch_to_the_markdown_format(corpus: Path, rol
     assert code == 1 and "role directories" in err
 
 
-def test_recall_prints_each_hit_and_says_so_when_nothing_matches(home: Path) -> None:
-    _ok("init")
-    _ok("remember", "The harbor gate opens at six.", "--kind", "fact")
-    found = run_cli("recall", "harbor gate")
+def test_recall_prints_each_hit_and_says_so_when_nothing_matches(home: Path, cli: Cli) -> None:
+    cli.ok("init")
+    cli.ok("remember", "The harbor gate opens at six.", "--kind", "fact")
+    found = cli_main("recall", "harbor gate")
     assert found.returncode == 0, found.stderr
     assert "The harbor gate opens at six." in found.stdout and found.stderr == ""
-    nothing = run_cli("recall", "zeppelin")
+    nothing = cli_main("recall", "zeppelin")
     assert nothing.returncode == 0 and nothing.stdout == ""
     assert nothing.stderr == "memsync recall: nothing in the tracked memory matches 'zeppelin'\n"
 
@@ -206,21 +200,21 @@ def test_recall_prints_each_hit_and_says_so_when_nothing_matches(home: Path) -> 
 def test_show_on_a_new_machine_before_its_first_sync_says_to_sync(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     first, second = (isolated_env(tmp_path / name) for name in ("first", "second"))
-    assert run_cli("init", "--remote", str(remote), env=first).returncode == 0
-    assert run_cli("remember", "Deploys go out on Tuesdays.", env=first).returncode == 0
-    assert run_cli("sync", env=first).returncode == 0
-    assert run_cli("init", "--remote", str(remote), env=second).returncode == 0
+    assert cli_main("init", "--remote", str(remote), env=first).returncode == 0
+    assert cli_main("remember", "Deploys go out on Tuesdays.", env=first).returncode == 0
+    assert cli_main("sync", env=first).returncode == 0
+    assert cli_main("init", "--remote", str(remote), env=second).returncode == 0
     memory = tmp_path / "second" / ".agent-memory" / "root.jsonl"
-    shown = run_cli("show", env=second)
+    shown = cli_main("show", env=second)
     assert (shown.returncode, shown.stderr) == (
         1,
         f"memsync: read {memory}: no such memory file. Create it with `memsync remember`, or run "
         "`memsync sync` to fetch what your other machines wrote\n",
     )
-    assert run_cli("sync", env=second).returncode == 0
-    assert "Deploys go out on Tuesdays." in run_cli("show", env=second).stdout
+    assert cli_main("sync", env=second).returncode == 0
+    assert "Deploys go out on Tuesdays." in cli_main("show", env=second).stdout
     alone = isolated_env(tmp_path / "alone")  # no remote: nothing to fetch, so no such advice
-    assert run_cli("init", env=alone).returncode == 0
-    assert run_cli("show", env=alone).stderr.endswith(
+    assert cli_main("init", env=alone).returncode == 0
+    assert cli_main("show", env=alone).stderr.endswith(
         "no such memory file. Create it with `memsync remember`\n"
     )

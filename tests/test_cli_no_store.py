@@ -1,5 +1,6 @@
 """Before `memsync init`, through the real CLI: a command that needs a store says so in one line and
-exits 1, whether there is no config at all or a config without a store."""
+exits 1, whether there is no config at all or a config without a store. The first case runs `python -m
+memsync` processes; the others call the same entry point in-process (``cli_main``), which is faster."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import run_cli, wait_for
+from tests.helpers import cli_main, run_cli, wait_for
 
 NO_STORE = "memsync: no memsync store here yet: run `memsync init` (or `memsync up`)\n"
 
@@ -35,20 +36,20 @@ def test_without_a_config_every_command_needing_a_store_says_run_init(home: Path
 
 def test_a_config_without_a_store_says_the_same(home: Path) -> None:
     (home / "notes").mkdir(parents=True)
-    assert run_cli("config", "set", "host", "laptop").returncode == 0
+    assert cli_main("config", "set", "host", "laptop").returncode == 0
     for args in needs_a_store(home):
-        result = run_cli(*args)
+        result = cli_main(*args)
         assert (result.returncode, result.stderr) == (1, NO_STORE), args
 
 
 def test_status_doctor_and_the_daemon_say_a_config_without_a_store_syncs_nothing(
     home: Path, tmp_path: Path
 ) -> None:
-    assert run_cli("config", "set", "host", "laptop").returncode == 0
-    status = run_cli("status")
+    assert cli_main("config", "set", "host", "laptop").returncode == 0
+    status = cli_main("status")
     assert status.returncode == 0, status.stderr
     assert status.stdout.splitlines()[2:] == ["no stores: run `memsync init`"]
-    doctor = run_cli("doctor")
+    doctor = cli_main("doctor")
     assert doctor.returncode == 1
     config = home / ".config" / "memsync" / "config.toml"
     assert f"{config} names no store: nothing is synced. Run `memsync init`" in doctor.stdout
@@ -71,7 +72,7 @@ def test_status_doctor_and_the_daemon_say_a_config_without_a_store_syncs_nothing
 
 
 def test_commands_that_work_without_a_store_say_it_is_missing(home: Path) -> None:
-    nothing = run_cli("recall", "harbor")
+    nothing = cli_main("recall", "harbor")
     assert (nothing.returncode, nothing.stdout) == (1, "")
     assert nothing.stderr == f"memsync: nothing matches 'harbor' in the default memory file: {NO_STORE[9:]}"
     note = NO_STORE.replace("memsync: ", "note: ", 1).rstrip("\n")
@@ -80,15 +81,15 @@ def test_commands_that_work_without_a_store_say_it_is_missing(home: Path) -> Non
         ("mcp", "install", "claude-code"),
         ("config", "set", "host", "lap"),
     ]:
-        done = run_cli(*args)
+        done = cli_main(*args)
         assert done.returncode == 0, done.stderr
         assert done.stderr.startswith(note + ": until then "), (args, done.stderr)
-    assert run_cli("remember", "The harbor gate opens at six.").returncode == 0
-    found = run_cli("recall", "harbor")
+    assert cli_main("remember", "The harbor gate opens at six.").returncode == 0
+    found = cli_main("recall", "harbor")
     assert found.returncode == 0 and "The harbor gate opens at six." in found.stdout
     assert found.stderr == f"{note}: only the default memory file was searched\n"
 
-    assert run_cli("init").returncode == 0
+    assert cli_main("init").returncode == 0
     for args in [("hooks", "install", "claude-code"), ("config", "set", "host", "lap"), ("recall", "harbor")]:
-        done = run_cli(*args)
+        done = cli_main(*args)
         assert done.returncode == 0 and "note:" not in done.stderr, (args, done.stderr)
