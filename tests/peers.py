@@ -35,7 +35,7 @@ from memsync.config import load_config
 from memsync.fsio import append_once, atomic_write
 from memsync.store.remotes import local_remote_path
 from tests.conftest import isolated_env
-from tests.helpers import git, wait_for
+from tests.helpers import cli_main, git, wait_for
 from tests.servers.process import in_netns
 
 ROLE = "qa"
@@ -186,6 +186,12 @@ class Peer:
             check=False,
         )
 
+    def main(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``cli`` through the CLI's entry point in this process, with this peer's environment
+        (``tests.helpers.cli_main``: no log lines in stderr); only outside a network namespace."""
+        assert self.netns is None, f"{self.name} runs in a network namespace: use cli"
+        return cli_main(*args, env=self.env)
+
     # --- the daemon -------------------------------------------------------------------------------
 
     def start(self, *args: str, wait_ready: bool = True, env: Mapping[str, str] = {}) -> int:
@@ -326,9 +332,10 @@ class Peer:
 
 
 def sync(*peers: Peer, timeout: float = 600) -> None:
-    """One `memsync sync` on each of ``peers`` in turn; each must exit 0."""
+    """One `memsync sync` on each of ``peers`` in turn; each must exit 0. Through the CLI's entry point in
+    this process (``Peer.main``), or, for a peer in a network namespace, a process bounded by ``timeout``."""
     for peer in peers:
-        done = peer.cli("sync", timeout=timeout)
+        done = peer.cli("sync", timeout=timeout) if peer.netns else peer.main("sync")
         assert done.returncode == 0, f"{peer.name}: sync exited {done.returncode}: {done.stderr}"
 
 

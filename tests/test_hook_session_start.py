@@ -1,6 +1,6 @@
 """`hook session-start`: what peers added since this agent's last session, checked for content, order,
 size and the host's JSON contract; run the way Claude Code runs it (the installed command, hook JSON on
-stdin) against stores synced by real `memsync sync` processes."""
+stdin) against stores synced by `memsync sync` (``tests.peers.sync``)."""
 
 from __future__ import annotations
 
