@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +152,7 @@ def test_installed_commands_fail_open_when_memsync_is_gone(home: Path, tmp_path:
     for host in CASES:
         assert run_cli("hooks", "install", host).returncode == 0
     commands = [
-        h.get("command", h.get("bash"))
+        h["command"] if "command" in h else h["bash"]
         for host, (name, *_rest) in CASES.items()
         for handlers in _ours(json.loads((home / name).read_text())).values()
         for h in handlers
@@ -171,13 +172,13 @@ def test_session_start_speaks_each_hosts_output_shape(tmp_path: Path, remote: Pa
     sync(a, b)
     a.append_entry("The harbor API needs a user agent header.", kind="fact")
     sync(a, b)
-    shapes = {
+    shapes: dict[hooks.Host, Callable[[dict[str, Any]], str]] = {
         "cursor": lambda out: out["additional_context"],
         "copilot-cli": lambda out: out["additionalContext"],
         "gemini-cli": lambda out: out["hookSpecificOutput"]["additionalContext"],
     }
     for host, context in shapes.items():
-        payload = {"hook_event_name": "sessionStart", "source": "startup"}
+        payload: dict[str, Any] = {"hook_event_name": "sessionStart", "source": "startup"}
         # Cursor names the project in workspace_roots, the others in cwd.
         payload |= {"workspace_roots": [str(b.home)]} if host == "cursor" else {"cwd": str(b.home)}
         done = _run(hooks.hook_command("session-start", host), payload, {**os.environ, **b.env}, tmp_path)
