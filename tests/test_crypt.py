@@ -154,7 +154,7 @@ def test_two_devices_appending_at_once_converge_losing_nothing(tmp_path: Path) -
             lines.append(bob.append_entry(f"bob lesson {i}"))
         for peer in (alice, bob):
             wait_for(
-                lambda peer=peer: all(line in peer.memory_file.read_bytes() for line in lines),  # type: ignore[misc]
+                lambda peer=peer: all(line in peer.memory_file.read_bytes() for line in lines),
                 timeout=60,
                 what=f"{peer.name} has every line",
             )
