@@ -5,8 +5,10 @@ at once and converge; a device added later reads all history; bad ciphertext is 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from memsync.crypt.vault import Vault
 from memsync.errors import MemsyncError
 from tests.helpers import bare_remote, wait_for
 from tests.peers import MEMORY_STORE, Peer
+from tests.servers.transport import Remote
 
 _INIT = (
     "from pathlib import Path\n"
@@ -33,19 +36,23 @@ _INIT = (
 
 
 def encrypted_peer(root: Path, name: str, remote: Path, member: Peer | None = None, **kwargs: object) -> Peer:
-    """A peer whose store is set to encrypt; ``member`` (a device already syncing ``remote``) adds its
-    key first, as `memsync join` tells a user to. Its store is created in a subprocess (its own key)."""
+    """A peer on the path ``remote`` whose store is set to encrypt (``encrypted``)."""
     peer = Peer.create(root, name, remote, init_store=False, **kwargs)  # type: ignore[arg-type]
+    return encrypted(peer, member)
+
+
+def encrypted(peer: Peer, member: Peer | None = None) -> Peer:
+    """``peer`` (its store not made yet) set to encrypt; ``member`` (a device already syncing its
+    remote) adds its key first, as `memsync join` tells a user to. Its store is then made in a
+    subprocess (its own key, its own transport setup)."""
     raw = tomllib.loads(peer.config.read_text())
     raw["stores"]["main"]["encrypt"] = True
     peer.config.write_text(tomli_w.dumps(raw))
     if member is not None:
-        joined = peer.cli("join", str(remote))
-        assert joined.returncode == 0, joined.stderr
+        joined = cli_ok(peer, "join", "URL")
         key = re.search(r"key: (age1\w+)", joined.stdout)
         assert key is not None, joined.stdout
-        added = member.cli("key", "add", key.group(1))
-        assert added.returncode == 0, added.stdout + added.stderr
+        cli_ok(member, "key", "add", key.group(1))
     peer.run_python(_INIT.format(config=str(peer.config)))
     return peer
 
@@ -266,3 +273,69 @@ def test_a_removed_device_is_told_and_keeps_its_memory(tmp_path: Path) -> None:
     assert secret not in bob.memory_file.read_bytes()
     cli_ok(alice, "sync")
     assert mine not in alice.memory_file.read_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transport", ["ssh_remote", "https_remote"])
+def test_devices_sync_sealed_over_real_transports(
+    tmp_path: Path, transport: str, request: pytest.FixtureRequest
+) -> None:
+    remote: Remote = request.getfixturevalue(transport)
+    alice = encrypted(remote.peer(tmp_path, "alice", init_store=False))
+    bob = encrypted(remote.peer(tmp_path, "bob", init_store=False), member=alice)
+    line = alice.append_entry("the staging host is behind the bastion")
+    cli_ok(alice, "sync")
+    cli_ok(bob, "sync")
+    assert line in bob.memory_file.read_bytes()
+    assert b"bastion" not in remote_bytes(remote.path)
+
+
+@pytest.mark.slow
+def test_encrypt_switches_a_plain_store_and_a_plain_device_refuses_the_ciphertext(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = Peer.create(tmp_path, "alice", remote)
+    bob = Peer.create(tmp_path, "bob", remote)
+    old = alice.append_entry("said before the switch")
+    cli_ok(alice, "sync")
+    cli_ok(bob, "sync")
+    switched = cli_ok(alice, "encrypt", "main")
+    assert "stays there in plaintext" in switched.stdout
+    new = alice.append_entry("said after the switch")
+    cli_ok(alice, "sync")
+    held = remote_bytes(remote)
+    assert b"said before the switch" in held and b"said after the switch" not in held
+    refused = bob.cli("sync")
+    assert "it holds encrypted memory and this store is not set to encrypt" in refused.stderr
+    assert b"data.age" not in bob.read_store(MEMORY_STORE) and not (bob.store / "data.age").exists()
+    assert old in bob.memory_file.read_bytes() and new not in bob.memory_file.read_bytes()
+
+
+def test_key_export_and_import_restore_the_device_key(tmp_path: Path) -> None:
+    peer = Peer.create(tmp_path, "alice", tmp_path / "unused.git", init_store=False)
+    joined = cli_ok(peer, "join", "URL").stdout
+    key = peer.config.parent / "device.key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    backup = tmp_path / "key.backup"
+    exported = subprocess.run(
+        [sys.executable, "-m", "memsync", "key", "export", str(backup)],
+        input="correct horse battery\ncorrect horse battery\n",
+        env={**os.environ, **peer.env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert exported.returncode == 0, exported.stderr
+    assert key.read_bytes() not in backup.read_bytes() and backup.stat().st_mode & 0o777 == 0o600
+    secret = key.read_text()
+    key.unlink()
+    imported = subprocess.run(
+        [sys.executable, "-m", "memsync", "key", "import", str(backup)],
+        input="correct horse battery\n",
+        env={**os.environ, **peer.env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert key.read_text() == secret
+    assert cli_ok(peer, "join", "URL").stdout == joined

@@ -97,9 +97,10 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
 
 
 def push(g: StoreGit, remote: str, *, add: str | None = None, remove: str | None = None) -> git.Result:
-    """Seal the branch's commits ``remote`` lacks (all of them with ``add``/``remove``, a whole-history
-    bundle that a newly added key reads everything from) for the remote's recipients, plus ``add`` and
-    less ``remove`` (canonical public keys), and push them as one ciphertext commit, never forced.
+    """Seal the branch's commits ``remote`` lacks (all of them with ``add``/``remove`` or when it lacks
+    none: a whole-history bundle that a newly added key reads everything from) for the remote's
+    recipients, plus ``add`` and less ``remove`` (canonical public keys), and push them as one
+    ciphertext commit, never forced.
     Returns git's result (a refused push: fetch, integrate and push again). Raises ``MemsyncError`` when
     this device's key is not among the recipients (removed, or another store's remote)."""
     v = vault(g, remote)
@@ -112,9 +113,10 @@ def push(g: StoreGit, remote: str, *, add: str | None = None, remove: str | None
         )
     recipients = sorted(({*present, public} | ({add} if add else set())) - ({remove} if remove else set()))
     ref = tracking(g, remote)
-    whole = add is not None or remove is not None or g.rev(ref) is None
     head = g.rev("HEAD")
     assert head is not None  # the exchange pushes only a branch with commits
+    # Nothing new (the remote has HEAD): a re-seal for other recipients, of the whole history too.
+    whole = add is not None or remove is not None or g.rev(ref) in (None, head)
     with _scratch(g) as path:
         g.check(
             "bundle", "create", "-q", str(path), f"refs/heads/{g.cfg.branch}", *([] if whole else [f"^{ref}"])
