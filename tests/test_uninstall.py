@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync.commands import hooks, setup, setup_track
+from memsync.commands import hooks, installs, setup, setup_track
+from memsync.commands.mcp.install import install_line
 from memsync.hosts import mcp_install
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
 from memsync.hosts.settings_file import BACKUP_SUFFIX
@@ -190,3 +191,31 @@ def test_uninstall_keeps_a_file_memsync_did_not_create(home: Path) -> None:
     _ok("hooks", "install", "claude-code")
     _ok("uninstall")
     assert json.loads(settings.read_text()) == {}
+
+
+def test_an_install_found_in_place_is_recorded_so_uninstall_removes_it(home: Path, tmp_path: Path) -> None:
+    proj = tmp_path / "proj"  # no track, not Claude Code's, not the cwd: only the record names it
+    proj.mkdir()
+    install_line("cursor", proj)
+    hooks.install("claude-code", proj)
+    installs.record_path().unlink()  # as an older memsync left them: in place, recorded nowhere
+    assert install_line("cursor", proj).startswith("memsync's MCP server is already registered")
+    assert hooks.install("claude-code", proj)[0].startswith("claude-code: memsync's hooks are already")
+
+    done = _ok("uninstall")
+    mcp_file, settings = proj / ".cursor" / "mcp.json", proj / ".claude" / "settings.json"
+    assert f"removed memsync's MCP server from {mcp_file}" in done
+    assert f"claude-code: removed memsync's hooks from {settings}; other hooks kept" in done
+    assert "memsync" not in mcp_file.read_text() + settings.read_text()
+
+
+def test_uninstall_keeps_a_config_backup_memsync_did_not_make(home: Path) -> None:
+    setup.init()
+    config = home / ".config" / "memsync" / "config.toml"
+    backup = config.with_name("config.toml.bak")  # the user's own: memsync edits its config in place
+    backup.write_text("# my copy from last week\n")
+    assert not any("config.toml.bak" in line for line in _ok("uninstall"))  # not claimed as memsync's
+    done = _ok("uninstall", "--purge", "--force")
+    assert not config.exists() and f"deleted {config}" in done
+    assert backup.read_text() == "# my copy from last week\n"
+    assert not any("config.toml.bak" in line for line in done)

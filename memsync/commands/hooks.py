@@ -42,9 +42,11 @@ def install(host: Host, project: Path | None = None) -> list[str]:
     path = _target(host, project)
     wanted = list(handlers(host))
     existed, dir_existed = path.exists(), path.parent.exists()
-    if not edit_json_object(path, _change(host, path, add=True)):
-        return [f"{host}: memsync's hooks are already installed in {path}"]
+    changed = edit_json_object(path, _change(host, path, add=True))
+    # Recorded even when they were there already, so uninstall visits this file wherever it is.
     record(path, host, "hooks", created=not existed, created_dir=not dir_existed, project=project)
+    if not changed:
+        return [f"{host}: memsync's hooks are already installed in {path}"]
     lines = [f"{host}: installed memsync's hooks in {path} ({', '.join(h.event for h in wanted)})"]
     if existed:
         lines.append(f"{host}: the previous file is saved as {path}{BACKUP_SUFFIX}")

@@ -149,9 +149,8 @@ def _steps(path: Path, config: Config | None, projects: list[Path], purge: bool)
         return
     for name, store in _stores(config):
         yield Step(f"delete store {name} ({store})", partial(_delete, store, f"deleted store {name}"))
-    for file in (path, path.with_name(path.name + ".bak")):
-        if file.exists():
-            yield Step(f"delete {file}", partial(_delete, file, "deleted"))
+    if path.exists():
+        yield Step(f"delete {path}", partial(_delete, path, "deleted"))
     if state_dir().exists():
         yield Step(f"delete memsync's state {state_dir()}", partial(_delete, state_dir(), "deleted"))
 
@@ -226,8 +225,6 @@ def _kept(path: Path, config: Config | None, projects: list[Path], purge: bool) 
             *(mcp_install.config_file(host, project) for host in mcp_install.hosts_for(project)),
         )
     ]
-    if not purge:
-        backups.append(path.with_name(path.name + ".bak"))
     lines.extend(
         f"kept: backup {backup} (made by memsync)" for backup in dict.fromkeys(backups) if backup.exists()
     )

@@ -17,8 +17,10 @@ def install_line(host: Host, project: Path | None) -> str:
     file = mcp_install.config_file(host, project)
     existed, dir_existed = file.exists(), file.parent.exists()
     done = mcp_install.install(host, project)
+    # Recorded even when the entry was there already (written before installs were recorded, say), so
+    # uninstall visits this file wherever it is.
+    record(done.path, host, "mcp", created=not existed, created_dir=not dir_existed, project=project)
     if done.changed:
-        record(done.path, host, "mcp", created=not existed, created_dir=not dir_existed, project=project)
         return f"registered memsync's MCP server with {host} in {done.path}; restart {host} to load it"
     return f"memsync's MCP server is already registered with {host} in {done.path}"
 
