@@ -9,6 +9,7 @@ import html
 import json
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -38,8 +39,17 @@ def test_an_entry_page_shows_its_timeline_and_supersede_forget_and_undo_write_th
 ) -> None:
     alice = Peer.create(tmp_path, "alice", remote)
     old = _remember(alice, "Builds run on the big runner.", "fact")
+    alice.write_curated("release", "Tag, then push.", description="The release checklist is in docs.")
+    said = _ok(alice, "handoff", str(alice.role_dir), str(alice.memory_file))
+    assert "1 handed" in said, said
+    handed = next(e for e in _entries(alice) if "release checklist" in str(e["text"]))
     _ok(alice, "sync")
     with ui_server(alice.env) as ui:
+        status, page = ui.get("/entry", id=str(handed["id"]))
+        timeline = page.split("id=timeline", 1)[1]
+        assert "<td>qa</td>" in timeline and "alice" in timeline  # through the handoff from role qa
+        _, page = ui.get("/")
+        assert f'href="/file?path={quote(str(alice.role_dir / "release.md"))}"' in page
         status, page = ui.get("/entry", id=old)
         assert status == 200 and "Builds run on the big runner." in page
         timeline = page.split("id=timeline", 1)[1]

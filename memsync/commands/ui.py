@@ -161,7 +161,13 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
                 hits = []
             rows = "".join(
                 "<tr><td>"
-                + (_entry_link(hit.doc.id, hit.text) if hit.doc.type == "entry" else e(hit.text))
+                + (
+                    _entry_link(hit.doc.id, hit.text)
+                    if hit.doc.type == "entry"
+                    else _file_link(hit.doc.file, hit.text)
+                    if hit.doc.type == "curated"
+                    else e(hit.text)
+                )
                 + "</td>"
                 f"<td>{e(hit.doc.kind or '')}</td><td>{e(str(hit.doc.file))}</td><td>{e(hit.host)}</td>"
                 f"<td>{e(hit.date)}</td></tr>"
@@ -194,12 +200,19 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
             )
         tracked = "".join(
             f"<tr><td>{e(item.store or '—')}</td><td>{e(item.store_path or '')}</td>"
-            f"<td>{e(str(item.live))}</td><td>{e(item.format)}</td></tr>"
+            f"<td>{e(str(item.live))}</td><td>{e(item.format)}</td><td>"
+            # A role's curated entries and index, each opened for an edit.
+            + (
+                " ".join(_file_link(path, path.name) for path in sorted(item.live.glob("*.md")))
+                if item.format == "role"
+                else ""
+            )
+            + "</td></tr>"
             for item in tracked_memory(config)
         )
         parts.append(
             "<h2>Tracked memory</h2><table><tr><th>store</th><th>store path</th><th>live path</th>"
-            f"<th>format</th></tr>{tracked}</table>"
+            f"<th>format</th><th>files</th></tr>{tracked}</table>"
         )
         return page("Memory", "".join(parts), request)
 
@@ -485,6 +498,10 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
 
 def _entry_link(entry_id: str, text: str) -> str:
     return f'<a href="/entry?id={quote(entry_id)}">{html.escape(text)}</a>'
+
+
+def _file_link(path: Path, text: str) -> str:
+    return f'<a href="/file?path={quote(str(path))}">{html.escape(text)}</a>'
 
 
 def _whole_file(config_file: Path | None, given: str) -> Path:
