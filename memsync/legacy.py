@@ -34,7 +34,7 @@ from memsync.store.facade import Store
 from memsync.store.written import commit_written
 from memsync.sync.notices import Notices
 from memsync.sync.passes import publish, reconcile
-from memsync.sync.records import FileState, digest
+from memsync.sync.records import AppendState, WholeState, digest
 from memsync.sync.reports import PublishReport, describe_changes
 from memsync.sync.state import SyncState
 
@@ -163,9 +163,9 @@ def _start_from_folded(folded: SyncState, worktree: Path, old: str, new: str) ->
                 except OSError:
                     continue
                 if legacy.startswith(base):
-                    folded.put(FileState.accounted(path, base))
+                    folded.put(AppendState.accounted(path, base))
             else:
-                folded.put(FileState.synced_as(path, base))
+                folded.put(WholeState.synced_as(path, base))
 
 
 def _folded_versions(worktree: Path, old: str, new: str) -> dict[str, bytes]:

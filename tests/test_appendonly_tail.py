@@ -133,7 +133,7 @@ def test_first_sight_of_a_big_file_goes_chunk_by_chunk_and_holds_a_secret_back(
     # One change reported for the file, all its lines counted.
     assert [(c.path, c.lines) for c in report.changes] == [(REL, 3_500)]
     assert state.pending_publish(REL) is None
-    current = state.get(REL)
+    current = state.get_append(REL)
     assert current is not None and current.offset == len(data)
 
 
@@ -149,7 +149,7 @@ def test_delivery_reads_past_the_sync_point_and_survives_a_reordered_store(tmp_p
     store_copy.open("ab").write(peer)
     deliver(track, worktree, state)
     assert live.read_bytes() == data + peer
-    current = state.get(REL)
+    current = state.get_append(REL)
     assert current is not None and current.store_at == len(data + peer) == current.live_at
     # A merge reorders the store copy (peer lines first) and adds a line: only that line is missing.
     store_copy.write_bytes(peer + data + b"- [b] repeated\n")
@@ -242,9 +242,9 @@ def test_an_old_state_database_migrates_and_loses_nothing(tmp_path: Path) -> Non
         tmp_path / "a" / "meta", [(REL, len(big), digest(big)), (small_rel, len(small), digest(small))]
     )
     with SyncState(tmp_path / "a" / "meta") as state:
-        migrated = state.get(REL)
+        migrated = state.get_append(REL)
         assert migrated is not None and migrated.offset is None
-        kept = state.get(small_rel)
+        kept = state.get_append(small_rel)
         assert kept is not None and kept.offset == len(small)
         report = publish(track, worktree, state)
         assert not report.warnings
@@ -271,7 +271,7 @@ def test_a_missing_live_file_is_created_from_a_big_store_copy_chunk_by_chunk(
         assert (track.live / DAILY).read_bytes() == data
         assert sum(c.lines for c in report.changes) == 3_000
         assert state.pending_delivery(REL) is None
-        current = state.get(REL)
+        current = state.get_append(REL)
         assert current is not None and current.offset == len(data) == current.store_at
         assert not publish(track, worktree, state).changes
     assert (worktree / REL).read_bytes() == data + b"- unfinished"

@@ -17,7 +17,7 @@ from memsync.commands.purge import PURGE_RECORD, record_line, recorded_hashes, r
 from memsync.errors import MemsyncError
 from memsync.merge.kinds import merge_for_path
 from memsync.store.rewrite import filter_stream, line_hash
-from memsync.sync.records import FileState, HeldLine, PendingDelivery
+from memsync.sync.records import AppendState, HeldLine, PendingDelivery, WholeState
 from memsync.sync.state import SyncState
 from tests.helpers import bare_remote, wait_for
 from tests.peers import DAY, MEMORY_FILE, MEMORY_STORE, Peer, entry_line
@@ -403,7 +403,7 @@ def test_reset_sync_state_keeps_whole_file_bases_without_the_purged_lines(tmp_pa
     store = new_store(tmp_path / "store", "alice")
     with SyncState(store.meta_dir) as state:
         state.put(
-            FileState(
+            WholeState(
                 "roles/qa/harbor.md",
                 synced=f"one\nkey {PIN}\nthree\n".encode(),
                 synced_known=True,
@@ -411,7 +411,7 @@ def test_reset_sync_state_keeps_whole_file_bases_without_the_purged_lines(tmp_pa
             )
         )
         state.put(
-            FileState(
+            WholeState(
                 "roles/qa/gone.md",
                 synced=None,
                 synced_known=True,
@@ -420,17 +420,17 @@ def test_reset_sync_state_keeps_whole_file_bases_without_the_purged_lines(tmp_pa
                 kept_present=True,
             )
         )
-        state.put(FileState("memory/memory.jsonl", offset=120, prefix_hash="ab" * 32))
+        state.put(AppendState("memory/memory.jsonl", offset=120, prefix_hash="ab" * 32))
         state.begin_delivery(
             "memory/memory.jsonl",
-            PendingDelivery(b"line\n", 120, False, FileState("memory/memory.jsonl", offset=125)),
+            PendingDelivery(b"line\n", 120, False, AppendState("memory/memory.jsonl", offset=125)),
         )
     reset_sync_state(store, Needle(text=PIN))
     with SyncState(store.meta_dir) as state:
-        assert state.get("roles/qa/harbor.md") == FileState(
+        assert state.get("roles/qa/harbor.md") == WholeState(
             "roles/qa/harbor.md", synced=b"one\nthree\n", synced_known=True
         )
-        assert state.get("roles/qa/gone.md") == FileState(
+        assert state.get("roles/qa/gone.md") == WholeState(
             "roles/qa/gone.md",
             synced=None,
             synced_known=True,
@@ -438,11 +438,11 @@ def test_reset_sync_state_keeps_whole_file_bases_without_the_purged_lines(tmp_pa
             kept_base=b"x\n",
             kept_present=True,
         )
-        assert state.get("memory/memory.jsonl") == FileState("memory/memory.jsonl")
+        assert state.get("memory/memory.jsonl") == AppendState("memory/memory.jsonl")
         assert state.pending_delivery("memory/memory.jsonl") is None
     reset_sync_state(store)  # no purge record in the store: nothing is filtered
     with SyncState(store.meta_dir) as state:
-        assert state.get("roles/qa/gone.md") == FileState(
+        assert state.get("roles/qa/gone.md") == WholeState(
             "roles/qa/gone.md",
             synced=None,
             synced_known=True,

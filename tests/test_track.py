@@ -353,7 +353,7 @@ def test_reconcile_without_state_publishes_the_multiset_difference(tmp_path: Pat
         report = reconcile(Track(live, "roles/qa"), store, state)
         assert [c.lines for c in report.changes] == [2]
         assert (store / "roles/qa" / DAILY).read_bytes() == b"a\n\nb\n\nc\n"
-        record = state.get("roles/qa/" + DAILY)
+        record = state.get_append("roles/qa/" + DAILY)
         assert record is not None and record.offset == len(b"a\n\n\nb\nc\n")
         assert reconcile(Track(live, "roles/qa"), store, state).changes == ()
 
@@ -401,7 +401,7 @@ def test_bytes_an_agent_wrote_during_delivery_are_published_next_cycle(pair: tup
     a.deliver()
     assert (a.live / "x.md").read_bytes() == b"ONE\ntwo\nthree\n"
     # What deliver records when the swap caught an agent's write made after its check:
-    record = a.state.get("roles/qa/x.md")
+    record = a.state.get_whole("roles/qa/x.md")
     assert record is not None
     a.state.put(replace(record, kept=b"one\ntwo\nTHREE\n", kept_base=base, kept_present=True))
     assert a.deliver().waiting

@@ -20,7 +20,7 @@ import pytest
 
 from memsync.config import Track
 from memsync.sync.passes import deliver, publish, reconcile
-from memsync.sync.records import FileState, PendingDelivery, PendingPublish, digest
+from memsync.sync.records import AppendState, PendingDelivery, PendingPublish, digest
 from memsync.sync.state import SyncState
 from tests.helpers import REPO_ROOT
 
@@ -181,7 +181,7 @@ def test_kill_between_store_append_and_state_update_is_settled(tmp_path: Path) -
             len(before),
             digest(after),
             len(after),
-            FileState("roles/qa/" + DAILY, offset=len(after), prefix_hash=digest(after)),
+            AppendState("roles/qa/" + DAILY, offset=len(after), prefix_hash=digest(after)),
         ),
     )
     with store_copy.open("ab") as handle:
@@ -206,7 +206,7 @@ def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> N
     publish(track, tmp_path / "store", state)
     rel = "roles/qa/" + DAILY
     data = b"peer 1\npeer 2\n"
-    then = FileState(rel, offset=5 + len(data), prefix_hash=digest(b"mine\n" + data))
+    then = AppendState(rel, offset=5 + len(data), prefix_hash=digest(b"mine\n" + data))
     # Killed before the write: the record is dropped and deliver writes the lines once.
     state.begin_delivery(rel, PendingDelivery(data, 5, False, then))
     reconcile(track, tmp_path / "store", state)
@@ -215,9 +215,9 @@ def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> N
     assert live.read_bytes() == b"mine\npeer 1\npeer 2\n"
     # Killed after the write: the record is applied, nothing is published back or delivered twice.
     store_copy.write_bytes(store_copy.read_bytes() + b"peer 3\n")
-    current = state.get(rel)
+    current = state.get_append(rel)
     assert current is not None and current.offset is not None
-    then = FileState(rel, offset=current.offset + 7, prefix_hash=digest(live.read_bytes() + b"peer 3\n"))
+    then = AppendState(rel, offset=current.offset + 7, prefix_hash=digest(live.read_bytes() + b"peer 3\n"))
     state.begin_delivery(rel, PendingDelivery(b"peer 3\n", current.offset, False, then))
     with live.open("ab") as handle:
         handle.write(b"peer 3\n")
@@ -231,7 +231,7 @@ def test_recorded_delivery_is_applied_or_dropped_by_content(tmp_path: Path) -> N
     # after the agent's line; publish sends the agent's line and not the delivered one.
     store_copy.write_bytes(store_copy.read_bytes() + b"peer 4\n")
     size = len(live.read_bytes())
-    state.begin_delivery(rel, PendingDelivery(b"peer 4\n", size, False, FileState(rel, offset=size + 7)))
+    state.begin_delivery(rel, PendingDelivery(b"peer 4\n", size, False, AppendState(rel, offset=size + 7)))
     with live.open("ab") as handle:
         handle.write(b"agent line\npeer 4\n")
     publish(track, tmp_path / "store", state)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memsync.config import Track
 from memsync.sync.files import track_files
-from memsync.sync.records import FileState
+from memsync.sync.records import WholeState
 from memsync.sync.state import SyncState
 
 LABELS = [
@@ -60,7 +60,7 @@ def layout(root: Path) -> tuple[Track, Path, SyncState]:
     store_root.mkdir(parents=True)
     (store_root / "store-only.md").write_text("store")
     state = SyncState(root / "meta")
-    state.put(FileState.synced_as("roles/qa/state-only.md", b"gone"))
+    state.put(WholeState.synced_as("roles/qa/state-only.md", b"gone"))
     return Track(live=live, store_path="roles/qa", excludes=(live / "other",)), worktree, state
 
 

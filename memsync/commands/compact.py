@@ -41,7 +41,7 @@ from memsync.memoryfile import MemoryFile
 from memsync.paths import StoreLayout
 from memsync.store.written import commit_written
 from memsync.sync.passes import publish
-from memsync.sync.records import FileState, HeldLine, mark
+from memsync.sync.records import AppendState, HeldLine, mark
 from memsync.sync.reports import describe_changes, track_name
 from memsync.sync.state import SyncState
 
@@ -174,9 +174,9 @@ def _read(path: Path) -> bytes:
         raise MemsyncError(f"compact {path}: {exc.strerror or exc}. Check the path") from None
 
 
-def _published_state(tracked: _Tracked, state: SyncState) -> FileState:
+def _published_state(tracked: _Tracked, state: SyncState) -> AppendState:
     """The sync state of the freshly published file; MemsyncError when publish could not account for it."""
-    current = state.get(tracked.rel)
+    current = state.get_append(tracked.rel)
     if (
         current is None
         or current.offset is None
@@ -197,7 +197,7 @@ def _compacted_store(tracked: _Tracked, data: bytes, now: datetime) -> bytes:
     return compacted(parsed, data, now)
 
 
-def _state_after(current: FileState, accounted: bytes, expected: bytes, live: bytes) -> FileState:
+def _state_after(current: AppendState, accounted: bytes, expected: bytes, live: bytes) -> AppendState:
     """The sync state of the compacted live file ``live``.
 
     ``expected`` is the compacted form of the published bytes ``accounted``: when ``live`` starts with it,

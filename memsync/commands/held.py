@@ -97,8 +97,8 @@ def allow(config_file: Path | None, live: Path, line: int) -> str:
         config, store_cfg, ALLOWED_RECORD, record, f"memsync: a line of {held.store_path} is no secret"
     )
     with cycle_lock(store_cfg, config=config.path), SyncState(StoreLayout(store_cfg.path).meta_dir) as state:
-        current = state.get(held.store_path)
         # A whole file is scanned whole at each publish; an append-only one only past its offset.
-        if current is not None and is_append_only(held.store_path):
+        current = state.get_append(held.store_path) if is_append_only(held.store_path) else None
+        if current is not None:
             state.put(current.in_doubt())
     return f"allowed {held.file}:{line} (its hash, not its text, syncs); the next sync publishes it"

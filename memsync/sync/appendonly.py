@@ -31,7 +31,7 @@ from memsync.sync.appendonly_tail import append_to_store, publish_tail
 from memsync.sync.collector import Collector, PublishMode
 from memsync.sync.files import TrackFile
 from memsync.sync.partial import finish_partial
-from memsync.sync.records import FileState, HeldLine
+from memsync.sync.records import AppendState, HeldLine
 from memsync.sync.settle import settle_delivery_append, settle_publish
 
 
@@ -47,11 +47,11 @@ def publish_append(f: TrackFile, mode: PublishMode, known_track: bool, out: Coll
         return
     size, live_id = info.st_size, content.file_id(info)
     skip = settle_delivery_append(f, out, size)
-    current = state.get(f.rel)
+    current = state.get_append(f.rel)
     if current is None and known_track:
         # A file new in a track memsync already syncs (not one it delivered: that has a state): every
         # line in it was written here, so all of them are published, even lines the store has from peers.
-        current = FileState.accounted(f.rel, b"")
+        current = AppendState.accounted(f.rel, b"")
     shrunk = None if current is None else current.rewritten_since
     if not settled and current is not None and current.offset is not None:
         out.warn(f"{f.live}: the store copy changed under an unfinished publish; settling by content")
@@ -91,7 +91,7 @@ def publish_append(f: TrackFile, mode: PublishMode, known_track: bool, out: Coll
 
 def _publish_by_content(
     f: TrackFile,
-    current: FileState | None,
+    current: AppendState | None,
     info: os.stat_result,
     mode: PublishMode,
     out: Collector,
@@ -117,7 +117,7 @@ def _publish_by_content(
         # One file begins with the other: the live lines after the shared ones are the ones the store
         # lacks, read chunk by chunk (first sight of a big file the store lacks goes this way).
         store_mark = content.mark_of(f.store, same) if same else None
-        base = FileState.accounted_to(
+        base = AppendState.accounted_to(
             f.rel, same, content.mark_of(f.live, same), live_id, rewritten_since=shrunk
         ).synced_at(same, store_mark, same)
         publish_tail(f, base, end, live_id, partial, (), out)
@@ -136,7 +136,7 @@ def _publish_by_content(
         for i, detector in sorted(flagged.items())
     )
     publish_lines = [line for i, (_, line) in enumerate(missing) if i not in flagged]
-    then = FileState.accounted_to(
+    then = AppendState.accounted_to(
         f.rel,
         end,
         content.mark_of(f.live, end),

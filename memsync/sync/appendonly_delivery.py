@@ -23,7 +23,7 @@ from memsync.merge.prefix import is_conflict_marker
 from memsync.sync import content
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
-from memsync.sync.records import FileState, PendingDelivery, mark
+from memsync.sync.records import AppendState, PendingDelivery, mark
 from memsync.sync.reports import FileChange
 from memsync.sync.settle import settle_delivery_append
 
@@ -35,7 +35,7 @@ def deliver_append(f: TrackFile, now: float, grace_s: float, out: Collector) -> 
     missing live file is created. What waits is listed in ``out.waiting``. Raises ``OSError``."""
     state = out.state
     seen = content.stat_key(f.store)
-    current = state.get(f.rel)
+    current = state.get_append(f.rel)
     if (
         seen is not None
         and current is not None
@@ -57,7 +57,7 @@ def deliver_append(f: TrackFile, now: float, grace_s: float, out: Collector) -> 
             out.writes.flush()
             deliver_append(f, now, grace_s, out)
         return
-    current = state.get(f.rel)
+    current = state.get_append(f.rel)
     if current is None or current.offset is None:
         out.waiting.append((f.rel, "not yet published"))
         return
@@ -84,7 +84,7 @@ def deliver_append(f: TrackFile, now: float, grace_s: float, out: Collector) -> 
     batch = next(batches, None)
     if batch is None:
         then = current.synced_at(store_end, content.mark_of(f.store, store_end), offset)
-        if then.store_seen != seen or then != state.get(f.rel):
+        if then.store_seen != seen or then != state.get_append(f.rel):
             state.put(then.seen_store(seen))
         return
     reason = _why_wait(f, current, now, grace_s, out)
@@ -127,7 +127,7 @@ def _missing(f: TrackFile, have: Counter[int], start: int, stop: int) -> Iterato
         yield batch
 
 
-def _why_wait(f: TrackFile, current: FileState, now: float, grace_s: float, out: Collector) -> str | None:
+def _why_wait(f: TrackFile, current: AppendState, now: float, grace_s: float, out: Collector) -> str | None:
     """Why nothing may be appended to the live file now (a positional writer, a recent truncation)."""
     held = out.writers()
     if held is not None and os.path.realpath(f.live) in held:
@@ -144,8 +144,12 @@ def _why_wait(f: TrackFile, current: FileState, now: float, grace_s: float, out:
 
 
 def _deliver_batch(
-    f: TrackFile, current: FileState, lines: list[bytes], final: tuple[str | None, int] | None, out: Collector
-) -> FileState | None:
+    f: TrackFile,
+    current: AppendState,
+    lines: list[bytes],
+    final: tuple[str | None, int] | None,
+    out: Collector,
+) -> AppendState | None:
     """Append ``lines`` to the live file in one write after recording it; ``final`` (the store copy's stat
     key and end of complete lines) for the last batch, whose state records the store copy as wholly in
     the live file. Returns the state after the write, None when delivery stops (the file changed)."""
@@ -183,7 +187,7 @@ def _create_live(f: TrackFile, store_end: int, out: Collector) -> bool:
     if not data:
         return False
     lines = data.count(b"\n")
-    then = FileState.accounted(f.rel, data).synced_at(len(data), mark(data), len(data))
+    then = AppendState.accounted(f.rel, data).synced_at(len(data), mark(data), len(data))
     state.begin_delivery(f.rel, PendingDelivery(data, 0, False, then), durable=False)
 
     def created(done: bool) -> None:

@@ -16,12 +16,12 @@ from memsync.secrets.files import scan_appended
 from memsync.sync import content
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
-from memsync.sync.records import FileState, HeldLine, Partial, PendingPublish, digest
+from memsync.sync.records import AppendState, HeldLine, Partial, PendingPublish, digest
 
 
 def publish_tail(
     f: TrackFile,
-    current: FileState,
+    current: AppendState,
     end: int,
     live_id: str,
     partial: Partial,
@@ -65,7 +65,7 @@ def publish_tail(
             return
         # The next chunk is its own recorded write: only one write per store file waits at a time.
         out.writes.flush()
-        now = out.state.get(f.rel)
+        now = out.state.get_append(f.rel)
         if now is None or now.offset != stop:
             return
         current = now
@@ -73,7 +73,7 @@ def publish_tail(
 
 
 def append_to_store(
-    f: TrackFile, lines: Sequence[bytes], then: FileState, out: Collector, *, drop_delivery: bool = False
+    f: TrackFile, lines: Sequence[bytes], then: AppendState, out: Collector, *, drop_delivery: bool = False
 ) -> None:
     """Append ``lines`` to the store copy in one write (staged), recording the intent first; then apply
     ``then`` and, with ``drop_delivery``, drop the recorded delivery whose bytes ``then`` accounts for.
@@ -83,7 +83,7 @@ def append_to_store(
     ``then.offset`` bytes, and deliver reads only what arrives after. Raises ``OSError``."""
     state = out.state
     if not lines:
-        if state.get(f.rel) != then:
+        if state.get_append(f.rel) != then:
             state.put(then)
         if drop_delivery:
             state.drop_delivery(f.rel)

@@ -7,11 +7,11 @@ from memsync.fsio import append_once, read_range, writer_lock
 from memsync.sync import content
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
-from memsync.sync.records import FileState, Partial, digest
+from memsync.sync.records import AppendState, Partial, digest
 
 
 def finish_partial(
-    f: TrackFile, current: FileState | None, end: int, size: int, now: float, grace_s: float, out: Collector
+    f: TrackFile, current: AppendState | None, end: int, size: int, now: float, grace_s: float, out: Collector
 ) -> tuple[int, Partial, tuple[int, int] | None]:
     """Withhold the unfinished last line of the live file (``size`` bytes, complete lines up to ``end``);
     past the grace period (``grace_s`` seconds by the clock ``now``) end it with a newline in the live

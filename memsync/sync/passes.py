@@ -26,7 +26,7 @@ from memsync.sync.clashes import clash_of, store_in_the_way
 from memsync.sync.collector import Collector, PublishMode
 from memsync.sync.files import TrackFile, track_files
 from memsync.sync.notices import Notices
-from memsync.sync.records import FileState, HeldLine
+from memsync.sync.records import HeldLine, kind_of_record
 from memsync.sync.reports import DeliverReport, PublishReport, track_name
 from memsync.sync.state import SyncState
 from memsync.sync.wholefile import publish_whole
@@ -198,5 +198,5 @@ def _hold_named(f: TrackFile, detector: str, out: Collector) -> None:
     if current is not None and not held and current.only_held:
         state.forget(f.rel)  # renamed or deleted: nothing but the hold was ever recorded for it
     elif current is None or current.held != held:
-        state.put(FileState.holding(f.rel, current, held))
+        state.put((current or kind_of_record(f.rel)(f.rel)).holding(held))
         out.report_held(f, held)

@@ -2,8 +2,9 @@
 
 Append-only files keep a byte offset with a mark of the prefix (not a set of line hashes: logs repeat
 lines and every repetition must sync), bounded work whatever the file's size (``mark``); whole files keep
-the last synced bytes (DESIGN "Vocabulary", "sync state"). The state changes only through the named
-transitions of :class:`FileState`, so what ``offset`` or ``kept`` means is decided here, once.
+the last synced bytes (DESIGN "Vocabulary", "sync state"): :class:`AppendState` and :class:`WholeState`.
+The state changes only through their named transitions, so what ``offset`` or ``kept`` means is decided
+here, once.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Self
+
+from memsync.layout import is_append_only
 
 # What identifies an append-only prefix: its first HEAD and last WINDOW bytes (a whole prefix up to
 # HEAD + WINDOW bytes), so checking a 300 MB file costs two short reads, not a pass over it.
@@ -55,45 +59,50 @@ class Partial:
 
 @dataclass(frozen=True)
 class FileState:
-    """What was last exchanged for one tracked file (key: ``path``, the store path).
+    """What was last exchanged for one tracked file (key: ``path``, the store path), of either kind:
+    :class:`AppendState` or :class:`WholeState`. ``held`` lists lines the secret scanner keeps on this
+    machine.
 
-    Append-only files use ``offset`` (bytes of the live file accounted for: published, delivered or
-    held back; None = unknown, settle by content), ``prefix_hash`` (``mark`` of ``live[:offset]``),
-    ``live_id`` (device:inode of that live file; None = not recorded), the sync point ``store_at``,
-    ``store_mark``, ``live_at`` (every line of the store copy's first ``store_at`` bytes, marked
-    ``store_mark``, is in the live file's first ``live_at`` bytes: deliver reads only what follows; 0 and
-    None: both files from their start), and
-    the ``partial_*`` fields (an unfinished last line starting at byte ``partial_at`` with hash
-    ``partial_hash`` first seen at ``partial_since`` seconds), and ``store_seen`` (size, mtime and inode
-    of the store copy last found wholly present in the live file), and ``rewritten_since`` (when the live
-    file was found shrunk, in seconds: an agent rewriting it in place may still be writing). Whole files
-    use ``synced`` (last synced bytes, None = absent) when ``synced_known``, and ``kept`` (bytes an agent
-    wrote while delivery replaced the file, edited from ``kept_base``) when ``kept_present``. ``held``
-    lists lines the secret scanner keeps on this machine.
-
-    Build and change it with the named constructors and transitions below, not field by field.
+    Build and change it with the named constructors and transitions, not field by field.
     """
 
     path: str
+    held: tuple[HeldLine, ...] = ()
+
+    def holding(self, held: tuple[HeldLine, ...]) -> Self:
+        """The same record with ``held`` as its held lines."""
+        return replace(self, held=held)
+
+    @property
+    def only_held(self) -> bool:
+        """Nothing but held lines was ever recorded."""
+        return self == type(self)(self.path, held=self.held)
+
+
+@dataclass(frozen=True)
+class AppendState(FileState):
+    """The sync state of an append-only file: ``offset`` (bytes of the live file accounted for:
+    published, delivered or held back; None = unknown, settle by content), ``prefix_hash`` (``mark`` of
+    ``live[:offset]``), ``live_id`` (device:inode of that live file; None = not recorded), the sync point
+    ``store_at``, ``store_mark``, ``live_at`` (every line of the store copy's first ``store_at`` bytes,
+    marked ``store_mark``, is in the live file's first ``live_at`` bytes: deliver reads only what
+    follows; 0 and None: both files from their start), the ``partial_*`` fields (an unfinished last line
+    starting at byte ``partial_at`` with hash ``partial_hash`` first seen at ``partial_since`` seconds),
+    ``store_seen`` (size, mtime and inode of the store copy last found wholly present in the live file),
+    and ``rewritten_since`` (when the live file was found shrunk, in seconds: an agent rewriting it in
+    place may still be writing)."""
+
     offset: int | None = None
     prefix_hash: str | None = None
     partial_at: int | None = None
     partial_hash: str | None = None
     partial_since: float | None = None
-    synced: bytes | None = None
-    synced_known: bool = False
-    kept: bytes | None = None
-    kept_base: bytes | None = None
-    kept_present: bool = False
-    held: tuple[HeldLine, ...] = ()
     store_seen: str | None = None
     rewritten_since: float | None = None
     live_id: str | None = None
     store_at: int = 0
     store_mark: str | None = None
     live_at: int = 0
-
-    # --- append-only files -----------------------------------------------------------------------
 
     @classmethod
     def accounted(
@@ -104,7 +113,7 @@ class FileState:
         held: tuple[HeldLine, ...] = (),
         partial: Partial = Partial(),
         rewritten_since: float | None = None,
-    ) -> FileState:
+    ) -> AppendState:
         """An append-only file whose first ``len(prefix)`` bytes (``prefix``) are accounted for."""
         return cls.accounted_to(
             path, len(prefix), mark(prefix), None, held=held, partial=partial, rewritten_since=rewritten_since
@@ -121,7 +130,7 @@ class FileState:
         held: tuple[HeldLine, ...] = (),
         partial: Partial = Partial(),
         rewritten_since: float | None = None,
-    ) -> FileState:
+    ) -> AppendState:
         """An append-only file (device:inode ``live_id``) whose first ``offset`` bytes, of mark
         ``prefix_mark``, are accounted for."""
         return cls(
@@ -140,7 +149,7 @@ class FileState:
         held: tuple[HeldLine, ...],
         partial: Partial,
         live_id: str | None = None,
-    ) -> FileState:
+    ) -> AppendState:
         """Publish accounted for the live bytes up to ``offset`` (mark ``prefix_hash``) of the file
         ``live_id`` (None: keep the recorded one), holding back ``held`` lines more, with ``partial`` as
         the unfinished last line."""
@@ -152,25 +161,25 @@ class FileState:
             live_id=live_id or self.live_id,
         )._with_partial(partial)
 
-    def delivered(self, offset: int, prefix_hash: str, store_seen: str | None) -> FileState:
+    def delivered(self, offset: int, prefix_hash: str, store_seen: str | None) -> AppendState:
         """Deliver appended to the live file, which now holds ``offset`` bytes (mark ``prefix_hash``), all
         of the store copy ``store_seen`` (see ``seen_store``); it has no unfinished line."""
         return replace(
             self, offset=offset, prefix_hash=prefix_hash, store_seen=store_seen, rewritten_since=None
         )._with_partial(Partial())
 
-    def synced_at(self, store_at: int, store_mark: str | None, live_at: int) -> FileState:
+    def synced_at(self, store_at: int, store_mark: str | None, live_at: int) -> AppendState:
         """Every line of the store copy's first ``store_at`` bytes (mark ``store_mark``) is in the live
         file's first ``live_at`` bytes: deliver reads only the bytes after them."""
         return replace(self, store_at=store_at, store_mark=store_mark, live_at=live_at)
 
-    def in_doubt(self) -> FileState:
+    def in_doubt(self) -> AppendState:
         """The offset is no longer known: the next publish settles the file by content."""
         return replace(
             self, offset=None, prefix_hash=None, live_id=None, store_at=0, store_mark=None, live_at=0
         )
 
-    def rewritten(self, accounted: bytes | None, held: tuple[HeldLine, ...]) -> FileState:
+    def rewritten(self, accounted: bytes | None, held: tuple[HeldLine, ...]) -> AppendState:
         """The live file was rewritten by memsync (compaction): ``accounted`` bytes of it are accounted for
         (None: unknown, settled by content), ``held`` are its held lines, nothing else is known."""
         offset = None if accounted is None else len(accounted)
@@ -179,22 +188,38 @@ class FileState:
             self.in_doubt(), offset=offset, prefix_hash=prefix_hash, store_seen=None, held=held
         )._with_partial(Partial())
 
-    def seen_store(self, key: str | None) -> FileState:
+    def seen_store(self, key: str | None) -> AppendState:
         """The store copy with stat key ``key`` (size:mtime_ns:inode) is wholly in the live file: deliver
         need not read either file while it stays so."""
         return replace(self, store_seen=key)
 
-    def moved(self, path: str) -> FileState:
+    def moved(self, path: str) -> AppendState:
         """The same record for store path ``path`` (a fold of a legacy path): the store copy is not seen."""
         return replace(self, path=path, store_seen=None, store_at=0, store_mark=None, live_at=0)
 
-    def _with_partial(self, partial: Partial) -> FileState:
+    def _with_partial(self, partial: Partial) -> AppendState:
         return replace(self, partial_at=partial.at, partial_hash=partial.hash, partial_since=partial.since)
 
-    # --- whole files -----------------------------------------------------------------------------
+    def purged(self, clean: Callable[[bytes | None], bytes | None]) -> AppendState:
+        """The record after a purge: the offset and the held lines forgotten (the live file is settled
+        by content)."""
+        return AppendState(self.path)
+
+
+@dataclass(frozen=True)
+class WholeState(FileState):
+    """The sync state of a whole file: ``synced`` (the last synced bytes, None = absent) when
+    ``synced_known``, and ``kept`` (bytes an agent wrote while delivery replaced the file, edited from
+    ``kept_base``) when ``kept_present``."""
+
+    synced: bytes | None = None
+    synced_known: bool = False
+    kept: bytes | None = None
+    kept_base: bytes | None = None
+    kept_present: bool = False
 
     @classmethod
-    def synced_as(cls, path: str, data: bytes | None) -> FileState:
+    def synced_as(cls, path: str, data: bytes | None) -> WholeState:
         """A whole file last synced as ``data`` (None: absent on both sides)."""
         return cls(path, synced=data, synced_known=True)
 
@@ -203,19 +228,19 @@ class FileState:
         """A whole file with a known last synced version and no kept bytes waiting to be published."""
         return self.synced_known and not self.kept_present
 
-    def keeping(self, kept: bytes | None, base: bytes | None) -> FileState:
+    def keeping(self, kept: bytes | None, base: bytes | None) -> WholeState:
         """An agent wrote ``kept`` (None: deleted the file), edited from ``base``, while deliver replaced the
         file: the bytes wait here to be published."""
         return replace(self, kept=kept, kept_base=base, kept_present=True)
 
-    def kept_published(self) -> FileState:
+    def kept_published(self) -> WholeState:
         """The kept bytes were published (or held): nothing waits, nothing is held."""
         return replace(self, kept=None, kept_base=None, kept_present=False, held=())
 
-    def purged(self, clean: Callable[[bytes | None], bytes | None]) -> FileState:
+    def purged(self, clean: Callable[[bytes | None], bytes | None]) -> WholeState:
         """The record after a purge: the whole-file versions passed through ``clean``; the append-only
         offset and the held lines forgotten (the live file is settled by content)."""
-        return FileState(
+        return WholeState(
             self.path,
             synced=clean(self.synced),
             synced_known=self.synced_known,
@@ -224,17 +249,18 @@ class FileState:
             kept_present=self.kept_present,
         )
 
-    # --- either kind -----------------------------------------------------------------------------
+    def moved(self, path: str) -> WholeState:
+        """The same record for store path ``path`` (a fold of a legacy path)."""
+        return replace(self, path=path)
 
-    @classmethod
-    def holding(cls, path: str, current: FileState | None, held: tuple[HeldLine, ...]) -> FileState:
-        """``current`` (or a new record for ``path``) with ``held`` as its held lines."""
-        return replace(current or cls(path), held=held)
 
-    @property
-    def only_held(self) -> bool:
-        """Nothing but held lines was ever recorded."""
-        return self == FileState(self.path, held=self.held)
+# The record of either kind a store path has: which one is decided by the path (``layout.is_append_only``).
+Record = AppendState | WholeState
+
+
+def kind_of_record(path: str) -> type[AppendState] | type[WholeState]:
+    """The kind of record store path ``path`` keeps: append-only files keep an offset, others bytes."""
+    return AppendState if is_append_only(path) else WholeState
 
 
 @dataclass(frozen=True)
@@ -249,7 +275,7 @@ class PendingPublish:
     before_size: int
     after_hash: str
     after_size: int
-    then: FileState
+    then: Record
 
 
 @dataclass(frozen=True)
@@ -264,4 +290,4 @@ class PendingDelivery:
     data: bytes
     at_offset: int | None
     remove: bool
-    then: FileState
+    then: Record

@@ -56,7 +56,7 @@ def settle_delivery_append(f: TrackFile, out: Collector, size: int | None) -> tu
     pending = state.pending_delivery(f.rel)
     if pending is None or pending.at_offset is None:
         return None
-    current = state.get(f.rel)
+    current = state.get_append(f.rel)
     tail = b"" if size is None else read_range(f.live, pending.at_offset, size)
     found = content.find_block(tail, pending.data, 0, len(content.complete(tail)))
     if found is None:

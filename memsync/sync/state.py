@@ -5,9 +5,10 @@ transaction per file update, or one per group of files inside ``SyncState.batch`
 "Vocabulary", "sync state"): when it is missing, cleared or in doubt, the passes (``memsync.sync.passes``)
 reconcile live files with the store by content.
 
-Per store path (the key) one *current* :class:`FileState`, plus at most one :class:`PendingPublish` and one
-:class:`PendingDelivery`: the intent recorded before a write to the store or to a live file, so a process
-killed between the write and the state update can tell afterwards whether the write happened (DESIGN I7).
+Per store path (the key) one *current* record (:class:`AppendState` or :class:`WholeState`), plus at most
+one :class:`PendingPublish` and one :class:`PendingDelivery`: the intent recorded before a write to the
+store or to a live file, so a process killed between the write and the state update can tell afterwards
+whether the write happened (DESIGN I7).
 
 The state also lists the store paths memsync wrote since the store's last commit (``written``), recorded
 with the intent of each write, so what a killed process published is still committed on restart.
@@ -22,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from memsync.sync.records import FileState, HeldLine, PendingDelivery, PendingPublish
+from memsync.sync.records import AppendState, HeldLine, PendingDelivery, PendingPublish, Record, WholeState
 from memsync.sync.state_rows import (
     ADDED_COLUMNS,
     MIGRATIONS,
@@ -126,23 +127,37 @@ class SyncState:
             self._db.execute("COMMIT")
             self._db.execute("BEGIN IMMEDIATE")
 
-    def get(self, path: str) -> FileState | None:
+    def get(self, path: str) -> Record | None:
         """The current state of store path ``path``, or None when memsync has none."""
         return self._get(path, "current")
 
-    def _get(self, path: str, slot: str) -> FileState | None:
+    def get_append(self, path: str) -> AppendState | None:
+        """The current state of the append-only file at store path ``path``, or None when memsync has
+        none (a whole file's record there: only its held lines, the offset unknown)."""
+        found = self.get(path)
+        return (
+            found if found is None or isinstance(found, AppendState) else AppendState(path, held=found.held)
+        )
+
+    def get_whole(self, path: str) -> WholeState | None:
+        """The current state of the whole file at store path ``path``, or None when memsync has none
+        (an append-only file's record there: only its held lines, no synced version known)."""
+        found = self.get(path)
+        return found if found is None or isinstance(found, WholeState) else WholeState(path, held=found.held)
+
+    def _get(self, path: str, slot: str) -> Record | None:
         row = self._db.execute(
             f"SELECT {STATE_COLUMNS} FROM states WHERE path = ? AND slot = ?", (path, slot)
         ).fetchone()
         return None if row is None else row_to_state(path, row)
 
-    def _put(self, state: FileState, slot: str) -> None:
+    def _put(self, state: Record, slot: str) -> None:
         self._db.execute(
             f"INSERT OR REPLACE INTO states (path, slot, {STATE_COLUMNS}) VALUES ({_PLACEHOLDERS})",
             (state.path, slot, *state_values(state)),
         )
 
-    def put(self, state: FileState) -> None:
+    def put(self, state: Record) -> None:
         """Set the current state of ``state.path`` (one transaction)."""
         with self._transaction():
             self._put(state, "current")
@@ -257,7 +272,7 @@ class SyncState:
         if durable:
             self.commit()
 
-    def finish_delivery(self, path: str, then: FileState | None = None) -> None:
+    def finish_delivery(self, path: str, then: Record | None = None) -> None:
         """The recorded delivery happened: make its state (or ``then``) current, drop the record."""
         self._finish(path, "delivery", then)
 
@@ -265,7 +280,7 @@ class SyncState:
         """The recorded delivery did not happen: drop the record, keep the current state."""
         self._drop(path, "delivery")
 
-    def _finish(self, path: str, slot: str, then: FileState | None = None) -> None:
+    def _finish(self, path: str, slot: str, then: Record | None = None) -> None:
         with self._transaction():
             state = then if then is not None else self._get(path, slot)
             if state is not None:

@@ -1,4 +1,5 @@
-"""How the sync state's records are stored: the SQLite schema and the columns of a :class:`FileState`.
+"""How the sync state's records are stored: the SQLite schema and the columns of a record
+(:class:`AppendState` or :class:`WholeState`: one row holds the columns of both).
 
 ``states`` holds one row per store path and slot (the current record, or the one a pending write leads
 to), ``pending`` the recorded intents (DESIGN I7), ``written`` the store paths written since the last
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from memsync.sync.records import HEAD, WINDOW, FileState, HeldLine
+from memsync.sync.records import HEAD, WINDOW, AppendState, HeldLine, Record, WholeState, kind_of_record
 
 SCHEMA = (
     """
@@ -79,8 +80,10 @@ MIGRATIONS = {
 }
 
 
-def row_to_state(path: str, row: tuple[object, ...]) -> FileState:
-    """A FileState from one ``states`` row (columns in ``STATE_COLUMNS`` order)."""
+def row_to_state(path: str, row: tuple[object, ...]) -> Record:
+    """The record one ``states`` row holds (columns in ``STATE_COLUMNS`` order): a whole file's when it
+    knows a synced or kept version, an append-only file's when it knows any of its own columns, else
+    (held lines only) the kind of ``path``."""
     (
         offset,
         prefix_hash,
@@ -114,42 +117,55 @@ def row_to_state(path: str, row: tuple[object, ...]) -> FileState:
     assert live_id is None or isinstance(live_id, str)
     assert isinstance(store_at, int) and isinstance(live_at, int)
     assert store_mark is None or isinstance(store_mark, str)
-    return FileState(
-        path=path,
-        offset=offset,
-        prefix_hash=prefix_hash,
-        partial_at=partial_at,
-        partial_hash=partial_hash,
-        partial_since=None if partial_since is None else float(partial_since),
-        synced=synced,
-        synced_known=bool(synced_known),
-        kept=kept,
-        kept_base=kept_base,
-        kept_present=bool(kept_present),
-        held=tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held)),
-        store_seen=store_seen,
-        rewritten_since=None if rewritten_since is None else float(rewritten_since),
-        live_id=live_id,
-        store_at=store_at,
-        store_mark=store_mark,
-        live_at=live_at,
-    )
+    held_lines = tuple(HeldLine(int(line), str(detector)) for line, detector in json.loads(held))
+    if synced_known or kept_present or any(value is not None for value in (synced, kept, kept_base)):
+        return WholeState(
+            path,
+            held=held_lines,
+            synced=synced,
+            synced_known=bool(synced_known),
+            kept=kept,
+            kept_base=kept_base,
+            kept_present=bool(kept_present),
+        )
+    appended = (offset, prefix_hash, partial_at, store_seen, rewritten_since, live_id, store_mark)
+    if any(value is not None for value in appended) or store_at or live_at:
+        return AppendState(
+            path,
+            held=held_lines,
+            offset=offset,
+            prefix_hash=prefix_hash,
+            partial_at=partial_at,
+            partial_hash=partial_hash,
+            partial_since=None if partial_since is None else float(partial_since),
+            store_seen=store_seen,
+            rewritten_since=None if rewritten_since is None else float(rewritten_since),
+            live_id=live_id,
+            store_at=store_at,
+            store_mark=store_mark,
+            live_at=live_at,
+        )
+    return kind_of_record(path)(path, held=held_lines)  # nothing but held lines: the path's kind
 
 
-def state_values(state: FileState) -> tuple[object, ...]:
-    """The ``states`` column values of ``state`` in ``STATE_COLUMNS`` order."""
+def state_values(state: Record) -> tuple[object, ...]:
+    """The ``states`` column values of ``state`` in ``STATE_COLUMNS`` order (the other kind's empty)."""
+    held = json.dumps([[h.line, h.detector] for h in state.held])
+    if isinstance(state, WholeState):
+        whole = (state.synced, int(state.synced_known), state.kept, state.kept_base, int(state.kept_present))
+        return (None, None, None, None, None, *whole, held, None, None, None, 0, None, 0)
     return (
         state.offset,
         state.prefix_hash,
         state.partial_at,
         state.partial_hash,
         state.partial_since,
-        state.synced,
-        int(state.synced_known),
-        state.kept,
-        state.kept_base,
-        int(state.kept_present),
-        json.dumps([[h.line, h.detector] for h in state.held]),
+        None,
+        0,
+        None,
+        None,
+        0,
+        held,
         state.store_seen,
         state.rewritten_since,
         state.live_id,

@@ -9,7 +9,7 @@ from memsync.secrets.files import scan_whole
 from memsync.sync import content
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
-from memsync.sync.records import FileState, HeldLine, PendingPublish
+from memsync.sync.records import HeldLine, PendingPublish, WholeState
 from memsync.sync.reports import Action, FileChange
 from memsync.sync.settle import settle_delivery_whole, settle_publish
 from memsync.sync.withheld import withhold
@@ -23,7 +23,7 @@ def publish_whole(f: TrackFile, incremental: bool, out: Collector) -> None:
     state = out.state
     settle_publish(f, out)  # a whole-file merge is idempotent, so "by content" needs nothing more
     settle_delivery_whole(f, out)
-    current = state.get(f.rel)
+    current = state.get_whole(f.rel)
     live = out.read(f.live)
     if current is not None and current.in_sync and (not incremental or live == current.synced):
         return  # nothing to publish: the store copy need not be read
@@ -39,7 +39,7 @@ def publish_whole(f: TrackFile, incremental: bool, out: Collector) -> None:
         if live is None:
             return
         if live == store:
-            state.put(FileState.synced_as(f.rel, live))
+            state.put(WholeState.synced_as(f.rel, live))
             return
         # First sight of both: git's add/add rule, a merge over an empty base.
         new = live if store is None else merge_for_path(f.rel, b"", store, live)
@@ -47,11 +47,11 @@ def publish_whole(f: TrackFile, incremental: bool, out: Collector) -> None:
         return
     if live is None:
         if store == current.synced:
-            _store_write(f, store, None, FileState.synced_as(f.rel, None), out)
+            _store_write(f, store, None, WholeState.synced_as(f.rel, None), out)
             out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "deleted"))
         else:
             # Deleted here, changed by a peer: the change is kept (DESIGN "Deletions"); deliver restores it.
-            state.put(FileState.synced_as(f.rel, None))
+            state.put(WholeState.synced_as(f.rel, None))
         return
     if store == current.synced or store is None:
         new = live  # also a peer's deletion of a file changed here: the change is kept
@@ -61,7 +61,7 @@ def publish_whole(f: TrackFile, incremental: bool, out: Collector) -> None:
 
 
 def _write_whole(
-    f: TrackFile, current: FileState | None, live: bytes, store: bytes | None, new: bytes, out: Collector
+    f: TrackFile, current: WholeState | None, live: bytes, store: bytes | None, new: bytes, out: Collector
 ) -> None:
     """Scan ``live`` with the group's other files (``Writes.scan``); then put ``new`` into the store
     unless flagged; the last synced version becomes ``live``."""
@@ -70,7 +70,7 @@ def _write_whole(
 
 def _write_scanned(
     f: TrackFile,
-    current: FileState | None,
+    current: WholeState | None,
     live: bytes,
     store: bytes | None,
     new: bytes,
@@ -81,7 +81,7 @@ def _write_scanned(
     if finding is not None:
         held = (HeldLine(*finding),)
         if current is None or current.held != held:  # report a held version once, status lists it
-            out.state.put(FileState.holding(f.rel, current, held))
+            out.state.put((current or WholeState(f.rel)).holding(held))
             out.report_held(f, held)
         return
     # With no state yet, a rerun after a crash finds live == store (or merges again): no intent needed.
@@ -89,7 +89,7 @@ def _write_scanned(
         f,
         store,
         new,
-        FileState.synced_as(f.rel, live),
+        WholeState.synced_as(f.rel, live),
         out,
         record=current is not None and current.synced_known,
     )
@@ -98,7 +98,7 @@ def _write_scanned(
         out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), action))
 
 
-def _publish_kept(f: TrackFile, current: FileState, store: bytes | None, out: Collector) -> None:
+def _publish_kept(f: TrackFile, current: WholeState, store: bytes | None, out: Collector) -> None:
     """Publish the bytes an agent wrote while deliver replaced the file (merged over their own base)."""
     kept = withhold(f, current.kept, out)
     done = current.kept_published()
@@ -110,7 +110,7 @@ def _publish_kept(f: TrackFile, current: FileState, store: bytes | None, out: Co
     if finding is not None:
         held = (HeldLine(*finding),)
         if current.held != held:
-            out.state.put(FileState.holding(f.rel, current, held))
+            out.state.put((current or WholeState(f.rel)).holding(held))
             out.report_held(f, held)
         return
     base = withhold(f, current.kept_base, out) or b""
@@ -124,7 +124,7 @@ def _store_write(
     f: TrackFile,
     before: bytes | None,
     after: bytes | None,
-    then: FileState,
+    then: WholeState,
     out: Collector,
     *,
     record: bool = True,
@@ -134,7 +134,7 @@ def _store_write(
     ``out.writes`` and ``then`` becomes the state once it is done."""
     state = out.state
     if after == before:
-        if state.get(f.rel) != then:
+        if state.get_whole(f.rel) != then:
             state.put(then)
         return
     if not record:

@@ -13,7 +13,7 @@ from memsync.merge.kinds import merge_for_path
 from memsync.sync.clashes import Clash
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
-from memsync.sync.records import FileState, PendingDelivery
+from memsync.sync.records import PendingDelivery, WholeState
 from memsync.sync.reports import FileChange
 from memsync.sync.settle import settle_delivery_whole
 from memsync.sync.swap import replace_keeping
@@ -25,7 +25,7 @@ def deliver_whole(f: TrackFile, out: Collector) -> None:
     the live file is the last synced version (else it waits, ``out.waiting``). Raises ``OSError``."""
     state = out.state
     settle_delivery_whole(f, out)
-    current = state.get(f.rel)
+    current = state.get_whole(f.rel)
     store = out.read(f.store)
     if current is not None and current.in_sync and store == current.synced:
         return  # nothing new in the store: the live file need not be read
@@ -34,7 +34,7 @@ def deliver_whole(f: TrackFile, out: Collector) -> None:
         if store is not None and live is None:
             _deliver_create(f, store, out, record=False)
         elif store is not None and live == store:
-            state.put(FileState.synced_as(f.rel, store))
+            state.put(WholeState.synced_as(f.rel, store))
         return
     if current.kept_present:
         out.waiting.append((f.rel, "a concurrent local edit waits to be published"))
@@ -65,7 +65,7 @@ def give_way(f: TrackFile, clash: Clash, out: Collector) -> bool:
     state = out.state
     if clash.here != "file" or clash.path != f.rel or is_append_only(f.rel) or f.live.is_symlink():
         return False
-    current = state.get(f.rel)
+    current = state.get_whole(f.rel)
     if (
         current is None
         or not current.in_sync
@@ -81,7 +81,7 @@ def _deliver_create(f: TrackFile, store: bytes, out: Collector, *, record: bool 
     """Create the missing live file (staged); ``record`` the intent unless a rerun would find live == store
     anyway."""
     state = out.state
-    then = FileState.synced_as(f.rel, store)
+    then = WholeState.synced_as(f.rel, store)
     if record:
         state.begin_delivery(f.rel, PendingDelivery(store, None, False, then), durable=False)
 
@@ -103,7 +103,7 @@ def _deliver_create(f: TrackFile, store: bytes, out: Collector, *, record: bool 
 
 def _deliver_replace(
     f: TrackFile,
-    current: FileState,
+    current: WholeState,
     store: bytes,
     out: Collector,
     *,
@@ -115,7 +115,7 @@ def _deliver_replace(
     state = out.state
     expected = current.synced if expected is None else expected
     data = store if data is None else data
-    then = FileState.synced_as(f.rel, store)
+    then = WholeState.synced_as(f.rel, store)
     state.begin_delivery(f.rel, PendingDelivery(data, None, False, then))
     try:
         replaced = replace_keeping(f.live, data)
@@ -134,10 +134,10 @@ def _deliver_replace(
     out.changes.append(FileChange(f.rel, f.label, kind_of(f.rel), "replaced"))
 
 
-def _deliver_remove(f: TrackFile, current: FileState, out: Collector) -> None:
+def _deliver_remove(f: TrackFile, current: WholeState, out: Collector) -> None:
     """Delete the live file (a peer deleted it) unless an agent changed it in the last instant."""
     state = out.state
-    then = FileState.synced_as(f.rel, None)
+    then = WholeState.synced_as(f.rel, None)
     state.begin_delivery(f.rel, PendingDelivery(b"", None, True, then))
     aside = f.live.with_name(f"{TEMP_PREFIX}removed-{f.live.name}")
     try:
@@ -155,7 +155,7 @@ def _deliver_remove(f: TrackFile, current: FileState, out: Collector) -> None:
             then = then.keeping(removed, current.synced)
         aside.unlink()
         state.finish_delivery(
-            f.rel, then if then.kept_present else FileState.synced_as(f.rel, current.synced)
+            f.rel, then if then.kept_present else WholeState.synced_as(f.rel, current.synced)
         )
         if then.kept_present:
             state.commit()  # the agent's bytes exist only in this record: durable now, not with the pass
