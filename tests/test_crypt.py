@@ -83,7 +83,7 @@ def test_seal_round_trip_pads_to_a_bucket() -> None:
     for size in (0, 1, 900, 5000):
         payload = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
         sealed = envelope.seal(payload, [str(me.to_public())])
-        assert envelope.unseal(sealed, me) == payload
+        assert envelope.unseal(sealed, [me]) == payload
     small = [len(envelope.seal(b"a" * n, [str(me.to_public())])) for n in (10, 300, 700)] * 5
     # All in the smallest bucket: they differ only by the random stanzas age adds to its header.
     assert max(small) - min(small) < 300
@@ -95,7 +95,7 @@ def test_seal_round_trip_pads_to_a_bucket() -> None:
 def test_unseal_of_any_bytes_raises_only_memsync_error(data: bytes) -> None:
     me = pyrage.x25519.Identity.generate()
     with pytest.raises(MemsyncError):
-        envelope.unseal(data, me)
+        envelope.unseal(data, [me])
 
 
 @settings(max_examples=60, deadline=None)
@@ -107,7 +107,7 @@ def test_unseal_of_a_changed_or_cut_ciphertext_raises(at: int, flip: int) -> Non
     changed = sealed[:at] + bytes([sealed[at] ^ (flip or 1)]) + sealed[at + 1 :]
     for bad in (changed, sealed[:at]):
         with pytest.raises(MemsyncError):
-            envelope.unseal(bad, me)
+            envelope.unseal(bad, [me])
 
 
 # --- devices -------------------------------------------------------------------------------------------
@@ -273,6 +273,31 @@ def test_a_removed_device_is_told_and_keeps_its_memory(tmp_path: Path) -> None:
     assert secret not in bob.memory_file.read_bytes()
     cli_ok(alice, "sync")
     assert mine not in alice.memory_file.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_rotated_key_reads_all_history_and_the_old_one_nothing_new(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    early = alice.append_entry("before the rotation")
+    cli_ok(alice, "sync")
+    old = (bob.config.parent / "device.key").read_text()
+    rotated = cli_ok(bob, "key", "rotate")
+    assert "opens nothing pushed from now on" in rotated.stdout
+    assert (bob.config.parent / "device.key").read_text() != old
+    assert len((bob.config.parent / "device.key").read_text().split()) == 1
+    late = alice.append_entry("after the rotation")
+    cli_ok(alice, "sync")
+    cli_ok(bob, "sync")
+    assert early in bob.memory_file.read_bytes() and late in bob.memory_file.read_bytes()
+    listed = cli_ok(alice, "key", "list").stdout
+    assert listed.count("age1") == 2
+    sealed = Vault(tmp_path / "look.git", str(remote), "main", 30.0, None)
+    assert sealed.fetch() is None
+    tip = sealed.unread()[-1].data
+    with pytest.raises(MemsyncError):
+        envelope.unseal(tip, [pyrage.x25519.Identity.from_str(old.strip())])
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""CLI: `memsync join`, `memsync encrypt`, `memsync key add|list|remove|export|import`."""
+"""CLI: `memsync join`, `memsync encrypt`, `memsync key add|list|remove|rotate|export|import`."""
 
 from __future__ import annotations
 
@@ -62,6 +62,14 @@ def key_remove_command(
     from memsync.commands import keys
 
     return _print(keys.key_remove(key, store))
+
+
+@key_app.command("rotate")
+def key_rotate_command() -> int:
+    """Give this device a new key; every encrypted store's remote is sealed for it instead of the old."""
+    from memsync.commands import keys
+
+    return _print(keys.key_rotate())
 
 
 @key_app.command("list")

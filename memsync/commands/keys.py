@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pyrage
-from pyrage import passphrase
+from pyrage import passphrase, x25519
 
 from memsync.access import cycle_lock, open_store
 from memsync.commands.config_edits import reload_daemon, store_table
@@ -90,6 +90,25 @@ def key_remove(key: str, store: str | None = None, path: Path | None = None) -> 
     ]
 
 
+def key_rotate(path: Path | None = None) -> list[str]:
+    """Give this device a new key: every encrypted store's remotes are sealed, whole history included,
+    for the new key instead of the old, then the old key is dropped. Until then the key file holds both,
+    so an interrupted rotation loses nothing and runs again to its end. Raises ``MemsyncError``."""
+    config = load_config(config_path() if path is None else path)
+    held = keys.device_keys(create=False)
+    fresh = held[1] if len(held) > 1 else x25519.Identity.generate()  # the rotation left unfinished
+    old, new = keys.public_key(held[0]), keys.public_key(fresh)
+    keys.save_keys([held[0], fresh])
+    for store_cfg in config.stores.values():
+        for remote in store_cfg.remotes if store_cfg.encrypt else ():
+            _reseal(config, store_cfg, remote, add=new, remove=old)
+    keys.save_keys([fresh])
+    return [
+        f"this device's key is now {new} (verification code {keys.verification_code(new)})",
+        f"the old key {old} opens nothing pushed from now on; back the new one up: `memsync key export FILE`",
+    ]
+
+
 def key_list(store: str | None = None, path: Path | None = None) -> list[str]:
     """One line per recipient of each remote of store ``store``: key, code, and which is this device."""
     config, store_cfg = _encrypted(store, path)
@@ -114,8 +133,8 @@ def key_export(out: Path, secret: str) -> str:
         raise MemsyncError(
             "cannot export the key: the passphrase is shorter than 8 characters. Pick a longer one"
         )
-    identity = keys.device_key(create=False)
-    if not create_exclusive(out, passphrase.encrypt(f"{identity}\n".encode(), secret), mode=0o600):
+    held = "".join(f"{identity}\n" for identity in keys.device_keys(create=False))
+    if not create_exclusive(out, passphrase.encrypt(held.encode(), secret), mode=0o600):
         raise MemsyncError(f"cannot export the key: {out} exists. Name a new file")
     return f"wrote this device's key to {out}, protected by the passphrase (keep both apart)"
 
@@ -151,7 +170,7 @@ def key_import(backup: Path, secret: str) -> str:
             f"cannot import the key: {backup} does not open with that passphrase (wrong, or not a key "
             "backup). Retry with the passphrase given to `memsync key export`"
         ) from None
-    public = keys.public_key(keys.identity(text, str(backup)))
+    public = keys.public_key(keys.identity(text.split()[0] if text else "", str(backup)))
     if not create_exclusive(keys.key_path(), f"{text}\n".encode(), mode=0o600):
         raise MemsyncError(f"cannot import the key: {keys.key_path()} exists. Move it away first")
     return f"restored this device's key ({public})"

@@ -38,12 +38,12 @@ def seal(payload: bytes, recipients: Sequence[str]) -> bytes:
     return pyrage.encrypt(plain, [parse(text) for text in recipients])
 
 
-def unseal(data: bytes, identity: x25519.Identity) -> bytes:
-    """The payload sealed in ``data`` (peer content: any bytes). Raises ``MemsyncError`` saying why it
-    cannot be read: not sealed for this device's key, damaged (changed or cut), not memsync's, or of a
-    newer format."""
+def unseal(data: bytes, identities: Sequence[x25519.Identity]) -> bytes:
+    """The payload sealed in ``data`` (peer content: any bytes) for one of ``identities``. Raises
+    ``MemsyncError`` saying why it cannot be read: not sealed for this device's keys, damaged (changed
+    or cut), not memsync's, or of a newer format."""
     try:
-        plain = pyrage.decrypt(data, [identity])
+        plain = pyrage.decrypt(data, list(identities))
     except pyrage.DecryptError as exc:
         if "No matching keys" in str(exc):
             raise MemsyncError("not encrypted for this device's key") from None

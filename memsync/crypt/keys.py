@@ -15,7 +15,7 @@ import pyrage
 from pyrage import ssh, x25519
 
 from memsync.errors import MemsyncError
-from memsync.fsio import create_exclusive
+from memsync.fsio import atomic_write, create_exclusive
 from memsync.paths import config_path
 
 KEY_FILE = "device.key"
@@ -27,21 +27,36 @@ def key_path() -> Path:
     return config_path().parent / KEY_FILE
 
 
-def device_key(*, create: bool) -> x25519.Identity:
-    """This device's identity; with ``create`` a new one is made (0600) when there is none. Raises
-    ``MemsyncError`` when there is none (and not ``create``) or the file is not an age key."""
+def device_keys(*, create: bool) -> list[x25519.Identity]:
+    """This device's identities, one a line of its key file: the first is the one it seals as, the others
+    (a rotation underway) still open what was sealed for them. With ``create`` a new key is made (0600)
+    when there is none. Raises ``MemsyncError`` when there is none (and not ``create``) or a line is not
+    an age key."""
     path = key_path()
     if create and not path.exists():
         fresh = x25519.Identity.generate()
         create_exclusive(path, f"{fresh}\n".encode(), mode=0o600)  # False: another process made one first
     try:
-        text = path.read_text().strip()
+        lines = path.read_text().split()
     except FileNotFoundError:
         raise MemsyncError(
             f"no device key: {path} does not exist, so this device cannot read an encrypted remote. "
             "Run `memsync join URL` (or restore a `memsync key export` backup with `memsync key import`)"
         ) from None
-    return identity(text, f"device key {path}")
+    if not lines:
+        raise MemsyncError(f"device key {path} is empty. Restore it from a `memsync key export` backup")
+    return [identity(line, f"device key {path}") for line in lines]
+
+
+def device_key(*, create: bool) -> x25519.Identity:
+    """This device's identity, the one it seals as (``device_keys``). Raises ``MemsyncError``."""
+    return device_keys(create=create)[0]
+
+
+def save_keys(identities: list[x25519.Identity]) -> None:
+    """Replace this device's key file (0600, atomically) with ``identities``, the first the one it seals
+    as. Raises ``OSError``."""
+    atomic_write(key_path(), "".join(f"{each}\n" for each in identities).encode(), mode=0o600)
 
 
 def identity(text: str, what: str) -> x25519.Identity:

@@ -61,20 +61,20 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     unread = v.unread()
     if not unread:
         return None
-    identity = keys.device_key(create=True)
+    identities = keys.device_keys(create=True)
     opened: list[bytes | str] = []
     for sealed in unread:
         if not sealed.data:  # no ciphertext: the remote's plaintext history from before it was encrypted
             opened.append(b"")
             continue
         try:
-            opened.append(envelope.unseal(sealed.data, identity))
+            opened.append(envelope.unseal(sealed.data, identities))
         except MemsyncError as exc:
             opened.append(str(exc))
     whole = [i for i, payload in enumerate(opened) if isinstance(payload, bytes) and _whole(payload)]
     start = whole[-1] if whole else 0
     if not any(isinstance(payload, bytes) and payload for payload in opened) and g.rev(ref) is None:
-        public = keys.public_key(identity)
+        public = keys.public_key(identities[0])
         raise MemsyncError(
             f"cannot read {remote}: none of its encrypted bundles is sealed for this device's "
             f"key, so its memory cannot be read here. Ask a member to run `memsync key add {public}` "
