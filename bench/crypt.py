@@ -2,7 +2,7 @@
 remote, in the same run, on the store API (one process, real git, real bare remotes):
 
 - cycle: seconds for one one-entry cycle, writer side (commit, fetch, push) and reader side (fetch and
-  integrate on a second device), averaged over N cycles;
+  integrate on a second device), averaged over N cycles, the two designs' cycles alternating;
 - bytes: the remote's size on disk after N one-entry cycles, as pushed (loose objects) and after
   ``git gc`` (what a git host that packs would hold);
 - converge: seconds until 8 peers that each wrote one entry at once all hold all 8 (threads, each
@@ -48,22 +48,34 @@ def size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def cycles(root: Path, encrypt: bool, n: int) -> tuple[float, float, int, int]:
-    remote = root / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    writer, reader = store(root, "w", remote, encrypt), store(root, "r", remote, encrypt)
-    wrote = read = 0.0
+def cycles(root: Path, n: int) -> dict[bool, tuple[float, float, int, int]]:
+    """Per design (encrypted or not): seconds per cycle written and read, the remote's bytes as pushed
+    and packed. The two designs' cycles alternate, so a load that comes and goes weighs on both alike."""
+    pairs = {}
+    for encrypt in (False, True):
+        remote = root / f"remote-{encrypt}.git"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+        pairs[encrypt] = (
+            remote,
+            store(root, f"w{encrypt}", remote, encrypt),
+            store(root, f"r{encrypt}", remote, encrypt),
+        )
+    spent = {False: [0.0, 0.0], True: [0.0, 0.0]}
     for i in range(n):
-        started = time.perf_counter()
-        write(writer, f"{i:05d}")
-        assert writer.exchange()[0].status == "ok"
-        wrote += time.perf_counter() - started
-        started = time.perf_counter()
-        assert reader.exchange()[0].status == "ok"
-        read += time.perf_counter() - started
-    loose = size(remote)
-    subprocess.run(["git", "-C", str(remote), "gc", "-q", "--prune=now"], check=True)
-    return wrote / n, read / n, loose, size(remote)
+        for encrypt, (_, writer, reader) in pairs.items():
+            started = time.perf_counter()
+            write(writer, f"{i:05d}")
+            assert writer.exchange()[0].status == "ok"
+            spent[encrypt][0] += time.perf_counter() - started
+            started = time.perf_counter()
+            assert reader.exchange()[0].status == "ok"
+            spent[encrypt][1] += time.perf_counter() - started
+    figures = {}
+    for encrypt, (remote, _, _) in pairs.items():
+        loose = size(remote)
+        subprocess.run(["git", "-C", str(remote), "gc", "-q", "--prune=now"], check=True)
+        figures[encrypt] = (spent[encrypt][0] / n, spent[encrypt][1] / n, loose, size(remote))
+    return figures
 
 
 def converge(root: Path, encrypt: bool, peers: int) -> float:
@@ -95,12 +107,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memsync-crypt-bench-") as tmp:
         os.environ["MEMSYNC_CONFIG"] = str(Path(tmp) / "config" / "config.toml")  # the device key's home
+        measured = cycles(Path(tmp) / "cycles", args.cycles)
         rows = {}
         for label, encrypt in (("plaintext", False), ("encrypted", True)):
-            root = Path(tmp) / label
-            root.mkdir()
-            w, r, loose, packed = cycles(root / "cycles", encrypt, args.cycles)
-            conv = converge(root / "converge", encrypt, args.peers)
+            w, r, loose, packed = measured[encrypt]
+            conv = converge(Path(tmp) / label, encrypt, args.peers)
             rows[label] = (w, r, loose, packed, conv)
             print(
                 f"{label:9}  cycle write {w * 1000:6.1f} ms  read {r * 1000:6.1f} ms  "
