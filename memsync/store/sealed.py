@@ -15,6 +15,7 @@ device can read is an error, never an empty store.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,14 +31,11 @@ _BUNDLE_HEAD = b"# v2 git bundle\n"
 
 
 def vault(g: StoreGit, remote: str) -> Vault:
-    """The ciphertext repository of ``remote`` (in the store's meta dir)."""
-    return Vault(
-        g.meta_dir / "crypt" / f"{remote}.git",
-        g.cfg.remotes[remote],
-        g.cfg.branch,
-        g.network_timeout_s,
-        g.stop,
-    )
+    """The ciphertext repository of ``remote`` (in the store's meta dir), one per URL: what was read
+    from a remote's earlier URL says nothing about its new one."""
+    url = g.cfg.remotes[remote]
+    where = g.meta_dir / "crypt" / f"{remote}-{hashlib.sha256(url.encode()).hexdigest()[:12]}.git"
+    return Vault(where, url, g.cfg.branch, g.network_timeout_s, g.stop)
 
 
 def tracking(g: StoreGit, remote: str) -> str:
