@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import subprocess
 import sys
@@ -82,17 +83,46 @@ def run_cli(
 def cli_main(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``memsync ARGS`` through the CLI's entry point (``memsync.cli.main``) in this process and return
     what ``run_cli`` returns. It is the path a ``python -m memsync`` process takes once its interpreter has
-    started (argument parsing, the command, the one-line error edge, the exit code) without the half second
-    of CPU a new interpreter spends importing memsync. ``env`` is set in ``os.environ`` for the call only.
+    started (argument parsing, the command, its log lines on stderr, the one-line error edge, the exit code)
+    without the half second of CPU a new interpreter spends importing memsync. ``env`` is set in
+    ``os.environ`` for the call only.
 
-    Not for what only a process shows: log lines (pytest owns the root logger, so the CLI's logging
-    set-up does nothing here), help text fitted to a terminal, signals, timeouts, stdin."""
+    Not for what only a process shows: help text fitted to a terminal, signals, timeouts, stdin."""
     from memsync.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    with _environ(env or {}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        _environ(env or {}),
+        _fresh_logging(),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         code = main(list(args))
     return subprocess.CompletedProcess(["memsync", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _fresh_logging() -> Iterator[None]:
+    """Logging as a new process has it for the call: the root logger without pytest's handlers, so that
+    the CLI's own set-up (``logging.basicConfig`` on stderr, at the level its flags ask for) takes effect,
+    and every logger's level, filters and handlers as they were before, put back after (a command sets
+    the levels of memsync's loggers for its one run)."""
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    saved = {
+        id(logger): (logger.level, logger.filters[:], logger.handlers[:], logger.disabled)
+        for logger in loggers
+        if isinstance(logger, logging.Logger)
+    }
+    root = logging.getLogger()
+    root.handlers.clear()
+    try:
+        yield
+    finally:
+        for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
+            if isinstance(logger, logging.Logger):
+                level, filters, handlers, disabled = saved.get(id(logger), (logging.NOTSET, [], [], False))
+                logger.setLevel(level)
+                logger.filters[:], logger.handlers[:], logger.disabled = filters, handlers, disabled
 
 
 @contextlib.contextmanager

@@ -188,7 +188,7 @@ class Peer:
 
     def main(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``cli`` through the CLI's entry point in this process, with this peer's environment
-        (``tests.helpers.cli_main``: no log lines in stderr); only outside a network namespace."""
+        (``tests.helpers.cli_main``); only outside a network namespace."""
         assert self.netns is None, f"{self.name} runs in a network namespace: use cli"
         return cli_main(*args, env=self.env)
 

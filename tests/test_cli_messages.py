@@ -1,6 +1,6 @@
 """What the CLI says, through the real CLI: one prefix, counts in the singular where they are 1, a result
 printed once, nothing asked of other machines when nothing changed, forgetting twice is no error. The CLI's
-entry point runs in-process (``cli_main``) except where a log line is read, which only a process shows."""
+entry point runs in-process (``cli_main``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from tests.conftest import isolated_env
-from tests.helpers import bare_remote, cli_main, run_cli
+from tests.helpers import bare_remote, cli_main
 
 
 def test_an_error_has_one_memsync_prefix(home: Path) -> None:
@@ -85,8 +85,7 @@ def test_a_delivered_line_is_counted_in_the_singular(home: Path, tmp_path: Path)
     with log.open("a") as out:
         out.write("- [09:00] one line\n")
     assert cli_main("sync").returncode == 0
-    # A process: the report is its log on stderr; -v: each step, each file delivered among them.
-    delivered = run_cli("sync", "-v", env=bob)
+    delivered = cli_main("sync", "-v", env=bob)  # -v: each step, each file delivered among them
     assert delivered.returncode == 0, delivered.stderr
     assert "daily/2026-01-05.md appended (+1 line)" in delivered.stderr, delivered.stderr
     assert "; delivered 1 file" in delivered.stdout

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memsync.hosts.settings_file import BACKUP_SUFFIX
-from tests.helpers import run_cli
+from tests.helpers import cli_main, run_cli
 
 # A user's Claude Code settings as Claude Code writes them (two-space JSON), with hooks of their own.
 CLAUDE_SETTINGS: dict[str, Any] = {
@@ -90,19 +90,19 @@ def test_claude_code_user_settings_survive_install_and_uninstall(home: Path) -> 
 def test_a_file_without_hooks_and_tabs_comes_back_the_same(home: Path) -> None:
     path = home / ".claude" / "settings.json"
     original = write_settings(path, {"theme": "dark", "cleanupPeriodDays": 30}, indent="\t")
-    assert run_cli("hooks", "install", "claude-code").returncode == 0
+    assert cli_main("hooks", "install", "claude-code").returncode == 0
     assert b'\n\t"hooks": {' in path.read_bytes()
-    assert run_cli("hooks", "uninstall", "claude-code").returncode == 0
+    assert cli_main("hooks", "uninstall", "claude-code").returncode == 0
     assert path.read_bytes() == original
 
 
 def test_an_install_from_another_interpreter_is_replaced_not_doubled(home: Path) -> None:
     path = home / ".claude" / "settings.json"
-    assert run_cli("hooks", "install", "claude-code").returncode == 0
+    assert cli_main("hooks", "install", "claude-code").returncode == 0
     stale = path.read_text().replace(sys.executable, "/old/venv/bin/python")
     path.write_text(stale)
-    assert "runs another memsync (/old/venv/bin/python)" in run_cli("hooks", "status").stdout
-    assert run_cli("hooks", "install", "claude-code").returncode == 0
+    assert "runs another memsync (/old/venv/bin/python)" in cli_main("hooks", "status").stdout
+    assert cli_main("hooks", "install", "claude-code").returncode == 0
     text = path.read_text()
     assert "/old/venv" not in text and text.count("memsync.hook") == 4
 
@@ -110,7 +110,7 @@ def test_an_install_from_another_interpreter_is_replaced_not_doubled(home: Path)
 def test_a_project_gets_its_own_settings_file(home: Path, tmp_path: Path) -> None:
     project = tmp_path / "shop"
     project.mkdir()
-    done = run_cli("hooks", "install", "claude-code", "--project", str(project))
+    done = cli_main("hooks", "install", "claude-code", "--project", str(project))
     assert done.returncode == 0, done.stderr
     assert list(ours(json.loads((project / ".claude" / "settings.json").read_text()))) == [
         "SessionStart",
@@ -119,7 +119,7 @@ def test_a_project_gets_its_own_settings_file(home: Path, tmp_path: Path) -> Non
         "PreCompact",
     ]
     assert not (home / ".claude" / "settings.json").exists()
-    missing = run_cli("hooks", "install", "claude-code", "--project", str(tmp_path / "nope"))
+    missing = cli_main("hooks", "install", "claude-code", "--project", str(tmp_path / "nope"))
     assert missing.returncode == 1 and "no such directory" in missing.stderr
 
 
@@ -128,14 +128,14 @@ def test_codex_hooks_file(home: Path) -> None:
     theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "python3 ~/.codex/notify.py"}]}]}}
     original = write_settings(path, theirs)
     (home / ".codex" / "config.toml").write_text("[features]\nhooks = false\n")
-    done = run_cli("hooks", "install", "codex")
+    done = cli_main("hooks", "install", "codex")
     assert done.returncode == 0, done.stderr
     assert "trust the new hooks" in done.stdout
     mine = ours(json.loads(path.read_text()))
     assert sorted(mine) == ["PreCompact", "SessionStart", "Stop"]  # Codex has no SessionEnd
     assert mine["SessionStart"][0]["hooks"][0]["command"].endswith("session-start --agent codex")
-    assert "hooks are switched off in config.toml" in run_cli("hooks", "status").stdout
-    assert run_cli("hooks", "uninstall", "codex").returncode == 0
+    assert "hooks are switched off in config.toml" in cli_main("hooks", "status").stdout
+    assert cli_main("hooks", "uninstall", "codex").returncode == 0
     assert path.read_bytes() == original
 
 
@@ -148,7 +148,7 @@ def test_a_settings_file_memsync_cannot_read_is_left_alone(home: Path) -> None:
         b'{"hooks": {"Stop": {"hooks": []}}}',
     ):
         path.write_bytes(content)
-        done = run_cli("hooks", "install", "claude-code")
+        done = cli_main("hooks", "install", "claude-code")
         assert done.returncode == 1
         assert len(done.stderr.strip().splitlines()) == 1 and str(path) in done.stderr, done.stderr
         assert "Traceback" not in done.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import isolated_env
-from tests.helpers import git, run_cli
+from tests.helpers import cli_main, git, run_cli
 
 
 def _config(home: Path) -> Path:
@@ -83,7 +83,7 @@ def test_init_refuses_a_code_repository_and_writes_nothing(home: Path, tmp_path:
 def test_init_refuses_a_code_repository_whose_head_names_another_branch(home: Path, tmp_path: Path) -> None:
     remote = _code_repo(tmp_path, branch="master", head="master")
     refs = _refs(remote)
-    result = run_cli("init", "--remote", str(remote))
+    result = cli_main("init", "--remote", str(remote))
     _assert_refused(result.stderr, result.returncode, remote)
     assert _refs(remote) == refs and not _config(home).exists()
 
@@ -91,24 +91,24 @@ def test_init_refuses_a_code_repository_whose_head_names_another_branch(home: Pa
 def test_init_refuses_a_repository_with_history_only_on_other_branches(home: Path, tmp_path: Path) -> None:
     remote = _code_repo(tmp_path, branch="develop", head="main")
     refs = _refs(remote)
-    result = run_cli("init", "--remote", str(remote))
+    result = cli_main("init", "--remote", str(remote))
     _assert_refused(result.stderr, result.returncode, remote)
     assert "other branches" in result.stderr
     assert _refs(remote) == refs and not _config(home).exists()
 
 
 def test_store_add_refuses_a_code_repository_and_keeps_the_config(home: Path, tmp_path: Path) -> None:
-    assert run_cli("init").returncode == 0
+    assert cli_main("init").returncode == 0
     before = _config(home).read_bytes()
     remote = _code_repo(tmp_path)
     refs = _refs(remote)
 
-    result = run_cli("store", "add", "team", "--remote", str(remote))
+    result = cli_main("store", "add", "team", "--remote", str(remote))
 
     _assert_refused(result.stderr, result.returncode, remote)
     assert _config(home).read_bytes() == before and _refs(remote) == refs
     assert not (_stores(home) / "team").exists()
-    added = run_cli("store", "add", "team", "--remote", str(remote), "--branch", "memsync")
+    added = cli_main("store", "add", "team", "--remote", str(remote), "--branch", "memsync")
     assert added.returncode == 0, added.stderr
     assert "refs/heads/memsync " in _refs(remote)
 
@@ -117,22 +117,22 @@ def test_init_refuses_a_code_repository_as_the_remote_of_an_existing_store(
     home: Path, tmp_path: Path
 ) -> None:
     _memory(home)
-    assert run_cli("init").returncode == 0
-    assert run_cli("sync").returncode == 0
+    assert cli_main("init").returncode == 0
+    assert cli_main("sync").returncode == 0
     config = _config(home).read_bytes()
     store = _stores(home) / "personal"
     head = git(store, "rev-parse", "HEAD")
     remote = _code_repo(tmp_path)
     refs = _refs(remote)
 
-    result = run_cli("init", "--remote", str(remote))
+    result = cli_main("init", "--remote", str(remote))
 
     assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert str(remote) in result.stderr and "not a memsync store" in result.stderr
     assert "memsync config set stores.personal.branch memsync" in result.stderr
     assert _config(home).read_bytes() == config and _refs(remote) == refs
     assert git(store, "rev-parse", "HEAD") == head and "main.py" not in git(store, "ls-files")
-    assert run_cli("sync").returncode == 0 and _refs(remote) == refs
+    assert cli_main("sync").returncode == 0 and _refs(remote) == refs
 
 
 @pytest.mark.slow  # a whole scenario through real CLI processes: the long tier
@@ -140,12 +140,12 @@ def test_an_existing_store_still_joins_another_memsync_store(home: Path, tmp_pat
     remote = tmp_path / "memory.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     other = isolated_env(tmp_path / "other")
-    assert run_cli("init", "--remote", str(remote), env=other).returncode == 0
+    assert cli_main("init", "--remote", str(remote), env=other).returncode == 0
     _memory(home)
-    assert run_cli("init").returncode == 0
+    assert cli_main("init").returncode == 0
 
-    joined = run_cli("init", "--remote", str(remote))
+    joined = cli_main("init", "--remote", str(remote))
 
     assert joined.returncode == 0, joined.stderr
-    assert run_cli("sync").returncode == 0
+    assert cli_main("sync").returncode == 0
     assert "roles/qa/MEMORY.md" in git(remote, "ls-tree", "-r", "--name-only", "main")
