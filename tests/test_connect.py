@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from memsync.errors import MemsyncError
 from memsync.hosts import jsonc_text, mcp_install, registry, yaml_text
 from memsync.hosts.settings_file import BACKUP_SUFFIX
-from tests.helpers import run_cli
+from tests.helpers import cli_main, run_cli
 
 CLAUDE = json.dumps(
     {
@@ -246,7 +246,7 @@ def test_status_flags_an_entry_of_another_memsync_and_a_host_not_installed(home:
     path = home / ".gemini" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"mcpServers": {"memsync": {"command": "/gone/python", "args": []}}}))
-    status = run_cli("connect", "--status").stdout
+    status = cli_main("connect", "--status").stdout
     assert _line(status, "gemini-cli") == (
         f"gemini-cli: found; connected ({path}); config differs from this memsync's: "
         "run `memsync connect gemini-cli`"
@@ -257,14 +257,14 @@ def test_status_flags_an_entry_of_another_memsync_and_a_host_not_installed(home:
 def test_a_project_gets_its_own_file_and_a_host_without_one_is_refused(home: Path, tmp_path: Path) -> None:
     project = tmp_path / "shop"
     project.mkdir()
-    done = run_cli("connect", "zed", "--project", str(project))
+    done = cli_main("connect", "zed", "--project", str(project))
     assert done.returncode == 0, done.stderr
     assert mcp_install.registered("zed", project) == mcp_install.server_entry("zed")
     assert (project / ".zed" / "settings.json").exists() and mcp_install.registered("zed") is None
-    refused = run_cli("connect", "goose", "--project", str(project))
+    refused = cli_main("connect", "goose", "--project", str(project))
     assert refused.returncode == 1 and "goose has no project config file" in refused.stderr
     assert "Traceback" not in refused.stderr
-    unknown = run_cli("connect", "emacs")
+    unknown = cli_main("connect", "emacs")
     assert unknown.returncode == 1 and "unknown agent host 'emacs'" in unknown.stderr
 
 
@@ -273,7 +273,7 @@ def test_an_edit_that_would_change_more_is_refused_with_what_to_add_by_hand(home
     path.parent.mkdir(parents=True)
     text = "extensions: {}\n"  # a flow mapping memsync does not edit as text
     path.write_text(text)
-    refused = run_cli("connect", "goose")
+    refused = cli_main("connect", "goose")
     assert refused.returncode == 1 and "by hand" in refused.stderr and "extensions:" in refused.stderr
     assert path.read_text() == text
 
@@ -311,10 +311,10 @@ def test_uninstall_disconnects_every_connected_host(home: Path) -> None:
     hosts = ("zed", "goose", "continue", "opencode")
     originals = {path: data for host in hosts for path, data in _write(home, host).items()}
     for host in hosts:
-        assert run_cli("connect", host).returncode == 0
-    dry = run_cli("uninstall", "--dry-run")
+        assert cli_main("connect", host).returncode == 0
+    dry = cli_main("uninstall", "--dry-run")
     for host in hosts:
         assert f"would remove memsync's MCP server from {mcp_install.config_file(host)}" in dry.stdout
-    done = run_cli("uninstall")
+    done = cli_main("uninstall")
     assert done.returncode == 0, done.stderr
     assert {path: path.read_bytes() for path in originals} == originals

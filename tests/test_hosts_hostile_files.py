@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from memsync.errors import MemsyncError
 from memsync.hosts import mcp_install, settings_file
 from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object
-from tests.helpers import run_cli
+from tests.helpers import cli_main, run_cli
 
 # In the layout Claude Code writes (JSON.stringify(settings, null, 2)), so it comes back byte for byte.
 HOST_DATA = json.dumps({"numStartups": 12, "oauthAccount": {"key": "sk-secret"}}, indent=2)
@@ -52,7 +52,7 @@ def test_hooks_install_refuses_an_empty_settings_file(home: Path) -> None:
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_bytes(b"")
-    assert "empty" in _one_line_refusal(run_cli("hooks", "install", "claude-code"))
+    assert "empty" in _one_line_refusal(cli_main("hooks", "install", "claude-code"))
     assert path.read_bytes() == b""
 
 
@@ -63,12 +63,12 @@ def test_a_symlinked_file_is_edited_at_its_target_and_stays_a_link(home: Path, t
     target.write_text(HOST_DATA)
     link = home / ".claude.json"
     link.symlink_to(os.path.relpath(target, home))
-    assert run_cli("mcp", "install", "claude-code").returncode == 0
+    assert cli_main("mcp", "install", "claude-code").returncode == 0
     assert link.is_symlink() and link.resolve() == target
     data = json.loads(target.read_text())
     assert data["oauthAccount"] == {"key": "sk-secret"} and "memsync" in data["mcpServers"]
     assert link.with_name(link.name + BACKUP_SUFFIX).read_text() == HOST_DATA
-    assert run_cli("mcp", "uninstall", "claude-code").returncode == 0
+    assert cli_main("mcp", "uninstall", "claude-code").returncode == 0
     assert link.is_symlink() and target.read_text() == HOST_DATA
 
 
@@ -82,7 +82,7 @@ def test_a_link_to_a_special_file_is_refused(home: Path, tmp_path: Path, special
     link = home / ".claude" / "settings.json"
     link.parent.mkdir()
     link.symlink_to(where)
-    said = _one_line_refusal(run_cli("hooks", "install", "claude-code"))
+    said = _one_line_refusal(cli_main("hooks", "install", "claude-code"))
     assert "not a regular file" in said
     assert link.is_symlink() and os.readlink(link) == str(where)
     assert not stat.S_ISREG(os.stat(where).st_mode)
@@ -91,7 +91,7 @@ def test_a_link_to_a_special_file_is_refused(home: Path, tmp_path: Path, special
 def test_mode_and_backup_mode_follow_the_original(home: Path) -> None:
     path = _claude_json(home)
     path.chmod(0o600)  # ~/.claude.json holds an API key
-    assert run_cli("mcp", "install", "claude-code").returncode == 0
+    assert cli_main("mcp", "install", "claude-code").returncode == 0
     backup = path.with_name(path.name + BACKUP_SUFFIX)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600 and backup.read_text() == HOST_DATA
@@ -101,7 +101,7 @@ def test_mode_and_backup_mode_follow_the_original(home: Path) -> None:
 def test_the_owner_is_kept(home: Path) -> None:
     path = _claude_json(home)
     os.chown(path, 4321, 4321)
-    assert run_cli("mcp", "install", "claude-code").returncode == 0
+    assert cli_main("mcp", "install", "claude-code").returncode == 0
     assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4321)
     assert "memsync" in json.loads(path.read_text())["mcpServers"]
 
@@ -111,9 +111,9 @@ def test_a_deeply_nested_codex_config_gets_one_line_and_status_names_it(home: Pa
     path.parent.mkdir(parents=True)
     path.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
     before = path.read_bytes()
-    assert "nested too deeply" in _one_line_refusal(run_cli("mcp", "install", "codex"))
+    assert "nested too deeply" in _one_line_refusal(cli_main("mcp", "install", "codex"))
     assert path.read_bytes() == before
-    status = run_cli("mcp", "status")
+    status = cli_main("mcp", "status")
     assert status.returncode == 0, status.stderr
     assert "codex: cannot read" in status.stdout and "claude-code: not registered" in status.stdout
 
@@ -124,19 +124,19 @@ def test_number_text_is_kept_as_written(home: Path) -> None:
         '  "n": [\n    2.0,\n    10\n  ]\n}\n'
     )
     path = _claude_json(home, text)
-    assert run_cli("mcp", "install", "claude-code").returncode == 0
+    assert cli_main("mcp", "install", "claude-code").returncode == 0
     written = path.read_text()
     assert "Infinity" not in written and '"big": 1e400,' in written and '"tiny": -1E-400,' in written
     assert '"price": 1.50,' in written and '"zero": -0,' in written
     assert json.loads(written)["mcpServers"]["memsync"]["args"] == ["-m", "memsync", "mcp"]
-    assert run_cli("mcp", "uninstall", "claude-code").returncode == 0
+    assert cli_main("mcp", "uninstall", "claude-code").returncode == 0
     assert path.read_text() == text
 
 
 def test_a_lone_surrogate_is_kept_escaped(home: Path) -> None:
     text = '{\n  "note": "half \\ud800 pair",\n  "ok": "\\ud83d\\ude00"\n}'
     path = _claude_json(home, text)
-    result = run_cli("mcp", "install", "claude-code")
+    result = cli_main("mcp", "install", "claude-code")
     assert result.returncode == 0, result.stderr
     written = path.read_bytes().decode("utf-8")  # valid UTF-8: no raw surrogate
     assert '"note": "half \\ud800 pair"' in written and "\U0001f600" in written
@@ -146,7 +146,7 @@ def test_a_lone_surrogate_is_kept_escaped(home: Path) -> None:
 def test_a_deeply_nested_file_gets_one_line(home: Path) -> None:
     path = _claude_json(home, '{"deep": ' + "[" * 100_000 + "]" * 100_000 + "}")
     before = path.read_bytes()
-    assert "nested too deeply" in _one_line_refusal(run_cli("mcp", "install", "claude-code"))
+    assert "nested too deeply" in _one_line_refusal(cli_main("mcp", "install", "claude-code"))
     assert path.read_bytes() == before
 
 
@@ -159,7 +159,7 @@ def test_an_immutable_file_or_directory_gets_one_line(home: Path, frozen: str) -
     if subprocess.run(["chattr", "+i", str(what)], capture_output=True, check=False).returncode != 0:
         pytest.skip("chattr +i is not available here (needs root and a file system that has it)")
     try:
-        said = _one_line_refusal(run_cli("mcp", "install", "cursor"))
+        said = _one_line_refusal(cli_main("mcp", "install", "cursor"))
         assert "mcp.json" in said and "lsattr" in said
     finally:
         subprocess.run(["chattr", "-i", str(what)], check=True)
@@ -171,7 +171,7 @@ def test_a_read_only_directory_gets_one_line(home: Path) -> None:
     path = _claude_json(home)
     home.chmod(0o555)
     try:
-        said = _one_line_refusal(run_cli("mcp", "install", "claude-code"))
+        said = _one_line_refusal(cli_main("mcp", "install", "claude-code"))
     finally:
         home.chmod(0o755)
     assert ".claude.json" in said and path.read_text() == HOST_DATA
@@ -283,15 +283,15 @@ _CLAUDE_BIN = Path("/work/npmcache/node_modules/.bin")
 def test_claude_registers_memsync_with_its_own_command(home: Path) -> None:
     path = _claude_json(home)
     env = {"PATH": f"{_CLAUDE_BIN}{os.pathsep}{os.environ['PATH']}"}
-    first = run_cli("mcp", "install", "claude-code", env=env)
+    first = cli_main("mcp", "install", "claude-code", env=env)
     assert first.returncode == 0 and "registered memsync's MCP server" in first.stdout, first.stderr
     data = json.loads(path.read_text())
     assert data["mcpServers"]["memsync"] == mcp_install.server_entry("claude-code")
     assert data["oauthAccount"] == {"key": "sk-secret"}
     assert not path.with_name(path.name + BACKUP_SUFFIX).exists()  # claude wrote it, not memsync
-    again = run_cli("mcp", "install", "claude-code", env=env)
+    again = cli_main("mcp", "install", "claude-code", env=env)
     assert "already registered" in again.stdout, again.stderr
-    gone = run_cli("mcp", "uninstall", "claude-code", env=env)
+    gone = cli_main("mcp", "uninstall", "claude-code", env=env)
     assert gone.returncode == 0 and "removed" in gone.stdout, gone.stderr
     assert "memsync" not in json.loads(path.read_text()).get("mcpServers", {})
     assert not path.with_name(path.name + BACKUP_SUFFIX).exists()
@@ -307,11 +307,11 @@ def test_codex_registers_memsync_with_its_own_command(home: Path) -> None:
     path = mcp_install.config_file("codex")
     path.parent.mkdir(parents=True)
     path.write_text('model = "o3"  # kept\n')
-    first = run_cli("mcp", "install", "codex", env=env)
+    first = cli_main("mcp", "install", "codex", env=env)
     assert first.returncode == 0 and "registered memsync's MCP server" in first.stdout, first.stderr
     assert mcp_install.registered("codex") == mcp_install.server_entry("codex")
     assert not path.with_name(path.name + BACKUP_SUFFIX).exists()  # codex wrote it, not memsync
-    assert "already registered" in run_cli("mcp", "install", "codex", env=env).stdout
-    gone = run_cli("mcp", "uninstall", "codex", env=env)
+    assert "already registered" in cli_main("mcp", "install", "codex", env=env).stdout
+    gone = cli_main("mcp", "uninstall", "codex", env=env)
     assert gone.returncode == 0 and "removed" in gone.stdout, gone.stderr
     assert mcp_install.registered("codex") is None and 'model = "o3"' in path.read_text()

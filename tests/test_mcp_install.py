@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from memsync.errors import MemsyncError
 from memsync.hosts import codex, mcp_install
 from memsync.hosts.settings_file import edit_file
-from tests.helpers import run_cli
+from tests.helpers import cli_main, run_cli
 
 CLAUDE = {
     "numStartups": 12,
@@ -97,13 +97,13 @@ def test_a_project_gets_its_own_file_and_a_missing_one_is_created(
 ) -> None:
     project = tmp_path / "shop"
     project.mkdir()
-    result = run_cli("mcp", "install", host, "--project", str(project))
+    result = cli_main("mcp", "install", host, "--project", str(project))
     assert result.returncode == 0, result.stderr
     path = mcp_install.config_file(host, project)
     assert path.is_relative_to(project) and path.exists()
     assert mcp_install.registered(host, project) == mcp_install.server_entry(host)
     assert mcp_install.registered(host) is None  # the user's file is untouched
-    missing = run_cli("mcp", "install", host, "--project", str(tmp_path / "nope"))
+    missing = cli_main("mcp", "install", host, "--project", str(tmp_path / "nope"))
     assert missing.returncode == 1 and "--project" in missing.stderr and "not a directory" in missing.stderr
 
 
@@ -152,7 +152,7 @@ def test_a_codex_file_memsync_cannot_edit_is_refused_and_left_alone(tmp_path: Pa
 def test_an_unreadable_json_file_is_refused_with_its_name(home: Path) -> None:
     (home / ".cursor").mkdir()
     (home / ".cursor" / "mcp.json").write_text("{oops")
-    result = run_cli("mcp", "install", "cursor")
+    result = cli_main("mcp", "install", "cursor")
     assert result.returncode == 1 and "mcp.json" in result.stderr and "Traceback" not in result.stderr
     assert (home / ".cursor" / "mcp.json").read_text() == "{oops"
 
@@ -205,13 +205,13 @@ def test_connect_codex_rewrites_an_old_entry_in_place_keeping_every_comment(home
     path.parent.mkdir(parents=True)
     path.write_text(before + ours + after)
 
-    connected = run_cli("connect", "codex")
+    connected = cli_main("connect", "codex")
 
     assert connected.returncode == 0, connected.stderr
     text = path.read_text()
     assert text.startswith(before + "[mcp_servers.memsync]\n# keep: added by hand\n") and text.endswith(after)
     assert f'command = "{sys.executable}"  # the old venv\n' in text
     assert mcp_install.registered("codex") == mcp_install.server_entry("codex")
-    gone = run_cli("disconnect", "codex")
+    gone = cli_main("disconnect", "codex")
     assert gone.returncode == 0, gone.stderr
     assert path.read_text() == before + after.removeprefix("\n")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import bare_remote, run_cli
+from tests.helpers import bare_remote, cli_main, run_cli
 
 
 def _config(home: Path) -> Path:
@@ -48,21 +48,21 @@ def test_init_track_inside_a_default_folder_succeeds_and_tracks_it_once(
 
 
 def test_an_error_about_the_config_names_no_file_that_does_not_exist(home: Path) -> None:
-    result = run_cli("init", "--track", str(home / ".agents"))  # holds the default folder it would track
+    result = cli_main("init", "--track", str(home / ".agents"))  # holds the default folder it would track
     assert result.returncode == 1
     assert "config.toml" not in result.stderr and not _config(home).exists()
     assert result.stderr.startswith("memsync: cannot track --track ") and result.stderr.count("\n") == 1
 
 
 def test_init_host_names_the_machine_and_status_prints_it_first(home: Path) -> None:
-    result = run_cli("init", "--host", "desk-vm")
+    result = cli_main("init", "--host", "desk-vm")
     assert result.returncode == 0, result.stderr
     assert "host: desk-vm" in result.stdout
     assert tomllib.loads(_config(home).read_text())["host"] == "desk-vm"
-    status = run_cli("status")
+    status = cli_main("status")
     assert status.stdout.splitlines()[0].startswith("host: desk-vm")
-    assert json.loads(run_cli("status", "--json").stdout)["host"] == "desk-vm"
-    sync = run_cli("sync")
+    assert json.loads(cli_main("status", "--json").stdout)["host"] == "desk-vm"
+    sync = cli_main("sync")
     assert sync.returncode == 0, sync.stderr
 
 
@@ -70,13 +70,13 @@ def test_init_host_names_the_machine_and_status_prints_it_first(home: Path) -> N
 def test_config_get_and_set_validate_like_load_config(home: Path) -> None:
     _config(home).parent.mkdir(parents=True)
     _config(home).write_text("[stores.personal]\n")  # as `memsync init` leaves it; no store is needed
-    assert run_cli("config", "set", "host", "laptop-2").returncode == 0
-    assert run_cli("config", "get", "host").stdout == "laptop-2\n"
-    assert run_cli("config", "set", "author.email", "ada@example.org").returncode == 0
-    assert run_cli("config", "get", "author.email").stdout == "ada@example.org\n"
-    assert run_cli("config", "set", "debounce_s", "2.5").returncode == 0
-    assert run_cli("config", "get", "debounce_s").stdout == "2.5\n"
-    assert run_cli("config", "get", "stores.personal.branch").stdout == "main\n"
+    assert cli_main("config", "set", "host", "laptop-2").returncode == 0
+    assert cli_main("config", "get", "host").stdout == "laptop-2\n"
+    assert cli_main("config", "set", "author.email", "ada@example.org").returncode == 0
+    assert cli_main("config", "get", "author.email").stdout == "ada@example.org\n"
+    assert cli_main("config", "set", "debounce_s", "2.5").returncode == 0
+    assert cli_main("config", "get", "debounce_s").stdout == "2.5\n"
+    assert cli_main("config", "get", "stores.personal.branch").stdout == "main\n"
     raw = tomllib.loads(_config(home).read_text())
     assert (raw["host"], raw["author"], raw["debounce_s"]) == ("laptop-2", {"email": "ada@example.org"}, 2.5)
 
@@ -89,7 +89,7 @@ def test_config_get_and_set_validate_like_load_config(home: Path) -> None:
         (("set", "debounce_s", "soon"), "'soon' is not a number of seconds"),
         (("get", "author.nick"), "`nick` is not a known key in table [author]"),
     ):
-        result = run_cli("config", *args)
+        result = cli_main("config", *args)
         assert result.returncode == 1, args
         assert message in result.stderr and result.stderr.count("\n") == 1, result.stderr
     assert _config(home).read_bytes() == before
@@ -99,10 +99,10 @@ def test_a_host_line_appended_after_the_remotes_table_is_an_error_naming_key_and
     home: Path, tmp_path: Path
 ) -> None:
     """It became a remote named `host`, shown by `status` with exit 0."""
-    assert run_cli("init", "--remote", str(bare_remote(tmp_path / "remote.git"))).returncode == 0
+    assert cli_main("init", "--remote", str(bare_remote(tmp_path / "remote.git"))).returncode == 0
     with _config(home).open("a") as config:
         config.write('host = "desk"\n')
-    status = run_cli("status")
+    status = cli_main("status")
     assert status.returncode == 1
     assert "`stores.personal.remotes.host` = 'desk'" in status.stderr
     assert "top-level keys go before the first [table]" in status.stderr

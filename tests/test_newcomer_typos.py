@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import bare_remote, run_cli
+from tests.helpers import bare_remote, cli_main, run_cli
 
 
 def _config(home: Path) -> Path:
@@ -58,7 +58,7 @@ def test_a_path_that_does_not_exist_yet_under_an_existing_directory_is_tracked_a
     initialised: Path, tmp_path: Path
 ) -> None:
     later = tmp_path / "later-role"
-    result = run_cli("track", str(later))
+    result = cli_main("track", str(later))
     assert result.returncode == 0, result.stderr
     assert f"{later} does not exist yet: memsync picks it up when it is created" in result.stdout
 
@@ -68,11 +68,11 @@ def test_a_memory_file_whose_store_path_meets_the_default_folder_gets_a_way_out(
 ) -> None:
     """A *.jsonl anywhere maps to memory/<name>.jsonl, inside the tracked ~/.agent-memory's `memory`."""
     notes = tmp_path / "notes.jsonl"
-    result = run_cli("track", str(notes))
+    result = cli_main("track", str(notes))
     assert result.returncode == 1
     assert result.stderr.startswith(f"memsync: cannot track {notes}: its store path memory/notes.jsonl meets")
     assert "--as notes/notes.jsonl" in result.stderr and "config" not in result.stderr
-    again = run_cli("track", str(notes), "--as", "notes/notes.jsonl")
+    again = cli_main("track", str(notes), "--as", "notes/notes.jsonl")
     assert again.returncode == 0, again.stderr
     assert f"tracking {notes} in store personal as notes/notes.jsonl" in again.stdout
 
@@ -88,7 +88,7 @@ def test_a_memory_file_whose_store_path_meets_the_default_folder_gets_a_way_out(
 )
 def test_a_remote_url_git_cannot_use_is_refused(initialised: Path, url: str, why: str) -> None:
     before = _config(initialised).read_bytes()
-    result = run_cli("remote", "add", "bad2", url)
+    result = cli_main("remote", "add", "bad2", url)
     assert result.returncode == 1
     assert result.stderr.startswith(f"memsync: URL {url!r} ") and why in result.stderr
     assert result.stderr.count("\n") == 1
@@ -104,7 +104,7 @@ def test_urls_git_can_use_are_accepted(initialised: Path, tmp_path: Path) -> Non
         ("d", "server:/srv/memory.git"),
         ("e", f"file://{bare}"),
     ):
-        result = run_cli("remote", "add", name, url)
+        result = cli_main("remote", "add", name, url)
         assert result.returncode == 0, (url, result.stderr)
 
 
@@ -120,7 +120,7 @@ def test_a_remote_name_git_refuses_is_refused_naming_it_not_the_config(
     initialised: Path, tmp_path: Path, name: str
 ) -> None:
     before = _config(initialised).read_bytes()
-    result = run_cli("remote", "add", "--", name, str(bare_remote(tmp_path / "r.git")))
+    result = cli_main("remote", "add", "--", name, str(bare_remote(tmp_path / "r.git")))
     assert result.returncode == 1
     assert result.stderr.startswith(f"memsync: remote name {name!r} ")
     assert "config" not in result.stderr and result.stderr.count("\n") == 1
