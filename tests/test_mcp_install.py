@@ -171,7 +171,7 @@ _documents = st.dictionaries(
     document=_documents, top=st.sampled_from(["", "# top\n"]), end=st.sampled_from(["", "# end\n", "\n\n"])
 )
 @example(document={}, top="", end="")
-def test_toml_table_round_trip(document: dict[str, object], top: str, end: str) -> None:
+def test_codex_table_round_trip(document: dict[str, object], top: str, end: str) -> None:
     text = top + tomli_w.dumps(document) + end
     for cut in (text, text.rstrip("\n")):
         _round_trip(cut)

@@ -70,7 +70,7 @@ def _say_commits(session: Session, config: Config, store: StoreConfig, before: s
 
 def _cycle_told(session: Session, config: Config, store_cfg: StoreConfig) -> tuple[CycleReport, bool]:
     """Run the cycle of ``store_cfg``, logging the commit and each remote as it happens; the report back,
-    and whether its commit was said already. Raises ``MemsyncError`` like ``run_cycle``."""
+    and whether its commit was said already. Raises ``MemsyncError`` like ``Cycle.run``."""
     before = head(StoreLayout(store_cfg.path).git_dir)
     said: list[set[str]] = []  # the commits said as the exchange started (one item once asked)
 
