@@ -15,10 +15,12 @@ import pytest
 from memsync.cli import main
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import read_memory
+from memsync.memoryfile import MemoryFile
 from memsync.recall import embedding
 from memsync.recall.index import index_path
 from memsync.recall.search import kept_index
 from memsync.tracked import tracked_memory
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.skipif(not embedding.available(), reason="the semantic extra is not installed")
 
@@ -69,3 +71,17 @@ def test_vectors_kept_between_recalls_follow_every_write(home: Path) -> None:
     gone = next(e.id for e in read_memory(default_memory_path()).view(now) if e.text.startswith("The harbor"))
     _ok("forget", gone)
     assert meant("The harbor gate opens at six.") == []
+
+
+def test_a_sync_leaves_the_new_vectors_to_the_next_recall(home: Path) -> None:
+    """The daemon's cycle (here one `memsync sync` process) indexes what changed but loads no model (it
+    takes hundreds of MB resident): the next recall gives the new entry its vector."""
+    _ok("init")
+    _ok("remember", "The harbor gate opens at six.", "--kind", "fact")
+    _ok("recall", "harbor")
+    MemoryFile(default_memory_path()).remember("Lanterns are lit at dusk on the pier.", "fact")
+    done = run_cli("sync")
+    assert done.returncode in (0, 75), done.stderr
+    assert _unembedded() == ["Lanterns are lit at dusk on the pier."]
+    _ok("recall", "lanterns")
+    assert _unembedded() == []

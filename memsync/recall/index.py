@@ -72,8 +72,8 @@ _SCHEMA = (
     "CREATE TRIGGER docs_removed AFTER DELETE ON docs BEGIN "
     "INSERT INTO fts(fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body); END",
     # Search by meaning (the semantic extra): each document's vector (``embedding``), computed when the
-    # document is indexed (or, indexed before the extra was installed, by the next semantic search) and
-    # dropped with it; another model's vectors are recomputed.
+    # document is indexed (by the daemon, or before the extra was installed: by the next semantic
+    # search) and dropped with it; another model's vectors are recomputed.
     "CREATE TABLE vectors(rowid INTEGER PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL)",
     "CREATE TRIGGER docs_unembedded AFTER DELETE ON docs BEGIN "
     "DELETE FROM vectors WHERE rowid = old.rowid; END",
@@ -370,9 +370,10 @@ class RecallIndex:
         tracked = {str(source.live) for source in sources}
         return stale, [live for live in held if live not in tracked]
 
-    def refresh(self, sources: Sequence[Tracked], every: bool = True) -> int:
+    def refresh(self, sources: Sequence[Tracked], every: bool = True, embed: bool = True) -> int:
         """Re-index those of ``sources`` that are stale (``stale``); with ``every`` (``sources`` is all
-        the tracked memory), also drop the sources no longer tracked. Returns how many sources were
+        the tracked memory), also drop the sources no longer tracked; with ``embed``, give the new
+        documents their vectors (else the next semantic search does). Returns how many sources were
         re-indexed or dropped. Raises MemsyncError for an unreadable memory file."""
         stale, gone = self.stale(sources)
         if not every:
@@ -385,7 +386,8 @@ class RecallIndex:
             self._index([source for source in stale if not self._appended(source)])
             for live in gone:
                 self._drop(live)
-            self._embed_missing(above=top)
+            if embed:
+                self._embed_missing(above=top)
         return len(stale) + len(gone)
 
     def search(

@@ -89,10 +89,14 @@ def _rebuild(where: Path, sources: Sequence[Tracked]) -> None:
         _rebuilding.release()
 
 
-def refresh(config: Config | None, only: Callable[[Tracked], bool] | None = None) -> int:
+def refresh(
+    config: Config | None, only: Callable[[Tracked], bool] | None = None, *, embed: bool = False
+) -> int:
     """Bring the kept index up to date with the tracked memory of ``config`` (only the sources ``only``
     accepts, when given: a writer's file, a store's tracks), if it is usable: an unusable one is left
-    to the next recall. Returns how many sources were re-indexed. Never raises: the index is a cache."""
+    to the next recall. ``embed``: the new documents get their vectors now; else the next semantic
+    search gives them (the daemon's cycles: the model takes hundreds of MB resident, which a daemon
+    must not hold). Returns how many sources were re-indexed. Never raises: the index is a cache."""
     try:
         index = RecallIndex.open(index_path())
     except Unusable:
@@ -100,8 +104,8 @@ def refresh(config: Config | None, only: Callable[[Tracked], bool] | None = None
     try:
         sources = tracked_memory(config)
         if only is None:
-            return index.refresh(sources)
-        return index.refresh([source for source in sources if only(source)], every=False)
+            return index.refresh(sources, embed=embed)
+        return index.refresh([source for source in sources if only(source)], every=False, embed=embed)
     except (MemsyncError, sqlite3.Error, OSError) as exc:
         log.warning("recall index not refreshed: %s", exc)
         return 0
@@ -111,9 +115,10 @@ def refresh(config: Config | None, only: Callable[[Tracked], bool] | None = None
 
 def written(config: Config | None, path: Path) -> None:
     """Bring the kept index up to date with the memory file at ``path`` that this process just wrote
-    (remember, forget), so the next recall finds it without re-indexing. Never raises."""
+    (remember, forget), so the next recall finds it without re-indexing (a new entry with its vector:
+    remember loads the model anyway, for its near-duplicate hint). Never raises."""
     live = Path(os.path.abspath(path))
-    refresh(config, lambda source: source.live == live)
+    refresh(config, lambda source: source.live == live, embed=True)
 
 
 def recall(
