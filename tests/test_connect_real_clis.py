@@ -7,6 +7,7 @@ cannot be installed (no npm, registry unreachable) is skipped with the reason an
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -16,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from memsync.commands.session_context import SESSIONS_FILE
+from memsync.instance import state_dir
+from tests.helpers import run_cli, wait_for
 
 CACHE = Path(os.environ.get("MEMSYNC_NPM_CACHE", "/work/npmcache"))
 _BIN = CACHE / "node_modules" / ".bin"
@@ -124,3 +127,52 @@ def test_the_hosts_own_list_shows_memsync_after_connect_and_not_after_disconnect
     gone = run_cli("disconnect", cli.host, env=env)
     assert gone.returncode == 0, gone.stderr
     assert "memsync" not in listed()
+
+
+@pytest.mark.slow
+def test_gemini_runs_memsyncs_hooks_after_connect_and_not_after_disconnect(
+    home: Path, tmp_path: Path
+) -> None:
+    """Gemini CLI shows no hooks list, but runs its SessionStart hooks before its model API (here a
+    closed port on 127.0.0.1) fails to answer: memsync's session-start hook records the session, keyed
+    by the agent."""
+    gemini = installed("gemini", "@google/gemini-cli")
+    assert run_cli("init").returncode == 0
+    sessions = state_dir() / SESSIONS_FILE
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {
+        **os.environ,
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "GEMINI_API_KEY": "not-used",
+        "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9",  # the discard port: nothing listens
+    }
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}, indent=2))
+
+    def session() -> dict[str, object]:
+        """Start a session, wait for its first model call to fail (session start is over, its hooks
+        ran), stop it; the sessions memsync recorded."""
+        sessions.unlink(missing_ok=True)
+        out = tmp_path / "gemini.out"
+        with out.open("wb") as sink:
+            proc = subprocess.Popen(
+                [str(gemini), "-p", "hello"],
+                env=env,
+                cwd=project,
+                stdout=sink,
+                stderr=sink,
+                stdin=subprocess.DEVNULL,
+            )
+        try:
+            wait_for(lambda: b"Attempt 1 failed" in out.read_bytes() or proc.poll() is not None, timeout=180)
+        finally:
+            proc.kill()
+            proc.wait()
+        return json.loads(sessions.read_text()) if sessions.exists() else {}
+
+    assert run_cli("connect", "gemini-cli").returncode == 0
+    assert f"gemini-cli\0{project}" in session()
+    assert run_cli("disconnect", "gemini-cli").returncode == 0
+    assert session() == {}
