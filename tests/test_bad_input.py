@@ -1,7 +1,7 @@
-"""The bad input catalogue (issue 7): one test per kind of bad input, driven through real `memsync sync`
-subprocesses (one cycle each) between two peers and a bare remote, and one test that throws the file-level
-ones at a running daemon. Each case checks what memsync says, that nothing is lost, and that nothing is
-written outside the tracked paths, the store and memsync's own state.
+"""The bad input catalogue (issue 7): one test per kind of bad input, driven through `memsync sync` (one
+cycle each, through the CLI's entry point in-process: ``Peer.main``) between two peers and a bare remote,
+and one test that throws the file-level ones at a running daemon. Each case checks what memsync says, that
+nothing is lost, and that nothing is written outside the tracked paths, the store and memsync's own state.
 
 The table in the final report ("input | what memsync does") is read off these tests.
 """
@@ -67,7 +67,7 @@ def outside_files(root: Path, peers: tuple[Peer, ...]) -> dict[str, tuple[int, i
 
 def sync(peer: Peer, expect: int = 0) -> str:
     """`memsync sync` on ``peer``; returns its stderr. The exit code must be ``expect``."""
-    result = peer.cli("sync")
+    result = peer.main("sync")
     assert result.returncode == expect, f"{peer.name}: exit {result.returncode}\n{result.stderr}"
     assert "Traceback" not in result.stderr
     return result.stderr
@@ -121,10 +121,10 @@ def test_a_bad_memory_line_is_kept_verbatim_and_the_lines_around_it_sync(
         == lines(alice.read_live(MEMORY_FILE))
         == lines(HEADER + before + bad + after)
     )
-    check = bob.cli("check", str(bob.memory_file))
+    check = bob.main("check", str(bob.memory_file))
     assert check.returncode == 1 and len(check.stdout.splitlines()) == 1
     assert check.stdout.startswith(f"{bob.memory_file}:")
-    shown = bob.cli("show", str(bob.memory_file))
+    shown = bob.main("show", str(bob.memory_file))
     assert shown.returncode == 0 and "1 problem in" in shown.stderr and "good line after" in shown.stdout
 
 
@@ -158,7 +158,7 @@ def test_text_that_is_not_utf8_stays_local_and_is_reported(pair: tuple[Peer, Pee
         (str(alice.role_dir / DAILY), 2, "not UTF-8 text"),
         (str(alice.role_dir / "utf16.md"), 1, "not UTF-8 text"),
     }
-    check = alice.cli("check", str(alice.memory_file))
+    check = alice.main("check", str(alice.memory_file))
     assert check.returncode == 1 and check.stdout == f"{alice.memory_file}:3: not valid UTF-8 (byte 41)\n"
 
 
@@ -206,7 +206,7 @@ def test_a_file_that_is_only_a_header(pair: tuple[Peer, Peer]) -> None:
     alice, bob = pair
     both_sync(alice, bob)
     assert bob.read_live(MEMORY_FILE) == HEADER
-    assert bob.cli("show", str(bob.memory_file)).returncode == 0
+    assert bob.main("show", str(bob.memory_file)).returncode == 0
 
 
 def test_a_duplicate_header(pair: tuple[Peer, Peer]) -> None:
@@ -218,7 +218,7 @@ def test_a_duplicate_header(pair: tuple[Peer, Peer]) -> None:
     # The writer's file keeps both headers; a peer's merge keeps one copy of an identical line.
     assert alice.read_live(MEMORY_FILE) == HEADER + HEADER + line
     assert lines(bob.read_live(MEMORY_FILE)) == lines(HEADER + line)
-    shown = bob.cli("show", str(bob.memory_file))
+    shown = bob.main("show", str(bob.memory_file))
     assert shown.returncode == 0 and "after the second header" in shown.stdout
 
 
@@ -257,7 +257,7 @@ def test_a_tracked_file_replaced_by_a_directory(pair: tuple[Peer, Peer]) -> None
     alice.memory_file.unlink()
     alice.memory_file.mkdir()
     (alice.memory_file / "stray.txt").write_text("not memory\n")
-    said = alice.cli("sync")
+    said = alice.main("sync")
     assert "Traceback" not in said.stderr
     assert said.returncode in (0, 1, 75)
     assert line in alice.read_store(MEMORY_STORE)
@@ -410,7 +410,7 @@ def _fill_store_disk(
     sync(alice)
     (mount / "filler").write_bytes(b"\0" * max(0, shutil.disk_usage(mount).free - 8 * 1024))
     big = alice.append_entry("x" * 200_000)
-    return alice, first, big, alice.cli("sync")
+    return alice, first, big, alice.main("sync")
 
 
 def test_disk_full_during_a_commit_loses_nothing(tmp_path: Path, remote: Path, small_tmpfs: Path) -> None:
@@ -549,7 +549,7 @@ def test_a_peer_pushes_a_path_with_dot_dot(pair: tuple[Peer, Peer], remote: Path
     if pushed.returncode != 0:
         pytest.skip(f"the remote refused the crafted tree: {pushed.stderr.strip()}")
     line = alice.append_entry("local work goes on")
-    said = alice.cli("sync")
+    said = alice.main("sync")
     assert "Traceback" not in said.stderr
     assert not (alice.store.parent / "escaped.md").exists()
     assert not (tmp_path / "escaped.md").exists()
@@ -567,13 +567,13 @@ def test_a_peer_whose_history_was_rewritten(pair: tuple[Peer, Peer], remote: Pat
     git(work, "commit", "-q", "-m", "history rewritten by someone")
     git(work, "push", "-q", "--force", "origin", "rewritten:main")
     mine = alice.append_entry("written after the rewrite")
-    said = alice.cli("sync")
+    said = alice.main("sync")
     assert said.returncode == 75, said.stderr
     assert "rewritten" in said.stderr and "memsync resync origin" in said.stderr
     assert first in alice.read_store(MEMORY_STORE) and mine in alice.read_store(MEMORY_STORE)
     status = alice.status()["stores"]["main"]["remotes"]["origin"]
     assert status["status"] == "diverged" and "memsync resync origin" in status["last_error"]
-    resynced = alice.cli("resync", "origin")
+    resynced = alice.main("resync", "origin")
     assert resynced.returncode == 0, resynced.stderr
     assert mine in git(remote, "show", f"main:{MEMORY_STORE}").encode()
 

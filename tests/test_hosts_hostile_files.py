@@ -283,15 +283,15 @@ _CLAUDE_BIN = Path("/work/npmcache/node_modules/.bin")
 def test_claude_registers_memsync_with_its_own_command(home: Path) -> None:
     path = _claude_json(home)
     env = {"PATH": f"{_CLAUDE_BIN}{os.pathsep}{os.environ['PATH']}"}
-    first = cli_main("mcp", "install", "claude-code", env=env)
+    first = run_cli("mcp", "install", "claude-code", env=env)
     assert first.returncode == 0 and "registered memsync's MCP server" in first.stdout, first.stderr
     data = json.loads(path.read_text())
     assert data["mcpServers"]["memsync"] == mcp_install.server_entry("claude-code")
     assert data["oauthAccount"] == {"key": "sk-secret"}
     assert not path.with_name(path.name + BACKUP_SUFFIX).exists()  # claude wrote it, not memsync
-    again = cli_main("mcp", "install", "claude-code", env=env)
+    again = run_cli("mcp", "install", "claude-code", env=env)
     assert "already registered" in again.stdout, again.stderr
-    gone = cli_main("mcp", "uninstall", "claude-code", env=env)
+    gone = run_cli("mcp", "uninstall", "claude-code", env=env)
     assert gone.returncode == 0 and "removed" in gone.stdout, gone.stderr
     assert "memsync" not in json.loads(path.read_text()).get("mcpServers", {})
     assert not path.with_name(path.name + BACKUP_SUFFIX).exists()
@@ -307,11 +307,11 @@ def test_codex_registers_memsync_with_its_own_command(home: Path) -> None:
     path = mcp_install.config_file("codex")
     path.parent.mkdir(parents=True)
     path.write_text('model = "o3"  # kept\n')
-    first = cli_main("mcp", "install", "codex", env=env)
+    first = run_cli("mcp", "install", "codex", env=env)
     assert first.returncode == 0 and "registered memsync's MCP server" in first.stdout, first.stderr
     assert mcp_install.registered("codex") == mcp_install.server_entry("codex")
     assert not path.with_name(path.name + BACKUP_SUFFIX).exists()  # codex wrote it, not memsync
-    assert "already registered" in cli_main("mcp", "install", "codex", env=env).stdout
-    gone = cli_main("mcp", "uninstall", "codex", env=env)
+    assert "already registered" in run_cli("mcp", "install", "codex", env=env).stdout
+    gone = run_cli("mcp", "uninstall", "codex", env=env)
     assert gone.returncode == 0 and "removed" in gone.stdout, gone.stderr
     assert mcp_install.registered("codex") is None and 'model = "o3"' in path.read_text()

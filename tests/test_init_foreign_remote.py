@@ -140,12 +140,12 @@ def test_an_existing_store_still_joins_another_memsync_store(home: Path, tmp_pat
     remote = tmp_path / "memory.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     other = isolated_env(tmp_path / "other")
-    assert cli_main("init", "--remote", str(remote), env=other).returncode == 0
+    assert run_cli("init", "--remote", str(remote), env=other).returncode == 0
     _memory(home)
-    assert cli_main("init").returncode == 0
+    assert run_cli("init").returncode == 0
 
-    joined = cli_main("init", "--remote", str(remote))
+    joined = run_cli("init", "--remote", str(remote))
 
     assert joined.returncode == 0, joined.stderr
-    assert cli_main("sync").returncode == 0
+    assert run_cli("sync").returncode == 0
     assert "roles/qa/MEMORY.md" in git(remote, "ls-tree", "-r", "--name-only", "main")

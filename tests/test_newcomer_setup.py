@@ -70,13 +70,13 @@ def test_init_host_names_the_machine_and_status_prints_it_first(home: Path) -> N
 def test_config_get_and_set_validate_like_load_config(home: Path) -> None:
     _config(home).parent.mkdir(parents=True)
     _config(home).write_text("[stores.personal]\n")  # as `memsync init` leaves it; no store is needed
-    assert cli_main("config", "set", "host", "laptop-2").returncode == 0
-    assert cli_main("config", "get", "host").stdout == "laptop-2\n"
-    assert cli_main("config", "set", "author.email", "ada@example.org").returncode == 0
-    assert cli_main("config", "get", "author.email").stdout == "ada@example.org\n"
-    assert cli_main("config", "set", "debounce_s", "2.5").returncode == 0
-    assert cli_main("config", "get", "debounce_s").stdout == "2.5\n"
-    assert cli_main("config", "get", "stores.personal.branch").stdout == "main\n"
+    assert run_cli("config", "set", "host", "laptop-2").returncode == 0
+    assert run_cli("config", "get", "host").stdout == "laptop-2\n"
+    assert run_cli("config", "set", "author.email", "ada@example.org").returncode == 0
+    assert run_cli("config", "get", "author.email").stdout == "ada@example.org\n"
+    assert run_cli("config", "set", "debounce_s", "2.5").returncode == 0
+    assert run_cli("config", "get", "debounce_s").stdout == "2.5\n"
+    assert run_cli("config", "get", "stores.personal.branch").stdout == "main\n"
     raw = tomllib.loads(_config(home).read_text())
     assert (raw["host"], raw["author"], raw["debounce_s"]) == ("laptop-2", {"email": "ada@example.org"}, 2.5)
 
@@ -89,7 +89,7 @@ def test_config_get_and_set_validate_like_load_config(home: Path) -> None:
         (("set", "debounce_s", "soon"), "'soon' is not a number of seconds"),
         (("get", "author.nick"), "`nick` is not a known key in table [author]"),
     ):
-        result = cli_main("config", *args)
+        result = run_cli("config", *args)
         assert result.returncode == 1, args
         assert message in result.stderr and result.stderr.count("\n") == 1, result.stderr
     assert _config(home).read_bytes() == before
