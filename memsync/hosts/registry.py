@@ -9,9 +9,9 @@ Bases: ``~`` is the home directory; ``config`` is ``$XDG_CONFIG_HOME`` (default 
 | --- | --- | --- | --- | --- | --- |
 | claude-code | ``~/.claude.json`` | ``.mcp.json`` | json | ``mcpServers``: stdio | settings.json |
 | codex | ``$CODEX_HOME/config.toml`` | ``.codex/config.toml`` | toml | ``[mcp_servers.*]`` | hooks.json |
-| cursor | ``~/.cursor/mcp.json`` | ``.cursor/mcp.json`` | json | ``mcpServers`` | |
-| gemini-cli | ``~/.gemini/settings.json`` | ``.gemini/settings.json`` | json | ``mcpServers`` | |
-| copilot-cli | ``~/.copilot/mcp-config.json`` | | json | ``mcpServers``: local, tools | |
+| cursor | ``~/.cursor/mcp.json`` | ``.cursor/mcp.json`` | json | ``mcpServers`` | hooks.json |
+| gemini-cli | ``~/.gemini/settings.json`` | ``.gemini/settings.json`` | json | ``mcpServers`` | settings.json |
+| copilot-cli | ``~/.copilot/mcp-config.json`` | | json | ``mcpServers``: local, tools | hooks/memsync.json |
 | vscode | ``config/Code/User/mcp.json`` | ``.vscode/mcp.json`` | jsonc | ``servers``: stdio | |
 | opencode | ``xdg/opencode/opencode.json`` | ``opencode.json`` | jsonc | ``mcp``: local, argv | |
 | goose | ``xdg/goose/config.yaml`` | | yaml | ``extensions``: stdio | |
@@ -19,7 +19,7 @@ Bases: ``~`` is the home directory; ``config`` is ``$XDG_CONFIG_HOME`` (default 
 | continue | ``~/.continue/config.yaml`` | | yaml | ``mcpServers``: named list | |
 | zed | ``xdg/zed/settings.json`` | ``.zed/settings.json`` | jsonc | ``context_servers`` | |
 | cline | ``config/Code/User/globalStorage/<id>/settings/cline_mcp_settings.json`` | | json | mcpServers | |
-| qwen-code | ``~/.qwen/settings.json`` | ``.qwen/settings.json`` | json | ``mcpServers`` | |
+| qwen-code | ``~/.qwen/settings.json`` | ``.qwen/settings.json`` | json | ``mcpServers`` | settings.json |
 | kiro | ``~/.kiro/settings/mcp.json`` | ``.kiro/settings/mcp.json`` | json | ``mcpServers`` | |
 | devin | ``xdg/devin/config.json`` | ``.devin/config.json`` | json | ``mcpServers`` | |
 
@@ -28,6 +28,10 @@ Bases: ``~`` is the home directory; ``config`` is ``$XDG_CONFIG_HOME`` (default 
 Desktop's and the ``devin`` CLI's user config, where ``devin mcp add -s user`` writes.)
 
 A host is *found* when its user file or the directory of it exists (the host created it).
+
+Checked against the hosts' own CLIs (``tests/test_connect_real_clis.py``: Claude Code, Codex, Gemini CLI,
+Qwen Code, OpenCode and Copilot CLI list memsync's entry as a working server) and, for the others, their
+documentation (Kiro: ``~/.kiro/settings/mcp.json``, ``mcpServers`` of command, args, env).
 """
 
 from __future__ import annotations
