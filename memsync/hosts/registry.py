@@ -10,7 +10,7 @@ Bases: ``~`` is the home directory; ``config`` is ``$XDG_CONFIG_HOME`` (default 
 | claude-code | ``~/.claude.json`` | ``.mcp.json`` | json | ``mcpServers``: stdio | settings.json |
 | codex | ``$CODEX_HOME/config.toml`` | ``.codex/config.toml`` | toml | ``[mcp_servers.*]`` | hooks.json |
 | cursor | ``~/.cursor/mcp.json`` | ``.cursor/mcp.json`` | json | ``mcpServers`` | hooks.json |
-| gemini-cli | ``~/.gemini/settings.json`` | ``.gemini/settings.json`` | json | ``mcpServers`` | settings.json |
+| gemini-cli | ``~/.gemini/settings.json`` | ``.gemini/settings.json`` | json | ``mcpServers`` | the same |
 | copilot-cli | ``~/.copilot/mcp-config.json`` | | json | ``mcpServers``: local, tools | hooks/memsync.json |
 | vscode | ``config/Code/User/mcp.json`` | ``.vscode/mcp.json`` | jsonc | ``servers``: stdio | |
 | opencode | ``xdg/opencode/opencode.json`` | ``opencode.json`` | jsonc | ``mcp``: local, argv | |
@@ -19,7 +19,7 @@ Bases: ``~`` is the home directory; ``config`` is ``$XDG_CONFIG_HOME`` (default 
 | continue | ``~/.continue/config.yaml`` | | yaml | ``mcpServers``: named list | |
 | zed | ``xdg/zed/settings.json`` | ``.zed/settings.json`` | jsonc | ``context_servers`` | |
 | cline | ``config/Code/User/globalStorage/<id>/settings/cline_mcp_settings.json`` | | json | mcpServers | |
-| qwen-code | ``~/.qwen/settings.json`` | ``.qwen/settings.json`` | json | ``mcpServers`` | settings.json |
+| qwen-code | ``~/.qwen/settings.json`` | ``.qwen/settings.json`` | json | ``mcpServers`` | the same |
 | kiro | ``~/.kiro/settings/mcp.json`` | ``.kiro/settings/mcp.json`` | json | ``mcpServers`` | |
 | devin | ``xdg/devin/config.json`` | ``.devin/config.json`` | json | ``mcpServers`` | |
 
