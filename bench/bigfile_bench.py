@@ -3,7 +3,7 @@ time and memory when the file is 30 MB or 300 MB, against plain git on the same 
 
 Per size (memory files of ~300 B entries, filled like ``bench/sync_bench.py``):
 
-(a) first sight: a daemon (``python -m memsync daemon``, tests/peers.py) starts on a file it has never
+(a) first sight: a daemon (``python -m memsync daemon``, tests/support/peers.py) starts on a file it has never
     synced and its store lacks; timed from the daemon's start to its "start-up cycle done" (publish,
     commit and push of the file), and its peak RSS then (``VmHWM`` of ``/proc/<pid>/status``). Baseline:
     ``git add + git commit + git push`` of the same file in a fresh repository, to a local bare remote.
@@ -50,10 +50,10 @@ from sync_bench import (  # noqa: E402
     fill,
 )
 
-from memsync.fsio import append_once  # noqa: E402
+from memsync.base.fsio import append_once  # noqa: E402
 from memsync.store.refs import read_ref  # noqa: E402
-from tests.helpers import bare_remote, git, wait_for  # noqa: E402
-from tests.peers import Peer  # noqa: E402
+from tests.support.helpers import bare_remote, git, wait_for  # noqa: E402
+from tests.support.peers import Peer  # noqa: E402
 
 DEBOUNCE_S = 0.2
 RSS_TARGET = 150 << 20

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.chaos.harness import Chaos  # after sys.path: needs the repository root
-from tests.servers.process import Unavailable
-from tests.servers.transport import KINDS
+from tests.support.chaos.harness import Chaos  # after sys.path: needs the repository root
+from tests.support.servers.process import Unavailable
+from tests.support.servers.transport import KINDS
 
 
 def main() -> int:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memsync.config import Identity, StoreConfig  # after sys.path
+from memsync.config.file import Identity, StoreConfig  # after sys.path
 from memsync.store.facade import Store
 
 FILE = "memory/memory.jsonl"

@@ -40,15 +40,15 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-# Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+# Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from bench.idle import IdleResult, fill_role, idle_cost, load, make_roles  # noqa: E402
-from memsync.config import load_config  # noqa: E402
-from memsync.cycle import Cycle  # noqa: E402
-from memsync.daemon import SAFETY_PULL_FACTOR  # noqa: E402
-from memsync.fsio import append_once  # noqa: E402
-from memsync.session import Session  # noqa: E402
-from tests.helpers import bare_remote, git, wait_for  # noqa: E402
-from tests.peers import DAY, ROLE_STORE, Peer  # noqa: E402
+from memsync.base.fsio import append_once  # noqa: E402
+from memsync.config.file import load_config  # noqa: E402
+from memsync.cycle.run import Cycle  # noqa: E402
+from memsync.cycle.session import Session  # noqa: E402
+from memsync.daemon.loop import SAFETY_PULL_FACTOR  # noqa: E402
+from tests.support.helpers import bare_remote, git, wait_for  # noqa: E402
+from tests.support.peers import DAY, ROLE_STORE, Peer  # noqa: E402
 
 START_TIMEOUT_S = 900.0
 

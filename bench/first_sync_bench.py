@@ -41,9 +41,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-# Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
-from tests.helpers import bare_remote, git  # noqa: E402
-from tests.peers import Peer  # noqa: E402
+# Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+from tests.support.helpers import bare_remote, git  # noqa: E402
+from tests.support.peers import Peer  # noqa: E402
 
 TARGET_S = 5.0
 TARGET_FILES = 10_000

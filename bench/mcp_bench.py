@@ -1,7 +1,8 @@
 """Benchmark of `memsync mcp`: `remember` and `recall` latency through a real client session (the SDK's
 stdio client, `python -m memsync mcp` as a subprocess), against baselines measured in the same run.
 
-Set-up, per size N: one machine (``tests.peers.Peer``: its own HOME, config and store, no daemon) whose
+Set-up, per size N: one machine (``tests.support.peers.Peer``: its own HOME, config and store, no daemon)
+whose
 tracked memory file holds N entries and whose role directory holds a curated entry and a daily log, all
 committed by one `memsync sync` (so recall reads hosts from real history). Measured, p50 and p95:
 
@@ -32,14 +33,14 @@ import anyio
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-# Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
-from memsync.config import load_config  # noqa: E402
-from memsync.fsio import append_once  # noqa: E402
-from memsync.memoryfile import MemoryFile  # noqa: E402
+# Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+from memsync.base.fsio import append_once  # noqa: E402
+from memsync.config.file import load_config  # noqa: E402
+from memsync.memoryfile.file import MemoryFile  # noqa: E402
 from memsync.recall.search import recall  # noqa: E402
-from tests.helpers import bare_remote  # noqa: E402
-from tests.mcp_client import mcp_session, ok  # noqa: E402
-from tests.peers import MEMORY_FILE, Peer, entry_line  # noqa: E402
+from tests.support.helpers import bare_remote  # noqa: E402
+from tests.support.mcp_client import mcp_session, ok  # noqa: E402
+from tests.support.peers import MEMORY_FILE, Peer, entry_line  # noqa: E402
 
 WORDS = [
     "harbor",

@@ -40,9 +40,9 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.peers import MEMORY_FILE, Peer, running  # after sys.path: needs the repository root
-from tests.servers.process import Unavailable
-from tests.servers.transport import Remote, open_remote
+from tests.support.peers import MEMORY_FILE, Peer, running  # after sys.path: needs the repository root
+from tests.support.servers.process import Unavailable
+from tests.support.servers.transport import Remote, open_remote
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,7 +61,7 @@ INIT = (
     "from pathlib import Path\n"
     "from memsync.config import load_config\n"
     "try:\n"
-    "    from memsync.access import ensure_store\n"
+    "    from memsync.store.access import ensure_store\n"
     "except ImportError:  # a checkout from before the cycle's split\n"
     "    from memsync.cycle import ensure_store\n"
     "config = load_config(Path({config!r}))\n"

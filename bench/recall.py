@@ -1,7 +1,8 @@
 """Benchmark of recall through the kept index, against a raw SQLite FTS5 query over the same texts in the
 same run (DESIGN "Agent hosts", MCP ``recall``).
 
-Set-up, per size N: one machine (``tests.peers.Peer``: its own HOME, config and store, no daemon) whose
+Set-up, per size N: one machine (``tests.support.peers.Peer``: its own HOME, config and store, no daemon)
+whose
 tracked memory file holds N entries and whose role directory holds a curated note and a daily log, all
 committed by one `memsync sync`. Measured, with the ratio to its baseline and a verdict per target:
 
@@ -36,17 +37,17 @@ import anyio
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-# Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+# Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from bench import mcp_bench  # noqa: E402
 from bench.mcp_bench import figures, prepare, timed_calls  # noqa: E402
-from memsync.config import load_config  # noqa: E402
-from memsync.cycle import Cycle  # noqa: E402
-from memsync.fsio import append_once  # noqa: E402
+from memsync.base.fsio import append_once  # noqa: E402
+from memsync.config.file import load_config  # noqa: E402
+from memsync.cycle.run import Cycle  # noqa: E402
+from memsync.cycle.session import Session  # noqa: E402
 from memsync.recall.index import RecallIndex, Unusable, fts_query, size_of  # noqa: E402
-from memsync.session import Session  # noqa: E402
-from memsync.tracked import tracked_memory  # noqa: E402
-from tests.mcp_client import mcp_session, ok  # noqa: E402
-from tests.peers import Peer, entry_line  # noqa: E402
+from memsync.tracks.tracked import tracked_memory  # noqa: E402
+from tests.support.mcp_client import mcp_session, ok  # noqa: E402
+from tests.support.peers import Peer, entry_line  # noqa: E402
 
 WORDS = [
     *mcp_bench.WORDS,

@@ -47,7 +47,7 @@ from memsync.recall.documents import Document, source_documents  # noqa: E402
 from memsync.recall.index import RecallIndex, fts_query  # noqa: E402
 from memsync.recall.ranking import Vantage, fuse  # noqa: E402
 from memsync.recall.search import SEMANTIC_DEPTH, SEMANTIC_FLOOR  # noqa: E402
-from memsync.tracked import Tracked  # noqa: E402
+from memsync.tracks.tracked import Tracked  # noqa: E402
 
 CORPUS = Path(os.environ.get("MEMSYNC_CORPUS", REPO.parent / "shared" / "corpus"))
 # Every expiry of the corpus and of the generated entries has passed by then; nothing is dated after it.
@@ -330,13 +330,13 @@ def evaluate(root: Path, corpus: Path | None = CORPUS) -> dict[str, Score]:
 def session_start(root: Path, corpus: Path | None = CORPUS) -> float:
     """The share of the evaluation's queries whose answer is in the first ``CONTEXT_CHARS`` characters
     of the session-start context: what `memsync hook session-start` prints (a real subprocess) on a
-    machine (``tests.peers.Peer``) tracking the evaluation's memory files and role directories, all
+    machine (``tests.support.peers.Peer``) tracking the evaluation's memory files and role directories, all
     committed by one `memsync sync`, at its first session. An answer is there when the start of its
     text (as the context quotes it) is. A SessionStart hook is given no prompt, so one context answers
     every query."""
     from memsync.formats.quoted import neutralise
-    from tests.helpers import bare_remote
-    from tests.peers import Peer
+    from tests.support.helpers import bare_remote
+    from tests.support.peers import Peer
 
     (root / "memory").mkdir(parents=True)
     if corpus is not None and corpus.is_dir():  # tracked from a copy: a sync may write to what it tracks

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memsync.layout import is_append_only
+from memsync.base.layout import is_append_only
 from memsync.secrets.detectors import detect
 from memsync.secrets.files import name_detectors, scan_appended, scan_name, scan_whole, scan_wholes
 from memsync.sync.writes import BATCH_FILES

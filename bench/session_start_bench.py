@@ -1,7 +1,7 @@
 """Benchmark of the agent-host hooks (issue 13 "Tests and figures"): how long ``hook session-start``
 and ``hook sync-now`` keep an agent waiting, against Python's own start in the same run.
 
-Two machines share a bare remote (tests/peers.py): alice writes, bob reads. Bob tracks a memory file
+Two machines share a bare remote (tests/support/peers.py): alice writes, bob reads. Bob tracks a memory file
 of N entries (~300 B lines) that alice wrote, and Claude Code's projects folder with a project whose
 checkout paths differ between the two. Then alice adds 20 entries, 5 index lines and 5 daily-log lines
 and both sync. Measured on bob, each run a fresh process as the host starts it (``<python> -P -m
@@ -39,12 +39,12 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-# Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+# Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+from memsync.base.fsio import append_once  # noqa: E402
 from memsync.commands.session_context import SESSIONS_FILE  # noqa: E402
-from memsync.fsio import append_once  # noqa: E402
-from tests.claude_fixtures import checkout, claude_folder  # noqa: E402
-from tests.helpers import bare_remote, wait_for  # noqa: E402
-from tests.peers import HEADER, Peer, entry_line, sync  # noqa: E402
+from tests.support.claude_fixtures import checkout, claude_folder  # noqa: E402
+from tests.support.helpers import bare_remote, wait_for  # noqa: E402
+from tests.support.peers import HEADER, Peer, entry_line, sync  # noqa: E402
 
 SESSION_P95_MS = 300.0
 SYNC_NOW_P95_MS = 200.0

@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.hanging import HangingServer, hanging_server  # after sys.path: needs the repository root
-from tests.helpers import bare_remote, wait_for
-from tests.peers import Peer
+from tests.support.hanging import HangingServer, hanging_server  # after sys.path: needs the repository root
+from tests.support.helpers import bare_remote, wait_for
+from tests.support.peers import Peer
 
 
 def _stop(peer: Peer) -> float:

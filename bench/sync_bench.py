@@ -7,7 +7,7 @@ For memory files of N entries (~300 B lines), 50 single-entry appends (each its 
     HEAD of A's store (or repository) contains the line;
 (b) append on A -> line in peer B's live file, over a bare remote that is a local path.
 
-memsync: two real ``python -m memsync daemon`` processes (tests/peers.py), memsync's default timings
+memsync: two real ``python -m memsync daemon`` processes (tests/support/peers.py), memsync's default timings
 (debounce 1 s, max delay 10 s, pull interval 10 s). Baseline: a repository holding the file with an
 ``inotifywait -m`` loop running ``git add -A && git commit -q -m x && git push -q``, and a clone pulling
 every pull interval (``git pull --ff-only``). Where inotifywait is missing, an equivalent watchdog
@@ -52,12 +52,12 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-# Importing tests.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
+# Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from bench.idle import IdleResult, fill_role, idle_cost, load, make_roles  # noqa: E402
-from memsync.fsio import append_once  # noqa: E402
+from memsync.base.fsio import append_once  # noqa: E402
 from memsync.store.refs import read_ref  # noqa: E402
-from tests.helpers import bare_remote, git, wait_for  # noqa: E402
-from tests.peers import HEADER, ROLE_STORE, Peer, entry_line  # noqa: E402
+from tests.support.helpers import bare_remote, git, wait_for  # noqa: E402
+from tests.support.peers import HEADER, ROLE_STORE, Peer, entry_line  # noqa: E402
 
 BRANCH_REF = "refs/heads/main"
 LINE_BYTES = 300
@@ -303,7 +303,7 @@ def spacing_for(settings: Settings, raw_s: float, rng: random.Random) -> Callabl
 def make_peer(
     root: Path, name: str, remote: Path, settings: Settings, extra_tracks: dict[str, str] | None = None
 ) -> Peer:
-    """A memsync peer under ``root/name`` with the run's timings (tests/peers.py lays it out)."""
+    """A memsync peer under ``root/name`` with the run's timings (tests/support/peers.py lays it out)."""
     return Peer.create(
         root,
         name,

@@ -28,10 +28,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memsync.base.paths import config_path
+from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.formats.bounded_json import decode_object
-from memsync.instance import running_daemon_pid
-from memsync.paths import config_path
 
 ACTIONS = ("session-start", "sync-now")
 AGENTS = ("claude-code", "codex", "gemini-cli", "qwen-code", "cursor", "copilot-cli")
@@ -50,7 +50,7 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
         sync_now(path)
         return ""
     from memsync.commands.session_context import session_context
-    from memsync.config import load_config
+    from memsync.config.file import load_config
 
     cwd, source, roots = payload.get("cwd"), payload.get("source"), payload.get("workspace_roots")
     if not (isinstance(cwd, str) and cwd):
@@ -77,9 +77,9 @@ def sync_now(path: Path) -> str:
             return f"asked the daemon (PID {pid}) to sync"
         except OSError:
             pass  # it just exited: sync here
-    from memsync.config import load_config
-    from memsync.cycle import Cycle  # the sync engine, only when there is no daemon to ask
-    from memsync.session import Session
+    from memsync.config.file import load_config
+    from memsync.cycle.run import Cycle  # the sync engine, only when there is no daemon to ask
+    from memsync.cycle.session import Session
 
     config = load_config(path)
     session = Session()

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import psutil
 import pytest
 
-from tests.helpers import CORPUS, bare_remote
+from tests.support.helpers import CORPUS, bare_remote
 
 if TYPE_CHECKING:
-    from tests.peers import Peer
-    from tests.servers.transport import Kind, Remote
+    from tests.support.peers import Peer
+    from tests.support.servers.transport import Kind, Remote
 
 _SESSION_ROOT = Path(tempfile.mkdtemp(prefix="memsync-tests-"))
 
@@ -123,8 +123,8 @@ def peers() -> Iterator[list[Peer]]:
 
 
 def _served(kind: Kind, root: Path, *, partitions: bool = False) -> Iterator[Remote]:
-    from tests.servers.process import Unavailable
-    from tests.servers.transport import open_remote
+    from tests.support.servers.process import Unavailable
+    from tests.support.servers.transport import open_remote
 
     with ExitStack() as stack:
         try:
@@ -136,7 +136,7 @@ def _served(kind: Kind, root: Path, *, partitions: bool = False) -> Iterator[Rem
 
 @pytest.fixture
 def ssh_remote(tmp_path: Path) -> Iterator[Remote]:
-    """A bare remote behind a real sshd on 127.0.0.1 (``tests.servers``); make peers with
+    """A bare remote behind a real sshd on 127.0.0.1 (``tests.support.servers``); make peers with
     ``ssh_remote.peer(tmp_path, name)``. Skips, with the reason, where sshd cannot run."""
     yield from _served("ssh", tmp_path)
 

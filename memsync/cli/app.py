@@ -21,7 +21,7 @@ import typer
 from typer._click import Command
 
 from memsync import __version__
-from memsync.config import no_store_note
+from memsync.config.file import no_store_note
 from memsync.errors import MemsyncError
 
 EXIT_USER = 1

@@ -9,7 +9,7 @@ import typer
 
 from memsync.cli.app import app
 from memsync.cli.sync import ConfigOption
-from memsync.config import config_path
+from memsync.config.file import config_path
 
 
 @app.command("conflicts")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from memsync.argcheck import existing_parent
+from memsync.base.argcheck import existing_parent
 from memsync.cli.app import app
 from memsync.commands.handoff.handoff import handoff, import_file
 from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Filters, HandoffReport

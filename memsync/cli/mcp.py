@@ -13,8 +13,8 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app, note_no_store
-from memsync.commands.mcp import install
-from memsync.config import NO_STORE, current_config, no_store_note
+from memsync.commands import mcp_install as install
+from memsync.config.file import NO_STORE, current_config, no_store_note
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.hosts.registry import NAMES
@@ -44,7 +44,7 @@ def mcp_command(ctx: typer.Context) -> None:
     memsync://<store>/<store path>. `memsync mcp install HOST` registers it with an agent host.
     """
     if ctx.invoked_subcommand is None:
-        from memsync.commands.mcp.handshake import serve  # imports the MCP SDK while answering initialize
+        from memsync.mcp.handshake import serve  # imports the MCP SDK while answering initialize
 
         serve()
 

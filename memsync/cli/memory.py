@@ -13,12 +13,12 @@ import typer
 
 from memsync.cli.app import app
 from memsync.commands import memory
-from memsync.commands.mcp.prompt import prompt_text
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
 from memsync.formats.jsonl.records import KINDS, USER_SOURCE
 from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
-from memsync.memoryfile import NewEntry
+from memsync.mcp.prompt import prompt_text
+from memsync.memoryfile.file import NewEntry
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
 

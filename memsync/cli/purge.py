@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
+from memsync.base.wording import plural
 from memsync.cli.app import app
 from memsync.cli.sync import ConfigOption
-from memsync.config import config_path
+from memsync.config.file import config_path
 from memsync.errors import MemsyncError
-from memsync.wording import plural
 
 # typer's rich help re-wraps only a command's first paragraph; it keeps the line breaks of the others as
 # written, so a docstring paragraph wrapped at the source's line length came out broken mid-sentence. Each

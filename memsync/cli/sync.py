@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app, daemon_log_times
-from memsync.config import config_path
+from memsync.config.file import config_path
 
 ConfigOption = Annotated[
     Path | None,
@@ -59,7 +59,7 @@ def daemon_command(
     Exit 1 when another daemon already runs for this config.
     """
     from memsync.commands.sync import run_once
-    from memsync.daemon import run_daemon
+    from memsync.daemon.loop import run_daemon
 
     if verbose:
         # memsync's own debug lines only: git/watchdog/filelock debug output would drown them.

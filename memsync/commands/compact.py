@@ -30,15 +30,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.access import cycle_lock, open_store
-from memsync.config import Config, StoreConfig, Track, config_path, load_config
+from memsync.base.fsio import atomic_write
+from memsync.base.layout import is_ignored, kind_of
+from memsync.base.paths import StoreLayout
+from memsync.config.file import Config, StoreConfig, Track, config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.compact import compacted, ensure_compactable
 from memsync.formats.jsonl.parse import parse_memory
-from memsync.fsio import atomic_write
-from memsync.layout import is_ignored, kind_of
-from memsync.memoryfile import MemoryFile
-from memsync.paths import StoreLayout
+from memsync.memoryfile.file import MemoryFile
+from memsync.store.access import cycle_lock, open_store
 from memsync.store.written import commit_written
 from memsync.sync.passes import publish
 from memsync.sync.records import AppendState, HeldLine, mark

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsync.config import NO_STORE, PERSONAL_STORE, Config, StoreConfig, Track
+from memsync.base.fsio import atomic_write
+from memsync.config.file import NO_STORE, PERSONAL_STORE, Config, StoreConfig, Track
+from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write
-from memsync.instance import running_daemon_pid
 
 DEFAULT_STORE = PERSONAL_STORE
 DEFAULT_REMOTE = "origin"

@@ -12,17 +12,17 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from memsync.base.fsio import atomic_write
+from memsync.base.paths import StoreLayout
 from memsync.commands.log import local_time
-from memsync.config import StoreConfig, load_stores
+from memsync.config.file import StoreConfig, load_stores
+from memsync.cycle.store_facts import live_path, store_facts
 from memsync.errors import MemsyncError
 from memsync.formats.markdown.index import link_target, links_part, parse_index
 from memsync.formats.markdown.skill import INDEX_NAME
-from memsync.fsio import atomic_write
 from memsync.merge.entry import BOTH_KEPT_NOTE, BOTH_KEPT_VERSION_PREFIX, VERSION_FROM
 from memsync.merge.labels import LABEL_TIME_FORMAT, split_label
-from memsync.paths import StoreLayout
 from memsync.store.facade import Store
-from memsync.store_facts import live_path, store_facts
 
 Keep = Literal["1", "2", "both"]
 _NOTE = f"{BOTH_KEPT_NOTE}\n\n"

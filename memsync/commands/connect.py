@@ -10,10 +10,10 @@ import difflib
 from collections.abc import Callable
 from pathlib import Path
 
+from memsync.base.fsio import atomic_write
 from memsync.commands import hooks
-from memsync.commands.mcp.install import install_line, uninstall_line
+from memsync.commands.mcp_install import install_line, uninstall_line
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write
 from memsync.hosts import hooks as host_hooks
 from memsync.hosts import mcp_install, registry
 from memsync.hosts.settings_file import BACKUP_SUFFIX, read_json_object

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsync.config import PERSONAL_STORE, Config
+from memsync.base.remote_url import redacted
+from memsync.config.file import PERSONAL_STORE, Config
 from memsync.errors import MemsyncError
-from memsync.remote_url import redacted
-from memsync.tracked import locate
+from memsync.tracks.tracked import locate
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync import git
+from memsync.base import git
 from memsync.errors import MemsyncError
 
 ROLE = "demo-agent"

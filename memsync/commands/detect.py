@@ -16,7 +16,7 @@ from enum import Enum
 from pathlib import Path
 
 from memsync.commands.config_edits import overlapping, tracked
-from memsync.config import Config
+from memsync.config.file import Config
 from memsync.hosts import claude_code, codex
 
 

@@ -19,20 +19,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, get_args
 
-from memsync import git
-from memsync.clock import TOLERANCE_S, clock_skew, duration, future_in_store
+from memsync.base import git
+from memsync.base.layout import Kind
+from memsync.base.paths import StoreLayout
+from memsync.base.remote_url import redacted
+from memsync.base.wording import plural
 from memsync.commands import service
 from memsync.commands.detect import untracked_hosts
-from memsync.config import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
+from memsync.config.file import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
+from memsync.cycle.store_facts import store_facts
+from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
-from memsync.instance import running_daemon_pid
-from memsync.layout import Kind
-from memsync.paths import StoreLayout
+from memsync.memoryfile.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.recall import embedding
-from memsync.remote_url import redacted
-from memsync.store_facts import store_facts
-from memsync.wording import plural
 
 Level = Literal["OK", "WARN", "FAIL"]
 MIN_GIT = (2, 25)

@@ -11,16 +11,16 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsync.access import cycle_lock
+from memsync.base.fsio import read_range
+from memsync.base.layout import is_append_only
+from memsync.base.paths import StoreLayout
 from memsync.commands.proposals import now_text
 from memsync.commands.store_records import append_record
-from memsync.config import Config, StoreConfig, load_stores
+from memsync.config.file import Config, StoreConfig, load_stores
+from memsync.cycle.store_facts import store_facts
 from memsync.errors import MemsyncError
-from memsync.fsio import read_range
-from memsync.layout import is_append_only
-from memsync.paths import StoreLayout
 from memsync.secrets.allowed import ALLOWED_RECORD, line_hash
-from memsync.store_facts import store_facts
+from memsync.store.access import cycle_lock
 from memsync.sync.state import SyncState
 
 _SHOWN_BYTES = 4096  # of a held line: enough to recognise it

@@ -11,8 +11,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memsync.fsio import atomic_write
-from memsync.instance import state_dir
+from memsync.base.fsio import atomic_write
+from memsync.daemon.instance import state_dir
 
 
 @dataclass(frozen=True)

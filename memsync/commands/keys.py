@@ -9,12 +9,12 @@ from typing import Any
 import pyrage
 from pyrage import passphrase, x25519
 
-from memsync.access import cycle_lock, open_store
+from memsync.base.fsio import create_exclusive
 from memsync.commands.config_edits import reload_daemon, store_table
-from memsync.config import Config, StoreConfig, config_path, edit_config, load_config
+from memsync.config.file import Config, StoreConfig, config_path, edit_config, load_config
 from memsync.crypt import keys
 from memsync.errors import MemsyncError
-from memsync.fsio import create_exclusive
+from memsync.store.access import cycle_lock, open_store
 
 
 def this_device() -> str:

@@ -9,10 +9,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from memsync.base.paths import StoreLayout
 from memsync.commands.timeline import changes_in
-from memsync.config import Config, StoreConfig, load_stores
+from memsync.config.file import Config, StoreConfig, load_stores
 from memsync.errors import MemsyncError
-from memsync.paths import StoreLayout
 from memsync.store.facade import Store
 
 

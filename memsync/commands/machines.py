@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
-from memsync.config import load_stores
-from memsync.paths import StoreLayout
+from memsync.base.paths import StoreLayout
+from memsync.config.file import load_stores
 from memsync.store.facade import Store
 from memsync.store.history import LogRecord
 

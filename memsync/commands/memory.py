@@ -8,10 +8,11 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.argcheck import existing_parent
+from memsync.base.argcheck import existing_parent
+from memsync.base.wording import plural
 from memsync.commands.proposals import gated
 from memsync.commands.proposals import propose as propose_entry
-from memsync.config import Config, current_config
+from memsync.config.file import Config, current_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file
@@ -19,11 +20,10 @@ from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import check_role_dir
 from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
-from memsync.memoryfile import MemoryFile, NewEntry
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.dupes import near_duplicates, similar_entry
 from memsync.recall.search import written
-from memsync.tracked import tracked_memory
-from memsync.wording import plural
+from memsync.tracks.tracked import tracked_memory
 
 # A duplicate's text is shown up to this many characters (the file has it all).
 TEXT_CHARS = 200
@@ -213,6 +213,6 @@ def check_lines(path: Path) -> list[str]:
     ``path`` (a memory file's entries dated in this clock's future included), [] when there is none."""
     if path.is_dir():
         return [str(p) for p in check_role_dir(path)]
-    from memsync.clock import future_problems  # reads the config and the store's history
+    from memsync.memoryfile.clock import future_problems  # reads the config and the store's history
 
     return check_memory_file(path, future_problems)

@@ -15,17 +15,17 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsync.config import Config, StoreConfig, load_stores
-from memsync.layout import is_append_only
-from memsync.paths import StoreLayout
-from memsync.remote_url import redacted
+from memsync.base.layout import is_append_only
+from memsync.base.paths import StoreLayout
+from memsync.base.remote_url import redacted
+from memsync.base.wording import plural
+from memsync.config.file import Config, StoreConfig, load_stores
 from memsync.secrets.allowed import allowed_in
 from memsync.secrets.files import scan_appended, scan_name, scan_whole
 from memsync.store.facade import Store
 from memsync.sync import content
 from memsync.sync.appendonly import present_in
 from memsync.sync.files import TrackFile, track_files
-from memsync.wording import plural
 
 
 @dataclass(frozen=True)

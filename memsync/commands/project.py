@@ -1,5 +1,5 @@
 """`memsync project alias PATH NAME`: name a project's identity, so that its memory meets on the machines
-that give it the same name (``memsync.identity``): a project without a remote is keyed on its machine
+that give it the same name (``memsync.projects.identity``): a project without a remote is keyed on its machine
 alone until then. The alias goes into ``config.toml``'s ``[projects]`` table (this machine's paths, one
 name every machine shares); the key the project had before is folded into the new one (``legacy``), so
 nothing stored under it is left behind."""
@@ -10,10 +10,11 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memsync import argcheck, identity
+from memsync.base import argcheck
 from memsync.commands.config_edits import Report, absolute, home_relative, reload_daemon
-from memsync.config import config_path, edit_config, load_config
+from memsync.config.file import config_path, edit_config, load_config
 from memsync.errors import MemsyncError
+from memsync.projects import identity
 
 # Letters, digits and `._-`, in `/`-separated parts: `shop`, `acme/shop`, `git.example.org/org/shop`.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*$")

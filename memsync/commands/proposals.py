@@ -18,13 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memsync.base.layout import STORE_META_DIR
 from memsync.commands.store_records import append_record
-from memsync.config import Config, StoreConfig
+from memsync.config.file import Config, StoreConfig
 from memsync.errors import MemsyncError
-from memsync.layout import STORE_META_DIR
-from memsync.memoryfile import NewEntry
+from memsync.memoryfile.file import NewEntry
 from memsync.secrets import scan_text
-from memsync.tracked import locate
+from memsync.tracks.tracked import locate
 
 REVIEW_RECORD = f"{STORE_META_DIR}/review.jsonl"
 _TIME = "%Y-%m-%dT%H:%M:%S.%fZ"  # fixed width: the text order is the time order

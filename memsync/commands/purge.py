@@ -48,20 +48,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.access import cycle_lock, open_store
+from memsync.base.fsio import atomic_write, writer_lock
+from memsync.base.layout import STORE_META_DIR, is_ignored
+from memsync.base.wording import plural
 from memsync.commands.needle import RECORD_PREFIX, Needle
 from memsync.commands.store_records import append_and_commit
-from memsync.config import Config, StoreConfig, Track, load_stores
-from memsync.cycle import sweep_stale_temps
+from memsync.config.file import Config, StoreConfig, Track, load_stores
+from memsync.cycle.run import sweep_stale_temps
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import parse_record
-from memsync.fsio import atomic_write, writer_lock
-from memsync.layout import STORE_META_DIR, is_ignored
+from memsync.store.access import cycle_lock, open_store
 from memsync.store.facade import Store
 from memsync.store.rewrite import Rewriter, line_hash
 from memsync.store.written import commit_written
 from memsync.sync.state import SyncState
-from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 

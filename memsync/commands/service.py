@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsync.config import config_path
+from memsync.config.file import config_path
 from memsync.errors import MemsyncError
 
 UNIT_NAME = "memsync.service"
@@ -38,7 +38,7 @@ LAUNCHD_LABEL = "io.github.memsync.daemon"
 SYSTEMCTL_TIMEOUT_S = 30.0
 # Paths the daemon must see exactly as the installing shell did (test sandboxes, custom XDG layouts).
 PASSED_ENV = ("MEMSYNC_CONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
-# The daemon sends READY=1 to $NOTIFY_SOCKET once its observer runs (memsync/daemon.py).
+# The daemon sends READY=1 to $NOTIFY_SOCKET once its observer runs (memsync/daemon/loop.py).
 SERVICE_TYPE = "notify"
 
 HARDENING = (

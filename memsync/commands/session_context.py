@@ -23,16 +23,16 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memsync import git
+from memsync.base import git
+from memsync.base.fsio import temp_beside, writer_lock
+from memsync.base.paths import StoreLayout
 from memsync.commands.session_items import KIND_NAMES, Item, Scope, log_format, parse_log
-from memsync.config import Config, StoreConfig
+from memsync.config.file import Config, StoreConfig
+from memsync.daemon.instance import state_dir
 from memsync.formats.bounded_json import decode_object
 from memsync.formats.quoted import MAX_PATH_CHARS, host_label, neutralise
-from memsync.fsio import temp_beside, writer_lock
 from memsync.hosts import claude_code, codex
-from memsync.identity import project_key
-from memsync.instance import state_dir
-from memsync.paths import StoreLayout
+from memsync.projects.identity import project_key
 from memsync.store.refs import head, written_here
 
 MAX_CHARS = 8000

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
+from memsync.base.layout import DAILY_LOG, HOST_TRAILER, is_append_only
 from memsync.formats.bounded_json import decode_object
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.markdown.frontmatter import split_frontmatter
-from memsync.layout import DAILY_LOG, HOST_TRAILER, is_append_only
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX, BOTH_KEPT_VERSION_PREFIX
 
 # At most ``session_context.MAX_CHARS`` / ~80 items fit: of a long append, the newest lines are enough.

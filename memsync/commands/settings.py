@@ -11,13 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memsync import argcheck, identity
+from memsync.base import argcheck
+from memsync.base.remote_url import redacted
+from memsync.base.wording import plural
 from memsync.commands.config_edits import Report, reload_daemon, store_table
-from memsync.config import KNOWN_KEYS, Config, config_path, edit_config, load_config
+from memsync.config.file import KNOWN_KEYS, Config, config_path, edit_config, load_config
 from memsync.errors import MemsyncError
-from memsync.identity import ALIASES_TABLE, aliases
-from memsync.remote_url import redacted
-from memsync.wording import plural
+from memsync.projects import identity
+from memsync.projects.identity import ALIASES_TABLE, aliases
 
 # Tables, not settings: `project alias` writes the project aliases.
 _TABLES = {"author", "stores", identity.ALIASES_TABLE}

@@ -8,8 +8,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memsync import argcheck
-from memsync.access import ensure_store
+from memsync.base import argcheck
+from memsync.base.git import remote_attempt
+from memsync.base.paths import StoreLayout
+from memsync.base.remote_url import PLAIN_NAME, redacted
+from memsync.base.wording import plural
 from memsync.commands.config_edits import (
     DEFAULT_REMOTE,
     DEFAULT_STORE,
@@ -26,7 +29,7 @@ from memsync.commands.config_edits import (
 from memsync.commands.detect import Found, Location, detect
 from memsync.commands.keys import this_device
 from memsync.commands.setup_remote import REMOTE_TIMEOUT_S
-from memsync.config import (
+from memsync.config.file import (
     BRANCH_NAME,
     DEFAULT_BRANCH,
     NO_STORE,
@@ -39,17 +42,14 @@ from memsync.config import (
     load_config,
     load_stores,
 )
-from memsync.daemon import run_daemon
+from memsync.daemon.instance import running_daemon_pid, state_dir
+from memsync.daemon.loop import run_daemon
 from memsync.errors import MemsyncError
-from memsync.git import remote_attempt
-from memsync.instance import running_daemon_pid, state_dir
-from memsync.paths import StoreLayout
-from memsync.remote_url import PLAIN_NAME, redacted
+from memsync.projects.store_paths import default_store_path_for
+from memsync.store.access import ensure_store
 from memsync.store.facade import Store
 from memsync.store.remote_head import remote_head_branch
 from memsync.store.storeid import foreign_message
-from memsync.store_paths import default_store_path_for
-from memsync.wording import plural
 
 __all__ = [
     "DEFAULT_REMOTE",

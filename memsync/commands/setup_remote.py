@@ -5,17 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memsync import argcheck
+from memsync.base import argcheck
+from memsync.base.git import remote_attempt
+from memsync.base.remote_url import redacted
 from memsync.commands.config_edits import (
     DEFAULT_STORE,
     Report,
     reload_daemon,
     store_table,
 )
-from memsync.config import NETWORK_TIMEOUT_S, config_path, edit_config, load_stores
+from memsync.config.file import NETWORK_TIMEOUT_S, config_path, edit_config, load_stores
 from memsync.errors import MemsyncError
-from memsync.git import remote_attempt
-from memsync.remote_url import redacted
 from memsync.store.remotes import local_remote_path
 
 # Before a config says otherwise (`network_timeout_s`): the remote's HEAD asked while making the store.

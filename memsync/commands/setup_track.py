@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memsync import argcheck
+from memsync.base import argcheck
 from memsync.commands.config_edits import (
     DEFAULT_STORE,
     Report,
@@ -19,9 +19,9 @@ from memsync.commands.config_edits import (
     tracked,
 )
 from memsync.commands.crossing import between
-from memsync.config import Track, config_path, edit_config, load_config
+from memsync.config.file import Track, config_path, edit_config, load_config
 from memsync.errors import MemsyncError
-from memsync.store_paths import default_store_path_for
+from memsync.projects.store_paths import default_store_path_for
 
 
 def _entry_of(raw: dict[str, Any], store: str, live: Path) -> dict[str, Any]:

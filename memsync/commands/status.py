@@ -7,18 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memsync.clock import future_in_store
+from memsync.base.paths import StoreLayout
+from memsync.base.remote_url import redacted
+from memsync.base.wording import plural
 from memsync.commands.detect import untracked_hosts
-from memsync.config import load_config
+from memsync.config.file import load_config
+from memsync.cycle.status import read_status
+from memsync.cycle.store_facts import live_path, store_facts
+from memsync.daemon.instance import running_daemon_pid
 from memsync.hosts.claude_code import oversized_indexes, partly_loaded
-from memsync.instance import running_daemon_pid
-from memsync.paths import StoreLayout
-from memsync.remote_url import redacted
-from memsync.status import read_status
+from memsync.memoryfile.clock import future_in_store
 from memsync.store.facade import Store
-from memsync.store_facts import live_path, store_facts
-from memsync.track_listing import list_tracks
-from memsync.wording import plural
+from memsync.tracks.listing import list_tracks
 
 
 def collect_status(path: Path) -> dict[str, Any]:

@@ -16,9 +16,9 @@ import psutil
 
 from memsync.commands import service
 from memsync.commands.config_edits import Report
-from memsync.config import config_path
+from memsync.config.file import config_path
+from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
-from memsync.instance import running_daemon_pid
 
 # The daemon exits within 4.5 s of SIGTERM; the rest is room for a loaded machine.
 STOP_WAIT_S = 20.0

@@ -7,9 +7,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from memsync.access import cycle_lock, open_store
-from memsync.config import Config, StoreConfig
-from memsync.fsio import atomic_write
+from memsync.base.fsio import atomic_write
+from memsync.config.file import Config, StoreConfig
+from memsync.store.access import cycle_lock, open_store
 from memsync.store.facade import Store
 from memsync.store.written import commit_written
 from memsync.sync.state import SyncState

@@ -12,21 +12,21 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from memsync.config import Config, StoreConfig, load_stores
-from memsync.cycle import Cycle
-from memsync.cycle_report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, CycleReport, log_report
+from memsync.base.paths import StoreLayout
+from memsync.base.remote_url import redacted
+from memsync.base.wording import plural
+from memsync.config.file import Config, StoreConfig, load_stores
+from memsync.cycle.report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, CycleReport, log_report
+from memsync.cycle.run import Cycle
+from memsync.cycle.session import Session
+from memsync.daemon.instance import instance_lock
 from memsync.errors import MemsyncError
-from memsync.instance import instance_lock
-from memsync.paths import StoreLayout
-from memsync.remote_url import redacted
-from memsync.session import Session
 from memsync.store.exchange import RemoteOutcome
 from memsync.store.refs import head
-from memsync.wording import plural
 
 log = logging.getLogger(__name__)
 
-STEP_LOGGERS = (__name__, "memsync.cycle_report")
+STEP_LOGGERS = (__name__, "memsync.cycle.report")
 """The loggers whose INFO lines tell a sync's steps as they happen: the result lines say the same."""
 
 # What a result line says of a failed remote: the warning says what failed and why, once.

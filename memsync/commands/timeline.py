@@ -9,14 +9,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from memsync.config import load_stores
+from memsync.base.paths import StoreLayout
+from memsync.config.file import load_stores
 from memsync.formats.jsonl.canonical import parse_record
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.view import winner_key
-from memsync.memoryfile import MemoryFile
-from memsync.paths import StoreLayout
+from memsync.memoryfile.file import MemoryFile
 from memsync.store.facade import Store
-from memsync.tracked import Tracked, tracked_memory
+from memsync.tracks.tracked import Tracked, tracked_memory
 
 What = Literal["created", "superseded", "forgotten"]
 _HANDOFF_TAG = "handoff:"

@@ -28,6 +28,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from memsync.base.fsio import atomic_write
+from memsync.base.layout import is_append_only
+from memsync.base.paths import config_path
 from memsync.commands.conflicts import Keep, conflicts, resolve, split_versions
 from memsync.commands.held import allow, held_lines
 from memsync.commands.log import local_time
@@ -37,15 +40,12 @@ from memsync.commands.review import decide, my_decision
 from memsync.commands.timeline import authors, timeline
 from memsync.commands.ui_chart import commits_chart
 from memsync.commands.undo import Change, Reinstate, Restore, Withdraw, undo
-from memsync.config import load_stores
+from memsync.config.file import load_stores
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
-from memsync.fsio import atomic_write
-from memsync.layout import is_append_only
-from memsync.memoryfile import MemoryFile, NewEntry
-from memsync.paths import config_path
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.search import recall, written
-from memsync.tracked import locate, tracked_memory
+from memsync.tracks.tracked import locate, tracked_memory
 
 LOOPBACK = "127.0.0.1"
 _COOKIE = "memsync_ui"

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from memsync.base.fsio import atomic_write
 from memsync.commands.review import withdraw
-from memsync.config import Config
+from memsync.config.file import Config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import Entry
-from memsync.fsio import atomic_write
-from memsync.memoryfile import MemoryFile
+from memsync.memoryfile.file import MemoryFile
 from memsync.recall.search import written
 
 

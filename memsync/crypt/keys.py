@@ -14,9 +14,9 @@ from pathlib import Path
 import pyrage
 from pyrage import ssh, x25519
 
+from memsync.base.fsio import atomic_write, create_exclusive
+from memsync.base.paths import config_path
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write, create_exclusive
-from memsync.paths import config_path
 
 KEY_FILE = "device.key"
 Recipient = x25519.Recipient | ssh.Recipient

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsync import git
+from memsync.base import git
 from memsync.errors import MemsyncError
 
 DATA = "data.age"

@@ -8,7 +8,8 @@ reversed (``/src/my.shop`` and ``/src/my-shop`` give the same name), so the proj
 from the session transcripts Claude writes beside the memory folder (each line records the session's
 ``cwd``), else by finding an existing directory whose sanitized path is the folder's name.
 
-A folder's store path comes from its project's identity (``memsync.identity``), not from its name, so the
+A folder's store path comes from its project's identity (``memsync.projects.identity``), not from its name,
+so the
 same project meets on machines whose checkout paths differ (DESIGN "Agent hosts").
 """
 
@@ -23,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memsync.identity import identity_name, legacy_keys, local_key, project_key
+from memsync.projects.identity import identity_name, legacy_keys, local_key, project_key
 
 if TYPE_CHECKING:
-    from memsync.config import HostRoot
+    from memsync.config.file import HostRoot
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +191,7 @@ class ProjectMemory:
 
 def folder_key(folder: Path) -> str:
     """The store path component of project folder ``folder``: the key of its project
-    (``memsync.identity.project_key``: a checkout gone has no remote, so its key is this machine's),
+    (``memsync.projects.identity.project_key``: a checkout gone has no remote, so its key is this machine's),
     else, when the project path cannot be recovered, this machine's key for the folder's own name.
     Never raises."""
     return _key(folder, project_path(folder))

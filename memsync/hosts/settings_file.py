@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memsync.base.fsio import atomic_write, exchange, fsync_dir, temp_beside, writer_lock
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write, exchange, fsync_dir, temp_beside, writer_lock
 
 BACKUP_SUFFIX = ".memsync-backup"
 DEFAULT_INDENT = "  "

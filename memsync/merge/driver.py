@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     FilePath = PathLike[str] | str
 
-# Starts with memsync.fsio.TEMP_PREFIX (so layout.is_ignored skips it) without importing fsio's locks.
+# Starts with memsync.base.fsio.TEMP_PREFIX (so layout.is_ignored skips it) without importing fsio's locks.
 _TEMP_PREFIX = ".memsync-tmp-merge-"
 
 

@@ -44,7 +44,7 @@ def _git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     import tempfile
     from pathlib import Path
 
-    from memsync import git
+    from memsync.base import git
 
     with tempfile.TemporaryDirectory(prefix=".memsync-merge-") as tmp:
         paths = []

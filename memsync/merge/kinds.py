@@ -39,8 +39,8 @@ def merge_function(kind: str) -> Merge:
 
 def merge_for_path(rel_path: str, base: bytes, ours: bytes, theirs: bytes) -> bytes:
     """Three-way merge of the store file ``rel_path`` (store-relative POSIX path) with its driver, chosen
-    by :func:`memsync.layout.kind_of`. Used by the sync engine's whole-file publish. Raises like the
+    by :func:`memsync.base.layout.kind_of`. Used by the sync engine's whole-file publish. Raises like the
     driver it dispatches to."""
-    from memsync.layout import kind_of  # imported here: the path layout pulls in fsio's lock libraries
+    from memsync.base.layout import kind_of  # imported here: the path layout pulls in fsio's lock libraries
 
     return merge_function(kind_of(rel_path))(base, ours, theirs)

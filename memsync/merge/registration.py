@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 import memsync
-from memsync import git
+from memsync.base import git
 from memsync.merge.kinds import KINDS
 
 _ATTRIBUTES_BEGIN = "# memsync merge drivers: begin (managed by memsync, rewritten on every start)"
 _ATTRIBUTES_END = "# memsync merge drivers: end"
-# Later lines win in gitattributes; the order mirrors memsync.layout.kind_of's precedence (jsonl first).
+# Later lines win in gitattributes; the order mirrors memsync.base.layout.kind_of's precedence (jsonl first).
 # info/attributes outranks in-tree .gitattributes, so a peer cannot reassign drivers or make git
 # rewrite content on checkout (eol/ident/encoding conversions, filters): DESIGN I8.
 _ATTRIBUTES = (
@@ -57,9 +57,9 @@ def install_merge_drivers(git_dir: Path) -> None:
     Writes ``merge.memsync-KIND.name`` and ``.driver`` into ``<git_dir>/config`` (via ``git config
     --file``; the absolute interpreter path, quoted) and a managed block in ``<git_dir>/info/attributes``
     that gives every path a memsync driver (``*`` entry, ``**/daily/YYYY-MM-DD.md`` daily, ``MEMORY.md``
-    index, ``*.jsonl`` jsonl — the same kinds as :func:`memsync.layout.kind_of`). Peers cannot change
+    index, ``*.jsonl`` jsonl — the same kinds as :func:`memsync.base.layout.kind_of`). Peers cannot change
     either file (DESIGN I8). Idempotent; lines outside the managed block are kept. Raises
-    ``memsync.git.GitError`` when ``git config`` fails, ``OSError`` on I/O errors.
+    ``memsync.base.git.GitError`` when ``git config`` fails, ``OSError`` on I/O errors.
     """
     config = git_dir / "config"
     for kind in KINDS:

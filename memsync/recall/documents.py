@@ -25,7 +25,7 @@ from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.markdown.roledir import RoleDir
 from memsync.formats.markdown.skill import DAILY_DIR, kind_for_type
 from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
-from memsync.tracked import Tracked
+from memsync.tracks.tracked import Tracked
 
 DocType = Literal["entry", "curated", "index", "log"]
 # A hit's text (neutralised: peers wrote it) is cut to this many characters (a curated entry's body can

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memsync.recall import embedding
 from memsync.recall.documents import Document, source_documents
-from memsync.tracked import Tracked
+from memsync.tracks.tracked import Tracked
 
 SIMILAR = 0.8
 

@@ -38,7 +38,7 @@ from memsync.formats.jsonl.view import scope_matches
 from memsync.recall import embedding
 from memsync.recall.documents import MARK, Document, entry_documents, source_documents, source_files
 from memsync.store.history import LogRecord
-from memsync.tracked import Tracked
+from memsync.tracks.tracked import Tracked
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TypedDict
 
-from memsync.config import Config
+from memsync.base.paths import StoreLayout
+from memsync.config.file import Config
 from memsync.formats.quoted import host_label
-from memsync.paths import StoreLayout
 from memsync.recall.documents import Hit
 from memsync.recall.index import RecallIndex
 from memsync.store.facade import Store

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsync.config import PERSONAL_STORE
-from memsync.identity import project_key
+from memsync.config.file import PERSONAL_STORE
+from memsync.projects.identity import project_key
 from memsync.recall.documents import Document
 
 # The usual constant of reciprocal rank fusion: a list's first places count, its tail barely does.

@@ -17,14 +17,14 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.config import Config
+from memsync.config.file import Config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT, embedding
 from memsync.recall.documents import Hit, shown_text
 from memsync.recall.index import RecallIndex, Unusable, fts_query, index_path
 from memsync.recall.ranking import Vantage, fuse, here
-from memsync.tracked import Tracked, tracked_memory
+from memsync.tracks.tracked import Tracked, tracked_memory
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from memsync.layout import STORE_META_DIR
+from memsync.base.layout import STORE_META_DIR
 
 ALLOWED_RECORD = f"{STORE_META_DIR}/allowed.jsonl"
 _HEX = frozenset("0123456789abcdef")

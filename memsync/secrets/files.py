@@ -16,10 +16,10 @@ from collections.abc import Collection, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
+from memsync.base.layout import kind_of
 from memsync.formats import bounded_yaml
 from memsync.formats.bounded_json import STRING_LITERAL
 from memsync.formats.markdown.frontmatter import frontmatter_yaml, split_frontmatter
-from memsync.layout import kind_of
 from memsync.secrets.allowed import line_hash
 from memsync.secrets.shapes import BARE, CONTEXT
 from memsync.secrets.text import SPLIT, scan_groups, scan_units

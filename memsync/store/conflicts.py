@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from memsync import git
-from memsync.layout import aside_name
+from memsync.base import git
+from memsync.base.layout import aside_name
 from memsync.store.repo import StoreGit, log
 
 # Where git's merge puts a file whose name a directory took on the other side: `<path>~<side>`.

@@ -9,8 +9,8 @@ and times for it."""
 
 from __future__ import annotations
 
+from memsync.base.git import GitError
 from memsync.errors import MemsyncError
-from memsync.git import GitError
 from memsync.merge.kinds import KINDS
 from memsync.merge.labels import OURS, THEIRS, side_variables
 from memsync.merge.registration import driver_command, install_merge_drivers
@@ -35,7 +35,7 @@ def before_merge(g: StoreGit) -> None:
 
 def register(g: StoreGit) -> None:
     """Write the drivers' git config and attributes block (``registration.install_merge_drivers``; a
-    config locked by another process is waited for by ``memsync.git``). Raises ``MemsyncError`` naming
+    config locked by another process is waited for by ``memsync.base.git``). Raises ``MemsyncError`` naming
     what failed."""
     try:
         install_merge_drivers(g.git_dir)

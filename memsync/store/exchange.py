@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from memsync import git
+from memsync.base import git
+from memsync.base.remote_url import redacted
 from memsync.errors import MemsyncError
-from memsync.remote_url import redacted
 from memsync.store import remotes, sealed, storeid
 from memsync.store.format import check_remote_format, is_store
 from memsync.store.integrate import integrate

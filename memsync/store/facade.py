@@ -1,7 +1,7 @@
 """The store: a git working tree only memsync writes, and its exchange with remotes (DESIGN "One sync
 cycle" steps 3-4, I3, I7, I8, I9). ``Store`` is the one entry point; each job is a module beside it
 (``open``, ``recovery``, ``commit``, ``exchange``, ``integrate``, ``conflicts``, ``resync``, ``history``,
-``remotes``, ``rewrite``), and git runs only through ``repo.StoreGit`` (``memsync.git``).
+``remotes``, ``rewrite``), and git runs only through ``repo.StoreGit`` (``memsync.base.git``).
 
 A ``Store`` holds no git resources, so a daemon may keep one for its whole life. Merging (I9): a
 fast-forward or nothing when one side contains the other; else one merge commit, the peer then
@@ -17,9 +17,9 @@ import threading
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from memsync.config import NETWORK_TIMEOUT_S, Identity, StoreConfig
+from memsync.base.paths import StoreLayout
+from memsync.config.file import NETWORK_TIMEOUT_S, Identity, StoreConfig
 from memsync.errors import MemsyncError
-from memsync.paths import StoreLayout
 from memsync.store import exchange as exchanging
 from memsync.store import history, rewrite, sealed, storeid
 from memsync.store import open as lifecycle

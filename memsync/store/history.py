@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 
-from memsync.layout import HOST_TRAILER
+from memsync.base.layout import HOST_TRAILER
 from memsync.store.repo import StoreGit, log
 
 _LOG_ARGS = ("log", "--no-ext-diff", "--no-color", "--format=%x1e%H%x1f%aI%x1f%B%x1f")

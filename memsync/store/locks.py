@@ -19,9 +19,9 @@ from pathlib import Path
 
 import filelock
 
+from memsync.base.git import Stopped
+from memsync.base.paths import StoreLayout
 from memsync.errors import MemsyncError
-from memsync.git import Stopped
-from memsync.paths import StoreLayout
 
 log = logging.getLogger(__name__)
 

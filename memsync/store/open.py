@@ -7,10 +7,10 @@ from __future__ import annotations
 import shutil
 from collections.abc import Collection
 
+from memsync.base.fsio import atomic_write
+from memsync.base.layout import IGNORED_NAMES
+from memsync.base.remote_url import redacted
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write
-from memsync.layout import IGNORED_NAMES
-from memsync.remote_url import redacted
 from memsync.store import drivers, remotes
 from memsync.store.commit import changes, commit_all
 from memsync.store.exchange import fetch, push

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memsync.base.fsio import atomic_write
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write
 from memsync.store.commit import put_back_strays
 from memsync.store.conflicts import unmerged
 from memsync.store.repo import StoreGit, log

@@ -13,7 +13,7 @@ import logging
 import tempfile
 from pathlib import Path
 
-from memsync.git import remote_attempt
+from memsync.base.git import remote_attempt
 
 log = logging.getLogger(__name__)
 

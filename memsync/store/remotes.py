@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from memsync.fsio import atomic_write
+from memsync.base.fsio import atomic_write
 from memsync.store.repo import StoreGit
 
 _STATE_FILE = "remotes.json"

@@ -10,11 +10,11 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from memsync import git
-from memsync.config import Identity, StoreConfig
-from memsync.diskfull import ADVICE, git_says_full, named_by_git, nearly_full
-from memsync.layout import HOST_TRAILER
-from memsync.paths import StoreLayout
+from memsync.base import git
+from memsync.base.diskfull import ADVICE, git_says_full, named_by_git, nearly_full
+from memsync.base.layout import HOST_TRAILER
+from memsync.base.paths import StoreLayout
+from memsync.config.file import Identity, StoreConfig
 
 # One logger for the whole store: the daemon folds its repeated warnings there (``cli.sync``).
 log = logging.getLogger("memsync.store")

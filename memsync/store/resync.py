@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from memsync.base.fsio import atomic_write
 from memsync.errors import MemsyncError
-from memsync.fsio import atomic_write
 from memsync.store import drivers, remotes, storeid
 from memsync.store.conflicts import settle_unmerged
 from memsync.store.exchange import RemoteOutcome, exchange_one, fetch, unreachable

@@ -3,14 +3,14 @@
 --force``, then the reflogs expired and the old objects pruned, so no object holding the lines is left.
 The rewrite is deterministic: two machines dropping the same lines from the same commits get the same
 new commits, so their histories still join. Its force push is the only one memsync makes, and runs
-non-interactively like every other git (``memsync.git``)."""
+non-interactively like every other git (``memsync.base.git``)."""
 
 from __future__ import annotations
 
 import hashlib
 from typing import Protocol
 
-from memsync import git
+from memsync.base import git
 from memsync.errors import MemsyncError
 from memsync.store.repo import StoreGit
 

@@ -20,11 +20,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from memsync import git
+from memsync.base import git
+from memsync.base.fsio import temp_beside
 from memsync.crypt import envelope, keys
 from memsync.crypt.vault import Vault
 from memsync.errors import MemsyncError
-from memsync.fsio import temp_beside
 from memsync.store.repo import StoreGit, log
 
 _BUNDLE_HEAD = b"# v2 git bundle\n"

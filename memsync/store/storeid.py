@@ -14,8 +14,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from memsync.fsio import atomic_write
-from memsync.remote_url import redacted
+from memsync.base.fsio import atomic_write
+from memsync.base.remote_url import redacted
 from memsync.store.commit import commit_all
 from memsync.store.repo import StoreGit, log
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from memsync.layout import is_ignored
+from memsync.base.layout import is_ignored
 
 # The temp files git hands a merge driver, in the worktree root; a killed merge leaves them behind.
 GIT_MERGE_TEMP = ".merge_file_*"

@@ -24,7 +24,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 
-from memsync.fsio import read_range
+from memsync.base.fsio import read_range
 from memsync.secrets.files import scan_appended
 from memsync.sync import content
 from memsync.sync.appendonly_tail import append_to_store, publish_tail

@@ -16,11 +16,10 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from memsync import echoes
-from memsync.fsio import append_once, read_range, writer_lock
-from memsync.layout import kind_of
+from memsync.base.fsio import append_once, read_range, writer_lock
+from memsync.base.layout import kind_of
 from memsync.merge.prefix import is_conflict_marker
-from memsync.sync import content
+from memsync.sync import content, echoes
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
 from memsync.sync.records import AppendState, PendingDelivery, mark
@@ -30,7 +29,7 @@ from memsync.sync.settle import settle_delivery_append
 
 def deliver_append(f: TrackFile, now: float, grace_s: float, out: Collector) -> None:
     """Append to the live file ``f`` the complete lines its store copy has and it lacks, only when it holds
-    exactly the accounted bytes, no positional writer holds it open (``memsync.writers``) and, where the
+    exactly the accounted bytes, no positional writer holds it open (``memsync.base.writers``) and, where the
     platform cannot tell, ``grace_s`` seconds passed (clock ``now``) since publish found it shrunk. A
     missing live file is created. What waits is listed in ``out.waiting``. Raises ``OSError``."""
     state = out.state

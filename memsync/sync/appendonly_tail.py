@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memsync.layout import kind_of
+from memsync.base.layout import kind_of
 from memsync.secrets.files import scan_appended
 from memsync.sync import content
 from memsync.sync.collector import Collector

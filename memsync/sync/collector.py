@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from memsync.layout import kind_of
+from memsync.base.layout import kind_of
+from memsync.base.writers import positional_writers
 from memsync.sync import content
 from memsync.sync.clashes import Clash
 from memsync.sync.files import TrackFile
@@ -18,7 +19,6 @@ from memsync.sync.records import HeldLine
 from memsync.sync.reports import FileChange, HeldBack
 from memsync.sync.state import SyncState
 from memsync.sync.writes import Writes
-from memsync.writers import positional_writers
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class Collector:
     waiting: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     clashes: list[Clash] = field(default_factory=list)
-    # Files held open by positional writers (memsync.writers), looked up once per pass when first needed.
+    # Files held open by positional writers (memsync.base.writers), looked up once per pass when first needed.
     writers: Callable[[], frozenset[str] | None] = field(
         default_factory=lambda: functools.cache(positional_writers)
     )

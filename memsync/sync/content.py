@@ -12,8 +12,8 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from memsync.base.fsio import read_range
 from memsync.formats.jsonl.canonical import is_header, parse_record
-from memsync.fsio import read_range
 from memsync.sync.notices import Notices
 from memsync.sync.records import HEAD, WINDOW, digest, mark
 

@@ -9,8 +9,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from memsync.config import Track
-from memsync.layout import is_ignored
+from memsync.base.layout import is_ignored
+from memsync.config.file import Track
 from memsync.sync.state import SyncState
 
 # Every cycle checks every label of every track against the ignore patterns, twice (live and store walk):

@@ -3,7 +3,7 @@ memsync once it stood unchanged past the grace period (DESIGN I2: no torn line).
 
 from __future__ import annotations
 
-from memsync.fsio import append_once, read_range, writer_lock
+from memsync.base.fsio import append_once, read_range, writer_lock
 from memsync.sync import content
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile

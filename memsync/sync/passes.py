@@ -16,8 +16,8 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
-from memsync.config import Track
-from memsync.layout import is_append_only, kind_of
+from memsync.base.layout import is_append_only, kind_of
+from memsync.config.file import Track
 from memsync.secrets.allowed import allowed_in
 from memsync.secrets.files import scan_name
 from memsync.sync.appendonly import publish_append
@@ -100,7 +100,7 @@ def deliver(
     difference, store order) in one ``O_APPEND`` write, only when the live file holds exactly the
     accounted bytes (nothing unpublished, no unfinished line; otherwise it waits for the next publish).
     Nothing is appended while a process holds the live file open for writing without ``O_APPEND``
-    (``memsync.writers``): it would overwrite the appended lines from its own file position. Where the
+    (``memsync.base.writers``): it would overwrite the appended lines from its own file position. Where the
     platform cannot tell, a file publish found shrunk (an agent rewriting it in place) waits ``grace_s``
     seconds by the clock ``now`` (seconds since the epoch, default ``time.time()``).
     A missing live file is created with the store's complete lines (never over a file that appeared).

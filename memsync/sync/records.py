@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Self
 
-from memsync.layout import is_append_only
+from memsync.base.layout import is_append_only
 
 # What identifies an append-only prefix: its first HEAD and last WINDOW bytes (a whole prefix up to
 # HEAD + WINDOW bytes), so checking a 300 MB file costs two short reads, not a pass over it.

@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Literal
 
-from memsync.config import Track
-from memsync.layout import Kind
+from memsync.base.layout import Kind
+from memsync.config.file import Track
 from memsync.sync.clashes import Clash
 
 Action = Literal["appended", "added", "changed", "deleted", "created", "replaced"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from memsync.fsio import read_range
-from memsync.layout import is_append_only
+from memsync.base.fsio import read_range
+from memsync.base.layout import is_append_only
 from memsync.sync import content
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile

@@ -1,12 +1,12 @@
 """Replacing a live file atomically while learning what it held at that instant (DESIGN I5): the atomic
-file primitive deliver needs beyond ``memsync.fsio``."""
+file primitive deliver needs beyond ``memsync.base.fsio``."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from memsync.fsio import TEMP_PREFIX, atomic_write, exchange, fsync_dir, temp_beside
+from memsync.base.fsio import TEMP_PREFIX, atomic_write, exchange, fsync_dir, temp_beside
 
 
 def replace_keeping(path: Path, data: bytes) -> bytes:

@@ -3,7 +3,7 @@ with the file's merge driver, written atomically to the store (DESIGN step 2, "D
 
 from __future__ import annotations
 
-from memsync.layout import kind_of
+from memsync.base.layout import kind_of
 from memsync.merge.kinds import merge_for_path
 from memsync.secrets.files import scan_whole
 from memsync.sync import content

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 
-from memsync import echoes
-from memsync.fsio import TEMP_PREFIX
-from memsync.layout import is_append_only, kind_of
+from memsync.base.fsio import TEMP_PREFIX
+from memsync.base.layout import is_append_only, kind_of
 from memsync.merge.kinds import merge_for_path
+from memsync.sync import echoes
 from memsync.sync.clashes import Clash
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import posixpath
 
+from memsync.base.layout import kind_of
 from memsync.formats.markdown.index import parse_index, render
-from memsync.layout import kind_of
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
 

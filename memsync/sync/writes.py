@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from memsync.fsio import WriteBatch, WriteOp
+from memsync.base.fsio import WriteBatch, WriteOp
 from memsync.secrets.files import scan_wholes
 from memsync.sync.state import SyncState
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memsync.argcheck import existing_parent
+from memsync.base.argcheck import existing_parent
 from memsync.commands.handoff.mapping import Agent, AgentFormat
-from memsync.config import config_path, load_config
+from memsync.config.file import config_path, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import is_header, parse_record
-from memsync.tracked import check_new_role, is_role_dir, member_format
+from memsync.tracks.tracked import check_new_role, is_role_dir, member_format
 
 
 def agent_name(path: Path, fmt: AgentFormat) -> str:

@@ -10,13 +10,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from memsync.base.wording import plural
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS, Entry
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.reading import CuratedEntry
 from memsync.formats.markdown.skill import TYPE_TO_KIND as TYPE_TO_KIND  # re-exported: handoff maps by it
 from memsync.formats.markdown.skill import kind_for_type as kind_for_type
-from memsync.wording import plural
 
 DEFAULT_MAX_BYTES = 32_000
 HANDOFF_TAG = "handoff:"

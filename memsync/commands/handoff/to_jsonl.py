@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from memsync.base.paths import config_path
 from memsync.commands.handoff.mapping import (
     CURATED_CONFIDENCE,
     HANDOFF_TAG,
@@ -20,13 +21,12 @@ from memsync.commands.handoff.mapping import (
     log_id,
 )
 from memsync.commands.proposals import gated, propose, reviews_of
-from memsync.config import Config, StoreConfig, load_config
+from memsync.config.file import Config, StoreConfig, load_config
 from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import USER_SOURCE, Entry, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp
-from memsync.memoryfile import MemoryFile, NewEntry
-from memsync.paths import config_path
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.secrets import scan_text
 
 

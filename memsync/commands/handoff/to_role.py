@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from memsync.clock import refuse_if_ahead
+from memsync.base.fsio import atomic_write
 from memsync.commands.handoff.curated_text import curated_title
 from memsync.commands.handoff.mapping import (
     LOGGED_SLUGS,
@@ -35,7 +35,7 @@ from memsync.formats.markdown.index_items import put_index_item
 from memsync.formats.markdown.reading import read_daily_log
 from memsync.formats.markdown.roledir import RoleDir
 from memsync.formats.markdown.skill import slugify
-from memsync.fsio import atomic_write
+from memsync.memoryfile.clock import refuse_if_ahead
 
 # The daily log a memory-file entry was handed from: source role:<agent>/daily/<day>.md.
 _LOG_SOURCE = re.compile(r"^role:[^/]+/(?P<file>daily/\d{4}-\d{2}-\d{2}\.md)$")

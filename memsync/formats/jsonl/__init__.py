@@ -3,5 +3,5 @@
 as a record), :mod:`.parse` (a file read, problems reported, never fatal), :mod:`.view` (later wins,
 tombstones, supersede, expiry, scope), :mod:`.prompt` (the prompt block), :mod:`.compact` (temp +
 rename, tombstones kept) and :mod:`.location` (the default file). Reading only: writing an entry
-(``memsync.append``, ``memsync.memoryfile``) also scans for secrets and checks the clock.
+(``memsync.memoryfile.append``, ``memsync.memoryfile``) also scans for secrets and checks the clock.
 """

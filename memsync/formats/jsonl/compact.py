@@ -12,12 +12,12 @@ from pathlib import Path
 
 import filelock
 
+from memsync.base.fsio import atomic_write, writer_lock
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import ParsedMemory, parse_memory, read_bytes
 from memsync.formats.jsonl.records import FORMAT, Header, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp
-from memsync.fsio import atomic_write, writer_lock
 
 log = logging.getLogger(__name__)
 

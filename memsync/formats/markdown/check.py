@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memsync.base.layout import is_ignored
 from memsync.formats.markdown.index import links_part
 from memsync.formats.markdown.reading import Problem, read_text
 from memsync.formats.markdown.skill import DAILY_DIR, DAILY_NAME, INDEX_NAME, MAX_READ_BYTES
-from memsync.layout import is_ignored
 
 if TYPE_CHECKING:
     from memsync.formats.markdown.roledir import RoleDir

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from memsync.base.fsio import atomic_write, writer_lock
+from memsync.base.layout import is_ignored
 from memsync.errors import MemsyncError
 from memsync.formats.markdown.check import check
 from memsync.formats.markdown.index import IndexBlock, parse_index, render
@@ -39,8 +41,6 @@ from memsync.formats.markdown.snapshot import (
     write_snapshot,
 )
 from memsync.formats.markdown.writes import append_log, rename_entry, write_entry
-from memsync.fsio import atomic_write, writer_lock
-from memsync.layout import is_ignored
 
 
 class RoleDir:

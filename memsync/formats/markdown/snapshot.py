@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memsync.base.fsio import atomic_write
 from memsync.errors import MemsyncError
 from memsync.formats.markdown.index_items import link_text
 from memsync.formats.markdown.reading import read_text
 from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME, MAX_READ_BYTES, SNAPSHOT_NAME
 from memsync.formats.quoted import LINE_CHARS, neutralise, neutralise_lines
-from memsync.fsio import atomic_write
 
 if TYPE_CHECKING:
     from memsync.formats.markdown.roledir import RoleDir

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memsync.base.fsio import append_once, atomic_write, create_exclusive, writer_lock
 from memsync.errors import MemsyncError
 from memsync.formats.markdown.fields import entry_head, with_name
 from memsync.formats.markdown.frontmatter import split_frontmatter
@@ -16,7 +17,6 @@ from memsync.formats.markdown.index import IndexBlock, item_key, links_part
 from memsync.formats.markdown.index_items import link_text, put_index_item, relink_item
 from memsync.formats.markdown.reading import read_bytes, read_entry
 from memsync.formats.markdown.skill import CURATED_TYPES, DAILY_DIR, one_line, slugify
-from memsync.fsio import append_once, atomic_write, create_exclusive, writer_lock
 
 if TYPE_CHECKING:
     from memsync.formats.markdown.roledir import RoleDir

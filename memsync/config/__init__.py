@@ -1,0 +1,1 @@
+"""memsync's own config file: read, checked key by key, written."""

@@ -1,0 +1,1 @@
+"""The daemon: its loop, the watch, debounce, backoff, workers, served stores, its instance."""

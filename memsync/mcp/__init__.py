@@ -1,0 +1,1 @@
+"""The MCP server: its tools, resources and prompt over stdio."""

@@ -1,0 +1,115 @@
+"""`memsync mcp`'s start: the client's ``initialize`` answered before the MCP SDK is imported.
+
+Importing the SDK (its protocol types are pydantic models of every protocol version) takes about twice
+as long as the rest of the CLI, and a client waits for ``initialize`` before anything else. So the
+server module is imported in a thread while the first line of stdin is read; when it is an
+``initialize`` request this module can answer (a JSON-RPC request with a string or integer id, a
+protocol version, capabilities and client info), the answer is written at once, with the same fields
+the SDK gives: the protocol version negotiated as the SDK does (the one asked for when the SDK speaks
+it, else its latest), the server's capabilities, name, version and instructions. The SDK is then handed
+that line too (its session state starts from it) and its own answer to it is dropped
+(``stdio.answering_stdio``). Any other first line, or none, goes to the SDK alone.
+
+``tests/mcp/test_handshake.py`` checks these constants against the SDK's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from memsync import __version__
+
+INSTRUCTIONS = (
+    "memsync keeps this user's agent memory in sync between machines, people and agents through git. "
+    "Call recall before relying on what you remember; call remember for something worth keeping across "
+    "sessions (one sentence; source 'user' when the person said it); never store a secret."
+)
+SERVER_NAME = "memsync"
+# The SDK's handshake protocol versions (``mcp.server.runner.HANDSHAKE_PROTOCOL_VERSIONS``), oldest first:
+# the last is what a client asking for another one gets.
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+# What the SDK's MCPServer declares for memsync's server (tools, resources and prompts, none changing).
+CAPABILITIES: dict[str, Any] = {
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
+_SERVER_MODULE = "memsync.mcp.server"
+
+
+@dataclass(frozen=True)
+class Greeting:
+    """The client's first line (``line``, as read) and, when it was an ``initialize`` request answered
+    here, that request's ``id`` (else None: the SDK answers it)."""
+
+    line: bytes
+    id: str | int | None
+
+
+def initialize_result(params: Any) -> dict[str, Any] | None:
+    """The ``result`` of an ``initialize`` request whose ``params`` are these (parsed JSON), as the SDK
+    gives it; None when ``params`` are not what a client sends (the SDK then answers, or refuses)."""
+    if not isinstance(params, dict):
+        return None
+    version = params.get("protocolVersion")
+    client = params.get("clientInfo")
+    if (
+        not isinstance(version, str)
+        or not isinstance(params.get("capabilities"), dict)
+        or not isinstance(client, dict)
+        or not isinstance(client.get("name"), str)
+        or not isinstance(client.get("version"), str)
+    ):
+        return None
+    return {
+        "capabilities": CAPABILITIES,
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": version if version in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+
+
+def answer(line: bytes) -> tuple[str | int, bytes] | None:
+    """The id of the ``initialize`` request ``line`` and the line answering it; None when ``line`` is
+    anything else (another method, a notification, a bad id, no JSON). Never raises."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if (
+        not isinstance(message, dict)
+        or message.get("jsonrpc") != "2.0"
+        or message.get("method") != "initialize"
+    ):
+        return None
+    request = message.get("id")
+    # bool is an int to Python, not to JSON-RPC; an id the SDK reads otherwise is left to it.
+    if isinstance(request, bool) or not isinstance(request, (str, int)):
+        return None
+    result = initialize_result(message.get("params"))
+    if result is None:
+        return None
+    reply = {"jsonrpc": "2.0", "id": request, "result": result}
+    return request, json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def serve() -> None:
+    """Serve MCP over stdin/stdout until the client closes stdin: ``initialize`` answered here while the
+    SDK is imported (module doc), everything after by the SDK's server."""
+    # A daemon thread: a failed import is raised again, with its traceback, by the import below.
+    threading.Thread(
+        target=importlib.import_module, args=(_SERVER_MODULE,), name="mcp-import", daemon=True
+    ).start()
+    first = sys.stdin.buffer.readline()
+    answered = answer(first)
+    if answered is not None:
+        sys.stdout.buffer.write(answered[1])
+        sys.stdout.buffer.flush()
+    from memsync.mcp.server import serve as serve_sdk
+
+    serve_sdk(Greeting(first, None if answered is None else answered[0]))

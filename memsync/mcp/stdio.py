@@ -1,0 +1,213 @@
+"""The MCP server's stdio transport: the SDK's ``stdio_server``, reading stdin through :class:`Answering`,
+which answers each line the SDK cannot decode with a JSON-RPC error (DESIGN "Hostile input").
+
+The SDK (``mcp`` 2.3) turns such a line (invalid JSON, a lone surrogate escape, nesting deeper than its
+parser's recursion limit, JSON that is no JSON-RPC message) into an exception on its read stream, and its
+dispatcher logs and drops it: a client waits for its own timeout (python-sdk issue #2751; the fix
+proposed there, PR #2766, was closed unmerged). A request whose ``id`` is no string nor integer (``1.5``,
+``null``, ``true``, an object) passes its adapter as a notification, which nobody answers: answered here
+too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from io import TextIOWrapper
+from typing import Any, Protocol, cast
+
+import anyio
+import mcp_types as types
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from memsync.formats.bounded_json import STRING_LITERAL, has_lone_surrogate
+from memsync.mcp.handshake import Greeting
+
+log = logging.getLogger(__name__)
+
+# One JSON token after optional blanks: a string literal, a punctuation mark, or a bare word (number,
+# true, false, null). Read one by one, without recursion, so any depth of nesting is cheap.
+_TOKEN = re.compile(rf'\s*({STRING_LITERAL.pattern}|[{{}}\[\]:,]|[^\s{{}}\[\]:,"]+)', re.DOTALL)
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_REASON_CHARS = 200
+
+
+def request_id(line: str) -> str | int | None:
+    """The ``id`` member of the JSON object ``line`` starts with, read token by token up to that member
+    (so a line broken, or nested too deep, after it still names its request); None when there is no
+    such member before the line stops being readable, or it is no integer nor a string UTF-8 can hold.
+    Never raises."""
+    word = _id_token(line)
+    return None if word is None else _id_value(word)
+
+
+def _id_token(line: str) -> str | None:
+    """The first JSON token of the ``id`` member of the object ``line`` starts with (``{`` for an object),
+    None when there is no such member before the line stops being readable."""
+    depth = 0
+    key_next = False
+    pos = 0
+    while (token := _TOKEN.match(line, pos)) is not None:
+        word = token.group(1)
+        pos = token.end()
+        if depth == 0 and word != "{":
+            return None
+        if word in "{[":
+            depth += 1
+            key_next = word == "{" and depth == 1
+        elif word in "}]":
+            depth -= 1
+        elif depth == 1 and word == ",":
+            key_next = True
+        elif key_next:
+            key_next = False
+            colon = _TOKEN.match(line, pos)
+            if word == '"id"' and colon is not None and colon.group(1) == ":":
+                value = _TOKEN.match(line, colon.end())
+                return None if value is None else value.group(1)
+    return None
+
+
+def _id_value(word: str) -> str | int | None:
+    if _INTEGER.fullmatch(word):
+        return int(word)
+    if word.startswith('"'):
+        try:
+            value = json.loads(word)
+        except ValueError:
+            return None
+        # A lone surrogate cannot be written back as UTF-8: such an id is unknown.
+        return value if isinstance(value, str) and not has_lone_surrogate(value) else None
+    return None
+
+
+def error_for(line: str, exc: ValidationError) -> types.JSONRPCError:
+    """The answer to ``line``, which the SDK's message adapter refused with ``exc``: -32700 Parse error
+    when it is no JSON the SDK can read, else -32600 Invalid Request; with the line's ``id`` when it has
+    one (:func:`request_id`), else null."""
+    unreadable = any(error["type"] == "json_invalid" for error in exc.errors())
+    code, what = (
+        (types.PARSE_ERROR, "Parse error") if unreadable else (types.INVALID_REQUEST, "Invalid Request")
+    )
+    reason = exc.errors()[0]["msg"][:_REASON_CHARS]
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id(line), error=types.ErrorData(code=code, message=f"{what}: {reason}")
+    )
+
+
+_BAD_ID = types.JSONRPCError(
+    jsonrpc="2.0",
+    id=None,
+    error=types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message="Invalid Request: the id must be a string or an integer, or absent",
+    ),
+)
+
+
+class _Sender(Protocol):
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
+class Answering:
+    """The lines of stdin the SDK can decode as they are meant, for ``stdio_server``; every other line
+    (including a request with a bad id, which the SDK would read as a notification) is answered here
+    with :func:`error_for`, on the server's write stream (given by :meth:`answer_on` once the transport
+    exists), and never reaches the SDK."""
+
+    def __init__(self, lines: AsyncIterator[str]) -> None:
+        self._lines = lines
+        self._answers: _Sender | None = None
+        self._ready = anyio.Event()
+
+    def answer_on(self, write_stream: _Sender) -> None:
+        """Send the answers to bad lines on ``write_stream`` (the transport's own, so they are written
+        whole between its other messages)."""
+        self._answers = write_stream
+        self._ready.set()
+
+    def __aiter__(self) -> Answering:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await anext(self._lines)
+            try:
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValidationError as exc:
+                answer = error_for(line, exc)
+            else:
+                # The SDK reads a request whose id is no string nor integer (1.5, null, true, an object)
+                # as a notification and answers nothing: JSON-RPC 2.0 makes it an Invalid Request.
+                if not isinstance(message, types.JSONRPCNotification) or _id_token(line) is None:
+                    return line
+                answer = _BAD_ID
+            log.info("answered an undecodable request (id %r): %s", answer.id, answer.error.message)
+            await self._ready.wait()
+            assert self._answers is not None  # set with _ready
+            await self._answers.send(SessionMessage(answer))
+
+
+class _Answered:
+    """The transport's write stream less the SDK's answer to the request ``handshake`` already answered
+    (the first response or error naming its id): the client must not see two."""
+
+    def __init__(self, stream: Any, request: str | int) -> None:
+        self._stream = stream
+        self._request: str | int | None = request
+
+    async def __aenter__(self) -> _Answered:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        # The rest of the stream's interface (aclose, ...) is the stream's own.
+        return getattr(self._stream, name)
+
+    async def send(self, item: SessionMessage) -> None:
+        """Send ``item``, unless it is the SDK's answer to the request already answered."""
+        message = item.message
+        if (
+            self._request is not None
+            and isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+            and message.id == self._request
+        ):
+            self._request = None
+            return
+        await self._stream.send(item)
+
+
+async def _after(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
+    yield first
+    async for line in rest:
+        yield line
+
+
+@asynccontextmanager
+async def answering_stdio(greeting: Greeting | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's stdio transport (read and write streams, as ``stdio_server`` yields them) over this
+    process's stdin and stdout, every undecodable request answered (:class:`Answering`). ``greeting``:
+    the first line, read already (the SDK reads it first), and the id of the ``initialize`` request it
+    holds when that was answered already (the SDK's answer to it is dropped)."""
+    # UTF-8 whatever the locale, bytes that are not UTF-8 replaced: as the SDK reads stdin itself.
+    text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    lines: AsyncIterator[str] = aiter(anyio.wrap_file(text))
+    if greeting is not None and greeting.line:
+        lines = _after(greeting.line.decode("utf-8", errors="replace"), lines)
+    answering = Answering(lines)
+    # stdio_server only iterates its stdin.
+    async with stdio_server(stdin=cast("anyio.AsyncFile[str]", answering)) as (read_stream, write_stream):
+        answering.answer_on(write_stream)
+        if greeting is None or greeting.id is None:
+            yield read_stream, write_stream
+        else:
+            yield read_stream, _Answered(write_stream, greeting.id)

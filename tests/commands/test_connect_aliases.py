@@ -1,0 +1,45 @@
+"""`memsync mcp install|uninstall HOST` for every host of the registry (the MCP half of `connect`), and
+a host that requires its servers key (Copilot CLI) keeping it when memsync's entry goes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memsync.hosts import mcp_install
+from tests.support.helpers import run_cli
+
+OPENCODE = """{
+  "$schema": "https://opencode.ai/config.json",
+  // remote servers too
+  "mcp": {
+    "context7": { "type": "remote", "url": "https://mcp.context7.com/mcp", "enabled": true }
+  }
+}
+"""
+
+
+def test_mcp_install_takes_every_host_and_uninstall_gives_back_every_byte(home: Path) -> None:
+    path = home / ".config" / "opencode" / "opencode.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(OPENCODE)
+    done = run_cli("mcp", "install", "opencode")
+    assert done.returncode == 0, done.stderr
+    assert f"registered memsync's MCP server with opencode in {path}" in done.stdout
+    assert mcp_install.registered("opencode") == mcp_install.server_entry("opencode")
+    assert "// remote servers too" in path.read_text()
+    gone = run_cli("mcp", "uninstall", "opencode")
+    assert gone.returncode == 0 and f"removed memsync's MCP server from {path}" in gone.stdout, gone.stderr
+    assert path.read_text() == OPENCODE
+    unknown = run_cli("mcp", "install", "emacs")
+    assert unknown.returncode == 1 and "unknown agent host 'emacs'" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+
+
+def test_copilot_keeps_its_required_servers_object_after_disconnect(home: Path) -> None:
+    path = home / ".copilot" / "mcp-config.json"
+    assert run_cli("connect", "copilot-cli").returncode == 0
+    assert set(json.loads(path.read_text())["mcpServers"]) == {"memsync"}
+    gone = run_cli("disconnect", "copilot-cli")
+    assert gone.returncode == 0, gone.stderr
+    assert json.loads(path.read_text()) == {"mcpServers": {}}  # Copilot CLI refuses a file without it

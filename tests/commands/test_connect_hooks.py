@@ -1,0 +1,193 @@
+"""`memsync connect` installs memsync's hooks for Gemini CLI, Qwen Code, Cursor and Copilot CLI in each
+host's own file, format and event names (beside the host's other hooks, which stay), `disconnect`
+removes exactly them, `hooks install` does the hooks half alone; the installed commands fail open and
+print the session-start context in the shape each host reads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memsync.hosts import hooks
+from tests.support.helpers import run_cli
+from tests.support.peers import Peer, sync
+
+GEMINI = json.dumps(
+    {
+        "theme": "GitHub",
+        "hooks": {
+            "BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "lint"}]}]
+        },
+        "mcpServers": {"github": {"httpUrl": "https://api.githubcopilot.com/mcp/"}},
+    },
+    indent=2,
+)
+CURSOR = json.dumps(
+    {
+        "version": 1,
+        "hooks": {"afterFileEdit": [{"command": "./hooks/format.sh"}], "stop": [{"command": "say"}]},
+    },
+    indent=2,
+)
+# host: (its hook file under HOME, what is there before, the events memsync adds, timeout key, unit)
+CASES: dict[str, tuple[str, str | None, tuple[str, ...], str, int]] = {
+    "gemini-cli": (
+        ".gemini/settings.json",
+        GEMINI + "\n",
+        ("SessionStart", "AfterAgent", "SessionEnd", "PreCompress"),
+        "timeout",
+        1000,
+    ),
+    "qwen-code": (
+        ".qwen/settings.json",
+        GEMINI,
+        ("SessionStart", "Stop", "SessionEnd", "PreCompact"),
+        "timeout",
+        1000,
+    ),
+    "cursor": (
+        ".cursor/hooks.json",
+        CURSOR,
+        ("sessionStart", "stop", "sessionEnd", "preCompact"),
+        "timeout",
+        1,
+    ),
+    "copilot-cli": (
+        ".copilot/hooks/memsync.json",
+        None,
+        ("sessionStart", "agentStop", "sessionEnd", "preCompact"),
+        "timeoutSec",
+        1,
+    ),
+}
+
+
+def _ours(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """memsync's handlers per event, whatever the shape (matcher groups or a list per event)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for event, items in data.get("hooks", {}).items():
+        for item in items:
+            for handler in item.get("hooks", [item]):
+                if "memsync.hook" in handler.get("command", handler.get("bash", "")):
+                    found.setdefault(event, []).append({**handler, "matcher": item.get("matcher")})
+    return found
+
+
+# One host of each shape in the quick tier (matcher groups in a shared file; a list per event in a file
+# of memsync's own), every host in the long one.
+QUICK = ("gemini-cli", "copilot-cli")
+
+
+@pytest.mark.parametrize(
+    "host", [host if host in QUICK else pytest.param(host, marks=pytest.mark.slow) for host in CASES]
+)
+def test_connect_adds_the_hosts_own_hooks_and_disconnect_gives_back_every_byte(home: Path, host: str) -> None:
+    name, before, events, timeout_key, unit = CASES[host]
+    path = home / name
+    if before is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(before)
+    (home / ".copilot").mkdir(exist_ok=True)  # Copilot CLI's MCP file lives beside
+
+    done = run_cli("connect", host)
+    assert done.returncode == 0, done.stderr
+    assert f"{host}: installed memsync's hooks in {path} ({', '.join(events)})" in done.stdout
+    data = json.loads(path.read_text())
+    ours = _ours(data)
+    assert tuple(ours) == events if before is None else set(ours) == set(events)
+    start = ours[events[0]][0]
+    assert f"session-start --agent {host}" in start.get("command", start.get("bash", ""))
+    assert start[timeout_key] == hooks.SESSION_TIMEOUT_S * unit
+    assert all(h[timeout_key] == hooks.SYNC_TIMEOUT_S * unit for e in events[1:] for h in ours[e])
+    # Gemini CLI matches a SessionStart matcher to the source exactly: none; Qwen Code takes a pattern.
+    assert start["matcher"] == (hooks.SESSION_SOURCES if host == "qwen-code" else None)
+    if host == "copilot-cli":
+        assert data["version"] == 1 and start["type"] == "command" and "command" not in start
+    if host == "cursor":
+        assert data["hooks"]["afterFileEdit"] == [{"command": "./hooks/format.sh"}]
+        assert data["hooks"]["stop"][0] == {"command": "say"}
+    status = run_cli("hooks", "status").stdout
+    assert f"{host}: installed in {path}" in status and "runs this memsync" in status
+
+    again = run_cli("connect", host)
+    assert f"{host}: memsync's hooks are already installed in {path}" in again.stdout, again.stderr
+    gone = run_cli("disconnect", host)
+    assert gone.returncode == 0, gone.stderr
+    if before is None:  # Copilot CLI: memsync's own file, gone with its hooks
+        assert not path.exists() and f"deleted memsync's hooks file {path}" in gone.stdout
+    else:
+        assert path.read_text() == before
+
+
+def test_hooks_install_alone_takes_the_new_hosts_and_keeps_the_mcp_entry_out(
+    home: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    done = run_cli("hooks", "install", "cursor", "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    path = project / ".cursor" / "hooks.json"
+    assert set(_ours(json.loads(path.read_text()))) == {"sessionStart", "stop", "sessionEnd", "preCompact"}
+    assert not (project / ".cursor" / "mcp.json").exists()
+    done = run_cli("hooks", "install", "copilot-cli", "--project", str(project))
+    assert done.returncode == 0 and (project / ".github" / "hooks" / "memsync.json").is_file(), done.stderr
+
+
+def _run(
+    command: str, payload: dict[str, Any], env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """Run an installed hook command as the hosts do: through a shell, the hook input on stdin."""
+    return subprocess.run(
+        ["sh", "-c", command],
+        input=json.dumps(payload),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_installed_commands_fail_open_when_memsync_is_gone(home: Path, tmp_path: Path) -> None:
+    for host in CASES:
+        assert run_cli("hooks", "install", host).returncode == 0
+    commands = [
+        h["command"] if "command" in h else h["bash"]
+        for host, (name, *_rest) in CASES.items()
+        for handlers in _ours(json.loads((home / name).read_text())).values()
+        for h in handlers
+    ]
+    assert len(commands) == 16
+    # The interpreter the hooks name, gone (`pipx uninstall`): every command exits 0 with no output.
+    for command in commands:
+        gone = command.replace(hooks.hook_command("sync-now", "cursor").split()[2], str(tmp_path / "none"))
+        done = _run(gone, {"hook_event_name": "stop"}, dict(os.environ), tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), command
+
+
+@pytest.mark.slow
+def test_session_start_speaks_each_hosts_output_shape(tmp_path: Path, remote: Path) -> None:
+    a = Peer.create(tmp_path, "alice", remote)
+    b = Peer.create(tmp_path, "bob", remote)
+    sync(a, b)
+    a.append_entry("The harbor API needs a user agent header.", kind="fact")
+    sync(a, b)
+    shapes: dict[hooks.Host, Callable[[dict[str, Any]], str]] = {
+        "cursor": lambda out: out["additional_context"],
+        "copilot-cli": lambda out: out["additionalContext"],
+        "gemini-cli": lambda out: out["hookSpecificOutput"]["additionalContext"],
+    }
+    for host, context in shapes.items():
+        payload: dict[str, Any] = {"hook_event_name": "sessionStart", "source": "startup"}
+        # Cursor names the project in workspace_roots, the others in cwd.
+        payload |= {"workspace_roots": [str(b.home)]} if host == "cursor" else {"cwd": str(b.home)}
+        done = _run(hooks.hook_command("session-start", host), payload, {**os.environ, **b.env}, tmp_path)
+        assert done.returncode == 0 and not done.stderr, done.stderr
+        assert "The harbor API needs a user agent header." in context(json.loads(done.stdout)), done.stdout

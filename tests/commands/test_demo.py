@@ -1,0 +1,28 @@
+"""`memsync demo` runs to completion, shows memory arriving on the other machine, says how long it took
+and removes its directory (kept only with --keep)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.helpers import run_cli
+
+
+@pytest.mark.slow
+def test_demo_runs_and_shows_memory_arriving() -> None:
+    result = run_cli("demo", timeout=120)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "bob received alice's memory" in out
+    assert re.search(r"arrived on bob after \d+\.\d s", out)
+    assert "- [09:05] alice: CI is green again." in out and "- [09:05] bob: flaky test quarantined." in out
+    assert "Deploys happen Monday to Thursday." in out and "Never deploy during a release freeze." in out
+    assert re.search(r"^demo finished in \d+\.\d s$", out, flags=re.MULTILINE)
+    assert "no daemon is running" not in out  # the init lines of a setup step, not news in a demo
+    directory = re.search(r"demo directory: (\S+)", out)
+    assert directory is not None
+    assert not Path(directory[1]).exists()  # cleaned up

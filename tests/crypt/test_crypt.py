@@ -1,0 +1,366 @@
+"""Encrypted remotes, end to end: devices (CLI and daemon subprocesses, each with its own HOME and key)
+sync through a real bare remote that receives only sealed git bundles (``memsync.crypt``,
+``memsync.store.sealed``). The remote is searched byte by byte for what the memory holds; devices append
+at once and converge; a device added later reads all history; bad ciphertext is named and skipped."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pyrage
+import pytest
+import tomli_w
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsync.crypt import envelope
+from memsync.crypt.vault import Vault
+from memsync.errors import MemsyncError
+from tests.support.helpers import bare_remote, wait_for
+from tests.support.peers import MEMORY_STORE, Peer
+from tests.support.servers.transport import Remote
+
+_INIT = (
+    "from pathlib import Path\n"
+    "from memsync.config import load_config\n"
+    "from memsync.store.access import ensure_store\n"
+    "config = load_config(Path({config!r}))\n"
+    "for store_cfg in config.stores.values():\n"
+    "    ensure_store(config, store_cfg)\n"
+)
+
+
+def encrypted_peer(root: Path, name: str, remote: Path, member: Peer | None = None, **kwargs: object) -> Peer:
+    """A peer on the path ``remote`` whose store is set to encrypt (``encrypted``)."""
+    peer = Peer.create(root, name, remote, init_store=False, **kwargs)  # type: ignore[arg-type]
+    return encrypted(peer, member)
+
+
+def encrypted(peer: Peer, member: Peer | None = None) -> Peer:
+    """``peer`` (its store not made yet) set to encrypt; ``member`` (a device already syncing its
+    remote) adds its key first, as `memsync join` tells a user to. Its store is then made in a
+    subprocess (its own key, its own transport setup)."""
+    raw = tomllib.loads(peer.config.read_text())
+    raw["stores"]["main"]["encrypt"] = True
+    peer.config.write_text(tomli_w.dumps(raw))
+    if member is not None:
+        joined = cli_ok(peer, "join", "URL")
+        key = re.search(r"key: (age1\w+)", joined.stdout)
+        assert key is not None, joined.stdout
+        cli_ok(member, "key", "add", key.group(1))
+    peer.run_python(_INIT.format(config=str(peer.config)))
+    return peer
+
+
+def cli_ok(peer: Peer, *args: str) -> subprocess.CompletedProcess[str]:
+    """``peer.cli(ARGS)``, required to exit 0."""
+    done = peer.cli(*args)
+    assert done.returncode == 0, f"{peer.name}: memsync {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def remote_bytes(remote: Path) -> bytes:
+    """Everything the remote holds: every object's content (``git cat-file --batch-all-objects``), its
+    refs, and every file of the repository as stored (config, HEAD, packs, logs)."""
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=remote, capture_output=True, check=True
+    ).stdout
+    refs = subprocess.run(["git", "for-each-ref"], cwd=remote, capture_output=True, check=True).stdout
+    files = b"".join(path.read_bytes() for path in sorted(remote.rglob("*")) if path.is_file())
+    return objects + refs + files
+
+
+# --- the envelope --------------------------------------------------------------------------------------
+
+
+def test_seal_round_trip_pads_to_a_bucket() -> None:
+    me = pyrage.x25519.Identity.generate()
+    for size in (0, 1, 900, 5000):
+        payload = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        sealed = envelope.seal(payload, [str(me.to_public())])
+        assert envelope.unseal(sealed, [me]) == payload
+    small = [len(envelope.seal(b"a" * n, [str(me.to_public())])) for n in (10, 300, 700)] * 5
+    # All in the smallest bucket: they differ only by the random stanzas age adds to its header.
+    assert max(small) - min(small) < 300
+    assert min(len(envelope.seal(b"a" * 1100, [str(me.to_public())])) for _ in range(5)) > max(small) + 700
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=3000))
+def test_unseal_of_any_bytes_raises_only_memsync_error(data: bytes) -> None:
+    me = pyrage.x25519.Identity.generate()
+    with pytest.raises(MemsyncError):
+        envelope.unseal(data, [me])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=0, max_value=2000), st.integers(min_value=0, max_value=255))
+def test_unseal_of_a_changed_or_cut_ciphertext_raises(at: int, flip: int) -> None:
+    me = pyrage.x25519.Identity.generate()
+    sealed = envelope.seal(b"the harbor site blocks requests", [str(me.to_public())])
+    at %= len(sealed)
+    changed = sealed[:at] + bytes([sealed[at] ^ (flip or 1)]) + sealed[at + 1 :]
+    for bad in (changed, sealed[:at]):
+        with pytest.raises(MemsyncError):
+            envelope.unseal(bad, [me])
+
+
+# --- devices -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_remote_holds_nothing_readable_after_three_devices_sync(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    tokens = [f"tok{i:03d}zq" for i in range(200)]
+    # Tokens in host and author names, role names, project names, file names and entry text.
+    hosts = [f"host{tokens[i]}" for i in range(3)]
+    devices: list[Peer] = []
+    roles: list[Path] = []
+    for n, host in enumerate(hosts):
+        live = tmp_path / f"live-{n}" / ".agents" / "memory" / f"role{tokens[3 + n]}"
+        live.mkdir(parents=True)
+        roles.append(live)
+        extra = {str(live): f"projects/proj{tokens[6 + n]}/role{tokens[3 + n]}"}
+        member = devices[0] if devices else None
+        devices.append(encrypted_peer(tmp_path, host, remote, member, extra_tracks=extra))
+    for n, peer in enumerate(devices):
+        (roles[n] / f"note{tokens[9 + n]}.md").write_text(f"curated {tokens[12 + n]}\n")
+        for token in tokens[15 + n :: 3]:
+            peer.append_entry(f"the deploy host for {token} is behind the bastion")
+    for _ in range(2):
+        for peer in devices:
+            cli_ok(peer, "sync")
+    texts = [peer.read_store(MEMORY_STORE) for peer in devices]
+    assert texts[0] == texts[1] == texts[2]
+    assert all(token.encode() in texts[0] for token in tokens[15:])  # the memory did sync
+    held = remote_bytes(remote)
+    found = [token for token in tokens if token.encode() in held]
+    assert found == []
+    windows = {texts[0][i : i + 16] for i in range(len(texts[0]) - 15)}
+    assert [w for w in windows if w in held] == []
+    authors = subprocess.run(
+        ["git", "log", "--all", "--format=%an %ae %cn %ce %s %b"], cwd=remote, capture_output=True, text=True
+    ).stdout
+    assert set(authors.split()) == {"memsync", "memsync@invalid", "sealed"}
+
+
+@pytest.mark.slow
+def test_two_devices_appending_at_once_converge_losing_nothing(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    with alice.running(), bob.running():
+        lines = []
+        for i in range(6):
+            lines.append(alice.append_entry(f"alice lesson {i}"))
+            lines.append(bob.append_entry(f"bob lesson {i}"))
+        for peer in (alice, bob):
+            wait_for(
+                lambda peer=peer: all(line in peer.memory_file.read_bytes() for line in lines),
+                timeout=60,
+                what=f"{peer.name} has every line",
+            )
+    for peer in (alice, bob):
+        live = peer.memory_file.read_bytes()
+        assert b"<<<<<<<" not in live and b">>>>>>>" not in live
+        assert sorted(line for line in live.splitlines(keepends=True) if b"lesson" in line) == sorted(lines)
+    assert alice.read_store(MEMORY_STORE) == bob.read_store(MEMORY_STORE)
+
+
+@pytest.mark.slow
+def test_a_device_added_later_reads_all_history(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    early = []
+    for i in range(3):
+        early.append(alice.append_entry(f"early lesson {i}"))
+        cli_ok(alice, "sync")
+    carol = Peer.create(tmp_path, "carol", remote, init_store=False)
+    # Before a member adds its key: an error that says so, and no store (never an empty one).
+    refused = carol.cli("store", "add", "team", "--remote", str(remote), "--encrypt")
+    assert refused.returncode == 1
+    assert "none of its encrypted bundles is sealed for this device's key" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert "team" not in carol.config.read_text()
+    assert not (carol.home / ".local" / "share" / "memsync" / "stores" / "team").exists()
+    carol = encrypted_peer(tmp_path / "again", "carol", remote, member=alice)
+    listed = cli_ok(alice, "key", "list").stdout
+    assert listed.count("age1") == 2 and "(this device)" in listed
+    cli_ok(carol, "sync")
+    assert all(line in carol.memory_file.read_bytes() for line in early)
+    late = carol.append_entry("carol's first lesson")
+    cli_ok(carol, "sync")
+    cli_ok(alice, "sync")
+    assert late in alice.memory_file.read_bytes()
+
+
+def _push_sealed(tmp_path: Path, remote: Path, data: bytes, name: str) -> str:
+    """Append a ciphertext commit holding ``data`` to the remote's branch, as any writer of the remote
+    could; returns its sha."""
+    vault = Vault(tmp_path / f"{name}.git", str(remote), "main", 30.0, None)
+    assert vault.fetch() is None
+    commit = vault.append(data, vault.recipients())
+    assert vault.push(commit).ok
+    return commit
+
+
+@pytest.mark.slow
+def test_bad_ciphertext_is_named_in_one_line_each_and_nothing_taken_from_it(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    kept = alice.append_entry("alice keeps this")
+    cli_ok(alice, "sync")
+    cli_ok(bob, "sync")
+    # A bundle that would add a poison line on top of the remote's history, sealed four bad ways.
+    clone = tmp_path / "forger"
+    subprocess.run(["git", "clone", "-q", str(alice.store), str(clone)], check=True)
+    with (clone / MEMORY_STORE).open("ab") as out:
+        out.write(b'{"id":"poison","kind":"lesson","text":"POISON"}\n')
+    subprocess.run(["git", "-C", str(clone), "commit", "-qam", "forged"], check=True)
+    bundle = tmp_path / "forged.bundle"
+    subprocess.run(
+        ["git", "-C", str(clone), "bundle", "create", "-q", str(bundle), "main", "^origin/main"], check=True
+    )
+    key = pyrage.x25519.Identity.from_str((alice.config.parent / "device.key").read_text().strip())
+    sealed = envelope.seal(bundle.read_bytes(), [str(key.to_public())])
+    plain = envelope.MAGIC + bytes([2]) + len(b"x").to_bytes(8, "big") + b"x"
+    bad = {
+        "tampered": sealed[:400] + bytes([sealed[400] ^ 1]) + sealed[401:],
+        "truncated": sealed[: len(sealed) // 2],
+        "wrong key": envelope.seal(bundle.read_bytes(), [str(pyrage.x25519.Identity.generate().to_public())]),
+        "newer format": pyrage.encrypt(plain + bytes(1024 - len(plain)), [key.to_public()]),
+    }
+    commits = {
+        case: _push_sealed(tmp_path, remote, data, case.replace(" ", "-")) for case, data in bad.items()
+    }
+    later = bob.append_entry("bob writes after the bad ones")
+    cli_ok(bob, "sync")
+    done = cli_ok(alice, "sync")
+    warnings = [line for line in done.stderr.splitlines() if "cannot be read" in line]
+    assert len(warnings) == 4, done.stderr
+    for (case, commit), line in zip(commits.items(), warnings, strict=True):
+        assert commit[:10] in line, (case, line)
+    assert "newer than this memsync" in warnings[3] and "not encrypted for this device" in warnings[2]
+    assert "damaged" in warnings[0] and "damaged" in warnings[1]
+    live = alice.memory_file.read_bytes()
+    assert b"POISON" not in live and b"POISON" not in alice.read_store(MEMORY_STORE)
+    assert kept in live and later in live  # the rest synced
+    again = cli_ok(alice, "sync")
+    assert "cannot be read" not in again.stderr  # named once, not on every cycle
+
+
+@pytest.mark.slow
+def test_a_removed_device_is_told_and_keeps_its_memory(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    bob_key = re.search(r"(age1\w+)", cli_ok(bob, "join", str(remote)).stdout)
+    assert bob_key is not None
+    removed = cli_ok(alice, "key", "remove", bob_key.group(1))
+    assert "stays readable to it" in removed.stdout
+    secret = alice.append_entry("after bob left")
+    cli_ok(alice, "sync")
+    mine = bob.append_entry("bob's own lesson")
+    refused = bob.cli("sync")
+    assert "this device's key is not among its recipients" in refused.stdout + refused.stderr
+    assert mine in bob.memory_file.read_bytes() and mine in bob.read_store(MEMORY_STORE)
+    assert secret not in bob.memory_file.read_bytes()
+    cli_ok(alice, "sync")
+    assert mine not in alice.memory_file.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_rotated_key_reads_all_history_and_the_old_one_nothing_new(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    early = alice.append_entry("before the rotation")
+    cli_ok(alice, "sync")
+    old = (bob.config.parent / "device.key").read_text()
+    rotated = cli_ok(bob, "key", "rotate")
+    assert "opens nothing pushed from now on" in rotated.stdout
+    assert (bob.config.parent / "device.key").read_text() != old
+    assert len((bob.config.parent / "device.key").read_text().split()) == 1
+    late = alice.append_entry("after the rotation")
+    cli_ok(alice, "sync")
+    cli_ok(bob, "sync")
+    assert early in bob.memory_file.read_bytes() and late in bob.memory_file.read_bytes()
+    listed = cli_ok(alice, "key", "list").stdout
+    assert listed.count("age1") == 2
+    sealed = Vault(tmp_path / "look.git", str(remote), "main", 30.0, None)
+    assert sealed.fetch() is None
+    tip = sealed.unread()[-1].data
+    with pytest.raises(MemsyncError):
+        envelope.unseal(tip, [pyrage.x25519.Identity.from_str(old.strip())])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transport", ["ssh_remote", "https_remote"])
+def test_devices_sync_sealed_over_real_transports(
+    tmp_path: Path, transport: str, request: pytest.FixtureRequest
+) -> None:
+    remote: Remote = request.getfixturevalue(transport)
+    alice = encrypted(remote.peer(tmp_path, "alice", init_store=False))
+    bob = encrypted(remote.peer(tmp_path, "bob", init_store=False), member=alice)
+    line = alice.append_entry("the staging host is behind the bastion")
+    cli_ok(alice, "sync")
+    cli_ok(bob, "sync")
+    assert line in bob.memory_file.read_bytes()
+    assert b"bastion" not in remote_bytes(remote.path)
+
+
+@pytest.mark.slow
+def test_encrypt_switches_a_plain_store_and_a_plain_device_refuses_the_ciphertext(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = Peer.create(tmp_path, "alice", remote)
+    bob = Peer.create(tmp_path, "bob", remote)
+    old = alice.append_entry("said before the switch")
+    cli_ok(alice, "sync")
+    cli_ok(bob, "sync")
+    switched = cli_ok(alice, "encrypt", "main")
+    assert "stays there in plaintext" in switched.stdout
+    new = alice.append_entry("said after the switch")
+    cli_ok(alice, "sync")
+    held = remote_bytes(remote)
+    assert b"said before the switch" in held and b"said after the switch" not in held
+    refused = bob.cli("sync")
+    assert "it holds encrypted memory and this store is not set to encrypt" in refused.stderr
+    assert b"data.age" not in bob.read_store(MEMORY_STORE) and not (bob.store / "data.age").exists()
+    assert old in bob.memory_file.read_bytes() and new not in bob.memory_file.read_bytes()
+
+
+def test_key_export_and_import_restore_the_device_key(tmp_path: Path) -> None:
+    peer = Peer.create(tmp_path, "alice", tmp_path / "unused.git", init_store=False)
+    joined = cli_ok(peer, "join", "URL").stdout
+    key = peer.config.parent / "device.key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    backup = tmp_path / "key.backup"
+    exported = subprocess.run(
+        [sys.executable, "-m", "memsync", "key", "export", str(backup)],
+        input="correct horse battery\ncorrect horse battery\n",
+        env={**os.environ, **peer.env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert exported.returncode == 0, exported.stderr
+    assert key.read_bytes() not in backup.read_bytes() and backup.stat().st_mode & 0o777 == 0o600
+    secret = key.read_text()
+    key.unlink()
+    imported = subprocess.run(
+        [sys.executable, "-m", "memsync", "key", "import", str(backup)],
+        input="correct horse battery\n",
+        env={**os.environ, **peer.env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert key.read_text() == secret
+    assert cli_ok(peer, "join", "URL").stdout == joined

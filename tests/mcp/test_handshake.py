@@ -1,0 +1,136 @@
+"""`memsync mcp` answers `initialize` before the MCP SDK is imported (``handshake``), with what the SDK
+itself answers, once; the SDK then serves the same session (a real subprocess spoken to in raw lines)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from queue import Empty, Queue
+from typing import IO, Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from memsync.mcp.handshake import PROTOCOL_VERSIONS, answer
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _initialize(version: str) -> bytes:
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    return _line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+
+
+_REST = (
+    _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    + _line({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+)
+
+
+class _Server:
+    """`memsync mcp` in a subprocess, its answers read as they come."""
+
+    def __init__(self, tmp_path: Path, name: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "memsync", "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=(tmp_path / f"{name}.log").open("w"),
+        )
+        self.answers: Queue[dict[str, Any]] = Queue()
+        out = self.process.stdout
+        assert out is not None
+        threading.Thread(target=self._read, args=(out,), daemon=True).start()
+
+    def _read(self, out: IO[bytes]) -> None:
+        for raw in out:
+            self.answers.put(json.loads(raw))
+
+    def exchange(self, lines: bytes, last: int) -> list[dict[str, Any]]:
+        """The answers to ``lines`` up to the one to request ``last``; the server is then stopped."""
+        stdin = self.process.stdin
+        assert stdin is not None
+        stdin.write(lines)
+        stdin.flush()
+        got: list[dict[str, Any]] = []
+        while not got or got[-1]["id"] != last:
+            try:
+                got.append(self.answers.get(timeout=60))
+            except Empty:
+                raise AssertionError(f"no answer to {last} within 60 s: {got}") from None
+        stdin.close()
+        self.process.wait(timeout=30)
+        return got
+
+
+def test_initialize_is_answered_as_the_sdk_answers_it_once_and_the_sdk_serves_the_session(
+    home: Path, tmp_path: Path
+) -> None:
+    versions = ["2024-11-05"]  # not the latest: the one asked for is kept
+    # First line initialize: answered by handshake. First line blank: the SDK answers everything (the
+    # blank line gets its parse error, id null), initialize included.
+    early = {v: _Server(tmp_path, f"early-{v}") for v in versions}
+    late = {v: _Server(tmp_path, f"late-{v}") for v in versions}
+    for version in versions:
+        mine = early[version].exchange(_initialize(version) + _REST, 2)
+        sdk = [
+            a for a in late[version].exchange(b"\n" + _initialize(version) + _REST, 2) if a["id"] is not None
+        ]
+        assert [a["id"] for a in mine] == [0, 1, 2], mine  # one answer each: the SDK's to id 0 dropped
+        assert mine[0] == sdk[0], (mine[0], sdk[0])
+        assert mine[0]["result"]["protocolVersion"] == (
+            version if version in PROTOCOL_VERSIONS else "2025-11-25"
+        )
+        tools = {tool["name"] for tool in mine[1]["result"]["tools"]}
+        assert {"remember", "recall", "forget"} <= tools
+        assert mine[1:] == sdk[1:]
+
+
+def test_the_handshake_knows_the_sdks_protocol_versions_and_loads_no_sdk() -> None:
+    assert tuple(HANDSHAKE_PROTOCOL_VERSIONS) == PROTOCOL_VERSIONS
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, memsync.mcp.handshake; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'pydantic')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]"
+
+
+@given(st.binary(max_size=300))
+def test_any_first_line_is_answered_or_left_to_the_sdk(line: bytes) -> None:
+    answered = answer(line)
+    if answered is not None:
+        request, reply = answered
+        assert json.loads(reply)["id"] == request == json.loads(line)["id"]
+
+
+def test_requests_the_sdk_must_judge_are_left_to_it() -> None:
+    good = json.loads(_initialize("2025-06-18"))
+    for asked, given_ in (("2025-06-18", "2025-06-18"), ("1999-01-01", PROTOCOL_VERSIONS[-1])):
+        answered = answer(_initialize(asked))
+        assert answered is not None
+        assert json.loads(answered[1])["result"]["protocolVersion"] == given_
+    for bad in (
+        {**good, "id": True},
+        {**good, "id": 1.5},
+        {**good, "id": None},
+        {**good, "method": "ping"},
+        {**good, "jsonrpc": "1.0"},
+        {**good, "params": {**good["params"], "clientInfo": {"name": "t"}}},
+        {**good, "params": {**good["params"], "protocolVersion": 7}},
+        {k: v for k, v in good.items() if k != "id"},
+    ):
+        assert answer(_line(bad)) is None, bad

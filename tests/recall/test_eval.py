@@ -1,0 +1,89 @@
+"""The recall evaluation (bench/recall_eval.py) in the quick tier: a few hundred questions with known
+answers over the shared corpus plus generated entries; no dead entry ever returned, lexical recall above
+a floor, and the hybrid ranking (where the semantic extra is installed) measured against its targets."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from memsync.recall import embedding
+from tests.support.helpers import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+
+import recall_eval
+
+# Lexical recall@5 measured 0.687 over the corpus and the generated cases; a drop below this is a regression.
+LEXICAL_FLOOR = 0.62
+
+needs_extra = pytest.mark.skipif(not embedding.available(), reason="the semantic extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def figures(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, recall_eval.Score]:
+    return recall_eval.evaluate(tmp_path_factory.mktemp("eval"), corpus)
+
+
+def test_the_questions_cover_every_case(corpus: Path, tmp_path: Path) -> None:
+    """At least 300 questions, of every group the evaluation promises, each with an answer that exists."""
+    memory = recall_eval.build(tmp_path, corpus)
+    groups = {query.group for query in memory.queries}
+    assert len(memory.queries) >= 300
+    for group in ("fact", "superseded", "tombstoned", "expired", "two projects", "near-duplicate", "corpus"):
+        assert group in groups and f"{group}, keywords" in groups
+    ids = {doc.id for doc in recall_eval.live_documents(memory.sources)}
+    assert all(query.answers and query.answers <= ids for query in memory.queries)
+    # Dead entries exist (else "none returned" would prove nothing) and none is an answer.
+    assert len(memory.dead) >= 25
+    assert not memory.dead & set().union(*(query.answers for query in memory.queries))
+
+
+def test_lexical_recall_returns_no_dead_entry_and_keeps_its_level(
+    figures: dict[str, recall_eval.Score],
+) -> None:
+    lexical = figures["lexical"]
+    assert lexical.dead == 0
+    assert lexical.recall5 >= LEXICAL_FLOOR
+    assert lexical.recall1 <= lexical.recall5 and lexical.recall1 <= lexical.mrr <= lexical.recall5
+
+
+@needs_extra
+def test_hybrid_returns_no_dead_entry_and_beats_lexical(figures: dict[str, recall_eval.Score]) -> None:
+    hybrid, lexical = figures["hybrid"], figures["lexical"]
+    assert hybrid.dead == 0
+    assert hybrid.recall5 > lexical.recall5
+
+
+@needs_extra
+@pytest.mark.xfail(
+    strict=True,
+    reason="the one static model whose weights ship inside a package (64 dimensions, 10k token clusters) "
+    "adds about 2 points; the targets need a stronger model",
+)
+def test_hybrid_reaches_its_targets(figures: dict[str, recall_eval.Score]) -> None:
+    hybrid, lexical = figures["hybrid"], figures["lexical"]
+    assert hybrid.recall5 >= 0.90
+    assert hybrid.recall5 - lexical.recall5 >= 0.08
+
+
+def test_the_bench_prints_every_figure(figures: dict[str, recall_eval.Score]) -> None:
+    lines, _ = recall_eval.report(figures)
+    text = "\n".join(lines)
+    assert "lexical  queries" in text and "PASS  dead returned == 0" in text
+    for figure in ("recall@1", "recall@5", "MRR"):
+        assert figure in text
+    if embedding.available():
+        assert "hybrid   queries" in text and "hybrid recall@5 >= 0.90" in text
+    else:
+        assert "hybrid: not measured" in text
+
+
+@pytest.mark.slow
+def test_the_session_start_context_is_measured_through_the_hook(corpus: Path, tmp_path: Path) -> None:
+    """The session-start figure comes from a real hook's context over the evaluation's memory: some
+    answers are in its first 2,000 characters, not all (a context that holds no prompt cannot)."""
+    share = recall_eval.session_start(tmp_path, corpus)
+    assert 0 < share < 0.5

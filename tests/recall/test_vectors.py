@@ -1,0 +1,87 @@
+"""Search by meaning through the kept index: each document gets its vector when it is indexed (a writer's
+remember, a rebuild), not at the next semantic search; a process that keeps the vectors between recalls
+sees every later write (a new entry found by meaning, a forgotten one gone)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memsync.cli import main
+from memsync.formats.jsonl.location import default_memory_path
+from memsync.formats.jsonl.parse import read_memory
+from memsync.memoryfile.file import MemoryFile
+from memsync.recall import embedding
+from memsync.recall.index import index_path
+from memsync.recall.search import kept_index
+from memsync.tracks.tracked import tracked_memory
+from tests.support.helpers import run_cli
+
+pytestmark = pytest.mark.skipif(not embedding.available(), reason="the semantic extra is not installed")
+
+
+def _ok(*args: str) -> str:
+    """``memsync ARGS`` in-process through the CLI edge; its stdout."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    assert code == 0
+    return out.getvalue()
+
+
+def _unembedded() -> list[str]:
+    with contextlib.closing(sqlite3.connect(index_path())) as db:
+        rows = db.execute(
+            "SELECT d.body FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid WHERE v.model IS NOT ?",
+            (embedding.MODEL,),
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def test_remember_gives_the_new_entry_its_vector_at_once(home: Path) -> None:
+    _ok("init")
+    _ok("remember", "The harbor gate opens at six.", "--kind", "fact")
+    _ok("recall", "harbor")  # builds the index
+    assert _unembedded() == []
+    _ok("remember", "Lanterns are lit at dusk on the pier.", "--kind", "fact")
+    with contextlib.closing(sqlite3.connect(index_path())) as db:
+        bodies = [row[0] for row in db.execute("SELECT body FROM docs")]
+    assert "Lanterns are lit at dusk on the pier." in bodies
+    assert _unembedded() == []
+
+
+def test_vectors_kept_between_recalls_follow_every_write(home: Path) -> None:
+    _ok("init")
+    for text in ("The harbor gate opens at six.", "Ferries leave from the north quay."):
+        _ok("remember", text, "--kind", "fact")
+    now = datetime.now(UTC)
+
+    def meant(query: str) -> list[str]:
+        with kept_index(tracked_memory(None)) as index:
+            return [hit.doc.body for hit in index.similar(query, now=now, limit=3, least=0.99)]
+
+    assert meant("The harbor gate opens at six.") == ["The harbor gate opens at six."]
+    _ok("remember", "Lanterns are lit at dusk on the pier.", "--kind", "fact")
+    assert meant("Lanterns are lit at dusk on the pier.") == ["Lanterns are lit at dusk on the pier."]
+    gone = next(e.id for e in read_memory(default_memory_path()).view(now) if e.text.startswith("The harbor"))
+    _ok("forget", gone)
+    assert meant("The harbor gate opens at six.") == []
+
+
+def test_a_sync_leaves_the_new_vectors_to_the_next_recall(home: Path) -> None:
+    """The daemon's cycle (here one `memsync sync` process) indexes what changed but loads no model (it
+    takes hundreds of MB resident): the next recall gives the new entry its vector."""
+    _ok("init")
+    _ok("remember", "The harbor gate opens at six.", "--kind", "fact")
+    _ok("recall", "harbor")
+    MemoryFile(default_memory_path()).remember("Lanterns are lit at dusk on the pier.", "fact")
+    done = run_cli("sync")
+    assert done.returncode in (0, 75), done.stderr
+    assert _unembedded() == ["Lanterns are lit at dusk on the pier."]
+    _ok("recall", "lanterns")
+    assert _unembedded() == []

@@ -1,0 +1,1 @@
+"""End-to-end tests: whole scenarios through the CLI, daemons, peers and real servers."""

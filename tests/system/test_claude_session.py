@@ -1,0 +1,238 @@
+"""Whole Claude Code sessions (the real ``claude`` CLI from npm) on two machines, against a stand-in of
+the model API on 127.0.0.1 that scripts the agent's tool calls and records every request.
+
+Alice and Bob have one project checked out at different paths. Alice's agent writes a memory file with
+Claude Code's own Write tool and calls memsync's ``remember``; her hooks sync. Bob's next session must
+carry both in what Claude Code sends the model (its own memory loading of the project's ``MEMORY.md``,
+and memsync's session-start context), and its ``recall`` call must return the entry. Then memsync is
+uninstalled from Bob's machine and a session runs with every hook exiting 0 and silent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memsync.hosts.claude_code import sanitize
+from tests.conftest import isolated_env
+from tests.support.claude_fixtures import checkout
+from tests.support.helpers import REPO_ROOT, bare_remote, git, wait_for
+from tests.support.model_api import ModelAPI, ToolCall, Turn, serve
+
+_BIN = Path(os.environ.get("MEMSYNC_NPM_CACHE", "/work/npmcache")) / "node_modules" / ".bin"
+TOOLS = "Write,mcp__memsync__remember,mcp__memsync__recall"
+NOTE = "No production deploys on Friday: the on-call team is thin."
+INDEX = "- [No Friday deploys](deploy_fridays.md) — production deploys never on Fridays\n"
+CURATED = (
+    "---\nname: No Friday deploys\ndescription: production deploys never on Fridays\n"
+    f"metadata:\n  type: project\n---\n\n{NOTE}\n"
+)
+ENTRY = "Release freeze: tag releases on Thursday, ship Monday."
+
+pytestmark = pytest.mark.slow
+
+
+class Machine:
+    """One machine: a HOME, a memsync installed into a virtualenv of its own (memsync visible to that
+    interpreter through PYTHONPATH only, so dropping the variable is ``pip uninstall memsync``), and a
+    checkout of the project."""
+
+    def __init__(self, root: Path, name: str, remote: Path, checkout_at: str, origin: str) -> None:
+        self.home = root / name
+        self.env = isolated_env(self.home)
+        self.env["PATH"] = f"{_BIN}{os.pathsep}{os.environ['PATH']}"
+        venv = root / f"{name}-venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        self.python = venv / "bin" / "python"
+        site = subprocess.run(
+            [sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        self.installed = {"PYTHONPATH": os.pathsep.join([str(REPO_ROOT), site])}
+        self.project = checkout(self.home / checkout_at, origin)
+        (self.home / ".claude").mkdir(parents=True)
+        self.memsync("init", "--remote", str(remote), "--host", name)
+        self.memsync("config", "set", "pull_interval_s", "2")
+        self.memsync("connect", "claude-code")
+
+    @contextmanager
+    def daemon(self) -> Iterator[None]:
+        """The machine's daemon running (its start-up cycle done), stopped at the end."""
+        log = self.home / "daemon.log"
+        with log.open("ab") as out:
+            proc = subprocess.Popen(
+                [str(self.python), "-m", "memsync", "daemon", "-v"],
+                env={**os.environ, **self.env, **self.installed},
+                stdout=out,
+                stderr=out,
+                stdin=subprocess.DEVNULL,
+            )
+        try:
+            wait_for(lambda: "start-up cycle done" in log.read_text(), timeout=60, what="the daemon's start")
+            yield
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+
+    def memsync(self, *args: str) -> str:
+        """Run ``memsync ARGS`` with this machine's interpreter; its stdout (the command must succeed)."""
+        done = subprocess.run(
+            [str(self.python), "-m", "memsync", *args],
+            env={**os.environ, **self.env, **self.installed},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, (args, done.stderr)
+        return done.stdout
+
+    @property
+    def memory(self) -> Path:
+        """Claude Code's memory folder of the project on this machine."""
+        return self.home / ".claude" / "projects" / sanitize(str(self.project)) / "memory"
+
+    def session(
+        self, prompt: str, turns: Sequence[Turn], *, installed: bool = True
+    ) -> tuple[ModelAPI, list[dict[str, Any]]]:
+        """One ``claude -p PROMPT`` session in the checkout, the model played by ``turns``; returns the
+        stand-in (with the requests it got) and the session's stream-json events."""
+        api = ModelAPI(list(turns))
+        server, url = serve(api)
+        env: Mapping[str, str] = {
+            **os.environ,
+            **self.env,
+            **(self.installed if installed else {}),
+            "ANTHROPIC_BASE_URL": url,
+            "ANTHROPIC_API_KEY": "sk-ant-stand-in",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+        }
+        if not installed:
+            env = {key: value for key, value in env.items() if key != "PYTHONPATH"}
+        try:
+            done = subprocess.run(
+                [
+                    "claude",
+                    "-p",
+                    prompt,
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--allowedTools",
+                    TOOLS,
+                ],
+                cwd=self.project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        finally:
+            server.shutdown()
+            server.server_close()
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        assert events and events[-1].get("type") == "result" and not events[-1].get("is_error"), events[-1:]
+        return api, events
+
+
+def _hooks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [event for event in events if event.get("subtype") == "hook_response"]
+
+
+def test_what_one_machines_session_learns_reaches_the_next_session_on_the_other(tmp_path: Path) -> None:
+    if not (_BIN / "claude").exists():
+        pytest.skip(f"no claude CLI: npm install --prefix {_BIN.parent.parent} @anthropic-ai/claude-code")
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = Machine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
+    bob = Machine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
+
+    with ExitStack() as daemons:
+        daemons.enter_context(alice.daemon())
+        daemons.enter_context(bob.daemon())
+        _meet(alice, bob, remote)
+    # `pip uninstall memsync` on Bob's machine (its daemon stopped): the hooks stay in his settings and
+    # fail open.
+    _, events = bob.session("hello again", ["Hello again."], installed=False)
+    hooks = _hooks(events)
+    assert {hook["hook_event"] for hook in hooks} >= {"SessionStart"}, hooks
+    assert all(
+        hook["exit_code"] == 0 and not hook["stderr"] and hook["outcome"] == "success" for hook in hooks
+    ), hooks
+
+
+def _meet(alice: Machine, bob: Machine, remote: Path) -> None:
+    # Bob has used Claude Code in his checkout before: the project's folder, keyed by his path, exists.
+    bob.session("hello", ["Hello."])
+    api_alice, events = alice.session(
+        "Remember that we never deploy on Fridays, and our release freeze.",
+        [
+            [
+                ToolCall(
+                    "Write",
+                    {
+                        "file_path": str(alice.memory / "deploy_fridays.md"),
+                        "content": CURATED,
+                    },
+                )
+            ],
+            [ToolCall("Write", {"file_path": str(alice.memory / "MEMORY.md"), "content": INDEX})],
+            # Claude Code connects MCP servers in the background; a model told so waits for them.
+            [ToolCall("WaitForMcpServers", {"servers": ["memsync"]})],
+            [ToolCall("mcp__memsync__remember", {"text": ENTRY, "kind": "fact"})],
+            "Noted both.",
+        ],
+    )
+    assert all(hook["exit_code"] == 0 for hook in _hooks(events)), _hooks(events)
+    assert (alice.memory / "MEMORY.md").read_text() == INDEX
+    remembered = api_alice.tool_results("mcp__memsync__remember")
+    assert remembered and not remembered[0].get("is_error") and '"id"' in str(remembered[0]), remembered
+    # Alice's Stop and SessionEnd hooks start a sync in the background: the remote gets both, under the
+    # project's identity.
+    wait_for(
+        lambda: (
+            "claude/projects/example.com~org~shop/deploy_fridays.md"
+            in git(remote, "ls-tree", "-r", "--name-only", "HEAD").split()
+            and ENTRY in git(remote, "log", "-p", "HEAD")
+        ),
+        timeout=90,
+        what="alice's memory file and entry on the remote",
+    )
+
+    # Bob's daemon pulls and delivers into his folder of the project: his next session starts with it.
+    wait_for(lambda: (bob.memory / "MEMORY.md").is_file(), timeout=90, what="MEMORY.md in bob's folder")
+    assert (bob.memory / "MEMORY.md").read_text() == INDEX
+    assert NOTE in (bob.memory / "deploy_fridays.md").read_text()
+    api, events = bob.session(
+        "When can I ship a release?",
+        [
+            [ToolCall("WaitForMcpServers", {"servers": ["memsync"]})],
+            [ToolCall("mcp__memsync__recall", {"query": "when do we tag releases"})],
+            "Thursday tags, Monday ships.",
+        ],
+    )
+    first = json.dumps(api.agent_requests()[0])
+    assert "production deploys never on Fridays" in first  # Claude Code loaded the synced MEMORY.md
+    assert "Release freeze: tag releases on Thursday" in first  # memsync's session-start context
+    recalled = api.tool_results("mcp__memsync__recall")
+    assert recalled and not recalled[0].get("is_error"), recalled
+    hits = json.loads(
+        recalled[0]["content"]
+        if isinstance(recalled[0]["content"], str)
+        else recalled[0]["content"][0]["text"]
+    )["hits"]
+    assert hits[0]["text"] == ENTRY and hits[0]["host"] == "alice", hits

@@ -1,0 +1,54 @@
+"""The README's second machine, step by step through the real CLI: a machine that already used memsync
+alone (local history, memory of its own) joins the first machine's remote and nothing is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import isolated_env
+from tests.support.helpers import bare_remote, run_cli
+
+
+def _role(home: Path, name: str, line: str) -> Path:
+    role = home / ".agents" / "memory" / name
+    (role / "daily").mkdir(parents=True)
+    (role / "MEMORY.md").write_text(f"# Memory index — {name}\n")
+    (role / "daily" / "2026-01-05.md").write_text(f"# Daily log — 2026-01-05\n\n{line}")
+    return role
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("join", [("init", "--remote"), ("remote", "add", "origin")])
+def test_a_machine_with_its_own_history_joins_and_both_keep_everything(
+    tmp_path: Path, join: tuple[str, ...]
+) -> None:
+    remote = bare_remote(tmp_path / "memory.git")
+    alice, bob = isolated_env(tmp_path / "alice"), isolated_env(tmp_path / "bob")
+    alice_home, bob_home = tmp_path / "alice", tmp_path / "bob"
+    _role(alice_home, "scout", "- [09:00] alice: the CI cache is flaky\n")
+    assert run_cli("init", "--remote", str(remote), env=alice).returncode == 0
+    assert run_cli("sync", env=alice).returncode == 0
+
+    # bob used memsync on his own first: a local store with history, the same role and one of his own.
+    _role(bob_home, "scout", "- [10:00] bob: deploys need a ticket\n")
+    _role(bob_home, "writer", "- [11:00] bob: prefer short sentences\n")
+    bob_fact = run_cli("remember", "Bob prefers tabs.", env=bob)
+    assert bob_fact.returncode == 0, bob_fact.stderr
+    assert run_cli("init", env=bob).returncode == 0
+    assert run_cli("sync", env=bob).returncode == 0
+
+    joined = run_cli(*join, str(remote), env=bob)
+    assert joined.returncode == 0, joined.stderr
+    assert run_cli("sync", env=bob).returncode == 0
+    assert run_cli("sync", env=alice).returncode == 0
+
+    for home in (alice_home, bob_home):
+        log = (home / ".agents/memory/scout/daily/2026-01-05.md").read_text()
+        assert "alice: the CI cache is flaky" in log and "bob: deploys need a ticket" in log
+        writer = home / ".agents/memory/writer/daily/2026-01-05.md"
+        assert "bob: prefer short sentences" in writer.read_text()
+        assert "Bob prefers tabs." in next((home / ".agent-memory").glob("*.jsonl")).read_text()
+    status = run_cli("status", env=bob).stdout
+    assert "commits waiting to be pushed: 0" in status and "last error" not in status
