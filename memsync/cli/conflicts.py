@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 
 import typer
 
+from memsync.base.paths import config_path
 from memsync.cli.app import app
 from memsync.cli.sync import ConfigOption
-from memsync.config.file import config_path
 
 
 @app.command("conflicts")

@@ -11,9 +11,9 @@ from typing import Annotated
 
 import typer
 
+from memsync.base.paths import config_path
 from memsync.cli.app import app, note_no_store
 from memsync.cli.sync import ConfigOption
-from memsync.config.file import config_path
 
 hooks_app = typer.Typer(
     help="Install memsync's hooks into an agent host's settings: peers' memory at session start.",

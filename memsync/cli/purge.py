@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
+from memsync.base.paths import config_path
 from memsync.base.wording import plural
 from memsync.cli.app import app
 from memsync.cli.sync import ConfigOption
-from memsync.config.file import config_path
 from memsync.errors import MemsyncError
 
 # typer's rich help re-wraps only a command's first paragraph; it keeps the line breaks of the others as

@@ -13,8 +13,8 @@ from typing import Annotated
 
 import typer
 
+from memsync.base.paths import config_path
 from memsync.cli.app import app, daemon_log_times
-from memsync.config.file import config_path
 
 ConfigOption = Annotated[
     Path | None,

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from memsync.base.fsio import atomic_write
 from memsync.base.layout import is_ignored, kind_of
-from memsync.base.paths import StoreLayout
-from memsync.config.file import Config, StoreConfig, Track, config_path, load_config
+from memsync.base.paths import StoreLayout, config_path
+from memsync.config.file import Config, StoreConfig, Track, load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.compact import compacted, ensure_compactable
 from memsync.formats.jsonl.parse import parse_memory

@@ -21,12 +21,12 @@ from typing import Literal, get_args
 
 from memsync.base import git
 from memsync.base.layout import Kind
-from memsync.base.paths import StoreLayout
+from memsync.base.paths import StoreLayout, config_path
 from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
 from memsync.commands import service
 from memsync.commands.detect import untracked_hosts
-from memsync.config.file import NETWORK_TIMEOUT_S, Config, StoreConfig, config_path, load_config
+from memsync.config.file import NETWORK_TIMEOUT_S, Config, StoreConfig, load_config
 from memsync.cycle.store_facts import store_facts
 from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError

@@ -10,8 +10,9 @@ import pyrage
 from pyrage import passphrase, x25519
 
 from memsync.base.fsio import create_exclusive
+from memsync.base.paths import config_path
 from memsync.commands.config_edits import reload_daemon, store_table
-from memsync.config.file import Config, StoreConfig, config_path, edit_config, load_config
+from memsync.config.file import Config, StoreConfig, edit_config, load_config
 from memsync.crypt import keys
 from memsync.errors import MemsyncError
 from memsync.store.access import cycle_lock, open_store

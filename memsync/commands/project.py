@@ -11,8 +11,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memsync.base import argcheck
+from memsync.base.paths import config_path
 from memsync.commands.config_edits import Report, absolute, home_relative, reload_daemon
-from memsync.config.file import config_path, edit_config, load_config
+from memsync.config.file import edit_config, load_config
 from memsync.errors import MemsyncError
 from memsync.projects import identity
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsync.config.file import config_path
+from memsync.base.paths import config_path
 from memsync.errors import MemsyncError
 
 UNIT_NAME = "memsync.service"

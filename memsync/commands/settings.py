@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from memsync.base import argcheck
+from memsync.base.paths import config_path
 from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
 from memsync.commands.config_edits import Report, reload_daemon, store_table
-from memsync.config.file import KNOWN_KEYS, Config, config_path, edit_config, load_config
+from memsync.config.file import KNOWN_KEYS, Config, edit_config, load_config
 from memsync.errors import MemsyncError
 from memsync.projects import identity
 from memsync.projects.identity import ALIASES_TABLE, aliases

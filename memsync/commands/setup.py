@@ -10,7 +10,7 @@ from typing import Any
 
 from memsync.base import argcheck
 from memsync.base.git import remote_attempt
-from memsync.base.paths import StoreLayout
+from memsync.base.paths import StoreLayout, config_path
 from memsync.base.remote_url import PLAIN_NAME, redacted
 from memsync.base.wording import plural
 from memsync.commands.config_edits import (
@@ -36,7 +36,6 @@ from memsync.config.file import (
     Config,
     StoreConfig,
     Track,
-    config_path,
     default_store_dir,
     edit_config,
     load_config,

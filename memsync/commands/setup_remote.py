@@ -7,6 +7,7 @@ from typing import Any
 
 from memsync.base import argcheck
 from memsync.base.git import remote_attempt
+from memsync.base.paths import config_path
 from memsync.base.remote_url import redacted
 from memsync.commands.config_edits import (
     DEFAULT_STORE,
@@ -14,7 +15,7 @@ from memsync.commands.config_edits import (
     reload_daemon,
     store_table,
 )
-from memsync.config.file import NETWORK_TIMEOUT_S, config_path, edit_config, load_stores
+from memsync.config.file import NETWORK_TIMEOUT_S, edit_config, load_stores
 from memsync.errors import MemsyncError
 from memsync.store.remotes import local_remote_path
 

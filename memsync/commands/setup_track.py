@@ -7,6 +7,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memsync.base import argcheck
+from memsync.base.paths import config_path
 from memsync.commands.config_edits import (
     DEFAULT_STORE,
     Report,
@@ -19,7 +20,7 @@ from memsync.commands.config_edits import (
     tracked,
 )
 from memsync.commands.crossing import between
-from memsync.config.file import Track, config_path, edit_config, load_config
+from memsync.config.file import Track, edit_config, load_config
 from memsync.errors import MemsyncError
 from memsync.projects.store_paths import default_store_path_for
 

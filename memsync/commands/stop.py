@@ -14,9 +14,9 @@ from pathlib import Path
 
 import psutil
 
+from memsync.base.paths import config_path
 from memsync.commands import service
 from memsync.commands.config_edits import Report
-from memsync.config.file import config_path
 from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
 

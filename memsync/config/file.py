@@ -54,7 +54,7 @@ from tomlkit.items import AoT, Array, Table
 
 from memsync.base import argcheck, git
 from memsync.base.fsio import atomic_write, writer_lock
-from memsync.base.paths import config_path as config_path  # re-exported: every command imports it from here
+from memsync.base.paths import config_path
 from memsync.config.check import Checker
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code

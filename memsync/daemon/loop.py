@@ -25,8 +25,9 @@ from contextlib import suppress
 from pathlib import Path
 from types import FrameType
 
+from memsync.base.paths import config_path
 from memsync.base.wording import plural
-from memsync.config.file import Config, config_path, load_config
+from memsync.config.file import Config, load_config
 from memsync.cycle.report import EXIT_OK, log_report
 from memsync.cycle.session import Session
 from memsync.daemon.backoff import CAP_S, Remotes

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memsync.config.file import config_path
+from memsync.base.paths import config_path
 from memsync.errors import MemsyncError
 from memsync.hosts import codex, jsonc_text, registry, yaml_text
 from memsync.hosts.settings_file import edit_file, json_update, parse_json_object, preview, read_settled

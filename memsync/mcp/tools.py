@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memsync.base.paths import config_path
 from memsync.commands.crossing import check, crossing, personal_store
 from memsync.commands.memory import holder, write_entry
 from memsync.commands.proposals import Proposal, gated, propose
-from memsync.config.file import Config, config_path, current_config
+from memsync.config.file import Config, current_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.records import Entry

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from memsync.base import git
 from memsync.base.layout import HOST_TRAILER
-from memsync.base.paths import StoreLayout
-from memsync.config.file import config_path, load_config
+from memsync.base.paths import StoreLayout, config_path
+from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import ParsedMemory, Problem, parse_memory
 from memsync.formats.jsonl.records import Entry

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from memsync.base.paths import config_path
 from memsync.commands import doctor, setup, setup_remote, setup_track
 from memsync.commands.sync import run_all_from
-from memsync.config.file import config_path, load_config
+from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.projects.identity import local_key
 from tests.conftest import isolated_env

@@ -14,15 +14,8 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsync.config.file import (
-    Config,
-    Identity,
-    Track,
-    config_path,
-    default_store_dir,
-    edit_config,
-    load_config,
-)
+from memsync.base.paths import config_path
+from memsync.config.file import Config, Identity, Track, default_store_dir, edit_config, load_config
 from memsync.errors import MemsyncError
 from memsync.projects.identity import local_key
 from memsync.projects.store_paths import default_store_path_for, legacy_store_paths_for

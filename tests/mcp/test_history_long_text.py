@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync.config.file import config_path, edit_config
+from memsync.base.paths import config_path
+from memsync.config.file import edit_config
 from memsync.mcp.tools import history
 from tests.support.helpers import run_cli
 

@@ -11,7 +11,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.types import TextResourceContents
 
-from memsync.config.file import config_path, edit_config
+from memsync.base.paths import config_path
+from memsync.config.file import edit_config
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import KINDS, Tombstone
 from memsync.memoryfile.file import MemoryFile

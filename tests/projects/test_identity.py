@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memsync.base.paths import config_path
 from memsync.base.remote_url import is_local_path
-from memsync.config.file import config_path
 from memsync.projects.identity import (
     identity_name,
     legacy_keys,

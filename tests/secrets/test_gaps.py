@@ -13,8 +13,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from memsync.base.paths import config_path
 from memsync.cli import main
-from memsync.config.file import config_path, load_stores
+from memsync.config.file import load_stores
 from memsync.secrets import scan_text
 from memsync.secrets.files import scan_appended, scan_whole
 from tests.support.helpers import git, run_cli

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsync.config.file import config_path, load_stores
+from memsync.base.paths import config_path
+from memsync.config.file import load_stores
 from memsync.secrets import scan_text
 from memsync.secrets.files import scan_whole
 from tests.support.helpers import git, run_cli

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 from memsync.base.argcheck import existing_parent
+from memsync.base.paths import config_path
 from memsync.commands.handoff.mapping import Agent, AgentFormat
-from memsync.config.file import config_path, load_config
+from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import is_header, parse_record
 from memsync.tracks.tracked import check_new_role, is_role_dir, member_format

@@ -54,13 +54,14 @@ from pathlib import Path
 from typing import Literal
 
 from memsync.base.fsio import atomic_write
+from memsync.base.paths import config_path
 from memsync.commands.crossing import handed_crossing
 from memsync.commands.handoff.agents import agent_name, is_memory_file, resolve_agent
 from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Agent, Filters, HandoffReport, Item, Skip
 from memsync.commands.handoff.reading import read_items
 from memsync.commands.handoff.to_jsonl import Plan, as_entry, secret_skips, to_memory_file
 from memsync.commands.handoff.to_role import to_role_dir
-from memsync.config.file import config_path, load_config
+from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.prompt import prompt_line, render_prompt
