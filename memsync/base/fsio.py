@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 import filelock
-import platformdirs
+
+from memsync.base.paths import state_dir
 
 TEMP_PREFIX = ".memsync-tmp-"
 
@@ -155,7 +156,7 @@ def writer_lock(path: Path) -> filelock.FileLock:
     not mistaken for memory. Returns an unacquired ``filelock.FileLock``; use it as a context manager.
     """
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
-    lock_dir = platformdirs.user_state_path("memsync") / "locks"
+    lock_dir = state_dir() / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     return filelock.FileLock(lock_dir / f"{digest}.lock")
 

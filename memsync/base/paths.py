@@ -10,7 +10,11 @@ from pathlib import Path
 
 import platformdirs
 
-__all__ = ["StoreLayout", "config_path"]
+__all__ = ["STATE_DB", "STATUS_FILE", "StoreLayout", "config_path", "state_dir"]
+
+# The files of a store's meta dir, spelled here only.
+STATE_DB = "state.sqlite"
+STATUS_FILE = "status.json"
 
 
 def config_path() -> Path:
@@ -19,6 +23,12 @@ def config_path() -> Path:
     if override:
         return Path(override).expanduser()
     return platformdirs.user_config_path("memsync") / "config.toml"
+
+
+def state_dir() -> Path:
+    """memsync's per-user state directory (``$XDG_STATE_HOME/memsync``): daemon locks and pid files, writer
+    locks, the recall index, the installs record, the crash log."""
+    return platformdirs.user_state_path("memsync")
 
 
 @dataclass(frozen=True)
@@ -41,12 +51,12 @@ class StoreLayout:
     @property
     def state_db(self) -> Path:
         """The sync state database (``<meta dir>/state.sqlite``)."""
-        return self.meta_dir / "state.sqlite"
+        return self.meta_dir / STATE_DB
 
     @property
     def status_file(self) -> Path:
         """The last cycle's facts, for `memsync status` (``<meta dir>/status.json``)."""
-        return self.meta_dir / "status.json"
+        return self.meta_dir / STATUS_FILE
 
     @property
     def exists(self) -> bool:

@@ -16,11 +16,11 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-import platformdirs
 import typer
 from typer._click import Command
 
 from memsync import __version__
+from memsync.base.paths import state_dir
 from memsync.config.file import no_store_note
 from memsync.errors import MemsyncError
 
@@ -94,7 +94,7 @@ def note_no_store(until: str) -> None:
 
 def crash_log_path() -> Path:
     """Where an unexpected error's traceback goes: ``$XDG_STATE_HOME/memsync/crash.log``."""
-    return platformdirs.user_state_path("memsync") / "crash.log"
+    return state_dir() / "crash.log"
 
 
 def _write_crash_log(exc: BaseException) -> Path:

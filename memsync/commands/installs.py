@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memsync.base.fsio import atomic_write
-from memsync.daemon.instance import state_dir
+from memsync.base.paths import state_dir
 
 
 @dataclass(frozen=True)

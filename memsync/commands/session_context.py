@@ -25,10 +25,9 @@ from pathlib import Path
 
 from memsync.base import git
 from memsync.base.fsio import temp_beside, writer_lock
-from memsync.base.paths import StoreLayout
+from memsync.base.paths import StoreLayout, state_dir
 from memsync.commands.session_items import KIND_NAMES, Item, Scope, log_format, parse_log
 from memsync.config.file import Config, StoreConfig
-from memsync.daemon.instance import state_dir
 from memsync.formats.bounded_json import decode_object
 from memsync.formats.quoted import MAX_PATH_CHARS, host_label, neutralise
 from memsync.hosts import claude_code, codex

@@ -10,7 +10,7 @@ from typing import Any
 
 from memsync.base import argcheck
 from memsync.base.git import remote_attempt
-from memsync.base.paths import StoreLayout, config_path
+from memsync.base.paths import StoreLayout, config_path, state_dir
 from memsync.base.remote_url import PLAIN_NAME, redacted
 from memsync.base.wording import plural
 from memsync.commands.config_edits import (
@@ -41,7 +41,7 @@ from memsync.config.file import (
     load_config,
     load_stores,
 )
-from memsync.daemon.instance import running_daemon_pid, state_dir
+from memsync.daemon.instance import running_daemon_pid
 from memsync.daemon.loop import run_daemon
 from memsync.errors import MemsyncError
 from memsync.projects.store_paths import default_store_path_for

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from memsync.base.paths import StoreLayout, config_path
+from memsync.base.paths import StoreLayout, config_path, state_dir
 from memsync.commands import hooks, installs, service
 from memsync.commands.config_edits import Report
 from memsync.commands.mcp_install import uninstall_line
 from memsync.commands.stop import stop
 from memsync.config.file import Config, default_store_dir, load_config
-from memsync.daemon.instance import running_daemon_pid, state_dir
+from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code, mcp_install
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from memsync.base import git
 from memsync.base.layout import is_append_only
+from memsync.base.paths import STATE_DB
 from memsync.config.file import Track
 from memsync.store.exchange import RemoteOutcome
 from memsync.store.facade import Store
@@ -53,7 +54,7 @@ def first_folds(tracks: Sequence[Track], store: Store) -> list[Track]:
         track
         for track in tracks
         if any((store.worktree / path).exists() for path in track.legacy)
-        and not any((_state_dir(store, path, track) / "state.sqlite").exists() for path in track.legacy)
+        and not any((_state_dir(store, path, track) / STATE_DB).exists() for path in track.legacy)
     ]
 
 

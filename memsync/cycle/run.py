@@ -21,6 +21,7 @@ from pathlib import Path
 from memsync.base.diskfull import ADVICE, is_full, named, nearly_full
 from memsync.base.fsio import sweep_temps
 from memsync.base.layout import IGNORED_DIRS
+from memsync.base.paths import STATE_DB
 from memsync.base.wording import plural
 from memsync.config.file import Config, StoreConfig, Track
 from memsync.cycle.legacy import first_folds, fold_legacy
@@ -197,7 +198,7 @@ class Cycle:
 
 def _failure(store_cfg: StoreConfig, exc: OSError | sqlite3.Error) -> str:
     """The one line for a cycle that failed with ``exc``: a full disk named by its path."""
-    state = meta_dir(store_cfg) / "state.sqlite"
+    state = meta_dir(store_cfg) / STATE_DB
     named_file = exc.filename if isinstance(exc, OSError) and exc.filename else None
     where = Path(named_file or (state if isinstance(exc, sqlite3.Error) else store_cfg.path))
     if is_full(exc) or nearly_full(where):

@@ -11,14 +11,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memsync.base.fsio import atomic_write
+from memsync.base.paths import STATUS_FILE
 from memsync.config.file import StoreConfig
 from memsync.cycle.report import CycleReport, remote_error
 from memsync.cycle.store_facts import facts_after
 from memsync.store.access import meta_dir
 
 log = logging.getLogger(__name__)
-
-STATUS_FILE = "status.json"
 
 
 def _now_iso(at: float) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memsync.base.layout import is_append_only, is_aside, is_store_meta
-from memsync.base.paths import StoreLayout
+from memsync.base.paths import STATE_DB, StoreLayout
 from memsync.config.file import StoreConfig, Track
 from memsync.cycle.report import CycleReport
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
@@ -170,7 +170,7 @@ def _held(store_cfg: StoreConfig, held: Sequence[tuple[str, HeldLine]] | None = 
     """The lines the secret scanner keeps on this machine (``held``, else read from the sync state): live
     file, store path, line, detector."""
     if held is None:
-        if not (meta_dir(store_cfg) / "state.sqlite").exists():
+        if not (meta_dir(store_cfg) / STATE_DB).exists():
             return []
         with SyncState(meta_dir(store_cfg)) as state:
             held = state.held()

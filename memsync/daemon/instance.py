@@ -17,18 +17,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import filelock
-import platformdirs
 
+from memsync.base.paths import state_dir
 from memsync.errors import MemsyncError
 
 log = logging.getLogger(__name__)
 
 INSTANCE_WAIT_S = 1.0
-
-
-def state_dir() -> Path:
-    """memsync's per-user state directory (``$XDG_STATE_HOME/memsync``): daemon locks and pid files."""
-    return platformdirs.user_state_path("memsync")
 
 
 def instance_stem(path: Path) -> Path:

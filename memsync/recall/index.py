@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import platformdirs
-
+from memsync.base.paths import state_dir
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import parse_memory
 from memsync.formats.jsonl.records import Entry
@@ -98,7 +97,7 @@ class Unusable(Exception):
 
 def index_path() -> Path:
     """Where this machine's index lives: ``<user state dir>/memsync/recall.sqlite``."""
-    return platformdirs.user_state_path("memsync") / "recall.sqlite"
+    return state_dir() / "recall.sqlite"
 
 
 def fts_query(query: str) -> str:

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
+from memsync.base.paths import STATE_DB
 from memsync.sync.records import AppendState, HeldLine, PendingDelivery, PendingPublish, Record, WholeState
 from memsync.sync.state_rows import (
     ADDED_COLUMNS,
@@ -48,7 +49,7 @@ class SyncState:
 
     def __init__(self, meta_dir: Path) -> None:
         meta_dir.mkdir(parents=True, exist_ok=True)
-        self.path = meta_dir / "state.sqlite"
+        self.path = meta_dir / STATE_DB
         self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
         self._batching = False
         self._db.execute("PRAGMA journal_mode=WAL")
