@@ -16,7 +16,7 @@ from memsync.commands import memory
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
 from memsync.formats.jsonl.records import KINDS, USER_SOURCE
-from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
+from memsync.formats.markdown.roledir import DEFAULT_SNAPSHOT_BYTES
 from memsync.mcp.prompt import prompt_text
 from memsync.memoryfile.file import NewEntry
 

@@ -9,8 +9,7 @@ import typer
 
 from memsync.cli.app import app
 from memsync.formats.markdown.migrate import migrate
-from memsync.formats.markdown.roledir import RoleDir
-from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
+from memsync.formats.markdown.roledir import DEFAULT_SNAPSHOT_BYTES, RoleDir
 
 
 @app.command("snapshot")

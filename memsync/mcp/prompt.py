@@ -12,8 +12,7 @@ from pathlib import Path
 
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
-from memsync.formats.markdown.roledir import role_prompt
-from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES
+from memsync.formats.markdown.roledir import DEFAULT_SNAPSHOT_BYTES, role_prompt
 from memsync.memoryfile.file import MemoryFile
 
 

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 from memsync.base.fsio import TEMP_PREFIX
 from memsync.errors import MemsyncError
-from memsync.formats.markdown.roledir import RoleDir, role_prompt
-from memsync.formats.markdown.snapshot import DEFAULT_SNAPSHOT_BYTES, QUOTED_NOTE
+from memsync.formats.markdown.roledir import DEFAULT_SNAPSHOT_BYTES, QUOTED_NOTE, RoleDir, role_prompt
 
 
 def filled_role(path: Path) -> RoleDir:

@@ -22,8 +22,7 @@ from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.validate import record_from_obj
 from memsync.formats.markdown.reading import CuratedEntry
-from memsync.formats.markdown.roledir import RoleDir
-from memsync.formats.markdown.snapshot import RECENT_LOGS
+from memsync.formats.markdown.roledir import RECENT_LOGS, RoleDir
 
 _DATE_KEYS = ("updated", "modified", "created")
 _ENTRY_SOURCE = re.compile(
