@@ -18,6 +18,7 @@ from pathlib import Path
 from memsync.commands.config_edits import overlapping, tracked
 from memsync.config.file import Config
 from memsync.hosts import claude_code, codex
+from memsync.projects import claude_folders
 
 
 class Found(Enum):
@@ -160,7 +161,7 @@ def _agent_hosts(home: Path, found: list[Location]) -> list[Location]:
                 False,
                 f"synced as {memory.store_path}, within {root}",
             )
-            for memory in claude_code.expand_projects_root(root)
+            for memory in claude_folders.expand_projects_root(root)
         )
     auto = claude_code.auto_memory_directory() if default_home else None
     tracked = [loc.live for loc in (*found, *hosts) if loc.track]

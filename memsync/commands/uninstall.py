@@ -32,6 +32,7 @@ from memsync.hosts import claude_code, mcp_install
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
 from memsync.hosts.hooks import installed, settings_path
 from memsync.hosts.settings_file import BACKUP_SUFFIX, read_json_object
+from memsync.projects import claude_folders
 from memsync.store.facade import Store
 
 
@@ -118,7 +119,7 @@ def _projects(config: Config | None) -> list[Path]:
                 if parts[i : i + 2] == (".agents", "memory"):
                     found.append(Path(*parts[:i]))
     for folder in claude_code.project_folders(claude_code.projects_root()):
-        project = claude_code.project_path(folder)
+        project = claude_folders.project_path(folder)
         if project is not None:
             found.append(project)
     home = Path(os.path.abspath(Path.home()))

@@ -58,7 +58,7 @@ from memsync.base.paths import config_path
 from memsync.config.check import Checker
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
-from memsync.projects import identity
+from memsync.projects import claude_folders, identity
 from memsync.projects.store_paths import default_store_path_for, legacy_store_paths_for, untaken
 
 DEFAULT_BRANCH = "main"
@@ -107,7 +107,7 @@ class Track:
 class HostRoot:
     """A tracked host folder of one memory folder per project (Claude Code's ``~/.claude/projects``): each
     is a track of its own at ``<prefix>/<project key>``; the daemon watches ``live`` for new ones, and
-    the store for new keys (``held``: those it had, ``claude_code.store_keys``)."""
+    the store for new keys (``held``: those it had, ``claude_folders.store_keys``)."""
 
     live: Path
     prefix: str
@@ -399,9 +399,9 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
         claimed.append((live, store_path))
         excludes = _excludes(check, entry.get("exclude", []), f"{tkey}.exclude", live)
         if root:  # one track per project memory folder in it, but those its exclude list names
-            held = claude_code.store_keys(store_dir, store_path) if discover else frozenset()
+            held = claude_folders.store_keys(store_dir, store_path) if discover else frozenset()
             roots.append(HostRoot(live, store_path, excludes, held))
-            found = claude_code.expand_projects_root(live, store_path, excludes, held) if discover else []
+            found = claude_folders.expand_projects_root(live, store_path, excludes, held) if discover else []
             tracks.extend(Track(m.live, m.store_path, legacy=m.legacy) for m in found)
         else:
             legacy = () if "as" in entry else legacy_store_paths_for(live)

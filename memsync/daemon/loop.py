@@ -39,9 +39,9 @@ from memsync.daemon.watch import Watcher, WatchEvent
 from memsync.daemon.watch_targets import stores_for, watch_targets
 from memsync.daemon.workers import CycleDone, Probed, Workers
 from memsync.errors import MemsyncError
-from memsync.hosts import claude_code
 from memsync.hosts.arrivals import Arrivals
 from memsync.store.locks import StoreGuard
+from memsync.tracks.tracked import tracks_stale
 
 log = logging.getLogger(__name__)
 
@@ -299,9 +299,9 @@ class Daemon:
     def _recheck_layout(self) -> None:
         """Reload again when a project memory folder appeared in a host root after the config was read
         but before the root was watched (its event came first), or a merge brought a new project's memory
-        into the store (``claude_code.tracks_stale``)."""
+        into the store (``tracked.tracks_stale``)."""
         for store in self.config.stores.values():
-            if claude_code.tracks_stale(store.path, store.host_roots, [track.live for track in store.tracks]):
+            if tracks_stale(store.path, store.host_roots, [track.live for track in store.tracks]):
                 self.reload_requested = True
                 self.events.put(None)
                 return

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from memsync.base import git
 from memsync.base.remote_url import PLAIN_NAME
 from memsync.hosts import claude_code
-from memsync.projects import identity
+from memsync.projects import claude_folders, identity
 
 
 def default_store_path_for(live: Path) -> str:
@@ -31,7 +31,7 @@ def default_store_path_for(live: Path) -> str:
     """
     live = _absolute(live)
     if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
-        return claude_code.project_memory(live).store_path
+        return claude_folders.project_memory(live).store_path
     return _default_store_paths(live, lambda project: (identity.project_key(project),))[0]
 
 
@@ -43,7 +43,7 @@ def legacy_store_paths_for(live: Path) -> tuple[str, ...]:
     the current store path (``memsync.cycle.legacy``). Never raises."""
     live = _absolute(live)
     if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
-        return claude_code.project_memory(live).legacy
+        return claude_folders.project_memory(live).legacy
     current = default_store_path_for(live)
     olds = _default_store_paths(live, _legacy_keys)
     return tuple(old for old in dict.fromkeys(olds) if old != current)

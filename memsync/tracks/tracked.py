@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from memsync.config.file import Config, Track
+from memsync.config.file import Config, HostRoot, Track
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.markdown.skill import DAILY_DIR, INDEX_NAME, is_role_name
+from memsync.projects import claude_folders
 
 log = logging.getLogger(__name__)
 
@@ -152,3 +154,17 @@ def locate(config: Config | None, live: Path) -> tuple[str, str] | None:
             if best is None or depth > best[0]:
                 best = (depth, store.name, store_path)
     return None if best is None else (best[1], best[2])
+
+
+def tracks_stale(store_dir: Path, roots: Iterable[HostRoot], tracked: Iterable[Path]) -> bool:
+    """True when the tracks expanded from the host ``roots`` of the store at ``store_dir`` are stale: a
+    project memory folder appeared or went (``memory_folders_differ``, against the ``tracked`` live
+    paths), or the store's project keys are not the ``held`` ones any more (a merge brought a peer's
+    project, whose folder here without memory is tracked then). One listing per root and its store
+    folder; never raises."""
+    lives = list(tracked)
+    return any(
+        claude_folders.memory_folders_differ(root.live, root.excludes, lives)
+        or claude_folders.store_keys(store_dir, root.prefix) != root.held
+        for root in roots
+    )

@@ -10,14 +10,9 @@ import pytest
 from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
-from memsync.hosts.claude_code import (
-    auto_memory_directory,
-    expand_projects_root,
-    over_loaded_limit,
-    project_memory,
-    project_path,
-    sanitize,
-)
+from memsync.hosts.claude_code import auto_memory_directory, over_loaded_limit, sanitize
+from memsync.projects import claude_folders
+from memsync.projects.claude_folders import expand_projects_root, project_memory, project_path
 from memsync.projects.identity import local_key
 from memsync.projects.store_paths import legacy_store_paths_for
 from tests.support.claude_fixtures import checkout, claude_folder
@@ -167,7 +162,7 @@ def test_a_folder_without_memory_is_tracked_when_the_store_holds_its_project(
     (home / ".claude" / "projects" / sanitize(str(unknown))).mkdir()
     root = home / ".claude" / "projects"
     store_dir = tmp_path / "store"
-    for key in ("github.com~org~shop", claude_code.folder_key(root / sanitize(str(unknown)))):
+    for key in ("github.com~org~shop", claude_folders.folder_key(root / sanitize(str(unknown)))):
         (store_dir / "claude" / "projects" / key).mkdir(parents=True)
         (store_dir / "claude" / "projects" / key / "MEMORY.md").write_text("- [Cart](cart.md) — cents\n")
     config_file = tmp_path / "config.toml"
@@ -184,5 +179,5 @@ def test_a_folder_without_memory_is_tracked_when_the_store_holds_its_project(
         ("claude/projects/github.com~org~shop", root / sanitize(str(shop)) / "memory")
     ]
     assert not (root / sanitize(str(shop)) / "memory").exists()  # deliver creates it, not the config
-    assert not claude_code.memory_folders_differ(root, (), [t.live for t in store.tracks])
+    assert not claude_folders.memory_folders_differ(root, (), [t.live for t in store.tracks])
     assert expand_projects_root(root) == []

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from memsync.commands.session_context import MAX_CHARS, _render
 from memsync.commands.session_items import Scope
 from memsync.commands.session_items import parse_log as _parse
-from memsync.hosts.claude_code import project_path, sanitize
+from memsync.hosts.claude_code import sanitize
+from memsync.projects.claude_folders import project_path
 
 PATHS = st.sampled_from(
     ["memory/a.jsonl", "roles/qa/daily/2026-11-30.md", "roles/qa/MEMORY.md", "roles/qa/cart.md", "x.bin"]
