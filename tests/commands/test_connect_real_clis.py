@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from memsync.base.paths import state_dir
 from memsync.commands.session_context import SESSIONS_FILE
-from memsync.daemon.instance import state_dir
 from tests.support.helpers import run_cli, wait_for
 
 CACHE = Path(os.environ.get("MEMSYNC_NPM_CACHE", "/work/npmcache"))
