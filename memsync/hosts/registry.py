@@ -29,7 +29,8 @@ Desktop's and the ``devin`` CLI's user config, where ``devin mcp add -s user`` w
 
 A host is *found* when its user file or the directory of it exists (the host created it).
 
-Checked against the hosts' own CLIs (``tests/test_connect_real_clis.py``: Claude Code, Codex, Gemini CLI,
+Checked against the hosts' own CLIs (``tests/commands/test_connect_real_clis.py``: Claude Code, Codex, Gemini
+CLI,
 Qwen Code, OpenCode and Copilot CLI list memsync's entry as a working server) and, for the others, their
 documentation (Kiro: ``~/.kiro/settings/mcp.json``, ``mcpServers`` of command, args, env).
 """
