@@ -81,12 +81,14 @@ def interpreter(command: str) -> str:
 @dataclass(frozen=True)
 class Style:
     """How a host writes one handler: in matcher ``groups`` (else a flat list per event), the key of its
-    command, the key of its timeout and how many of its units make a second."""
+    command, the key of its timeout, how many of its units make a second, and whether it names its
+    type."""
 
     groups: bool
     command_key: str = "command"
     timeout_key: str = "timeout"
     per_second: int = 1
+    typed: bool = True  # the handler says "type": "command"
 
 
 # The session-start event, the events that end a turn, a session, and come before a compaction.
@@ -103,7 +105,7 @@ _STYLES: dict[Host, Style] = {
     "codex": Style(True),
     "gemini-cli": Style(True, per_second=1000),
     "qwen-code": Style(True, per_second=1000),
-    "cursor": Style(False),
+    "cursor": Style(False, typed=False),
     "copilot-cli": Style(False, "bash", "timeoutSec"),
 }
 # A file memsync owns whole (deleted once it holds nothing): Copilot CLI reads every file of its folder.
@@ -242,7 +244,7 @@ def add_ours(settings: dict[str, Any], path: Path, host: Host) -> None:
         settings.setdefault("version", 1)
     table = settings.setdefault("hooks", {})
     for handler in handlers(host):
-        entry: dict[str, Any] = {"type": "command"} if style.command_key == "bash" or style.groups else {}
+        entry: dict[str, Any] = {"type": "command"} if style.typed else {}
         entry |= {style.command_key: handler.command, style.timeout_key: handler.timeout}
         if style.groups:
             group: dict[str, Any] = {} if handler.matcher is None else {"matcher": handler.matcher}
