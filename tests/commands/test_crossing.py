@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.support.handoff_fixtures import tree, write_memory, write_role
-from tests.support.helpers import bare_remote, run_cli
+from tests.support.helpers import bare_remote, cli_main, run_cli
 from tests.support.mcp_client import call, mcp_session, ok, text_of
 
 
@@ -39,17 +39,17 @@ def test_handoff_into_a_team_role_needs_yes(home: Path, tmp_path: Path) -> None:
     reviewer = home / ".agents" / "memory" / "reviewer"
     before = tree(reviewer)
 
-    refused = run_cli("handoff", "qa", "reviewer")
+    refused = cli_main("handoff", "qa", "reviewer")
 
     assert refused.returncode == 1 and refused.stdout == ""
     line = refused.stderr.strip()
     assert "\n" not in line and "store team" in line and str(team) in line and "--yes" in line
     assert tree(reviewer) == before
     # Within one store nothing crosses: no --yes needed.
-    same = run_cli("handoff", "qa", str(home / ".agents" / "memory" / "dev"))
+    same = cli_main("handoff", "qa", str(home / ".agents" / "memory" / "dev"))
     assert same.returncode == 0, same.stderr
     assert "syncs with" not in same.stdout
-    handed = run_cli("handoff", "qa", "reviewer", "--yes")
+    handed = cli_main("handoff", "qa", "reviewer", "--yes")
     assert handed.returncode == 0, handed.stderr
     assert f"reviewer syncs with store team (remote origin {team}), which receives it" in handed.stdout
     assert tree(reviewer) != before and (reviewer / "MEMORY.md").read_text().count("\n- ") >= 1
@@ -60,12 +60,12 @@ def test_tracking_a_synced_personal_role_into_the_team_store_needs_yes(home: Pat
     config = _config(home).read_bytes()
     qa = home / ".agents" / "memory" / "qa"
 
-    refused = run_cli("track", str(qa), "--store", "team")
+    refused = cli_main("track", str(qa), "--store", "team")
 
     assert refused.returncode == 1
     assert "store team" in refused.stderr and str(team) in refused.stderr and "--yes" in refused.stderr
     assert _config(home).read_bytes() == config
-    moved = run_cli("track", str(qa), "--store", "team", "--yes")
+    moved = cli_main("track", str(qa), "--store", "team", "--yes")
     assert moved.returncode == 0, moved.stderr
     assert f"goes to store team (remote origin {team})" in moved.stdout
 
@@ -111,7 +111,7 @@ def test_mcp_remember_into_the_only_store_needs_no_store_whatever_its_name(
 ) -> None:
     """An agent's own memory belongs to the config's personal store even when that store is not named
     ``personal`` (a config written by hand, a renamed store): remember into it crosses nothing."""
-    assert run_cli("init", "--remote", str(bare_remote(tmp_path / "mine.git"))).returncode == 0
+    assert cli_main("init", "--remote", str(bare_remote(tmp_path / "mine.git"))).returncode == 0
     config = _config(home)
     config.write_text(config.read_text().replace("[stores.personal", "[stores.main"))
     assert "[stores.main" in config.read_text()

@@ -11,7 +11,7 @@ import pytest
 
 from memsync.memoryfile.file import MemoryFile
 from tests.conftest import isolated_env
-from tests.support.helpers import bare_remote, git, run_cli
+from tests.support.helpers import bare_remote, cli_main, git, run_cli
 from tests.support.mcp_client import call, mcp_session, ok, server_log, text_of
 
 CURATED = "---\nname: Fruit\ndescription: the kiwifruitfact of the qa role\ntype: user\n---\n\nKiwi.\n"
@@ -51,7 +51,7 @@ def test_handoff_refuses_new_roles_with_the_skills_names_or_in_the_memory_folder
     assert sorted(p.name for p in roles.iterdir()) == ["qa", "reviewer"]
     assert sorted(p.name for p in (home / ".agent-memory").iterdir()) == ["ada.jsonl"]
     assert "Traceback" not in server_log(errlog)
-    refused = run_cli("handoff", "ada", str(roles / "MEMORY.md"))
+    refused = cli_main("handoff", "ada", str(roles / "MEMORY.md"))
     assert refused.returncode != 0 and "cannot be a new role" in refused.stderr
     assert not (roles / "MEMORY.md").exists()
 
@@ -63,7 +63,7 @@ def test_stray_index_and_daily_in_the_folder_of_roles_hide_no_role(roles: Path, 
     (roles / "daily" / "2026-01-01.md").write_text("# Daily log\n")
     (roles / "snapshot.md").mkdir()
     (roles / "snapshot.md" / "x.md").write_text(CURATED)
-    found = run_cli("recall", "kiwifruitfact")
+    found = cli_main("recall", "kiwifruitfact")
     assert found.returncode == 0, found.stderr
     assert "kiwifruitfact" in found.stdout and "roles/qa" in found.stdout, found.stdout
     for stray in ("MEMORY.md", "daily", "snapshot.md"):  # each said once, as no role

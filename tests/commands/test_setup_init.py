@@ -11,7 +11,7 @@ from memsync.commands import setup
 from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from tests.conftest import isolated_env
-from tests.support.helpers import git, run_cli
+from tests.support.helpers import cli_main, git
 
 
 def _config(home: Path) -> Path:
@@ -39,7 +39,7 @@ def test_init_without_remote_tracks_detected_memory_in_a_local_store(home: Path)
     (home / ".claude/memory").mkdir(parents=True)
     (home / ".claude/memory/scout.md").write_text("legacy briefing\n")
 
-    result = run_cli("init")
+    result = cli_main("init")
 
     assert result.returncode == 0, result.stderr
     # The folders are tracked whole (a role created later syncs too); what is in them is listed.
@@ -64,7 +64,7 @@ def test_init_names_a_claude_code_project_folder_once(home: Path) -> None:
     (projects / "-home-ada-shop" / "memory").mkdir(parents=True)
     (projects / "-home-ada-shop" / "memory" / "MEMORY.md").write_text("# Memory\n")
 
-    result = run_cli("init")
+    result = cli_main("init")
 
     assert result.returncode == 0, result.stderr
     folder = f"{projects}/-home-ada-shop/memory"
@@ -116,7 +116,7 @@ def test_init_with_remote_history_clones_it(home: Path, tmp_path: Path) -> None:
     remote = _bare(tmp_path / "remote.git")
     other = tmp_path / "other"
     env = isolated_env(other)
-    assert run_cli("init", "--remote", str(remote), env=env).returncode == 0
+    assert cli_main("init", "--remote", str(remote), env=env).returncode == 0
     remote_head = git(remote, "rev-parse", "refs/heads/main").strip()
 
     result = "\n".join(setup.init(remote=str(remote), branch="main").lines)
@@ -155,11 +155,11 @@ def test_init_with_a_remote_that_does_not_exist_leaves_no_config(home: Path, tmp
     """A failed `memsync init --remote` says why in one line and writes no config naming that remote, so
     running it again with the right remote works (found in a newcomer's trial)."""
     missing = tmp_path / "nowhere.git"
-    result = run_cli("init", "--remote", str(missing))
+    result = cli_main("init", "--remote", str(missing))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert not _config(home).exists()
     remote = _bare(tmp_path / "remote.git")
-    again = run_cli("init", "--remote", str(remote))
+    again = cli_main("init", "--remote", str(remote))
     assert again.returncode == 0, again.stderr
     assert load_config(_config(home)).stores["personal"].remotes == {"origin": str(remote)}
 

@@ -17,7 +17,7 @@ from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.projects.identity import local_key
 from tests.conftest import isolated_env
-from tests.support.helpers import git, run_cli, wait_for
+from tests.support.helpers import cli_main, git, run_cli, wait_for
 
 USER_CONFIG = """\
 # my memsync settings
@@ -50,7 +50,7 @@ def _write_user_config(home: Path) -> Path:
 def test_track_and_untrack_keep_unrelated_keys_and_comments(home: Path) -> None:
     path = _write_user_config(home)
 
-    tracked = run_cli("track", str(home / ".agent-memory" / "lessons.jsonl"))
+    tracked = cli_main("track", str(home / ".agent-memory" / "lessons.jsonl"))
 
     assert tracked.returncode == 0, tracked.stderr
     assert "as memory/lessons.jsonl" in tracked.stdout
@@ -87,7 +87,7 @@ def test_track_twice_is_a_no_op_and_untracking_an_untracked_path_fails(home: Pat
 
 def test_track_into_unknown_store_fails_without_changing_the_config(home: Path) -> None:
     path = _write_user_config(home)
-    result = run_cli("track", str(home / "x.jsonl"), "--store", "team")
+    result = cli_main("track", str(home / "x.jsonl"), "--store", "team")
     assert result.returncode == 1 and "store 'team' is not configured" in result.stderr
     assert "Traceback" not in result.stderr
     assert tomllib.loads(path.read_text()) == tomllib.loads(USER_CONFIG)
@@ -102,7 +102,7 @@ def test_store_add_and_remotes(home: Path, tmp_path: Path) -> None:
     assert "nothing is tracked into team yet" in "\n".join(added.lines)
     assert git(remote, "rev-parse", "refs/heads/main").strip()  # the new store was pushed
 
-    assert run_cli("remote", "add", "backup", "/srv/backup.git", "--store", "team").returncode == 0
+    assert cli_main("remote", "add", "backup", "/srv/backup.git", "--store", "team").returncode == 0
     with pytest.raises(MemsyncError, match="store team already has one of that name"):
         setup_remote.remote_add("backup", "/elsewhere.git", store="team")
     raw = tomllib.loads(_config(home).read_text())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import reachable_paths, run_cli, wait_for
+from tests.support.helpers import cli_main, reachable_paths, wait_for
 from tests.support.peers import DAY, MEMORY_STORE, ROLE_STORE, Peer, running
 
 CONFIG = """\
@@ -62,7 +62,7 @@ def test_track_refuses_what_cannot_be_agent_memory(home: Path, given: object, wh
     config.write_text(CONFIG)
     path = given(home)  # type: ignore[operator]
 
-    result = run_cli("track", path)
+    result = cli_main("track", path)
 
     assert result.returncode == 1, result.stdout
     assert result.stderr.strip().count("\n") == 0 and "Traceback" not in result.stderr
@@ -74,7 +74,7 @@ def test_a_link_to_etc_is_refused_as_etc(home: Path) -> None:
     link = home / "notes"
     link.symlink_to("/etc")
 
-    result = run_cli("track", str(link))
+    result = cli_main("track", str(link))
 
     assert result.returncode == 1
     assert f"PATH {link}: it is a system directory" in result.stderr
@@ -82,7 +82,7 @@ def test_a_link_to_etc_is_refused_as_etc(home: Path) -> None:
 
 
 def test_init_refuses_a_system_track_before_writing(home: Path) -> None:
-    result = run_cli("init", "--track", "/etc")
+    result = cli_main("init", "--track", "/etc")
 
     assert result.returncode == 1
     assert "--track /etc: it is a system directory, not agent memory" in result.stderr
@@ -97,7 +97,7 @@ def test_memory_under_tmp_and_home_stays_allowed(home: Path) -> None:
     config.parent.mkdir(parents=True)
     config.write_text(CONFIG)
 
-    result = run_cli("track", str(inside), "--store", "main", "--as", "roles/notes")
+    result = cli_main("track", str(inside), "--store", "main", "--as", "roles/notes")
 
     assert result.returncode == 0, result.stderr
     assert f"tracking {inside} in store main as roles/notes" in result.stdout
@@ -124,7 +124,7 @@ def test_a_hand_written_etc_track_is_never_synced(tmp_path: Path, remote: Path) 
         wait_for(lambda: later in alice.read_store(MEMORY_STORE), timeout=30, what="later entry published")
     assert first in alice.read_store(MEMORY_STORE)
 
-    synced = alice.cli("sync")
+    synced = alice.main("sync")
     assert synced.returncode == 1
     assert "`stores.main.track[2].path` /etc is a system directory" in synced.stderr
 
@@ -149,7 +149,7 @@ def test_a_store_copy_is_never_wider_than_its_live_file(tmp_path: Path, remote: 
     alice.memory_file.chmod(0o640)
     alice.append_entry("kept for the owner and the group")
 
-    synced = alice.cli("sync")
+    synced = alice.main("sync")
 
     assert synced.returncode == 0, synced.stderr
     copies = {

@@ -132,22 +132,22 @@ def test_what_claude_code_loads_of_an_index(tmp_path: Path) -> None:
 
 
 def test_track_and_untrack_the_projects_folder_from_the_cli(home: Path, tmp_path: Path) -> None:
-    from tests.support.helpers import run_cli
+    from tests.support.helpers import cli_main
 
     project = checkout(tmp_path / "src" / "shop", "git@github.com:org/shop.git")
     claude_folder(home, project)
-    assert run_cli("init").returncode == 0  # ~/.claude exists: init tracks the projects folder
-    assert run_cli("untrack", str(home / ".claude" / "projects")).returncode == 0
-    done = run_cli("track", str(home / ".claude" / "projects"))
+    assert cli_main("init").returncode == 0  # ~/.claude exists: init tracks the projects folder
+    assert cli_main("untrack", str(home / ".claude" / "projects")).returncode == 0
+    done = cli_main("track", str(home / ".claude" / "projects"))
     assert done.returncode == 0, done.stderr
     assert f"tracking {home}/.claude/projects in store personal as claude/projects" in done.stdout
     assert (
-        "claude/projects/github.com~org~shop" in run_cli("sync").stderr + run_cli("status").stdout
+        "claude/projects/github.com~org~shop" in cli_main("sync").stderr + cli_main("status").stdout
         or (
             home / ".local/share/memsync/stores/personal/claude/projects/github.com~org~shop/MEMORY.md"
         ).is_file()
     )
-    again = run_cli("untrack", str(home / ".claude" / "projects"))
+    again = cli_main("untrack", str(home / ".claude" / "projects"))
     assert again.returncode == 0 and "claude/projects stays in store personal" in again.stdout
 
 

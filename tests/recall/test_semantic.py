@@ -20,7 +20,7 @@ from memsync.formats.jsonl.location import default_memory_path
 from memsync.recall import embedding
 from memsync.recall.index import RecallIndex
 from memsync.tracks.tracked import Tracked
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 
 pytestmark = pytest.mark.skipif(not embedding.available(), reason="the semantic extra is not installed")
 
@@ -59,7 +59,7 @@ def _write_memory(home: Path, texts: tuple[str, ...]) -> None:
 
 
 def _remember(home: Path, text: str) -> str:
-    result = run_cli("remember", text)
+    result = cli_main("remember", text)
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -74,7 +74,7 @@ def test_recall_finds_what_is_meant_with_the_network_unreachable(home: Path) -> 
     if shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"], check=False).returncode:
         pytest.skip("unshare -n (a network namespace without interfaces) is not available here")
     _write_memory(home, FACTS)
-    result = run_cli("recall", "--json", question)
+    result = cli_main("recall", "--json", question)
     assert result.returncode == 0, result.stderr
     # The same query again, in a network namespace with no interface at all: nothing is downloaded.
     offline = subprocess.run(
@@ -96,7 +96,7 @@ def test_dupes_lists_rewordings_with_their_similarity_and_deletes_nothing(home: 
     _write_memory(home, (first, *FACTS, second))
     memory = _memory_file(home)
     before = memory.read_bytes()
-    result = run_cli("dupes")
+    result = cli_main("dupes")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     similarity, one, other = lines[0].split()
@@ -109,7 +109,7 @@ def test_dupes_lists_rewordings_with_their_similarity_and_deletes_nothing(home: 
 
 
 def test_dupes_names_an_unknown_store(home: Path) -> None:
-    result = run_cli("dupes", "--store", "nope")
+    result = cli_main("dupes", "--store", "nope")
     assert result.returncode == 1
     assert (
         result.stderr.startswith("memsync: dupes: no store is called 'nope'")
@@ -132,7 +132,7 @@ def test_remember_writes_a_near_duplicate_and_names_the_entry_it_repeats(home: P
 
 
 def test_doctor_says_recall_searches_by_meaning(home: Path) -> None:
-    result = run_cli("doctor")
+    result = cli_main("doctor")
     assert f"OK   recall: keywords and meaning ({embedding.MODEL})" in result.stdout
 
 

@@ -18,7 +18,7 @@ from memsync.cli import main
 from memsync.config.file import load_stores
 from memsync.secrets import scan_text
 from memsync.secrets.files import scan_appended, scan_whole
-from tests.support.helpers import git, run_cli
+from tests.support.helpers import cli_main, git
 
 TOKEN = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"  # made up, in GitHub's shape
 CURATED = "---\nname: CI\ndescription: how CI pushes\ntype: reference\n---\n\n"
@@ -94,16 +94,16 @@ def test_the_scanners_of_peer_content_never_raise(lines: list[bytes], context: l
 
 
 def test_a_curated_entry_with_a_wrapped_token_stays_on_this_machine(home: Path) -> None:
-    assert run_cli("init").returncode == 0
+    assert cli_main("init").returncode == 0
     role = home / ".agents" / "memory" / "ops"
     role.mkdir(parents=True)
     (role / "ci.md").write_text(CURATED + f"The token is {TOKEN[:12]}\n{TOKEN[12:24]}\n{TOKEN[24:]}\n")
     (role / "notes.md").write_text(CURATED + "CI pushes with the bot's token, kept in the vault.\n")
-    assert run_cli("sync").returncode == 0
+    assert cli_main("sync").returncode == 0
     [store] = load_stores(config_path()).stores.values()
     committed = git(store.path, "ls-tree", "-r", "--name-only", "HEAD").split()
     assert "roles/ops/notes.md" in committed and "roles/ops/ci.md" not in committed
-    status = json.loads(run_cli("status", "--json").stdout)
+    status = json.loads(cli_main("status", "--json").stdout)
     held = [item["file"] for s in status["stores"].values() for item in s["held_back_secrets"]]
     assert held == [str(role / "ci.md")]
 
@@ -124,11 +124,11 @@ def test_a_token_remembered_in_two_halves_refuses_the_second(
 
 
 def test_a_github_token_in_a_header_is_held_back_as_a_github_token(home: Path) -> None:
-    assert run_cli("init").returncode == 0
+    assert cli_main("init").returncode == 0
     role = home / ".agents" / "memory" / "ops"
     role.mkdir(parents=True)
     (role / "ci.md").write_text(CURATED + f"CI calls the API with `Authorization: token {TOKEN}`.\n")
-    said = run_cli("sync")
+    said = cli_main("sync")
     assert said.returncode == 0, said.stderr
     # The token's own name, not its context's ("Authorization header"): the one warning says it.
     [warning] = said.stderr.splitlines()

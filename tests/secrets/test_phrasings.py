@@ -17,7 +17,7 @@ from memsync.base.paths import config_path
 from memsync.config.file import load_stores
 from memsync.secrets import scan_text
 from memsync.secrets.files import scan_whole
-from tests.support.helpers import git, run_cli
+from tests.support.helpers import cli_main, git
 
 HALF, REST = "ghp_1234567890abcdefghij", "ABCDEFGHIJ123456"  # made up: together GitHub's shape
 CURATED = "---\nname: CI\ndescription: how CI pushes\ntype: reference\n---\n\n"
@@ -105,25 +105,25 @@ def test_a_secret_remembered_in_two_calls_with_words_is_refused(
     tmp_path: Path, first: str, second: str
 ) -> None:
     memory = tmp_path / "ada.jsonl"
-    assert run_cli("remember", first, "--file", str(memory)).returncode == 0
+    assert cli_main("remember", first, "--file", str(memory)).returncode == 0
     before = memory.read_bytes()
-    refused = run_cli("remember", second, "--file", str(memory))
+    refused = cli_main("remember", second, "--file", str(memory))
     assert refused.returncode == 1
     assert "completes what looks like a secret split over two entries" in refused.stderr
     assert memory.read_bytes() == before
 
 
 def test_a_curated_entry_split_over_list_items_stays_on_this_machine(home: Path) -> None:
-    assert run_cli("init").returncode == 0
+    assert cli_main("init").returncode == 0
     role = home / ".agents" / "memory" / "qa"
     role.mkdir(parents=True)
     (role / "ci.md").write_text(CURATED + f"- token part one: {HALF}\n  - {REST} is the rest\n")
     (role / "notes.md").write_text(CURATED + "- the password for prod is kept in the vault\n")
-    assert run_cli("remember", "password for the staging db: Tr0ub4dor3").returncode == 1
-    assert run_cli("sync").returncode == 0
+    assert cli_main("remember", "password for the staging db: Tr0ub4dor3").returncode == 1
+    assert cli_main("sync").returncode == 0
     [store] = load_stores(config_path()).stores.values()
     committed = git(store.path, "ls-tree", "-r", "--name-only", "HEAD").split()
     assert "roles/qa/notes.md" in committed and "roles/qa/ci.md" not in committed
-    status = json.loads(run_cli("status", "--json").stdout)
+    status = json.loads(cli_main("status", "--json").stdout)
     held = [item["file"] for s in status["stores"].values() for item in s["held_back_secrets"]]
     assert held == [str(role / "ci.md")]

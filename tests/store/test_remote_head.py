@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import isolated_env
-from tests.support.helpers import git, run_cli
+from tests.support.helpers import cli_main, git, run_cli
 
 
 def _plain_bare(path: Path, head: str) -> Path:
@@ -76,7 +76,7 @@ def test_a_remote_head_naming_an_existing_branch_is_left_alone(home: Path, tmp_p
     git(seed, "push", "-q", "origin", "HEAD:refs/heads/master")
     store = home / "stores" / "personal"
     (home / "stores").mkdir(parents=True)
-    result = run_cli("init", "--remote", str(remote), "--branch", "memory", "--store", str(store))
+    result = cli_main("init", "--remote", str(remote), "--branch", "memory", "--store", str(store))
     assert result.returncode == 0, result.stderr
     assert git(remote, "symbolic-ref", "HEAD").strip() == "refs/heads/master"
     assert git(remote, "rev-parse", "--verify", "refs/heads/memory").strip()

@@ -45,14 +45,14 @@ def test_a_remote_swapped_for_an_unrelated_repository_is_refused(
 ) -> None:
     alice = Peer.create(tmp_path, "alice", remote)
     mine = alice.append_entry("alice's memory stays alice's")
-    assert alice.cli("sync").returncode == 0
+    assert alice.main("sync").returncode == 0
     foreign = _foreign(tmp_path, memsync_store=memsync_store)
     shutil.rmtree(remote)
     shutil.copytree(foreign, remote)  # the remote's path now holds the other repository
     before = _refs_and_objects(remote)
     live = alice.read_live(MEMORY_FILE)
 
-    said = alice.cli("sync")
+    said = alice.main("sync")
     assert said.returncode == 75, said.stderr
     assert "unrelated to this store" in said.stderr and "--adopt-unrelated" in said.stderr, said.stderr
     assert "rewritten" not in said.stderr
@@ -61,14 +61,14 @@ def test_a_remote_swapped_for_an_unrelated_repository_is_refused(
     status = alice.status()["stores"]["main"]["remotes"]["origin"]
     assert status["status"] == "unrelated" and "unrelated to this store" in status["last_error"]
 
-    refused = alice.cli("resync", "origin")
+    refused = alice.main("resync", "origin")
     assert refused.returncode == 1 and "--adopt-unrelated" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert _refs_and_objects(remote) == before
     assert b"unrelated" not in alice.read_live(MEMORY_FILE)
     assert all(b"alice's memory" not in data for _, data in blobs(remote))
 
-    adopted = alice.cli("resync", "origin", "--adopt-unrelated")
+    adopted = alice.main("resync", "origin", "--adopt-unrelated")
     assert adopted.returncode == 0, adopted.stderr
     assert any(mine in data for path, data in blobs(remote) if path == MEMORY_STORE)
 
@@ -88,7 +88,7 @@ def test_peers_of_a_store_made_before_store_ids_derive_the_same_id(tmp_path: Pat
     ours = alice.append_entry("from alice")
     theirs = bob.append_entry("from bob")
     for peer in (alice, bob, alice, bob):
-        result = peer.cli("sync")
+        result = peer.main("sync")
         assert result.returncode == 0, result.stderr
         assert "unrelated" not in result.stderr
     for peer in (alice, bob):
@@ -101,10 +101,10 @@ def test_a_second_remote_holding_the_same_store_is_related(tmp_path: Path, remot
     """A mirror of the store (its own copy of the history) is the same store: exchanged with as usual."""
     alice = Peer.create(tmp_path, "alice", remote)
     line = alice.append_entry("reaches the mirror too")
-    assert alice.cli("sync").returncode == 0
+    assert alice.main("sync").returncode == 0
     mirror = tmp_path / "mirror.git"
     git(tmp_path, "clone", "-q", "--bare", str(remote), str(mirror))
-    assert alice.cli("remote", "add", "mirror", str(mirror), "--store", "main").returncode == 0
-    result = alice.cli("sync")
+    assert alice.main("remote", "add", "mirror", str(mirror), "--store", "main").returncode == 0
+    result = alice.main("sync")
     assert result.returncode == 0 and "unrelated" not in result.stderr, result.stderr
     assert any(line in data for path, data in blobs(mirror) if path == MEMORY_STORE)

@@ -13,7 +13,7 @@ import pytest
 
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.markdown.roledir import RoleDir
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 from tests.support.peers import HEADER, MEMORY_FILE, Peer
 from tests.support.poison import POISON_LINES
 
@@ -50,38 +50,38 @@ def test_every_command_reads_past_poison_lines_and_keeps_them(tmp_path: Path, ho
     poison = _poisoned(memory)
     before = memory.read_bytes()
 
-    shown = run_cli("show", str(memory))
+    shown = cli_main("show", str(memory))
     _ok(shown)
     assert {f"good{n:08d}" for n in range(len(POISON))} <= {
         line.split()[0] for line in shown.stdout.splitlines()
     }
     assert f"{len(poison)} problems in" in shown.stderr
 
-    check = run_cli("check", str(memory))
+    check = cli_main("check", str(memory))
     _ok(check, 1)
     reported = {int(line.split(":")[1]) for line in check.stdout.splitlines()}
     assert set(poison) <= reported, sorted(set(poison) - reported)
     assert f"{memory}:3: a line of 2000000 bytes" in check.stdout
     assert f"{memory}:5: nested more than 32 deep" in check.stdout
 
-    prompt = run_cli("prompt", str(memory))
+    prompt = cli_main("prompt", str(memory))
     _ok(prompt)
     assert all(f"- good lesson {n}" in prompt.stdout for n in range(len(POISON)))
 
     role = tmp_path / "agents" / "reviewer"
     role.parent.mkdir()
-    handed = run_cli("handoff", str(memory), str(role))
+    handed = cli_main("handoff", str(memory), str(role))
     _ok(handed)
     assert len(RoleDir(role).entries()) == len(POISON)
-    as_prompt = run_cli("handoff", str(memory), "--format", "prompt")
+    as_prompt = cli_main("handoff", str(memory), "--format", "prompt")
     _ok(as_prompt)
     assert "good lesson 0" in as_prompt.stdout
-    back = run_cli("handoff", str(role), str(tmp_path / "back.jsonl"))
+    back = cli_main("handoff", str(role), str(tmp_path / "back.jsonl"))
     _ok(back)
     assert len(read_memory(tmp_path / "back.jsonl").records) == len(POISON)
     assert memory.read_bytes() == before
 
-    compact = run_cli("compact", str(memory))
+    compact = cli_main("compact", str(memory))
     _ok(compact)
     kept = memory.read_bytes().split(b"\n")
     assert all(line in kept for line in poison.values())
