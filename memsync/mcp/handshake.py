@@ -19,17 +19,11 @@ import importlib
 import json
 import sys
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from memsync import __version__
+from memsync.mcp.greeting import INSTRUCTIONS, SERVER_NAME, Greeting
 
-INSTRUCTIONS = (
-    "memsync keeps this user's agent memory in sync between machines, people and agents through git. "
-    "Call recall before relying on what you remember; call remember for something worth keeping across "
-    "sessions (one sentence; source 'user' when the person said it); never store a secret."
-)
-SERVER_NAME = "memsync"
 # The SDK's handshake protocol versions (``mcp.server.runner.HANDSHAKE_PROTOCOL_VERSIONS``), oldest first:
 # the last is what a client asking for another one gets.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -40,15 +34,6 @@ CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": False},
 }
 _SERVER_MODULE = "memsync.mcp.server"
-
-
-@dataclass(frozen=True)
-class Greeting:
-    """The client's first line (``line``, as read) and, when it was an ``initialize`` request answered
-    here, that request's ``id`` (else None: the SDK answers it)."""
-
-    line: bytes
-    id: str | int | None
 
 
 def initialize_result(params: Any) -> dict[str, Any] | None:

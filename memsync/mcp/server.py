@@ -33,7 +33,7 @@ from memsync.config.file import current_config
 from memsync.errors import MemsyncError
 from memsync.mcp import resources as mcp_resources
 from memsync.mcp import tools as mcp_tools
-from memsync.mcp.handshake import INSTRUCTIONS, SERVER_NAME, Greeting
+from memsync.mcp.greeting import INSTRUCTIONS, SERVER_NAME, Greeting
 from memsync.mcp.stdio import answering_stdio
 from memsync.memoryfile.file import TEXT_MAX_CHARS, NewEntry
 from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT

@@ -27,7 +27,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from memsync.formats.bounded_json import STRING_LITERAL, has_lone_surrogate
-from memsync.mcp.handshake import Greeting
+from memsync.mcp.greeting import Greeting
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,23 @@
+"""What the MCP server says of itself and what it was greeted with: its name and instructions (the same
+whether ``handshake`` answers ``initialize`` before the SDK is imported or the SDK's server does) and the
+client's first line. Imports nothing of the SDK."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INSTRUCTIONS = (
+    "memsync keeps this user's agent memory in sync between machines, people and agents through git. "
+    "Call recall before relying on what you remember; call remember for something worth keeping across "
+    "sessions (one sentence; source 'user' when the person said it); never store a secret."
+)
+SERVER_NAME = "memsync"
+
+
+@dataclass(frozen=True)
+class Greeting:
+    """The client's first line (``line``, as read) and, when it was an ``initialize`` request answered
+    here, that request's ``id`` (else None: the SDK answers it)."""
+
+    line: bytes
+    id: str | int | None
