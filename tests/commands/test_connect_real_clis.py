@@ -2,15 +2,14 @@
 servers shows memsync connected (healthy where the CLI checks: Claude Code, Gemini CLI, Qwen Code,
 OpenCode; enabled where it only reads its config: Codex, Copilot CLI's `mcp get`), and after `memsync
 disconnect HOST` it does not (and the CLI still reads its config). The CLIs come from the npm registry,
-installed once into a cache directory (``$MEMSYNC_NPM_CACHE``, default /work/npmcache); a test whose CLI
-cannot be installed (no npm, registry unreachable) is skipped with the reason and the command."""
+installed once into a cache directory by ``tests.support.npm``; a test whose CLI cannot be installed (no
+npm, registry unreachable) is skipped with the reason and the command."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +19,9 @@ import pytest
 from memsync.base.paths import state_dir
 from memsync.commands.session_context import SESSIONS_FILE
 from tests.support.helpers import run_cli, wait_for
+from tests.support.npm import BIN, installed
 
-CACHE = Path(os.environ.get("MEMSYNC_NPM_CACHE", "/work/npmcache"))
-_BIN = CACHE / "node_modules" / ".bin"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# npm fetches a few hundred MB at most for these packages.
-NPM_TIMEOUT_S = 900
 # Gemini CLI and Qwen Code give a server 5 s to answer in `mcp list`; memsync's (the MCP SDK's imports)
 # can take longer on a busy machine, so a listing is asked again a few times.
 HEALTH_TRIES = 4
@@ -54,33 +50,6 @@ CLIS = (
 )
 
 
-def installed(cli: str, package: str) -> Path:
-    """The path of ``cli`` in the cache, installed there from the npm registry when missing; skips the
-    test, with the reason, when npm is missing or the install fails."""
-    path = _BIN / cli
-    if path.exists():
-        return path
-    npm = shutil.which("npm")
-    install = f"npm install --prefix {CACHE} {package}"
-    if npm is None:
-        pytest.skip(f"no {cli} CLI and no npm to install it: {install}")
-    try:
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(CACHE), package],
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"`{install}` took over {NPM_TIMEOUT_S} s (registry unreachable?)")
-    if done.returncode != 0 or not path.exists():
-        said = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
-        pytest.skip(f"`{install}` failed (registry unreachable?): {said}")
-    return path
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("cli", CLIS, ids=[cli.host for cli in CLIS])
 def test_the_hosts_own_list_shows_memsync_after_connect_and_not_after_disconnect(
@@ -88,7 +57,7 @@ def test_the_hosts_own_list_shows_memsync_after_connect_and_not_after_disconnect
 ) -> None:
     program = installed(cli.cli, cli.package)
     # Gemini CLI loads no MCP server in a folder it does not trust.
-    env = {"PATH": f"{_BIN}{os.pathsep}{os.environ['PATH']}", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    env = {"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
     project = tmp_path / "project"
     project.mkdir()
 

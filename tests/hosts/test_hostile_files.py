@@ -20,6 +20,7 @@ from memsync.errors import MemsyncError
 from memsync.hosts import mcp_install, settings_file
 from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object
 from tests.support.helpers import cli_main, run_cli
+from tests.support.npm import BIN, installed
 
 # In the layout Claude Code writes (JSON.stringify(settings, null, 2)), so it comes back byte for byte.
 HOST_DATA = json.dumps({"numStartups": 12, "oauthAccount": {"key": "sk-secret"}}, indent=2)
@@ -272,17 +273,11 @@ def test_installs_racing_a_host_rewriting_its_file_lose_nothing(home: Path, tmp_
     assert done >= 40 and rewrites >= 30, (done, refused, rewrites)
 
 
-_CLAUDE_BIN = Path("/work/npmcache/node_modules/.bin")
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not (_CLAUDE_BIN / "claude").exists(),
-    reason="no claude CLI (npm install --prefix /work/npmcache @anthropic-ai/claude-code)",
-)
 def test_claude_registers_memsync_with_its_own_command(home: Path) -> None:
+    installed("claude", "@anthropic-ai/claude-code")
     path = _claude_json(home)
-    env = {"PATH": f"{_CLAUDE_BIN}{os.pathsep}{os.environ['PATH']}"}
+    env = {"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     first = run_cli("mcp", "install", "claude-code", env=env)
     assert first.returncode == 0 and "registered memsync's MCP server" in first.stdout, first.stderr
     data = json.loads(path.read_text())
@@ -298,12 +293,9 @@ def test_claude_registers_memsync_with_its_own_command(home: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not (_CLAUDE_BIN / "codex").exists(),
-    reason="no codex CLI (npm install --prefix /work/npmcache @openai/codex)",
-)
 def test_codex_registers_memsync_with_its_own_command(home: Path) -> None:
-    env = {"PATH": f"{_CLAUDE_BIN}{os.pathsep}{os.environ['PATH']}"}
+    installed("codex", "@openai/codex")
+    env = {"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     path = mcp_install.config_file("codex")
     path.parent.mkdir(parents=True)
     path.write_text('model = "o3"  # kept\n')

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.commands.test_connect_real_clis import installed
 from tests.support.helpers import REPO_ROOT
+from tests.support.npm import installed
 
 PLUGIN = REPO_ROOT / "plugins" / "memsync"
 

@@ -27,8 +27,8 @@ from tests.conftest import isolated_env
 from tests.support.claude_fixtures import checkout
 from tests.support.helpers import REPO_ROOT, bare_remote, git, wait_for
 from tests.support.model_api import ModelAPI, ToolCall, Turn, serve
+from tests.support.npm import BIN, installed
 
-_BIN = Path(os.environ.get("MEMSYNC_NPM_CACHE", "/work/npmcache")) / "node_modules" / ".bin"
 TOOLS = "Write,mcp__memsync__remember,mcp__memsync__recall"
 NOTE = "No production deploys on Friday: the on-call team is thin."
 INDEX = "- [No Friday deploys](deploy_fridays.md) — production deploys never on Fridays\n"
@@ -49,7 +49,7 @@ class Machine:
     def __init__(self, root: Path, name: str, remote: Path, checkout_at: str, origin: str) -> None:
         self.home = root / name
         self.env = isolated_env(self.home)
-        self.env["PATH"] = f"{_BIN}{os.pathsep}{os.environ['PATH']}"
+        self.env["PATH"] = f"{BIN}{os.pathsep}{os.environ['PATH']}"
         venv = root / f"{name}-venv"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         self.python = venv / "bin" / "python"
@@ -155,8 +155,7 @@ def _hooks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_what_one_machines_session_learns_reaches_the_next_session_on_the_other(tmp_path: Path) -> None:
-    if not (_BIN / "claude").exists():
-        pytest.skip(f"no claude CLI: npm install --prefix {_BIN.parent.parent} @anthropic-ai/claude-code")
+    installed("claude", "@anthropic-ai/claude-code")
     remote = bare_remote(tmp_path / "remote.git")
     alice = Machine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
     bob = Machine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
