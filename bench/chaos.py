@@ -8,7 +8,8 @@ The remote is a bare repository reached as a local path, or over a real sshd or 
 an outage cuts the links of a random group of peers while the others go on.
 
 Run: ``.venv/bin/python bench/chaos.py --minutes 3 [--kills 20] [--seed 1] [--keep]``, or
-``.venv/bin/python bench/chaos.py --peers 8 --transport ssh --partitions --minutes 3``.
+``.venv/bin/python bench/chaos.py --peers 8 --transport ssh --partitions --minutes 3``; ``--encrypt``: the
+store is encrypted, its remote holds sealed bundles only.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def main() -> int:
         action="store_true",
         help="Network namespaces (root): an outage cuts a random group of peers' links (ssh, https).",
     )
+    parser.add_argument("--encrypt", action="store_true", help="The store is encrypted (sealed bundles).")
     args = parser.parse_args()
     if args.peers < 2:
         parser.error("--peers: at least 2")
@@ -51,7 +53,12 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="memsync-chaos-"))
     try:
         chaos = Chaos.create(
-            root, args.seed, peers=args.peers, transport=args.transport, partitions=args.partitions
+            root,
+            args.seed,
+            peers=args.peers,
+            transport=args.transport,
+            partitions=args.partitions,
+            encrypt=args.encrypt,
         )
     except Unavailable as exc:
         shutil.rmtree(root, ignore_errors=True)

@@ -9,12 +9,10 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pyrage
 import pytest
-import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,46 +20,19 @@ from memsync.crypt import envelope
 from memsync.crypt.vault import Vault
 from memsync.errors import MemsyncError
 from tests.support.helpers import bare_remote, wait_for
-from tests.support.peers import MEMORY_STORE, Peer
+from tests.support.peers import MEMORY_STORE, Peer, encrypted
 from tests.support.servers.transport import Remote
-
-_INIT = (
-    "from pathlib import Path\n"
-    "from memsync.config import load_config\n"
-    "from memsync.store.access import ensure_store\n"
-    "config = load_config(Path({config!r}))\n"
-    "for store_cfg in config.stores.values():\n"
-    "    ensure_store(config, store_cfg)\n"
-)
 
 
 def encrypted_peer(root: Path, name: str, remote: Path, member: Peer | None = None, **kwargs: object) -> Peer:
-    """A peer on the path ``remote`` whose store is set to encrypt (``encrypted``)."""
+    """A peer on the path ``remote`` whose store is set to encrypt (``peers.encrypted``)."""
     peer = Peer.create(root, name, remote, init_store=False, **kwargs)  # type: ignore[arg-type]
     return encrypted(peer, member)
 
 
-def encrypted(peer: Peer, member: Peer | None = None) -> Peer:
-    """``peer`` (its store not made yet) set to encrypt; ``member`` (a device already syncing its
-    remote) adds its key first, as `memsync join` tells a user to. Its store is then made in a
-    subprocess (its own key, its own transport setup)."""
-    raw = tomllib.loads(peer.config.read_text())
-    raw["stores"]["main"]["encrypt"] = True
-    peer.config.write_text(tomli_w.dumps(raw))
-    if member is not None:
-        joined = cli_ok(peer, "join", "URL")
-        key = re.search(r"key: (age1\w+)", joined.stdout)
-        assert key is not None, joined.stdout
-        cli_ok(member, "key", "add", key.group(1))
-    peer.run_python(_INIT.format(config=str(peer.config)))
-    return peer
-
-
 def cli_ok(peer: Peer, *args: str) -> subprocess.CompletedProcess[str]:
     """``peer.cli(ARGS)``, required to exit 0."""
-    done = peer.cli(*args)
-    assert done.returncode == 0, f"{peer.name}: memsync {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done
+    return peer.cli_ok(*args)
 
 
 def remote_bytes(remote: Path) -> bytes:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -192,6 +193,12 @@ class Peer:
         assert self.netns is None, f"{self.name} runs in a network namespace: use cli"
         return cli_main(*args, env=self.env)
 
+    def cli_ok(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``cli(ARGS)``, required to exit 0."""
+        done = self.cli(*args)
+        assert done.returncode == 0, f"{self.name}: memsync {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
     # --- the daemon -------------------------------------------------------------------------------
 
     def start(self, *args: str, wait_ready: bool = True, env: Mapping[str, str] = {}) -> int:
@@ -329,6 +336,28 @@ class Peer:
             {"path": str(live), **({"as": store_path} if store_path else {})}
         )
         self.config.write_text(tomli_w.dumps(raw))
+
+
+def encrypted(peer: Peer, member: Peer | None = None) -> Peer:
+    """``peer`` (its store not made yet) set to encrypt its remote; ``member`` (a device already syncing
+    that remote) adds its key first, as `memsync join` tells a user to. Its store is then made in a
+    subprocess (its own key, its own transport setup)."""
+    raw = tomllib.loads(peer.config.read_text())
+    raw["stores"]["main"]["encrypt"] = True
+    peer.config.write_text(tomli_w.dumps(raw))
+    if member is not None:
+        key = re.search(r"key: (age1\w+)", peer.cli_ok("join", "URL").stdout)
+        assert key is not None
+        member.cli_ok("key", "add", key.group(1))
+    peer.run_python(
+        "from pathlib import Path\n"
+        "from memsync.config import load_config\n"
+        "from memsync.store.access import ensure_store\n"
+        f"config = load_config(Path({str(peer.config)!r}))\n"
+        "for store_cfg in config.stores.values():\n"
+        "    ensure_store(config, store_cfg)\n"
+    )
+    return peer
 
 
 def sync(*peers: Peer, timeout: float = 600) -> None:

@@ -33,7 +33,7 @@ from memsync.formats.jsonl.parse import parse_memory
 from memsync.formats.jsonl.view import build_view
 from tests.support.blobs import blobs, whole_lines
 from tests.support.helpers import REPO_ROOT, wait_for
-from tests.support.peers import DAY, MEMORY_FILE, Peer
+from tests.support.peers import DAY, MEMORY_FILE, Peer, encrypted
 from tests.support.servers.transport import Kind, Remote, open_remote
 
 NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
@@ -99,24 +99,37 @@ class Chaos:
     stack: ExitStack
     figures: Figures = field(default_factory=Figures)
     writers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    # The store is encrypted: the remote holds sealed bundles, so its branch head is no store head.
+    encrypt: bool = False
 
     @classmethod
     def create(
-        cls, root: Path, seed: int, *, peers: int = 3, transport: Kind = "path", partitions: bool = False
+        cls,
+        root: Path,
+        seed: int,
+        *,
+        peers: int = 3,
+        transport: Kind = "path",
+        partitions: bool = False,
+        encrypt: bool = False,
     ) -> Chaos:
         """Lay out the remote (behind its server, for ``transport`` ssh or https; with ``partitions``,
-        in network namespaces) and ``peers`` peers (stores initialised, daemons not started). Raises
+        in network namespaces) and ``peers`` peers (stores initialised, daemons not started; with
+        ``encrypt``, set to encrypt, each key added by the first peer). Raises
         ``tests.support.servers.process.Unavailable`` when this machine cannot run that transport."""
         stack = ExitStack()
         try:
             link = stack.enter_context(open_remote(transport, root, partitions=partitions))
             names = [*NAMES, *(f"peer{n}" for n in range(len(NAMES) + 1, peers + 1))][:peers]
-            made = [link.peer(root, name, pull_interval_s=2.0) for name in names]
+            made: list[Peer] = []
+            for name in names:
+                peer = link.peer(root, name, pull_interval_s=2.0, init_store=not encrypt)
+                made.append(encrypted(peer, made[0] if made else None) if encrypt else peer)
         except BaseException:
             stack.close()
             raise
-        chaos = cls(root, link, made, random.Random(seed), stack)
-        chaos.figures.setup = f"{peers} peers over {transport}" + (
+        chaos = cls(root, link, made, random.Random(seed), stack, encrypt=encrypt)
+        chaos.figures.setup = f"{peers} {'encrypted ' if encrypt else ''}peers over {transport}" + (
             ", partitions (links cut in network namespaces)" if partitions else ""
         )
         return chaos
@@ -306,6 +319,18 @@ class Chaos:
         same = all(
             (s[0], s[2], s[3], s[4]) == (snaps[0][0], snaps[0][2], snaps[0][3], snaps[0][4]) for s in snaps
         )
+        if self.encrypt:  # every peer's record of what the remote holds is its own head
+            remote_head = snaps[0][4]
+            for peer in self.peers:
+                tracking = subprocess.run(
+                    ["git", "rev-parse", "-q", "--verify", "refs/remotes/origin/main"],
+                    cwd=peer.store,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                ).stdout.strip()
+                if tracking != remote_head:
+                    return False
         return same and snaps[0][4] == remote_head
 
     def check(self) -> Figures:
