@@ -136,21 +136,26 @@ class Peer:
             peer.init_store()
         return peer
 
-    def init_store(self) -> None:
+    def init_store(self, *, own_process: bool = False) -> None:
         """Create the store the way memsync does (cloned from the remote if it has history). Over a
-        network remote it runs in a subprocess with this peer's environment (and namespace)."""
+        network remote, or with ``own_process`` (an encrypted store: this peer's key lives in its own
+        config dir), it runs in a subprocess with this peer's environment (and namespace)."""
         config = load_config(self.config)
-        if self.netns is None and all(
-            local_remote_path(url) is not None
-            for cfg in config.stores.values()
-            for url in cfg.remotes.values()
+        if (
+            not own_process
+            and self.netns is None
+            and all(
+                local_remote_path(url) is not None
+                for cfg in config.stores.values()
+                for url in cfg.remotes.values()
+            )
         ):
             for store_cfg in config.stores.values():
                 ensure_store(config, store_cfg)
             return
         self.run_python(
             "from pathlib import Path\n"
-            "from memsync.config import load_config\n"
+            "from memsync.config.file import load_config\n"
             "from memsync.store.access import ensure_store\n"
             f"config = load_config(Path({str(self.config)!r}))\n"
             "for store_cfg in config.stores.values():\n"
@@ -349,14 +354,7 @@ def encrypted(peer: Peer, member: Peer | None = None) -> Peer:
         key = re.search(r"key: (age1\w+)", peer.cli_ok("join", "URL").stdout)
         assert key is not None
         member.cli_ok("key", "add", key.group(1))
-    peer.run_python(
-        "from pathlib import Path\n"
-        "from memsync.config import load_config\n"
-        "from memsync.store.access import ensure_store\n"
-        f"config = load_config(Path({str(peer.config)!r}))\n"
-        "for store_cfg in config.stores.values():\n"
-        "    ensure_store(config, store_cfg)\n"
-    )
+    peer.init_store(own_process=True)
     return peer
 
 
