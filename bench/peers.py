@@ -59,7 +59,10 @@ QUIET_S = 3.0
 CONVERGE_TIMEOUT_S = 900.0
 INIT = (
     "from pathlib import Path\n"
-    "from memsync.config.file import load_config\n"
+    "try:\n"
+    "    from memsync.config.file import load_config\n"
+    "except ImportError:  # a checkout from before the packages\n"
+    "    from memsync.config import load_config\n"
     "try:\n"
     "    from memsync.store.access import ensure_store\n"
     "except ImportError:  # a checkout from before the cycle's split\n"
