@@ -4,6 +4,8 @@ Looks at the places agents write by default (DESIGN "Vocabulary", "Agent hosts")
 ``~/.agents/memory/<role>/`` role directories, ``~/.agent-memory/*.jsonl`` memory files,
 ``~/.claude/memory/`` (a Claude Code memory folder when it holds ``MEMORY.md``), Claude Code's projects
 folder (one auto memory folder per project) and its ``autoMemoryDirectory``, Codex's memories folder,
+the other hosts' own memory (``hosts.own_memory``: Claude Code's subagent memory, Gemini CLI's and Qwen
+Code's memory files, Goose's memory folder),
 and the markdown skill's legacy locations (``~/.claude/memory/<role>/``, ``~/.agents-legacy/memory/<role>/``,
 and flat ``~/.claude/memory/<role>.md`` files, which need ``memsync migrate`` before they can be synced).
 """
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from memsync.commands.config_edits import overlapping, tracked
 from memsync.config.file import Config
-from memsync.hosts import claude_code, codex
+from memsync.hosts import claude_code, codex, own_memory
 from memsync.projects import claude_folders
 
 
@@ -32,6 +34,11 @@ class Found(Enum):
     CLAUDE_PROJECT = "Claude Code project memory folder"
     CLAUDE_AUTO = "Claude Code autoMemoryDirectory"
     CODEX = "Codex memories folder"
+    # The other hosts' own memory: the kinds of ``hosts.own_memory.user_memory``.
+    CLAUDE_AGENTS = "Claude Code subagent memory folder"
+    GEMINI = "Gemini CLI memory file"
+    QWEN = "Qwen Code memory file"
+    GOOSE = "Goose memory folder"
     JSONL = "memory file"
     LEGACY_ROLE = "legacy role directory"
     LEGACY_FLAT = "legacy flat file"
@@ -55,7 +62,18 @@ class Location:
 
 
 # The kinds of location an agent host makes, which may appear after `memsync init` ran.
-HOST_KINDS = frozenset({Found.CLAUDE, Found.CLAUDE_PROJECTS, Found.CLAUDE_AUTO, Found.CODEX})
+HOST_KINDS = frozenset(
+    {
+        Found.CLAUDE,
+        Found.CLAUDE_PROJECTS,
+        Found.CLAUDE_AUTO,
+        Found.CODEX,
+        Found.CLAUDE_AGENTS,
+        Found.GEMINI,
+        Found.QWEN,
+        Found.GOOSE,
+    }
+)
 
 
 def untracked_hosts(config: Config, home: Path | None = None) -> list[Location]:
@@ -146,7 +164,8 @@ def detect(home: Path | None = None) -> list[Location]:
 def _agent_hosts(home: Path, found: list[Location]) -> list[Location]:
     """Claude Code's projects folder (when Claude Code's directory exists; tracked whole, so project
     folders created later sync too) with the memory folders in it, its ``autoMemoryDirectory`` (when it
-    is not inside a location found already), and Codex's memories folder (when it exists)."""
+    is not inside a location found already), Codex's memories folder (when it exists) and the other hosts'
+    own memory (``own_memory.user_memory``: when the folder holding it exists)."""
     hosts: list[Location] = []
     default_home = home == Path.home()
     claude = claude_code.claude_dir() if default_home else home / ".claude"
@@ -178,4 +197,9 @@ def _agent_hosts(home: Path, found: list[Location]) -> list[Location]:
                 memories, Found.CODEX, None, True, store_path=None if default else codex.MEMORIES_STORE_PATH
             )
         )
+    hosts.extend(
+        Location(place.live, Found(place.kind), None, True, store_path=place.store_path)
+        for place in own_memory.user_memory(home)
+        if place.live.parent.is_dir()  # the host is installed: its memory syncs here once it has some
+    )
     return hosts

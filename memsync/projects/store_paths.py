@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from memsync.base import git
 from memsync.base.remote_url import PLAIN_NAME
-from memsync.hosts import claude_code
+from memsync.hosts import claude_code, own_memory
 from memsync.projects import claude_folders, identity
 
 
@@ -23,15 +23,22 @@ def default_store_path_for(live: Path) -> str:
     ``~/.agents/memory/<role>`` -> ``roles/<role>``; ``<project>/.agents/memory/<role>`` ->
     ``projects/<project key>/<role>`` and a Claude Code project memory folder
     ``~/.claude/projects/<name>/memory`` -> ``claude/projects/<project key>`` (the key is the project's
-    identity: ``memsync.projects.identity.project_key``); ``<name>.jsonl`` -> ``memory/<name>.jsonl`` and the
-    folder ``~/.agent-memory`` -> ``memory``; any other path under the home directory -> its path relative
-    to home without leading dots (``~/.claude/memory`` -> ``claude/memory``, ``~/.codex/memories`` ->
+    identity: ``memsync.projects.identity.project_key``), and so a project's own host memory
+    (``<project>/.claude/agent-memory`` -> ``claude/project-agent-memory/<project key>``,
+    ``<project>/.goose/memory`` -> ``goose/projects/<project key>``); the hosts' user-scope memory
+    (``hosts.own_memory.user_memory``) -> its store path there; ``<name>.jsonl`` -> ``memory/<name>.jsonl``
+    and the folder ``~/.agent-memory`` -> ``memory``; any other path under the home directory -> its path
+    relative to home without leading dots (``~/.claude/memory`` -> ``claude/memory``, ``~/.codex/memories`` ->
     ``codex/memories``); anything else -> ``paths/<name>``. Pure apart from reading the project's git
     config and Claude Code's transcripts; never raises.
     """
     live = _absolute(live)
     if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
         return claude_folders.project_memory(live).store_path
+    for place in own_memory.user_memory():
+        if live == place.live or live.is_relative_to(place.live):
+            rest = live.relative_to(place.live).as_posix()
+            return place.store_path if rest == "." else f"{place.store_path}/{rest}"
     return _default_store_paths(live, lambda project: (identity.project_key(project),))[0]
 
 
@@ -82,11 +89,15 @@ def _default_store_paths(live: Path, project_keys: Callable[[Path], Sequence[str
         return ["memory"]
     parts = live.parts
     for i in range(len(parts) - 1, 0, -1):
-        if parts[i - 1 : i + 1] != (".agents", "memory"):
-            continue
         owner = Path(*parts[: i - 1])
         rest = "/".join(parts[i + 1 :])
-        prefixes = ["roles"] if owner == home else [f"projects/{key}" for key in project_keys(owner)]
+        host_prefix = own_memory.project_store_prefix(parts[i - 1 : i + 1])
+        if host_prefix is not None and owner != home:
+            prefixes = [f"{host_prefix}/{key}" for key in project_keys(owner)]
+        elif parts[i - 1 : i + 1] == (".agents", "memory"):
+            prefixes = ["roles"] if owner == home else [f"projects/{key}" for key in project_keys(owner)]
+        else:
+            continue
         return [f"{prefix}/{rest}" if rest else prefix for prefix in prefixes]
     if live != home and live.is_relative_to(home):
         return ["/".join(part.lstrip(".") or part for part in live.relative_to(home).parts)]

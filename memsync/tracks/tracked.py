@@ -111,8 +111,8 @@ def _members(store: str, track: Track) -> list[Tracked]:
     live = track.live
     if not live.exists():
         return []
-    if live.is_file():
-        return [Tracked(store, track.store_path, live, "jsonl")]
+    if live.is_file():  # a host's own memory file (Gemini CLI's GEMINI.md) is synced, not a memory file
+        return [Tracked(store, track.store_path, live, "jsonl")] if live.suffix == ".jsonl" else []
     if not live.is_dir() or is_role_dir(live):
         return [Tracked(store, track.store_path, live, "role")]
     found = []

@@ -1,0 +1,66 @@
+"""The memory agent hosts keep on their own, besides Claude Code's project folders and Codex's memories
+folder (DESIGN "Agent hosts"): where each host keeps it and the store path it meets its peers' at.
+
+- Claude Code's subagent memory (a subagent's ``memory: user``): ``<claude dir>/agent-memory/<agent>/``,
+  a ``MEMORY.md`` index plus topic files, like project memory. ``memory: project`` keeps it in
+  ``<project>/.claude/agent-memory/<agent>/`` (``memory: local``: ``.claude/agent-memory-local/``).
+- Gemini CLI's ``save_memory`` adds a bullet under ``## Gemini Added Memories`` in ``~/.gemini/GEMINI.md``;
+  Qwen Code's the same under ``## Qwen Added Memories`` in ``~/.qwen/QWEN.md``: append-mostly markdown,
+  synced as one file (the rest of those folders holds credentials and settings, never synced).
+- Goose's memory extension: one ``<category>.txt`` per category in ``memory/`` beside Goose's
+  ``config.yaml`` (global) and in ``<project>/.goose/memory/`` (local).
+
+Every file of them is merged by its kind's driver (``base.layout.kind_of``): an index ``MEMORY.md`` by
+the index driver, anything else whole with git's three-way text merge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memsync.hosts import claude_code, registry
+
+CLAUDE_AGENTS_STORE_PATH = "claude/agent-memory"
+GEMINI_STORE_PATH = "gemini/GEMINI.md"
+QWEN_STORE_PATH = "qwen/QWEN.md"
+GOOSE_STORE_PATH = "goose/memory"
+# Project-scoped memory, keyed by the project's identity (``projects.identity.project_key``): the folder
+# inside a project -> the store folder holding one entry per project key.
+PROJECT_FOLDERS: dict[tuple[str, ...], str] = {
+    (".claude", "agent-memory"): "claude/project-agent-memory",
+    (".goose", "memory"): "goose/projects",
+}
+
+
+@dataclass(frozen=True)
+class OwnMemory:
+    """One host's own memory on this machine: what it is (``kind``, for messages), its ``live`` path (a
+    folder, or a file for Gemini CLI and Qwen Code) and the ``store_path`` it syncs at."""
+
+    kind: str
+    live: Path
+    store_path: str
+
+
+def user_memory(home: Path | None = None) -> tuple[OwnMemory, ...]:
+    """The hosts' user-scope memory places under ``home`` (default: this user's, where the hosts'
+    own environment variables and the OS move them), whether they exist or not. Pure."""
+    if home is None or home == Path.home():
+        claude = claude_code.claude_dir()
+        goose = registry.user_file("goose").parent
+    else:
+        claude, goose = home / ".claude", home / ".config" / "goose"
+    home = Path.home() if home is None else home
+    return (
+        OwnMemory("Claude Code subagent memory folder", claude / "agent-memory", CLAUDE_AGENTS_STORE_PATH),
+        OwnMemory("Gemini CLI memory file", home / ".gemini" / "GEMINI.md", GEMINI_STORE_PATH),
+        OwnMemory("Qwen Code memory file", home / ".qwen" / "QWEN.md", QWEN_STORE_PATH),
+        OwnMemory("Goose memory folder", goose / "memory", GOOSE_STORE_PATH),
+    )
+
+
+def project_store_prefix(parts: tuple[str, ...]) -> str | None:
+    """The store folder of project-scoped host memory when ``parts`` (two path components, such as
+    ``(".claude", "agent-memory")``) name such a folder inside a project, else None. Pure."""
+    return PROJECT_FOLDERS.get(parts)
