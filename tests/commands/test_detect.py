@@ -42,6 +42,7 @@ def test_role_dirs_jsonl_and_claude_folder(home: Path) -> None:
         (".agent-memory/team.jsonl", Found.JSONL, False),
         (".claude/memory", Found.CLAUDE, True),
         (".claude/projects", Found.CLAUDE_PROJECTS, True),
+        (".claude/agent-memory", Found.CLAUDE_AGENTS, True),
     ]
 
 
@@ -57,7 +58,7 @@ def test_claude_folder_without_index_holds_legacy_flat_files_and_role_dirs(home:
     assert (flat.found, flat.role, flat.track) == (Found.LEGACY_FLAT, "scout", False)
     # Legacy copies are offered to `memsync migrate`, never tracked (a moved tracked dir syncs as a delete).
     # Tracked as folders: a migrated role is picked up there (and ~/.claude exists: Claude Code's projects).
-    roots = {".agents/memory", ".agent-memory", ".claude/projects"}
+    roots = {".agents/memory", ".agent-memory", ".claude/projects", ".claude/agent-memory"}
     assert {path for path, loc in by_path.items() if loc.track} == roots
     for legacy in (".claude/memory/scout.md", ".claude/memory/python-dev", ".agents-legacy/memory/qa"):
         assert "memsync migrate" in by_path[legacy].note
@@ -111,6 +112,7 @@ def test_claude_code_projects_auto_memory_and_codex_memories(home: Path, tmp_pat
         "claude/projects/github.com~org~shop": folder / "memory",
         "claude/auto-memory": home / "notes/claude",
         "codex/memories": home / ".codex/memories",
+        "claude/agent-memory": home / ".claude/agent-memory",
     }
 
 

@@ -55,6 +55,7 @@ def test_init_without_remote_tracks_detected_memory_in_a_local_store(home: Path)
         "~/.agents/memory",
         "~/.agent-memory",
         "~/.claude/projects",
+        "~/.claude/agent-memory",
     ]
     assert git(_store(home), "rev-parse", "--verify", "HEAD").strip()
 

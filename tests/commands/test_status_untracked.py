@@ -33,7 +33,8 @@ def test_status_and_doctor_name_hosts_installed_after_init(home: Path) -> None:
     ) in status.stdout.splitlines()
     assert f"not synced: Codex memories folder {codex}" in status.stdout
     listed = json.loads(run_cli("status", "--json").stdout)["untracked_hosts"]
-    assert [host["path"] for host in listed] == [str(projects), str(codex)]
+    agents = home / ".claude" / "agent-memory"  # Claude Code's subagent memory, once it has some
+    assert [host["path"] for host in listed] == [str(projects), str(codex), str(agents)]
     doctor = run_cli("doctor")
     assert f"agent hosts: not synced: Claude Code projects folder {projects}; Codex memories folder" in (
         doctor.stdout

@@ -115,7 +115,6 @@ def test_init_tracks_each_hosts_own_memory_and_a_line_arrives_byte_identical(tmp
     assert listed["untracked_hosts"] == []
 
 
-
 def checkout(root: Path) -> Path:
     """A checkout of one project (its origin on GitHub) at ``root``."""
     root.mkdir(parents=True)
