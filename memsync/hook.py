@@ -8,6 +8,10 @@ HOST``, run by this interpreter only while memsync is installed (``hosts.hooks.h
   Code), ``{"additionalContext": ...}`` (Copilot CLI), ``{"additional_context": ...}`` (Cursor); nothing
   when nothing was added. The project is the hook input's ``cwd`` (Cursor: its first
   ``workspace_roots``), else the directory the host runs the hook in.
+- ``prompt-context`` (a prompt submitted; Claude Code, Codex) prints, for the first prompt of a
+  session only (the input's ``session_id``), what recall finds for the prompt
+  (``memsync.commands.prompt_context``) as ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+  "additionalContext": ...}}``; nothing for later prompts, for no hit, or without a ``session_id``.
 - ``sync-now`` (end of a turn, of a session, before a compaction) sends the running daemon SIGUSR1 and
   returns at once; with no daemon it publishes and commits once itself (no exchange), waiting at most
   ``SYNC_LOCK_WAIT_S`` for another cycle. It prints nothing (Codex reads a Stop hook's stdout as JSON).
@@ -33,7 +37,7 @@ from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.formats.bounded_json import decode_object
 
-ACTIONS = ("session-start", "sync-now")
+ACTIONS = ("session-start", "prompt-context", "sync-now")
 AGENTS = ("claude-code", "codex", "gemini-cli", "qwen-code", "cursor", "copilot-cli")
 SYNC_LOCK_WAIT_S = 5.0
 STDIN_WAIT_S = 0.5
@@ -41,7 +45,8 @@ STDIN_MAX_BYTES = 1 << 20
 
 
 def run(action: str, agent: str, config: Path | None = None, payload: dict[str, Any] | None = None) -> str:
-    """Run hook ``action`` for ``agent`` with the host's hook input ``payload`` (``cwd``, ``source``);
+    """Run hook ``action`` for ``agent`` with the host's hook input ``payload`` (``cwd``, ``source``,
+    ``session_id``, ``prompt``);
     returns what to print on stdout ("" for nothing). Raises ``MemsyncError`` (e.g. no config) and
     ``OSError``."""
     payload = payload or {}
@@ -49,12 +54,22 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
     if action == "sync-now":
         sync_now(path)
         return ""
-    from memsync.commands.session_context import session_context
     from memsync.config.file import load_config
 
     cwd, source, roots = payload.get("cwd"), payload.get("source"), payload.get("workspace_roots")
     if not (isinstance(cwd, str) and cwd):
         cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else os.getcwd()
+    if action == "prompt-context":
+        session, prompt = payload.get("session_id"), payload.get("prompt")
+        if not (isinstance(session, str) and session and isinstance(prompt, str)):
+            return ""
+        from memsync.commands.prompt_context import prompt_context  # recall: only for this action
+
+        found = prompt_context(load_config(path, discover=False), Path(cwd), agent, session, prompt)
+        event = {"hookEventName": "UserPromptSubmit", "additionalContext": found}
+        return json.dumps({"hookSpecificOutput": event}) if found else ""
+    from memsync.commands.session_context import session_context
+
     source = source if isinstance(source, str) else "startup"
     text = session_context(load_config(path, discover=False), Path(cwd), agent, source)
     if not text:

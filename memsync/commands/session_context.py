@@ -11,7 +11,9 @@ the agent's own folder are left out: the agent wrote them, or loads them itself.
 
 "Since the last session" is the store head each session started at, kept per agent and project in
 ``<state dir>/sessions.json``; a first session looks back ``FIRST_SESSION_DAYS``. A ``clear`` or
-``compact`` start repeats what its session started with (the context was dropped).
+``compact`` start repeats what its session started with (the context was dropped). The same file keeps,
+per agent and project, the sessions whose first prompt got its context (``first_prompt``, for
+``commands.prompt_context``).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import functools
 import json
 import os
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 from memsync.base import git
 from memsync.base.fsio import temp_beside, writer_lock
@@ -41,6 +45,9 @@ MAX_COMMITS = 2000
 GIT_TIMEOUT_S = 20.0
 SESSIONS_FILE = "sessions.json"
 REPEATING_SOURCES = ("clear", "compact")
+T = TypeVar("T")
+# How many sessions per agent and project ``first_prompt`` remembers (a few run at once, not hundreds).
+PROMPTED_SESSIONS = 32
 
 
 def project_root(cwd: Path) -> Path | None:
@@ -136,14 +143,9 @@ def session_context(config: Config, cwd: Path, agent: str, source: str = "startu
 def _rotate(key: str, heads: dict[str, str], source: str) -> tuple[dict[str, str], datetime | None]:
     """This session's starting point (store name -> head, and when): the last session's start, or for a
     clear/compact start the one its session started with. Records ``heads`` as this session's start."""
-    path = state_dir() / SESSIONS_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
     now = datetime.now(UTC)
-    with writer_lock(path):
-        try:
-            sessions = decode_object(path.read_bytes())[0] or {}
-        except OSError:
-            sessions = {}
+
+    def start(sessions: dict[str, Any]) -> tuple[object, object]:
         record = sessions.get(key) if isinstance(sessions.get(key), dict) else None
         if record is not None and source in REPEATING_SOURCES:
             since, at = record.get("since") or {}, record.get("since_at")
@@ -151,16 +153,59 @@ def _rotate(key: str, heads: dict[str, str], source: str) -> tuple[dict[str, str
             since, at = record.get("current") or {}, record.get("current_at")
         else:
             since, at = {}, None
-        sessions[key] = {"since": since, "since_at": at, "current": heads, "current_at": now.isoformat()}
-        # Replaced in one step, not synced to disk: losing it to a power cut only shows the next session
-        # more than it needs (a session start is not worth two fsyncs).
-        data = json.dumps(sessions, sort_keys=True).encode("utf-8")
-        os.replace(temp_beside(path, data, 0o600, fsync=False), path)
+        sessions[key] = {
+            **(record or {}),
+            "since": since,
+            "since_at": at,
+            "current": heads,
+            "current_at": now.isoformat(),
+        }
+        return since, at
+
+    since, at = _edit_sessions(start)
     try:
         when = datetime.fromisoformat(at) if isinstance(at, str) else None
     except ValueError:
         when = None
     return ({k: v for k, v in since.items() if isinstance(v, str)} if isinstance(since, dict) else {}), when
+
+
+def first_prompt(agent: str, cwd: Path, session_id: str) -> bool:
+    """True the first time it is asked for the session ``session_id`` of ``agent`` in ``cwd`` (kept
+    beside the session starts, for the last ``PROMPTED_SESSIONS`` sessions there), False after. Raises
+    ``OSError`` when the state directory cannot be written."""
+    root = project_root(cwd)
+    key = f"{agent}\0{project_key(root) if root is not None else cwd}"
+
+    def mark(sessions: dict[str, Any]) -> bool:
+        found = sessions.get(key)
+        record: dict[str, Any] = found if isinstance(found, dict) else {}
+        seen = record.get("prompted")
+        seen = [s for s in seen if isinstance(s, str)] if isinstance(seen, list) else []
+        if session_id in seen:
+            return False
+        sessions[key] = {**record, "prompted": [*seen, session_id][-PROMPTED_SESSIONS:]}
+        return True
+
+    return _edit_sessions(mark)
+
+
+def _edit_sessions(change: Callable[[dict[str, Any]], T]) -> T:
+    """Apply ``change`` to the sessions file's object under its lock, write the result back, return
+    what ``change`` returned."""
+    path = state_dir() / SESSIONS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with writer_lock(path):
+        try:
+            sessions = decode_object(path.read_bytes())[0] or {}
+        except OSError:
+            sessions = {}
+        result = change(sessions)
+        # Replaced in one step, not synced to disk: losing it to a power cut only shows the next session
+        # more than it needs (a session start is not worth two fsyncs).
+        data = json.dumps(sessions, sort_keys=True).encode("utf-8")
+        os.replace(temp_beside(path, data, 0o600, fsync=False), path)
+    return result
 
 
 def _added(

@@ -62,7 +62,7 @@ class Handler:
 
 
 def hook_command(action: str, host: Host) -> str:
-    """The shell command a host runs for memsync's hook ``action`` (``session-start`` or ``sync-now``):
+    """The shell command a host runs for memsync's hook ``action`` (``memsync.hook.ACTIONS``):
     this interpreter runs ``memsync.hook``; exit 0 and nothing printed when the interpreter or memsync
     is gone (see the module doc)."""
     python = shlex.quote(sys.executable)
@@ -108,19 +108,25 @@ _STYLES: dict[Host, Style] = {
     "cursor": Style(False, typed=False),
     "copilot-cli": Style(False, "bash", "timeoutSec"),
 }
+# The event of a submitted prompt, where a host has one whose hook may add context.
+_PROMPT_EVENTS: dict[Host, str] = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit"}
 # A file memsync owns whole (deleted once it holds nothing): Copilot CLI reads every file of its folder.
 OWN_FILE = "memsync.json"
 
 
 def handlers(host: Host) -> tuple[Handler, ...]:
-    """What memsync installs for ``host``: session start prints what peers added; the end of a turn, of
-    a session and a compaction ask for a sync now (each host's own event names; timeouts in its unit)."""
+    """What memsync installs for ``host``: session start prints what peers added; a session's first
+    prompt (where the host has the event) what recall finds for it; the end of a turn, of a session and
+    a compaction ask for a sync now (each host's own event names; timeouts in its unit)."""
     start, ends = _EVENTS[host]
     unit = _STYLES[host].per_second
     matcher = SESSION_SOURCES if host in ("claude-code", "codex", "qwen-code") else None
-    first = Handler(start, matcher, hook_command("session-start", host), SESSION_TIMEOUT_S * unit)
+    first = [Handler(start, matcher, hook_command("session-start", host), SESSION_TIMEOUT_S * unit)]
+    if host in _PROMPT_EVENTS:
+        command = hook_command("prompt-context", host)
+        first.append(Handler(_PROMPT_EVENTS[host], None, command, SESSION_TIMEOUT_S * unit))
     sync = hook_command("sync-now", host)
-    return (first, *(Handler(event, None, sync, SYNC_TIMEOUT_S * unit) for event in ends))
+    return (*first, *(Handler(event, None, sync, SYNC_TIMEOUT_S * unit) for event in ends))
 
 
 def settings_path(host: Host, project: Path | None = None) -> Path:

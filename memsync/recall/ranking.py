@@ -54,10 +54,11 @@ def _vantage_of(cwd: str) -> Vantage:
     return Vantage()
 
 
-def here() -> Vantage:
-    """The vantage of the working directory (asked of git once per directory and process)."""
+def here(cwd: Path | None = None) -> Vantage:
+    """The vantage of ``cwd`` (default: the working directory), looked up once per directory and
+    process."""
     try:
-        return _vantage_of(os.getcwd())
+        return _vantage_of(str(cwd) if cwd is not None else os.getcwd())
     except OSError:
         return Vantage()
 

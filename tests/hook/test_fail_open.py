@@ -56,7 +56,7 @@ def test_hooks_exit_0_silently_once_memsync_or_its_interpreter_is_gone(home: Pat
         )
         assert done.returncode == 0, done.stderr
     commands = [*_commands(home / ".claude" / "settings.json"), *_commands(home / ".codex" / "hooks.json")]
-    assert len(commands) == 7 and all(str(python) in command for command in commands)
+    assert len(commands) == 9 and all(str(python) in command for command in commands)
 
     # Installed: the command runs memsync's hook (here it says there is no config yet).
     start = next(c for c in commands if "session-start" in c)
@@ -92,7 +92,7 @@ def test_hooks_of_the_earlier_form_are_replaced_on_install_and_removed_on_uninst
     assert run_cli("hooks", "install", "claude-code").returncode == 0
     commands = _commands(path)
     assert "say done" in commands and not any("/old/venv" in c for c in commands)
-    assert sum("memsync.hook" in c for c in commands) == 4
+    assert sum("memsync.hook" in c for c in commands) == 5
 
     path.write_text(path.read_text().replace(sys.executable, "/old/venv/bin/python"))
     assert run_cli("hooks", "uninstall", "claude-code").returncode == 0

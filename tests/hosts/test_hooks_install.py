@@ -60,7 +60,7 @@ def test_claude_code_user_settings_survive_install_and_uninstall(home: Path) -> 
     for event, groups in CLAUDE_SETTINGS["hooks"].items():
         assert after["hooks"][event][: len(groups)] == groups
     mine = ours(after)
-    assert list(mine) == ["SessionStart", "Stop", "SessionEnd", "PreCompact"]
+    assert list(mine) == ["SessionStart", "Stop", "UserPromptSubmit", "SessionEnd", "PreCompact"]
     start = mine["SessionStart"][0]
     assert start["matcher"] == "startup|resume|clear|compact"
     command = start["hooks"][0]["command"]
@@ -68,6 +68,8 @@ def test_claude_code_user_settings_survive_install_and_uninstall(home: Path) -> 
     assert command.endswith(" session-start --agent claude-code")
     assert mine["Stop"][0]["hooks"][0]["command"].endswith(" sync-now --agent claude-code")
     assert "matcher" not in mine["PreCompact"][0]
+    assert "matcher" not in mine["UserPromptSubmit"][0]
+    assert mine["UserPromptSubmit"][0]["hooks"][0]["command"].endswith(" prompt-context --agent claude-code")
     assert (path.parent / ("settings.json" + BACKUP_SUFFIX)).read_bytes() == original
 
     installed = path.read_bytes()
@@ -104,7 +106,7 @@ def test_an_install_from_another_interpreter_is_replaced_not_doubled(home: Path)
     assert "runs another memsync (/old/venv/bin/python)" in cli_main("hooks", "status").stdout
     assert cli_main("hooks", "install", "claude-code").returncode == 0
     text = path.read_text()
-    assert "/old/venv" not in text and text.count("memsync.hook") == 4
+    assert "/old/venv" not in text and text.count("memsync.hook") == 5
 
 
 def test_a_project_gets_its_own_settings_file(home: Path, tmp_path: Path) -> None:
@@ -114,6 +116,7 @@ def test_a_project_gets_its_own_settings_file(home: Path, tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert list(ours(json.loads((project / ".claude" / "settings.json").read_text()))) == [
         "SessionStart",
+        "UserPromptSubmit",
         "Stop",
         "SessionEnd",
         "PreCompact",
@@ -132,7 +135,8 @@ def test_codex_hooks_file(home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "trust the new hooks" in done.stdout
     mine = ours(json.loads(path.read_text()))
-    assert sorted(mine) == ["PreCompact", "SessionStart", "Stop"]  # Codex has no SessionEnd
+    assert sorted(mine) == ["PreCompact", "SessionStart", "Stop", "UserPromptSubmit"]  # no SessionEnd
+    assert mine["UserPromptSubmit"][0]["hooks"][0]["command"].endswith("prompt-context --agent codex")
     assert mine["SessionStart"][0]["hooks"][0]["command"].endswith("session-start --agent codex")
     assert "hooks are switched off in config.toml" in cli_main("hooks", "status").stdout
     assert cli_main("hooks", "uninstall", "codex").returncode == 0
