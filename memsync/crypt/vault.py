@@ -114,11 +114,16 @@ class Vault:
         """The remote's ciphertext head as of the last fetch or push, None when it has none."""
         return self._refs().get(_TIP)
 
+    @property
+    def read(self) -> str | None:
+        """The last commit this device read or wrote, None when it never did."""
+        return self._refs().get(_READ)
+
     def unread(self) -> list[Sealed]:
         """The commits after ``refs/read`` up to ``tip``, oldest first, with their sealed bundles (empty:
         a commit without one). Raises ``MemsyncError`` when the remote's ciphertext history no longer
         contains what this device read (rewritten: memsync never follows a rewrite silently)."""
-        tip, read = self.tip, self._refs().get(_READ)
+        tip, read = self.tip, self.read
         if tip is None or tip == read:
             return []
         if read is not None and self._run("merge-base", "--is-ancestor", read, tip).status != 0:

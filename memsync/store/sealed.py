@@ -59,7 +59,8 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     unread = v.unread()
     if not unread:
         return None
-    identities = keys.device_keys(create=True)
+    # A device that read from this remote before and has no key now lost it: an error, not a new key.
+    identities = keys.device_keys(create=v.read is None)
     opened: list[bytes | str] = []
     for sealed in unread:
         if not sealed.data:  # no ciphertext: the remote's plaintext history from before it was encrypted
@@ -102,7 +103,7 @@ def push(g: StoreGit, remote: str, *, add: str | None = None, remove: str | None
     Returns git's result (a refused push: fetch, integrate and push again). Raises ``MemsyncError`` when
     this device's key is not among the recipients (removed, or another store's remote)."""
     v = vault(g, remote)
-    public = keys.public_key(keys.device_key(create=True))
+    public = keys.public_key(keys.device_key(create=v.read is None))
     present = v.recipients()
     if present and public not in present:
         raise MemsyncError(

@@ -168,6 +168,16 @@ def test_a_device_added_later_reads_all_history(tmp_path: Path) -> None:
     cli_ok(carol, "sync")
     cli_ok(alice, "sync")
     assert late in alice.memory_file.read_bytes()
+    # Carol loses her key: an error saying so, her memory kept, no new key made behind her back.
+    (carol.config.parent / "device.key").unlink()
+    alice.append_entry("said while carol has no key")
+    cli_ok(alice, "sync")
+    lost = carol.cli("sync")
+    assert "no device key" in lost.stderr and "cannot read an encrypted remote" in lost.stderr
+    assert not (carol.config.parent / "device.key").exists()
+    assert late in carol.memory_file.read_bytes() and all(
+        line in carol.read_store(MEMORY_STORE) for line in early
+    )
 
 
 def _push_sealed(tmp_path: Path, remote: Path, data: bytes, name: str) -> str:
