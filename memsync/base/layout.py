@@ -10,7 +10,9 @@ from typing import Literal
 
 from memsync.base.fsio import TEMP_PREFIX
 
-Kind = Literal["jsonl", "daily", "index", "entry"]
+Kind = Literal["jsonl", "daily", "index", "entry", "appended"]
+# The hosts' append-mostly memory files (Gemini CLI's, Qwen Code's), merged by the appended driver.
+APPENDED_NAMES = ("GEMINI.md", "QWEN.md")
 
 # [0-9] and \Z, not \d and $: the gitattributes pattern for the daily driver must match exactly this.
 DAILY_LOG = re.compile(r"(?:^|/)daily/[0-9]{4}-[0-9]{2}-[0-9]{2}\.md\Z")
@@ -39,7 +41,8 @@ HOST_TRAILER = "Memsync-Host"
 
 
 def kind_of(rel_path: str) -> Kind:
-    """The merge driver kind of a store-relative POSIX path: jsonl, daily, index (MEMORY.md) or entry."""
+    """The merge driver kind of a store-relative POSIX path: jsonl, daily, index (MEMORY.md), appended
+    (``APPENDED_NAMES``) or entry."""
     name = PurePosixPath(rel_path).name
     if name.endswith(".jsonl"):
         return "jsonl"
@@ -47,6 +50,8 @@ def kind_of(rel_path: str) -> Kind:
         return "daily"
     if name == "MEMORY.md":
         return "index"
+    if name in APPENDED_NAMES:
+        return "appended"
     return "entry"
 
 

@@ -1,6 +1,6 @@
-"""The merge driver kinds and the driver of each (DESIGN "Merge drivers"): ``entry``, ``daily``, ``index``
-and ``jsonl``. A kind's driver module is imported when that kind is first merged, so git's per-file
-entry point (:mod:`.driver`) loads only the driver it runs.
+"""The merge driver kinds and the driver of each (DESIGN "Merge drivers"): ``entry``, ``daily``, ``index``,
+``jsonl`` and ``appended``. A kind's driver module is imported when that kind is first merged, so git's
+per-file entry point (:mod:`.driver`) loads only the driver it runs.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     Merge = Callable[[bytes, bytes, bytes], bytes]
 
-KINDS = ("entry", "daily", "index", "jsonl")
+KINDS = ("entry", "daily", "index", "jsonl", "appended")
 """Every driver kind, in the order they are registered."""
 
 
@@ -34,6 +34,10 @@ def merge_function(kind: str) -> Merge:
         from memsync.merge.jsonl import merge_jsonl
 
         return merge_jsonl
+    if kind == "appended":  # a host's append-mostly memory file: insertions merge as a daily log's do
+        from memsync.merge.daily import merge_daily
+
+        return merge_daily
     raise ValueError(f"unknown driver kind {kind!r} (expected one of {', '.join(KINDS)})")
 
 

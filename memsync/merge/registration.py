@@ -13,6 +13,7 @@ from pathlib import Path
 
 import memsync
 from memsync.base import git
+from memsync.base.layout import APPENDED_NAMES
 from memsync.merge.kinds import KINDS
 
 _ATTRIBUTES_BEGIN = "# memsync merge drivers: begin (managed by memsync, rewritten on every start)"
@@ -25,6 +26,7 @@ _ATTRIBUTES = (
     "* merge=memsync-entry",
     "**/daily/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md merge=memsync-daily",
     "MEMORY.md merge=memsync-index",
+    *(f"{name} merge=memsync-appended" for name in APPENDED_NAMES),
     "*.jsonl merge=memsync-jsonl",
 )
 
@@ -57,9 +59,10 @@ def install_merge_drivers(git_dir: Path) -> None:
     Writes ``merge.memsync-KIND.name`` and ``.driver`` into ``<git_dir>/config`` (via ``git config
     --file``; the absolute interpreter path, quoted) and a managed block in ``<git_dir>/info/attributes``
     that gives every path a memsync driver (``*`` entry, ``**/daily/YYYY-MM-DD.md`` daily, ``MEMORY.md``
-    index, ``*.jsonl`` jsonl — the same kinds as :func:`memsync.base.layout.kind_of`). Peers cannot change
-    either file (DESIGN I8). Idempotent; lines outside the managed block are kept. Raises
-    ``memsync.base.git.GitError`` when ``git config`` fails, ``OSError`` on I/O errors.
+    index, ``GEMINI.md`` and ``QWEN.md`` appended, ``*.jsonl`` jsonl — the same kinds as
+    :func:`memsync.base.layout.kind_of`). Peers cannot change either file (DESIGN I8). Idempotent; lines
+    outside the managed block are kept. Raises ``memsync.base.git.GitError`` when ``git config`` fails,
+    ``OSError`` on I/O errors.
     """
     config = git_dir / "config"
     for kind in KINDS:

@@ -145,3 +145,29 @@ def test_a_projects_subagent_memory_under_two_checkout_paths_meets_at_one_store_
         "claude/project-agent-memory/github.com~acme~shop/code-reviewer/MEMORY.md",
         "claude/project-agent-memory/github.com~acme~shop/code-reviewer/review_style.md",
     ]
+
+
+def test_two_machines_saving_gemini_memories_at_once_keep_both_lines(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    write(a.home / ".gemini" / "GEMINI.md", GEMINI)
+    (b.home / ".gemini").mkdir()
+    a.cli("init", "--remote", str(remote))
+    a.cli("sync")
+    b.cli("init", "--remote", str(remote))
+    b.cli("sync")
+    # save_memory on both machines before either syncs: each adds its bullet at the section's end.
+    write(a.home / ".gemini" / "GEMINI.md", GEMINI + "- Deploys go out on Tuesdays.\n")
+    write(b.home / ".gemini" / "GEMINI.md", GEMINI + "- Use pnpm, not npm.\n")
+    a.cli("sync")
+    b.cli("sync")
+    a.cli("sync")
+    ours, theirs = (m.home / ".gemini" / "GEMINI.md" for m in (a, b))
+    assert ours.read_bytes() == theirs.read_bytes()
+    lines = ours.read_text().splitlines()
+    assert lines[: len(GEMINI.splitlines())] == GEMINI.splitlines()
+    assert sorted(lines[len(GEMINI.splitlines()) :]) == [
+        "- Deploys go out on Tuesdays.",
+        "- Use pnpm, not npm.",
+    ]
+    assert "[memsync]" not in ours.read_text() and "<<<<<<<" not in ours.read_text()
