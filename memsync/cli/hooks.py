@@ -1,5 +1,5 @@
 """CLI: `memsync hooks install|uninstall|status` (memsync's hooks in an agent host's settings) and
-`memsync hook session-start|sync-now` (what those hooks run; hosts call the lighter
+`memsync hook session-start|prompt-context|sync-now` (what those hooks run; hosts call the lighter
 ``python -P -m memsync.hook``, see :mod:`memsync.hook`)."""
 
 from __future__ import annotations
@@ -92,6 +92,21 @@ def session_start_command(agent: AgentOption = Host.claude_code, config: ConfigO
     from memsync.hook import _payload, run
 
     out = run("session-start", agent.value, config, _payload())
+    if out:
+        typer.echo(out)
+    return 0
+
+
+@hook_app.command("prompt-context")
+def prompt_context_command(agent: AgentOption = Host.claude_code, config: ConfigOption = None) -> int:
+    """Print what recall finds for a session's first prompt, as a UserPromptSubmit hook's JSON output.
+
+    Reads the host's hook input (JSON with session_id, cwd and prompt) on stdin. Prints nothing for a
+    later prompt of the session, or when nothing is found.
+    """
+    from memsync.hook import _payload, run
+
+    out = run("prompt-context", agent.value, config, _payload())
     if out:
         typer.echo(out)
     return 0

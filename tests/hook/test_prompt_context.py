@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -78,4 +79,6 @@ def test_the_first_prompt_of_a_session_gets_recall_hits_and_later_prompts_nothin
     assert "rg rather than grep" not in first  # not about the prompt
 
     assert _submit(peer, command, work, "s1", "And on Friday mornings, deploy to production?") == ""
-    assert FRIDAY in _submit(peer, command, work, "s2", "production deploys Friday")  # a new session
+    # A new session gets it again; here through `memsync hook prompt-context`, as the plugin runs it.
+    plugin = f"{sys.executable} -m memsync hook prompt-context --agent claude-code"
+    assert FRIDAY in _submit(peer, plugin, work, "s2", "production deploys Friday")

@@ -27,7 +27,7 @@ def test_the_marketplace_lists_the_plugin_and_its_hooks_fail_open(tmp_path: Path
     server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["memsync"]
     assert [server["command"], *server["args"]] == ["memsync", "mcp"]
     hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "Stop", "SessionEnd", "PreCompact"}
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact"}
     # No memsync on the PATH (uninstalled): each command exits 0 and prints nothing.
     for groups in hooks.values():
         for group in groups:
