@@ -123,27 +123,33 @@ def checkout(root: Path) -> Path:
     return root
 
 
-def test_a_projects_subagent_memory_under_two_checkout_paths_meets_at_one_store_path(tmp_path: Path) -> None:
+def test_a_projects_own_host_memory_under_two_checkout_paths_meets_at_one_store_path(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
-    ours = checkout(a.home / "src" / "shop") / ".claude" / "agent-memory"
-    theirs = checkout(b.home / "work" / "acme-shop") / ".claude" / "agent-memory"
+    projects = checkout(a.home / "src" / "shop"), checkout(b.home / "work" / "acme-shop")
+    ours, theirs = (project / ".claude" / "agent-memory" for project in projects)
+    goose_ours, goose_theirs = (project / ".goose" / "memory" for project in projects)
     write(ours / "code-reviewer" / "review_style.md", SUBAGENT_NOTE)
+    write(goose_ours / "build.txt", GOOSE)
     theirs.mkdir(parents=True)
-    for m, folder in ((a, ours), (b, theirs)):
+    goose_theirs.mkdir(parents=True)
+    for m, folder, goose in ((a, ours, goose_ours), (b, theirs, goose_theirs)):
         m.cli("init", "--remote", str(remote))
         said = m.cli("track", str(folder))
-        assert "claude/project-agent-memory/github.com~acme~shop" in said, said
+        assert "as claude/project-agent-memory/github.com~acme~shop" in said, said
+        assert "as goose/projects/github.com~acme~shop" in m.cli("track", str(goose))
         m.cli("sync")
     assert (theirs / "code-reviewer" / "review_style.md").read_bytes() == SUBAGENT_NOTE.encode()
+    assert (goose_theirs / "build.txt").read_bytes() == GOOSE.encode()
     write(theirs / "code-reviewer" / "MEMORY.md", "- [Review style](review_style.md)\n")
     b.cli("sync")
     a.cli("sync")
     assert (ours / "code-reviewer" / "MEMORY.md").read_text() == "- [Review style](review_style.md)\n"
     tree = git(remote, "ls-tree", "-r", "--name-only", "main").split()
-    assert sorted(p for p in tree if "agent-memory" in p) == [
+    assert sorted(p for p in tree if p.startswith(("claude/project-agent-memory/", "goose/"))) == [
         "claude/project-agent-memory/github.com~acme~shop/code-reviewer/MEMORY.md",
         "claude/project-agent-memory/github.com~acme~shop/code-reviewer/review_style.md",
+        "goose/projects/github.com~acme~shop/build.txt",
     ]
 
 
