@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import isolated_env
 from tests.support.helpers import bare_remote, cli_main, git
 
@@ -64,6 +66,7 @@ def host_places(home: Path) -> dict[str, Path]:
     }
 
 
+@pytest.mark.slow  # two machines' init and syncs through the CLI: about 12 s
 def test_init_tracks_each_hosts_own_memory_and_a_line_arrives_byte_identical(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
@@ -123,6 +126,7 @@ def checkout(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # two machines' init and syncs through the CLI: about 12 s
 def test_a_projects_own_host_memory_under_two_checkout_paths_meets_at_one_store_path(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
@@ -153,6 +157,7 @@ def test_a_projects_own_host_memory_under_two_checkout_paths_meets_at_one_store_
     ]
 
 
+@pytest.mark.slow  # two machines' init and syncs through the CLI: about 12 s
 def test_two_machines_saving_gemini_memories_at_once_keep_both_lines(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
