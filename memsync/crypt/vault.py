@@ -137,6 +137,10 @@ class Vault:
         batch = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
         return [Sealed(commit, data) for commit, data in zip(commits, batch, strict=True)]
 
+    def gc_auto(self) -> None:
+        """``git gc --auto`` here: the loose objects of many pushes and fetches packed; never raises."""
+        self._run("gc", "--auto", "--quiet")
+
     def mark_read(self, commit: str) -> None:
         """Record ``commit`` as read: the next ``unread`` starts after it."""
         self._check("update-ref", _READ, commit)

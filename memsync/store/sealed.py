@@ -25,6 +25,7 @@ from memsync.base.fsio import temp_beside
 from memsync.crypt import envelope, keys
 from memsync.crypt.vault import Vault
 from memsync.errors import MemsyncError
+from memsync.store.history import gc_auto
 from memsync.store.repo import StoreGit, log
 
 _BUNDLE_HEAD = b"# v2 git bundle\n"
@@ -92,6 +93,12 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
                 problem,
             )
     v.mark_read(unread[-1].commit)
+    # Each bundle fetched is a pack of its own (git indexes a bundle whole), and a device that only reads
+    # never reaches the cycle's periodic gc: packs would pile up and slow every git here. About one
+    # fetch with news in 16 lets `gc --auto` fold them (it does nothing below its thresholds).
+    if unread[-1].commit.startswith("0"):
+        gc_auto(g)
+        v.gc_auto()
     return None
 
 
