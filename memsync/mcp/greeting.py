@@ -1,6 +1,6 @@
 """What the MCP server says of itself and what it was greeted with: its name and instructions (the same
 whether ``handshake`` answers ``initialize`` before the SDK is imported or the SDK's server does) and the
-client's first line. Imports nothing of the SDK."""
+client's first lines. Imports nothing of the SDK."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ SERVER_NAME = "memsync"
 
 @dataclass(frozen=True)
 class Greeting:
-    """The client's first line (``line``, as read) and, when it was an ``initialize`` request answered
-    here, that request's ``id`` (else None: the SDK answers it)."""
+    """The client's first lines (``lines``, as read, before the SDK was loaded) and the ids of the
+    requests among them that were answered already (``answered``: the SDK's answers to them are
+    dropped)."""
 
-    line: bytes
-    id: str | int | None
+    lines: tuple[bytes, ...]
+    answered: frozenset[str | int]

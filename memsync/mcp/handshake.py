@@ -1,4 +1,5 @@
-"""`memsync mcp`'s start: the client's ``initialize`` answered before the MCP SDK is imported.
+"""`memsync mcp`'s start: the client's ``initialize`` and first ``tools/list`` answered before the MCP SDK
+is imported.
 
 Importing the SDK (its protocol types are pydantic models of every protocol version) takes about twice
 as long as the rest of the CLI, and a client waits for ``initialize`` before anything else. So the
@@ -10,7 +11,13 @@ it, else its latest), the server's capabilities, name, version and instructions.
 that line too (its session state starts from it) and its own answer to it is dropped
 (``stdio.answering_stdio``). Any other first line, or none, goes to the SDK alone.
 
-``tests/mcp/test_handshake.py`` checks these constants against the SDK's.
+A client asks for the tools next, and some give that answer a short timeout (Claude Code and Gemini
+CLI: 5 s, which the SDK's import alone can take on a loaded machine): the notifications after
+``initialize`` are kept, and a ``tools/list`` request that follows them is answered from
+``tool_list.TOOL_LIST`` (the SDK's own answer, written by ``scripts/mcp_tool_list.py``) and handed to
+the SDK the same way. The first other request ends the handshake.
+
+``tests/mcp/test_handshake.py`` checks these constants and the tool list against the SDK's.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 
 from memsync import __version__
 from memsync.mcp.greeting import INSTRUCTIONS, SERVER_NAME, Greeting
+from memsync.mcp.tool_list import TOOL_LIST
 
 # The SDK's handshake protocol versions (``mcp.server.runner.HANDSHAKE_PROTOCOL_VERSIONS``), oldest first:
 # the last is what a client asking for another one gets.
@@ -59,28 +67,53 @@ def initialize_result(params: Any) -> dict[str, Any] | None:
     }
 
 
-def answer(line: bytes) -> tuple[str | int, bytes] | None:
-    """The id of the ``initialize`` request ``line`` and the line answering it; None when ``line`` is
-    anything else (another method, a notification, a bad id, no JSON). Never raises."""
+def _message(line: bytes) -> dict[str, Any] | None:
+    """``line`` as a JSON-RPC 2.0 message (an object), None when it is not one. Never raises."""
     try:
         message = json.loads(line)
     except ValueError:
         return None
-    if (
-        not isinstance(message, dict)
-        or message.get("jsonrpc") != "2.0"
-        or message.get("method") != "initialize"
-    ):
-        return None
+    return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
+
+
+def _request_id(message: dict[str, Any]) -> str | int | None:
     request = message.get("id")
     # bool is an int to Python, not to JSON-RPC; an id the SDK reads otherwise is left to it.
-    if isinstance(request, bool) or not isinstance(request, (str, int)):
-        return None
-    result = initialize_result(message.get("params"))
-    if result is None:
-        return None
+    return None if isinstance(request, bool) or not isinstance(request, (str, int)) else request
+
+
+def _reply(request: str | int, result: dict[str, Any]) -> tuple[str | int, bytes]:
     reply = {"jsonrpc": "2.0", "id": request, "result": result}
     return request, json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def answer(line: bytes) -> tuple[str | int, bytes] | None:
+    """The id of the ``initialize`` request ``line`` and the line answering it; None when ``line`` is
+    anything else (another method, a notification, a bad id, no JSON). Never raises."""
+    message = _message(line)
+    if message is None or message.get("method") != "initialize":
+        return None
+    request = _request_id(message)
+    result = initialize_result(message.get("params"))
+    return None if request is None or result is None else _reply(request, result)
+
+
+def answer_tools(line: bytes) -> tuple[str | int, bytes] | None:
+    """The id of the ``tools/list`` request ``line`` (its first page: no cursor) and the line answering
+    it; None when ``line`` is anything else. Never raises."""
+    message = _message(line)
+    if message is None or message.get("method") != "tools/list":
+        return None
+    request = _request_id(message)
+    params = message.get("params")
+    if request is None or not (params is None or (isinstance(params, dict) and "cursor" not in params)):
+        return None
+    return _reply(request, json.loads(TOOL_LIST))
+
+
+def _is_notification(line: bytes) -> bool:
+    message = _message(line)
+    return message is not None and "id" not in message and isinstance(message.get("method"), str)
 
 
 def serve() -> None:
@@ -90,11 +123,24 @@ def serve() -> None:
     threading.Thread(
         target=importlib.import_module, args=(_SERVER_MODULE,), name="mcp-import", daemon=True
     ).start()
-    first = sys.stdin.buffer.readline()
-    answered = answer(first)
-    if answered is not None:
-        sys.stdout.buffer.write(answered[1])
-        sys.stdout.buffer.flush()
+    lines = [sys.stdin.buffer.readline()]
+    answered: list[str | int] = []
+    reply = answer(lines[0])
+    if reply is not None:
+        _send(reply, answered)
+        # Blocking on the client is safe here: memsync's server sends nothing unasked.
+        while (line := sys.stdin.buffer.readline()) and _is_notification(line):
+            lines.append(line)
+        lines.append(line)
+        tools = answer_tools(line)
+        if tools is not None:
+            _send(tools, answered)
     from memsync.mcp.server import serve as serve_sdk
 
-    serve_sdk(Greeting(first, None if answered is None else answered[0]))
+    serve_sdk(Greeting(tuple(line for line in lines if line), frozenset(answered)))
+
+
+def _send(reply: tuple[str | int, bytes], answered: list[str | int]) -> None:
+    sys.stdout.buffer.write(reply[1])
+    sys.stdout.buffer.flush()
+    answered.append(reply[0])

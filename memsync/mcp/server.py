@@ -285,7 +285,7 @@ class _Server(MCPServer[Any]):
     cannot decode (``answering_stdio``)."""
 
     async def run_stdio_async(self, greeting: Greeting | None = None) -> None:
-        """Serve over stdin/stdout; ``greeting``: the first line, already read (``handshake``)."""
+        """Serve over stdin/stdout; ``greeting``: the first lines, already read (``handshake``)."""
         async with answering_stdio(greeting) as (read_stream, write_stream):
             server = self._lowlevel_server
             await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -340,6 +340,6 @@ def build_server() -> _Server:
 
 
 def serve(greeting: Greeting) -> None:
-    """Serve MCP over stdin/stdout until the client closes stdin, its first line ``greeting`` already
-    read (and answered when it was ``initialize``: ``handshake``)."""
+    """Serve MCP over stdin/stdout until the client closes stdin, its first lines ``greeting`` already
+    read (``initialize`` and ``tools/list`` among them answered: ``handshake``)."""
     anyio.run(build_server().run_stdio_async, greeting)

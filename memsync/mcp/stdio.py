@@ -155,12 +155,12 @@ class Answering:
 
 
 class _Answered:
-    """The transport's write stream less the SDK's answer to the request ``handshake`` already answered
-    (the first response or error naming its id): the client must not see two."""
+    """The transport's write stream less the SDK's answers to the requests ``handshake`` already
+    answered (the first response or error naming each id): the client must not see two."""
 
-    def __init__(self, stream: Any, request: str | int) -> None:
+    def __init__(self, stream: Any, requests: frozenset[str | int]) -> None:
         self._stream = stream
-        self._request: str | int | None = request
+        self._requests = set(requests)
 
     async def __aenter__(self) -> _Answered:
         await self._stream.__aenter__()
@@ -174,20 +174,17 @@ class _Answered:
         return getattr(self._stream, name)
 
     async def send(self, item: SessionMessage) -> None:
-        """Send ``item``, unless it is the SDK's answer to the request already answered."""
+        """Send ``item``, unless it is the SDK's answer to a request already answered."""
         message = item.message
-        if (
-            self._request is not None
-            and isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
-            and message.id == self._request
-        ):
-            self._request = None
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id in self._requests:
+            self._requests.discard(message.id)
             return
         await self._stream.send(item)
 
 
-async def _after(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
-    yield first
+async def _after(first: tuple[bytes, ...], rest: AsyncIterator[str]) -> AsyncIterator[str]:
+    for raw in first:
+        yield raw.decode("utf-8", errors="replace")
     async for line in rest:
         yield line
 
@@ -196,18 +193,18 @@ async def _after(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
 async def answering_stdio(greeting: Greeting | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's stdio transport (read and write streams, as ``stdio_server`` yields them) over this
     process's stdin and stdout, every undecodable request answered (:class:`Answering`). ``greeting``:
-    the first line, read already (the SDK reads it first), and the id of the ``initialize`` request it
-    holds when that was answered already (the SDK's answer to it is dropped)."""
+    the first lines, read already (the SDK reads them first), and the ids of the requests among them
+    answered already (the SDK's answers to them are dropped)."""
     # UTF-8 whatever the locale, bytes that are not UTF-8 replaced: as the SDK reads stdin itself.
     text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     lines: AsyncIterator[str] = aiter(anyio.wrap_file(text))
-    if greeting is not None and greeting.line:
-        lines = _after(greeting.line.decode("utf-8", errors="replace"), lines)
+    if greeting is not None and greeting.lines:
+        lines = _after(greeting.lines, lines)
     answering = Answering(lines)
     # stdio_server only iterates its stdin.
     async with stdio_server(stdin=cast("anyio.AsyncFile[str]", answering)) as (read_stream, write_stream):
         answering.answer_on(write_stream)
-        if greeting is None or greeting.id is None:
+        if greeting is None or not greeting.answered:
             yield read_stream, write_stream
         else:
-            yield read_stream, _Answered(write_stream, greeting.id)
+            yield read_stream, _Answered(write_stream, greeting.answered)

@@ -11,11 +11,13 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import IO, Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from memsync.mcp.handshake import PROTOCOL_VERSIONS, answer
+from memsync.mcp.handshake import PROTOCOL_VERSIONS, answer, answer_tools
+from memsync.mcp.tool_list import TOOL_LIST
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -111,10 +113,10 @@ def test_the_handshake_knows_the_sdks_protocol_versions_and_loads_no_sdk() -> No
 
 @given(st.binary(max_size=300))
 def test_any_first_line_is_answered_or_left_to_the_sdk(line: bytes) -> None:
-    answered = answer(line)
-    if answered is not None:
-        request, reply = answered
-        assert json.loads(reply)["id"] == request == json.loads(line)["id"]
+    for answered in (answer(line), answer_tools(line)):
+        if answered is not None:
+            request, reply = answered
+            assert json.loads(reply)["id"] == request == json.loads(line)["id"]
 
 
 def test_requests_the_sdk_must_judge_are_left_to_it() -> None:
@@ -134,3 +136,57 @@ def test_requests_the_sdk_must_judge_are_left_to_it() -> None:
         {k: v for k, v in good.items() if k != "id"},
     ):
         assert answer(_line(bad)) is None, bad
+
+
+_GATE = '''
+import os, sys, time
+
+
+class _Gate:
+    """Holds the MCP SDK's import until the test opens the gate (a file appears)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp":
+            deadline = time.monotonic() + 60
+            while not os.path.exists(os.environ["MEMSYNC_TEST_GATE"]) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return None
+
+
+sys.meta_path.insert(0, _Gate())
+'''
+
+
+def test_tools_are_listed_before_the_sdk_is_loaded_and_the_sdk_takes_over(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that gives ``tools/list`` a short timeout (Claude Code: 5 s) gets the tools while the
+    SDK is still being imported (held here until the gate opens), and the SDK serves what comes next
+    without answering either request twice."""
+    (tmp_path / "sitecustomize.py").write_text(_GATE)
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("MEMSYNC_TEST_GATE", str(gate))
+    server = _Server(tmp_path, "gated")
+    stdin = server.process.stdin
+    assert stdin is not None
+    stdin.write(_initialize("2025-11-25") + _REST.rsplit(b"\n", 2)[0] + b"\n")
+    stdin.flush()
+    first = [server.answers.get(timeout=30), server.answers.get(timeout=30)]
+    assert not gate.exists()  # both answered while the SDK's import was held
+    assert [a["id"] for a in first] == [0, 1]
+    assert first[1]["result"] == json.loads(TOOL_LIST)
+    assert {"remember", "recall"} <= {tool["name"] for tool in first[1]["result"]["tools"]}
+    gate.touch()
+    rest = server.exchange(_line({"jsonrpc": "2.0", "id": 2, "method": "ping"}), 2)
+    assert [a["id"] for a in rest] == [2] and rest[0]["result"] == {}, rest
+
+
+@pytest.mark.parametrize("version", PROTOCOL_VERSIONS)
+def test_the_early_tool_list_is_the_sdks_for_every_protocol_version(
+    home: Path, tmp_path: Path, version: str
+) -> None:
+    """``tool_list.TOOL_LIST`` is what the SDK lists (``scripts/mcp_tool_list.py`` writes it again)."""
+    late = _Server(tmp_path, f"sdk-{version}").exchange(b"\n" + _initialize(version) + _REST, 2)
+    listed = next(a for a in late if a["id"] == 1)
+    assert listed["result"] == json.loads(TOOL_LIST), "run scripts/mcp_tool_list.py"
