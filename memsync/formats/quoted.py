@@ -12,6 +12,7 @@ what is printed for an agent goes through here.
 from __future__ import annotations
 
 import html
+import html.entities
 import re
 import unicodedata
 from collections.abc import Callable
@@ -58,7 +59,14 @@ _LOOKALIKES = str.maketrans(
 # Angle brackets that NFKC keeps apart from `<` and `>`.
 _ANGLES = str.maketrans("〈〉⟨⟩", "<><>")
 _FOLDED_CHARS = re.compile("[" + "".join(map(chr, {**_LOOKALIKES, **_ANGLES})) + "]")
-_ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);?")
+# A character reference as HTML reads it: numeric, or a name HTML knows, the longest first, since one
+# known without its `;` ends where the name ends (`&ltb` reads as `<b`, as a browser and
+# ``html.unescape`` read it).
+_ENTITY = re.compile(
+    r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|"
+    + "|".join(map(re.escape, sorted(html.entities.html5, key=len, reverse=True)))
+    + ")"
+)
 
 
 def _folded(text: str) -> tuple[str, list[int]]:
