@@ -328,7 +328,7 @@ def evaluate(root: Path, corpus: Path | None = CORPUS) -> dict[str, Score]:
     return found
 
 
-def session_start(root: Path, corpus: Path | None = CORPUS) -> tuple[float, float]:
+def session_start(root: Path, corpus: Path | None = CORPUS, every: int = 1) -> tuple[float, float]:
     """How the context a session starts with answers the evaluation's queries, each taken as the
     session's first prompt, on a machine (``tests.support.peers.Peer``) tracking the evaluation's memory
     files and role directories, all committed by one `memsync sync`, at its first session: the share
@@ -336,7 +336,8 @@ def session_start(root: Path, corpus: Path | None = CORPUS) -> tuple[float, floa
     (`memsync hook session-start`, a real subprocess: given no prompt, one context for every query),
     and the share whose answer is there or in the first-prompt context (`memsync hook prompt-context`,
     a real subprocess per query, each a new session; at most ``CONTEXT_CHARS`` characters). An answer
-    is there when the start of its text (as the contexts quote it) is."""
+    is there when the start of its text (as the contexts quote it) is. ``every``: take every n-th query
+    only (a hook process each is minutes for all of them on a loaded machine)."""
     from memsync.formats.quoted import neutralise
     from tests.support.helpers import bare_remote
     from tests.support.peers import Peer
@@ -371,8 +372,9 @@ def session_start(root: Path, corpus: Path | None = CORPUS) -> tuple[float, floa
         quoted = json.dumps(neutralise(texts[key], 60), ensure_ascii=False)[1:-1]
         return quoted[:40] in context
 
+    queries = memory.queries[::every]
     alone = with_prompt = 0
-    for number, query in enumerate(memory.queries):
+    for number, query in enumerate(queries):
         if any(there(key, shown) for key in query.answers):
             alone += 1
             with_prompt += 1
@@ -380,7 +382,7 @@ def session_start(root: Path, corpus: Path | None = CORPUS) -> tuple[float, floa
         prompted = hook("prompt-context", "UserPromptSubmit", session_id=f"eval-{number}", prompt=query.text)
         assert len(prompted) <= CONTEXT_CHARS, len(prompted)
         with_prompt += any(there(key, prompted) for key in query.answers)
-    return alone / len(memory.queries), with_prompt / len(memory.queries)
+    return alone / len(queries), with_prompt / len(queries)
 
 
 def report(figures: dict[str, Score]) -> tuple[list[str], bool]:

@@ -106,8 +106,8 @@ def test_init_tracks_each_hosts_own_memory_and_a_line_arrives_byte_identical(tmp
     write(theirs["gemini"], GEMINI + "- Deploys go out on Tuesdays.\n")
     b.cli("sync")
     a.cli("sync")
-    for place in ("gemini", "qwen"):
-        assert mine[place].read_bytes() == theirs[place].read_bytes()
+    for host in ("gemini", "qwen"):
+        assert mine[host].read_bytes() == theirs[host].read_bytes()
     assert mine["gemini"].read_text().endswith("- Deploys go out on Tuesdays.\n")
     assert (theirs["goose"] / "build.txt").read_text().endswith("Tests run with `just test`.\n")
     merged = (mine["subagent"] / "review_style.md").read_bytes()

@@ -85,6 +85,7 @@ def test_the_bench_prints_every_figure(figures: dict[str, recall_eval.Score]) ->
 def test_the_session_start_context_is_measured_through_the_hook(corpus: Path, tmp_path: Path) -> None:
     """The session-start figures come from real hooks' contexts over the evaluation's memory: some
     answers are in the session-start context's first 2,000 characters, not all (a context that holds no
-    prompt cannot); the first-prompt hook's context, given each query, adds most of the rest."""
-    alone, with_prompt = recall_eval.session_start(tmp_path, corpus)
+    prompt cannot); the first-prompt hook's context, given each query, adds most of the rest. Every 10th
+    query: a hook process per query (the benchmark runs them all)."""
+    alone, with_prompt = recall_eval.session_start(tmp_path, corpus, every=10)
     assert 0 < alone < 0.5 and with_prompt > 0.5
