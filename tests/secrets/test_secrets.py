@@ -174,11 +174,8 @@ def test_every_detect_secrets_plugin_has_gates() -> None:
 
     from memsync.secrets.gates import _PLUGIN_GATES, _SKIPPED_PLUGINS
 
-    plugins = {
-        cls.__name__
-        for cls in get_mapping_from_secret_type_to_class().values()
-        if issubclass(cls, RegexBasedDetector)
-    }
+    classes: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    plugins = {cls.__name__ for cls in classes if issubclass(cls, RegexBasedDetector)}
     assert plugins - _SKIPPED_PLUGINS == set(_PLUGIN_GATES)
 
 
