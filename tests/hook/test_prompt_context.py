@@ -5,14 +5,11 @@ later prompts get nothing. Run as Claude Code runs it: the command `memsync hook
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from memsync.commands.prompt_context import MAX_CHARS
-from tests.support.helpers import bare_remote
+from tests.support.helpers import bare_remote, run_hook
 from tests.support.peers import Peer
 
 FRIDAY = "No production deploys on Friday afternoons: the on-call rota is thin."
@@ -38,23 +35,7 @@ def _submit(peer: Peer, command: str, cwd: Path, session: str, prompt: str) -> s
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
     }
-    done = subprocess.run(
-        ["sh", "-c", command],
-        cwd=cwd,
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env={**os.environ, **peer.env},
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0 and not done.stderr, done.stderr
-    if not done.stdout:
-        return ""
-    out: dict[str, Any] = json.loads(done.stdout)
-    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
-    context: str = out["hookSpecificOutput"]["additionalContext"]
-    return context
+    return run_hook(command, payload, peer.env, cwd)
 
 
 def test_the_first_prompt_of_a_session_gets_recall_hits_and_later_prompts_nothing(tmp_path: Path) -> None:

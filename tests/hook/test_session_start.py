@@ -4,11 +4,8 @@ stdin) against stores synced by `memsync sync` (``tests.support.peers.sync``).""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,7 +13,7 @@ from memsync.base.fsio import append_once
 from memsync.commands.session_context import MAX_CHARS
 from memsync.hosts.hooks import hook_command
 from tests.support.claude_fixtures import checkout, claude_folder
-from tests.support.helpers import git
+from tests.support.helpers import git, run_hook
 from tests.support.peers import Peer, entry_line, sync
 
 
@@ -24,24 +21,8 @@ def session_start(peer: Peer, cwd: Path, source: str = "startup", agent: str = "
     """Run the command `memsync hooks install` writes, as the host does: through a shell, in the
     session's directory, the hook input on stdin. Returns the additionalContext ("" for no output)."""
     payload = {"session_id": "s1", "transcript_path": "", "cwd": str(cwd), "hook_event_name": "SessionStart"}
-    done = subprocess.run(
-        hook_command("session-start", agent),  # type: ignore[arg-type]
-        shell=True,
-        cwd=cwd,
-        input=json.dumps({**payload, "source": source}),
-        capture_output=True,
-        text=True,
-        env={**os.environ, **peer.env},
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0 and not done.stderr, done.stderr
-    if not done.stdout:
-        return ""
-    out: dict[str, Any] = json.loads(done.stdout)
-    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    context: str = out["hookSpecificOutput"]["additionalContext"]
-    return context
+    payload["source"] = source
+    return run_hook(hook_command("session-start", agent), payload, peer.env, cwd)  # type: ignore[arg-type]
 
 
 def two_machines(tmp_path: Path, remote: Path) -> tuple[Peer, Peer, Path, Path, Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import os
 import subprocess
@@ -11,7 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -176,3 +177,26 @@ def reachable_paths(repo: Path) -> set[str]:
         ["git", "rev-list", "--objects", "--all"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout
     return {line.split(" ", 1)[1] for line in listing.splitlines() if " " in line}
+
+
+def run_hook(command: str, payload: Mapping[str, object], env: Mapping[str, str], cwd: Path) -> str:
+    """Run the hook ``command`` an install wrote as the host does (through a shell, in the session's
+    directory, ``payload`` on stdin); it must exit 0 with nothing on stderr. Returns the
+    additionalContext it printed for the payload's ``hook_event_name`` ("" for no output)."""
+    done = subprocess.run(
+        ["sh", "-c", command],
+        cwd=cwd,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    if not done.stdout:
+        return ""
+    out: dict[str, Any] = json.loads(done.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == payload["hook_event_name"]
+    context: str = out["hookSpecificOutput"]["additionalContext"]
+    return context
