@@ -26,7 +26,7 @@ from memsync.hosts.claude_code import sanitize
 from tests.conftest import isolated_env
 from tests.support.claude_fixtures import checkout
 from tests.support.helpers import REPO_ROOT, bare_remote, git, wait_for
-from tests.support.model_api import ModelAPI, ToolCall, Turn, serve
+from tests.support.model_api import Anthropic, ModelAPI, ToolCall, Turn, serve
 from tests.support.npm import BIN, installed
 
 TOOLS = "Write,mcp__memsync__remember,mcp__memsync__recall"
@@ -108,7 +108,7 @@ class Machine:
     ) -> tuple[ModelAPI, list[dict[str, Any]]]:
         """One ``claude -p PROMPT`` session in the checkout, the model played by ``turns``; returns the
         stand-in (with the requests it got) and the session's stream-json events."""
-        api = ModelAPI(list(turns))
+        api = ModelAPI(Anthropic(), list(turns))
         server, url = serve(api)
         env: Mapping[str, str] = {
             **os.environ,
