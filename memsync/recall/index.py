@@ -508,7 +508,9 @@ class RecallIndex:
         ).fetchall()
         if not missing:
             return
-        vectors = embedding.embed([f"{title}\n{body}" for _, title, body in missing])
+        # An entry without tags has an empty title: embedded as its text alone, so asking for the text
+        # finds it with a cosine of 1 (a separator token would weigh in a short text's mean).
+        vectors = embedding.embed(["\n".join(filter(None, (title, body))) for _, title, body in missing])
         self._db.executemany(
             "INSERT OR REPLACE INTO vectors(rowid, model, vector) VALUES (?, ?, ?)",
             (

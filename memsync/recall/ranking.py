@@ -1,7 +1,8 @@
 """The final order of recall's hits: ranked lists fused (reciprocal rank fusion), then scope order.
 
 Each ranker (the lexical index; a semantic one plugs in the same way) gives its documents best first.
-``fuse`` scores each document by the sum of ``1 / (K + rank)`` over the lists that hold it, keeps the
+``fuse`` scores each document by the sum of ``weight / (K + rank)`` over the lists that hold it (a
+list's weight: 1 unless given), keeps the
 best ``limit``, then orders those by scope: the current project's memory first, then this person's
 (the personal store, or memory no store syncs), then team memory (every other store); within a scope
 by fused score, newer before older at equal score. With a single list the fused order is that list's.
@@ -71,14 +72,18 @@ class Ranked:
     score: float
 
 
-def fuse(lists: Sequence[Sequence[Document]], limit: int, vantage: Vantage) -> list[Ranked]:
+def fuse(
+    lists: Sequence[Sequence[Document]], limit: int, vantage: Vantage, weights: Sequence[float] = ()
+) -> list[Ranked]:
     """The at most ``limit`` best documents of ``lists`` (each best first) by reciprocal rank fusion,
-    in scope order (module doc). Pure."""
+    each list counting by its weight in ``weights`` (1 for a list without one), in scope order (module
+    doc). Pure."""
     scores: dict[tuple[str, str], float] = {}
     docs: dict[tuple[str, str], Document] = {}
-    for ranked in lists:
+    for number, ranked in enumerate(lists):
+        weight = weights[number] if number < len(weights) else 1.0
         for place, doc in enumerate(ranked, start=1):
-            scores[doc.key] = scores.get(doc.key, 0.0) + 1.0 / (K + place)
+            scores[doc.key] = scores.get(doc.key, 0.0) + weight / (K + place)
             docs.setdefault(doc.key, doc)
     # sorted() is stable: among equal scores the first list's order (ties already newer first) holds.
     best = sorted(scores, key=lambda key: -scores[key])[:limit]

@@ -28,14 +28,14 @@ from memsync.tracks.tracked import Tracked, tracked_memory
 
 log = logging.getLogger(__name__)
 
-# How many of the semantic ranking's best are fused with the lexical list: a small static model's tail
-# is noise that would push good keyword hits out (bench/recall_eval.py measured 5 points of recall@5
-# lost when reading it to 50).
-SEMANTIC_DEPTH = 5
-# The cosine below which a text is not taken to mean the query: the keyword list alone speaks then (a
-# query of one rare word would otherwise bring 5 unrelated entries; the evaluation's recall@5 is the same
-# from 0 to 0.5 and its recall@1 rises by 8 points).
-SEMANTIC_FLOOR = 0.5
+# How many of the semantic ranking's best are fused with the lexical list, the cosine below which a
+# text is not taken to mean the query (a query of one rare word would otherwise bring unrelated
+# entries; related texts score 0.25 and more with this model), and the weight of the semantic list in
+# the fusion (the lexical one counts 1). Chosen on half of bench/recall_eval.py's queries (a hash of
+# each query's text), checked on the other half: docs/benchmarks.md.
+SEMANTIC_DEPTH = 10
+SEMANTIC_FLOOR = 0.1
+SEMANTIC_WEIGHT = 1.5
 
 # One rebuild at a time per process; while it runs, recall answers from a fresh scan.
 _rebuilding = threading.Lock()
@@ -153,7 +153,7 @@ def recall(
                     query, now=moment, scope=scope, kinds=kinds, limit=SEMANTIC_DEPTH, least=SEMANTIC_FLOOR
                 )
                 lists.append([hit.doc for hit in meant])
-            ranked = fuse(lists, limit, vantage or here())
+            ranked = fuse(lists, limit, vantage or here(), weights=(1.0, SEMANTIC_WEIGHT))
             # A note shows the lines that matched; an entry, an index item or a log line is shown whole.
             texts = [
                 shown_text(

@@ -51,22 +51,25 @@ def test_lexical_recall_returns_no_dead_entry_and_keeps_its_level(
 
 
 @needs_extra
-def test_hybrid_returns_no_dead_entry_and_beats_lexical(figures: dict[str, recall_eval.Score]) -> None:
+def test_hybrid_returns_no_dead_entry_and_beats_lexical_by_eight_points(
+    figures: dict[str, recall_eval.Score],
+) -> None:
+    """Measured: hybrid recall@5 0.776 against lexical 0.687 (wordllama's 256 dimensions; the former
+    64-dimension model gave 0.716)."""
     hybrid, lexical = figures["hybrid"], figures["lexical"]
     assert hybrid.dead == 0
-    assert hybrid.recall5 > lexical.recall5
+    assert hybrid.recall5 - lexical.recall5 >= 0.08 - 1e-9
+    assert hybrid.mrr > lexical.mrr
 
 
 @needs_extra
 @pytest.mark.xfail(
     strict=True,
-    reason="the one static model whose weights ship inside a package (64 dimensions, 10k token clusters) "
-    "adds about 2 points; the targets need a stronger model",
+    reason="the strongest static model found whose weights ship inside a package (wordllama, 256 "
+    "dimensions) reaches 0.776: the paraphrased questions share almost no word with their answers",
 )
-def test_hybrid_reaches_its_targets(figures: dict[str, recall_eval.Score]) -> None:
-    hybrid, lexical = figures["hybrid"], figures["lexical"]
-    assert hybrid.recall5 >= 0.90
-    assert hybrid.recall5 - lexical.recall5 >= 0.08
+def test_hybrid_reaches_recall_at_5_of_090(figures: dict[str, recall_eval.Score]) -> None:
+    assert figures["hybrid"].recall5 >= 0.90
 
 
 def test_the_bench_prints_every_figure(figures: dict[str, recall_eval.Score]) -> None:
