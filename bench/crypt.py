@@ -67,7 +67,7 @@ def cycles(root: Path, n: int) -> dict[bool, tuple[float, float, int, int]]:
             write(writer, f"{i:05d}")
             assert writer.exchange()[0].status == "ok"
             if i % 100 == 0:  # the cycle's own periodic `gc --auto` (cycle.run.GC_EVERY_CYCLES)
-                writer.gc_auto()
+                writer.git.gc_auto()
             spent[encrypt][0] += time.perf_counter() - started
             started = time.perf_counter()
             assert reader.exchange()[0].status == "ok"

@@ -39,6 +39,7 @@ from memsync.formats.jsonl.compact import compacted, ensure_compactable
 from memsync.formats.jsonl.parse import parse_memory
 from memsync.memoryfile.file import MemoryFile
 from memsync.store.access import cycle_lock, open_store
+from memsync.store.commit import put_back_strays
 from memsync.store.written import commit_written
 from memsync.sync.passes import publish
 from memsync.sync.records import AppendState, HeldLine, mark
@@ -125,7 +126,7 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
         store = open_store(config, store_cfg)
         store_file = store.worktree / rel
         with SyncState(store.meta_dir) as state:
-            store.restore(keep=state.written())  # nothing a failed git step left is appended to
+            put_back_strays(store.git, state.written())  # nothing a failed git step left is appended to
             published = publish(tracked.track, store.worktree, state, grace_s=config.partial_line_grace_s)
             # What was published is history before it is compacted.
             commit_written(store, state, describe_changes([published]) or "memsync: recovered local changes")

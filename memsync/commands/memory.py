@@ -15,7 +15,7 @@ from memsync.commands.proposals import propose as propose_entry
 from memsync.config.file import Config, current_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
-from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file
+from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file, read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.markdown.roledir import check_role_dir
@@ -105,7 +105,7 @@ def _holds(path: Path, entry_id: str) -> bool:
         return False
     if entry_id.encode() not in data:
         return False
-    return any(r.record.id == entry_id for r in MemoryFile(path).read().records)
+    return any(r.record.id == entry_id for r in read_memory(path).records)
 
 
 def similar_hint(path: Path, text: str, written: str) -> str:
@@ -170,7 +170,7 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
             f"read {memory.path}: {NO_MEMORY_FILE}, or run `memsync sync` to fetch what your other "
             "machines wrote"
         )
-    parsed = memory.read()
+    parsed = read_memory(memory.path)
     entries = [e for e in parsed.view(datetime.now(UTC)) if scope_matches(e.scope, scope)]
     lines: list[str] = []
     for entry in entries:

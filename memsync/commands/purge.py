@@ -126,8 +126,10 @@ def _purge_store(config: Config, store_cfg: StoreConfig, needle: Needle) -> Purg
             if name in diverged:
                 adopted.append(adopt_purge_records(store, name))
                 store.resync(name)
-        git = store.rewriter()
-        before = {name: git.rev(f"refs/remotes/{name}/{store_cfg.branch}") for name in store_cfg.remotes}
+        git = Rewriter(store.git)
+        before = {
+            name: store.git.rev(f"refs/remotes/{name}/{store_cfg.branch}") for name in store_cfg.remotes
+        }
         # This purge removes the lines of every record the history holds too, so no machine's earlier
         # purge is undone by this rewrite.
         known = _recorded_hashes(git, ["HEAD"])
@@ -267,7 +269,7 @@ def adopt_purge_records(store: Store, remote: str) -> PurgeReport:
     remote has no record, or this machine already removed its lines). Raises ``MemsyncError`` when the
     remote cannot be fetched or git fails."""
     head = store.fetch(remote)
-    git = store.rewriter()
+    git = Rewriter(store.git)
     hashes = _recorded_hashes(git, [head] if head is not None else [])
     if not hashes:
         return PurgeReport(store.cfg.name, 0, (), 0, ())
@@ -295,7 +297,7 @@ def reset_sync_state(store: Store, needle: Needle | None = None) -> None:
     whole file edited here since then has the base the purged store copy was made from, so the edit
     merges instead of being kept beside it as a second version. Raises ``MemsyncError`` when git fails."""
     if needle is None:
-        hashes = _recorded_hashes(store.rewriter(), ["HEAD"])
+        hashes = _recorded_hashes(Rewriter(store.git), ["HEAD"])
         needle = Needle(line_hashes=hashes) if hashes else None
 
     def clean(data: bytes | None) -> bytes | None:
@@ -326,7 +328,7 @@ def _publish_rewrite(
     remote already purged, by this or another machine) is adopted; a head never seen is fetched and
     adopted only if it does not hold the text."""
     head = git.remote_head(remote)
-    local = git.rev("HEAD")
+    local = store.head()
     if head is None or local is None:
         store.resync(remote)  # an empty remote: pushed; the recorded head is refreshed either way
         return f"{remote}: pushed"

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from memsync.base.paths import StoreLayout
 from memsync.config.file import load_stores
 from memsync.formats.jsonl.canonical import parse_record
+from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.view import winner_key
 from memsync.memoryfile.file import MemoryFile
@@ -87,7 +88,7 @@ def _holder(config_file: Path | None, entry_id: str) -> tuple[Tracked, MemoryFil
         memory = MemoryFile(item.live)
         versions = [
             line.record
-            for line in memory.read().records
+            for line in read_memory(memory.path).records
             if isinstance(line.record, Entry) and line.record.id == entry_id
         ]
         if versions:
@@ -112,7 +113,7 @@ def timeline(config_file: Path | None, entry_id: str) -> Timeline | None:
                 for change in changes_in(store, record.sha, entry_id)
             )
     committed = {str(event.change.record.get("created_at")) for event in events}
-    parsed = memory.read()
+    parsed = read_memory(memory.path)
     for line in parsed.records:  # what this machine wrote and no commit holds yet
         obj = line.record.to_obj()
         if (obj.get("id") == entry_id or obj.get("supersedes") == entry_id) and str(

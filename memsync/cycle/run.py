@@ -33,8 +33,10 @@ from memsync.errors import MemsyncError
 from memsync.recall.search import refresh
 from memsync.store import refs
 from memsync.store.access import LOCK_WAIT_S, cycle_lock, meta_dir
+from memsync.store.commit import put_back_strays
 from memsync.store.exchange import Progress
 from memsync.store.facade import Store
+from memsync.store.storeid import ensure_identity
 from memsync.store.written import commit_written
 from memsync.sync.passes import deliver, publish, reconcile
 from memsync.sync.reports import PublishReport, describe_changes
@@ -105,16 +107,15 @@ class Cycle:
             if self.full_reconcile:
                 # Before publish reads or appends to a store file: what a failed or killed git step left
                 # half-written is put back (what publish wrote before a crash is kept, and committed below).
-                store.restore(keep=state.written())
+                put_back_strays(store.git, state.written())
             reports: list[PublishReport] = []
             back = [track for track in self.store_cfg.tracks if track.live in self.session.unreachable]
             reachable = [track for track in self.store_cfg.tracks if self.session.reachable(track)]
             waiting = first_folds(reachable, store)
             revisit = self.session.revisit.pop(self.store_cfg.path, frozenset())
-            scope = Scope(reachable, None if self.full_reconcile else self.changed, revisit)
-            for track in [*waiting, *(track for track in back if track in reachable)]:
-                # Published in the fold, or reachable again: what changed meanwhile is unknown.
-                scope.whole(track)
+            # Published in the fold, or reachable again: what changed meanwhile is unknown.
+            whole = [*waiting, *(track for track in back if track in reachable)]
+            scope = Scope(reachable, None if self.full_reconcile else self.changed, revisit, whole)
             for track in reachable:
                 _forget_vanished_dir(track, store.worktree, state)
                 if track in waiting:
@@ -136,7 +137,7 @@ class Cycle:
             # to the next cycle that writes or reconciles, which puts back what memsync did not write.
             commit = commit_written(store, state, message) if self.full_reconcile or state.written() else None
             if self.full_reconcile:
-                store.ensure_identity()
+                ensure_identity(store.git)
             outcomes = tuple(store.exchange(names, self.progress)) if names else ()
             merged = any(outcome.merged for outcome in outcomes)
             folds, folded, again = fold_legacy(
@@ -180,7 +181,7 @@ class Cycle:
         )
         self.session.heads[self.store_cfg.path] = ended_at
         if commit is not None and int(read_status(self.store_cfg).get("cycles", 0)) % GC_EVERY_CYCLES == 0:
-            store.gc_auto()
+            store.git.gc_auto()
         unpushed = max((self.session.unpushed(store, name) for name in self.store_cfg.remotes), default=0)
         return CycleReport(
             self.store_cfg.name,

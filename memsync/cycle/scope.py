@@ -16,14 +16,19 @@ class Scope:
 
     ``changed``: the live paths changed since the last cycle, None when that is in doubt (every track is
     then visited whole). ``revisit``: store paths the last cycle left waiting, visited again whatever
-    changed. A changed path that is a directory, or above a track's root, makes that track whole.
+    changed. ``whole``: tracks visited whole whatever changed (tracks whose content the cycle cannot
+    name). A changed path that is a directory, or above a track's root, makes that track whole.
     """
 
     def __init__(
-        self, tracks: Sequence[Track], changed: Collection[Path] | None, revisit: Collection[str] = ()
+        self,
+        tracks: Sequence[Track],
+        changed: Collection[Path] | None,
+        revisit: Collection[str] = (),
+        whole: Iterable[Track] = (),
     ) -> None:
         self._tracks = tuple(tracks)
-        self._whole: set[Track] = set(tracks) if changed is None else set()
+        self._whole: set[Track] = set(tracks) if changed is None else set(whole)
         self._live: dict[Track, set[str]] = {track: set() for track in tracks}
         self._store: dict[Track, set[str]] = {track: set() for track in tracks}
         for track in self._tracks:
@@ -31,10 +36,6 @@ class Scope:
             for path in changed or ():
                 self._note_live(track, roots, Path(path))
         self.add_store_paths(revisit, live=True)
-
-    def whole(self, track: Track) -> None:
-        """Visit every file of ``track`` from now on (a track whose content the cycle cannot name)."""
-        self._whole.add(track)
 
     def add_store_paths(self, paths: Iterable[str], *, live: bool = False) -> None:
         """Visit the files at store paths ``paths`` in deliver (also in publish when ``live``)."""

@@ -87,7 +87,7 @@ class _Overflow(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         """Turn watchdog's overflow warning into a ``WatchEvent`` in doubt."""
         if "overflow" in record.getMessage():
-            self._watcher._on_event(WatchEvent(time.monotonic(), "local", "/", doubt=True))
+            self._watcher.on_event(WatchEvent(time.monotonic(), "local", "/", doubt=True))
 
 
 class _Handler(FileSystemEventHandler):
@@ -111,7 +111,7 @@ class _Handler(FileSystemEventHandler):
             for raw in paths:
                 source = rules.classify(raw)
                 if source is not None:
-                    self._watcher._on_event(WatchEvent(time.monotonic(), source, raw, event.is_directory))
+                    self._watcher.on_event(WatchEvent(time.monotonic(), source, raw, event.is_directory))
         except Exception:  # an exception here would end the observer thread: watching must go on
             log.exception("could not handle file event %r", event)
 
@@ -185,9 +185,6 @@ class Watcher:
     _gone: set[Path] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _overflow: logging.Handler | None = None
-
-    def _on_event(self, event: WatchEvent) -> None:
-        self.on_event(event)
 
     def start(self) -> None:
         """Start the observer threads. If inotify instances are exhausted (EMFILE) everything is polled."""

@@ -58,9 +58,3 @@ def user_memory(home: Path | None = None) -> tuple[OwnMemory, ...]:
         OwnMemory("Qwen Code memory file", home / ".qwen" / "QWEN.md", QWEN_STORE_PATH),
         OwnMemory("Goose memory folder", goose / "memory", GOOSE_STORE_PATH),
     )
-
-
-def project_store_prefix(parts: tuple[str, ...]) -> str | None:
-    """The store folder of project-scoped host memory when ``parts`` (two path components, such as
-    ``(".claude", "agent-memory")``) name such a folder inside a project, else None. Pure."""
-    return PROJECT_FOLDERS.get(parts)

@@ -274,11 +274,6 @@ def handoff(
     return mcp_tools.handoff(from_agent, to_agent, dry_run, store)
 
 
-def status() -> dict[str, Any]:
-    """memsync's sync status: stores, remotes, last exchange, unpushed commits, held-back secrets, daemon."""
-    return mcp_tools.status()
-
-
 class _Server(MCPServer[Any]):
     """MCPServer whose resources are the memory tracked at the time of each request (tracks and roles
     come and go while a session lasts), served over a stdio transport that answers every request the SDK
@@ -332,7 +327,7 @@ def build_server() -> _Server:
         ("prompt", prompt),
         ("history", history),
         ("handoff", handoff),
-        ("status", status),
+        ("status", mcp_tools.status),
     ]
     for name, tool in tools:
         server.add_tool(_refusals(tool), name=name, description=" ".join((tool.__doc__ or "").split()))

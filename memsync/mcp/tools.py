@@ -194,7 +194,9 @@ def handoff(from_agent: str, to_agent: str, dry_run: bool, store: str | None = N
 
 
 def status() -> dict[str, Any]:
-    """`memsync status --json` as JSON data. Raises MemsyncError for a missing or bad config."""
+    """memsync's sync status: stores, remotes, last exchange, unpushed commits, held-back secrets, daemon."""
+    # The docstring is the MCP tool's description; a missing or bad config raises MemsyncError
+    # (`memsync status --json`'s data otherwise).
     from memsync.commands.status import collect_status
 
     return collect_status(config_path())

@@ -91,7 +91,7 @@ def _default_store_paths(live: Path, project_keys: Callable[[Path], Sequence[str
     for i in range(len(parts) - 1, 0, -1):
         owner = Path(*parts[: i - 1])
         rest = "/".join(parts[i + 1 :])
-        host_prefix = own_memory.project_store_prefix(parts[i - 1 : i + 1])
+        host_prefix = own_memory.PROJECT_FOLDERS.get(parts[i - 1 : i + 1])
         if host_prefix is not None and owner != home:
             prefixes = [f"{host_prefix}/{key}" for key in project_keys(owner)]
         elif parts[i - 1 : i + 1] == (".agents", "memory"):

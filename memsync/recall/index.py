@@ -157,6 +157,8 @@ class RecallIndex:
 
     def __init__(self, db: sqlite3.Connection, path: Path | None = None) -> None:
         self._db = db
+        # Closing the index is closing its connection: ``close`` is the connection's own.
+        self.close = db.close
         self._path = path
 
     def __enter__(self) -> RecallIndex:
@@ -164,10 +166,6 @@ class RecallIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
 
     @classmethod
     def open(cls, path: Path) -> RecallIndex:

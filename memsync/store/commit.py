@@ -33,8 +33,12 @@ def changes(g: StoreGit) -> list[Change]:
 
 
 def put_back_strays(g: StoreGit, keep: Collection[str]) -> list[Change]:
-    """The working tree's changes (``changes``) at paths in ``keep``, after putting back (and reporting)
-    all others. Raises ``MemsyncError`` when git fails (a disk still full)."""
+    """The working tree's changes (``changes``) at paths in ``keep`` (the paths memsync wrote since the
+    last commit, ``SyncState.written``), after putting back from the last commit (and reporting) all
+    others. Run on an opened store (``Store.open`` recovers its locks) before publish reads it after a
+    crash or a failure, so nothing git left half-written is read, appended to or delivered (DESIGN
+    "Hostile input", I2). Raises ``MemsyncError`` when git fails (a disk still full): the working tree is
+    then not the last commit, and must not be used."""
     found = changes(g)
     strays = [c for c in found if c.path not in keep]
     if strays:

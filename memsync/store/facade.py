@@ -11,6 +11,7 @@ aside; any other conflict, or a driver failure, aborts the merge: the store is n
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
@@ -21,10 +22,9 @@ from memsync.base.paths import StoreLayout
 from memsync.config.file import NETWORK_TIMEOUT_S, Identity, StoreConfig
 from memsync.errors import MemsyncError
 from memsync.store import exchange as exchanging
-from memsync.store import history, rewrite, sealed, storeid
+from memsync.store import history, sealed, storeid
 from memsync.store import open as lifecycle
 from memsync.store import resync as resyncing
-from memsync.store.changes import changes as diff_changes
 from memsync.store.commit import commit_all, put_back_strays
 from memsync.store.exchange import Progress, RemoteOutcome
 from memsync.store.format import is_store
@@ -46,7 +46,7 @@ class Store:
         stop: threading.Event | None = None,
     ) -> None:
         """Bind to the store at ``cfg.path`` without checking or changing it. Enough for reading
-        (``log``, ``files``, ``ahead_behind``, ``gc_auto``); use ``open``/``init_or_clone`` to write.
+        (``log``, ``files``, ``ahead_behind``, ``git.gc_auto``); use ``open``/``init_or_clone`` to write.
         ``network_timeout_s`` bounds every fetch, push and probe of a remote (seconds); once ``stop`` is
         set, every git command raises ``git.Stopped`` (the daemon is stopping)."""
         self._g = StoreGit(cfg, host, identity, network_timeout_s, stop)
@@ -95,6 +95,12 @@ class Store:
     def meta_dir(self) -> Path:
         """memsync's own directory inside the git dir (state, status, locks); never part of history."""
         return self._g.meta_dir
+
+    @property
+    def git(self) -> StoreGit:
+        """git in the store (``repo.StoreGit``), for the store's jobs that work on an opened store:
+        ``commit.put_back_strays``, ``storeid.ensure_identity``, ``rewrite.Rewriter``, ``gc_auto``."""
+        return self._g
 
     # ----------------------------------------------------------------------------------------- opening
 
@@ -167,23 +173,6 @@ class Store:
         self._ready()
         lifecycle.ensure_branch(self._g, written)
         return commit_all(self._g, message, written)
-
-    def restore(self, keep: Collection[str] = ()) -> None:
-        """Put back from the last commit every working-tree change of the store not at a path in ``keep``
-        (the paths memsync wrote since that commit, ``SyncState.written``), reporting what it put back:
-        run before publish reads the store after a crash or a failure, so nothing git left half-written
-        is read, appended to or delivered (DESIGN "Hostile input", I2). Raises ``MemsyncError`` when git
-        fails (a disk still full): the working tree is then not the last commit, and must not be used."""
-        self._ready()
-        put_back_strays(self._g, keep)
-
-    def ensure_identity(self) -> None:
-        """Give a store made before store ids the id its peers derive alike (``storeid.derived_id``),
-        committed; nothing when it has one (or its history has several roots). Call it with nothing
-        uncommitted that memsync wrote (after ``commit_all``): other changes are put back. Raises
-        ``MemsyncError`` when git fails."""
-        self._require()
-        storeid.ensure_identity(self._g)
 
     # ----------------------------------------------------------------------------------------- exchange
 
@@ -312,7 +301,8 @@ class Store:
         touching the store: None when it answers, else why not, in one line. Lets a daemon wait for a
         dead remote to answer again without holding the store meanwhile."""
         self._require()
-        return exchanging.probe(self._g, remote)
+        asked = self._g.remote("ls-remote", "--heads", remote, f"refs/heads/{self.cfg.branch}")
+        return None if asked.status == 0 else exchanging.unreachable(self._g, remote, asked)
 
     def resync(self, remote: str, *, adopt_unrelated: bool = False) -> RemoteOutcome:
         """Adopt ``remote``'s rewritten history: the branch is reset to the remote's head, then the local
@@ -344,7 +334,8 @@ class Store:
     def files(self) -> list[str]:
         """Every file in the store's current commit (POSIX paths relative to the worktree, sorted)."""
         self._require()
-        return history.files(self._g)
+        out = self._g.check("ls-tree", "-r", "-z", "--name-only", "HEAD").out
+        return sorted(name for name in out.split("\0") if name)
 
     def log(self, selector: str | None = None, limit: int | None = None) -> list[LogRecord]:
         """The store's history, newest first, optionally at most ``limit`` commits.
@@ -355,45 +346,87 @@ class Store:
         Raises ``MemsyncError`` when git fails.
         """
         self._require()
-        return history.history(self._g, selector, limit)
+        args = [*history.LOG_ARGS, "--name-only", "-z"]
+        if limit is not None:
+            args.append(f"-n{limit}")
+        if self._g.rev("HEAD") is None:
+            return []
+        if selector is None:
+            return history.records(self._g.check(*args).out)
+        if history.may_be_path(selector):
+            found = history.records(self._g.check(*args, "--", selector).out)
+            if found:
+                return found
+        searched = history.searched(self._g, selector, ())
+        return list(searched if limit is None else itertools.islice(searched, limit))
 
     def introduced(self, text: str, path: str) -> LogRecord | None:
         """The oldest commit whose change to store path ``path`` adds or removes ``text`` (``git log -S``,
         merges skipped: a merged line is credited to the commit that wrote it), None when there is none.
         Raises ``MemsyncError`` when git fails."""
         self._require()
-        return history.introduced(self._g, text, path)
+        if self._g.rev("HEAD") is None:
+            return None
+        return next(history.searched(self._g, text, ("--reverse", "--", path)), None)
 
     def added_lines(self, sha: str) -> list[bytes]:
         """The lines commit ``sha`` adds (its diff's ``+`` lines, without the ``+``); [] when git cannot
         show it. Raises ``MemsyncError`` when the store is missing."""
         self._require()
-        return history.added_lines(self._g, sha)
+        shown = self._g.run(
+            "show", "--format=", "--no-ext-diff", "--no-color", "--unified=0", sha, timeout=60
+        )
+        lines = shown.stdout.splitlines() if shown.ok else []
+        return [raw[1:] for raw in lines if raw.startswith(b"+") and not raw.startswith(b"+++")]
 
     def ahead_behind(self, remote: str) -> tuple[int, int]:
         """(commits here not on ``remote``, commits on ``remote`` not here) as of the last fetch."""
         self._require()
-        return history.ahead_behind(self._g, remote)
+        tracking = f"refs/remotes/{remote}/{self.cfg.branch}"
+        both = self._g.run("rev-list", "--left-right", "--count", f"HEAD...{tracking}")
+        if both.status == 0:
+            ahead, behind = both.out.split()
+            return int(ahead), int(behind)
+        # The remote has no copy yet (or this store no commit): everything here is ahead.
+        alone = self._g.run("rev-list", "--count", "HEAD")
+        return (int(alone.out) if alone.status == 0 else 0), 0
 
     def missing_from(self, sha: str) -> int:
         """How many commits of this store's history commit ``sha`` does not contain (what the host that
         wrote ``sha`` had not pulled when it wrote it); 0 when git does not know ``sha``."""
         self._require()
-        return history.missing_from(self._g, sha)
+        counted = self._g.run("rev-list", "--count", "HEAD", f"^{sha}")
+        return int(counted.out) if counted.status == 0 else 0
 
     def unpushed_count(self, remote: str) -> int:
         """How many commits of this store ``remote`` lacks, as of the last fetch or push."""
         return self.ahead_behind(remote)[0]
 
-    def gc_auto(self) -> None:
-        """Run ``git gc --auto`` (cheap when there is nothing to do); failures are logged, not raised."""
+    def changes(self, old: str, new: str) -> dict[str, int | None]:
+        """Store path -> its size in bytes at commit ``old`` (None where it did not exist there), for every
+        path whose content differs between commits ``old`` and ``new`` (renames as a deletion and an
+        addition). Two git commands, whatever the store's size: the diff and one ``cat-file`` for the old
+        sizes. Raises ``git.GitError`` (a ``MemsyncError``) when git fails (a commit unknown here)."""
         self._require()
-        history.gc_auto(self._g)
-
-    def rewriter(self) -> rewrite.Rewriter:
-        """The store's history rewrite (`memsync purge`): see ``rewrite.Rewriter``."""
-        self._require()
-        return rewrite.Rewriter(self._g)
+        g = self._g
+        raw = g.check("diff", "--raw", "-z", "--no-renames", "--no-ext-diff", "--abbrev=40", old, new).out
+        fields = raw.split("\0")
+        old_blobs: dict[str, str] = {}
+        found: dict[str, int | None] = {}
+        # Each change is ":<old mode> <new mode> <old blob> <new blob> <status>" then the path.
+        for header, path in zip(fields[0::2], fields[1::2], strict=False):
+            if not header.startswith(":"):
+                continue
+            blob = header.split()[2]
+            found[path] = None
+            if blob != history.NO_BLOB:
+                old_blobs[path] = blob
+        if old_blobs:
+            listed = "".join(f"{blob}\n" for blob in old_blobs.values()).encode("ascii")
+            sizes = g.check("cat-file", "--batch-check=%(objectsize)", stdin=listed).out.split()
+            for path, size in zip(old_blobs, sizes, strict=True):
+                found[path] = int(size)
+        return found
 
     # ---------------------------------------------------------------------------------------- internals
 
@@ -414,10 +447,3 @@ class Store:
             raise MemsyncError(
                 f"cannot {doing} {remote!r}: store {self.cfg.name!r} has no such remote. Check the config"
             )
-
-    def changes(self, old: str, new: str) -> dict[str, int | None]:
-        """Store path -> size in bytes at commit ``old`` (None: absent there) of every path whose content
-        differs between commits ``old`` and ``new`` (``store.changes``: two git commands). Raises
-        ``MemsyncError`` when git fails."""
-        self._require()
-        return diff_changes(self._g, old, new)

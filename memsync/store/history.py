@@ -4,22 +4,22 @@ when, from the commits and their ``Memsync-Host`` trailer."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
 from collections.abc import Iterator
 from datetime import datetime
 
 from memsync.base.layout import HOST_TRAILER
-from memsync.store.repo import StoreGit, log
+from memsync.store.repo import StoreGit
 
-_LOG_ARGS = ("log", "--no-ext-diff", "--no-color", "--format=%x1e%H%x1f%aI%x1f%B%x1f")
+# ``git log`` as ``records`` reads it: each commit starts with RS, its fields end with US.
+LOG_ARGS = ("log", "--no-ext-diff", "--no-color", "--format=%x1e%H%x1f%aI%x1f%B%x1f")
 # git takes a pickaxe (``-S``) only as an argument, and one argument may not pass 128 KiB (Linux's
 # MAX_ARG_STRLEN) nor hold a NUL: a longer text is looked up by a bounded part, each commit checked here.
 _PICKAXE_CHARS = 1024
 _ARGUMENT_SAFE = re.compile(r"[^\x00\ud800-\udfff]+")
 # No file system takes a longer path: a longer selector is text, never asked for as a path.
 _PATH_MAX_BYTES = 4096
-_NO_BLOB = "0" * 40
+NO_BLOB = "0" * 40
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,36 +35,12 @@ class LogRecord:
     files: tuple[str, ...]
 
 
-def history(g: StoreGit, selector: str | None, limit: int | None) -> list[LogRecord]:
-    """``facade.Store.log``. Raises ``MemsyncError`` when git fails."""
-    args = [*_LOG_ARGS, "--name-only", "-z"]
-    if limit is not None:
-        args.append(f"-n{limit}")
-    if g.rev("HEAD") is None:
-        return []
-    if selector is None:
-        return _records(g.check(*args).out)
-    if _may_be_path(selector):
-        found = _records(g.check(*args, "--", selector).out)
-        if found:
-            return found
-    searched = _searched(g, selector, ())
-    return list(searched if limit is None else itertools.islice(searched, limit))
-
-
 def commit(g: StoreGit, sha: str) -> LogRecord:
     """The record of commit ``sha`` (``files`` empty). Raises ``MemsyncError`` when git fails."""
-    return _records(g.check(*_LOG_ARGS, "--no-walk", sha).out)[0]
+    return records(g.check(*LOG_ARGS, "--no-walk", sha).out)[0]
 
 
-def introduced(g: StoreGit, text: str, path: str) -> LogRecord | None:
-    """``facade.Store.introduced``. Raises ``MemsyncError`` when git fails."""
-    if g.rev("HEAD") is None:
-        return None
-    return next(_searched(g, text, ("--reverse", "--", path)), None)
-
-
-def _searched(g: StoreGit, text: str, extra: tuple[str, ...]) -> Iterator[LogRecord]:
+def searched(g: StoreGit, text: str, extra: tuple[str, ...]) -> Iterator[LogRecord]:
     """What ``git log -S<text> EXTRA`` lists, in its order, whatever the length of ``text``: a text
     that fits an argument is git's own pickaxe; a longer one (or one holding a NUL or a lone surrogate) is
     looked for by its first argument-safe part, and a commit is kept (``files``: the files it kept) when it
@@ -75,14 +51,14 @@ def _searched(g: StoreGit, text: str, extra: tuple[str, ...]) -> Iterator[LogRec
         return
     needle = part.group()[:_PICKAXE_CHARS]
     if needle == text:
-        yield from _records(g.check(*_LOG_ARGS, "--name-only", "-z", f"-S{text}", *extra).out)
+        yield from records(g.check(*LOG_ARGS, "--name-only", "-z", f"-S{text}", *extra).out)
         return
-    args = (*_LOG_ARGS, "--raw", "-z", "--abbrev=40", "--no-renames", f"-S{needle}", *extra)
+    args = (*LOG_ARGS, "--raw", "-z", "--abbrev=40", "--no-renames", f"-S{needle}", *extra)
     whole = text.encode("utf-8", "surrogatepass")
     for chunk in _chunks(g.check(*args).out):
         record = _log_record(chunk)
         changed = _raw_changes(chunk.split("\x1f", 3)[3])
-        texts = _blobs(g, [blob for _, old, new in changed for blob in (old, new) if blob != _NO_BLOB])
+        texts = _blobs(g, [blob for _, old, new in changed for blob in (old, new) if blob != NO_BLOB])
         kept = tuple(
             name
             for name, old, new in changed
@@ -92,7 +68,8 @@ def _searched(g: StoreGit, text: str, extra: tuple[str, ...]) -> Iterator[LogRec
             yield dataclasses.replace(record, files=kept)
 
 
-def _may_be_path(selector: str) -> bool:
+def may_be_path(selector: str) -> bool:
+    """Whether ``selector`` can name a file (no NUL, within the longest path): else it is only text."""
     return "\0" not in selector and len(selector.encode("utf-8", "surrogatepass")) <= _PATH_MAX_BYTES
 
 
@@ -127,50 +104,13 @@ def _blobs(g: StoreGit, shas: list[str]) -> dict[str, bytes]:
     return found
 
 
-def _records(out: str) -> list[LogRecord]:
+def records(out: str) -> list[LogRecord]:
+    """The commits of ``git log`` output made with ``LOG_ARGS``, in its order."""
     return [_log_record(chunk) for chunk in _chunks(out)]
 
 
 def _chunks(out: str) -> list[str]:
     return [chunk for chunk in out.split("\x1e") if chunk.strip()]
-
-
-def added_lines(g: StoreGit, sha: str) -> list[bytes]:
-    """The lines commit ``sha``'s diff adds (without the ``+``), [] when git cannot show it."""
-    shown = g.run("show", "--format=", "--no-ext-diff", "--no-color", "--unified=0", sha, timeout=60)
-    lines = shown.stdout.splitlines() if shown.ok else []
-    return [raw[1:] for raw in lines if raw.startswith(b"+") and not raw.startswith(b"+++")]
-
-
-def missing_from(g: StoreGit, sha: str) -> int:
-    """``facade.Store.missing_from``."""
-    counted = g.run("rev-list", "--count", "HEAD", f"^{sha}")
-    return int(counted.out) if counted.status == 0 else 0
-
-
-def ahead_behind(g: StoreGit, remote: str) -> tuple[int, int]:
-    """``facade.Store.ahead_behind``."""
-    tracking = f"refs/remotes/{remote}/{g.cfg.branch}"
-    both = g.run("rev-list", "--left-right", "--count", f"HEAD...{tracking}")
-    if both.status == 0:
-        ahead, behind = both.out.split()
-        return int(ahead), int(behind)
-    # The remote has no copy yet (or this store no commit): everything here is ahead.
-    alone = g.run("rev-list", "--count", "HEAD")
-    return (int(alone.out) if alone.status == 0 else 0), 0
-
-
-def files(g: StoreGit) -> list[str]:
-    """Every file in the store's current commit (POSIX paths relative to the worktree, sorted)."""
-    out = g.check("ls-tree", "-r", "-z", "--name-only", "HEAD").out
-    return sorted(name for name in out.split("\0") if name)
-
-
-def gc_auto(g: StoreGit) -> None:
-    """``git gc --auto``; a failure is logged, not raised."""
-    result = g.run("gc", "--auto", "--quiet")
-    if result.status != 0:
-        log.warning("store %s: git gc --auto failed: %s", g.name, result.reason)
 
 
 def _log_record(chunk: str) -> LogRecord:

@@ -24,7 +24,8 @@ LOCAL_TIMEOUT_S = 300.0
 
 class StoreGit:
     """git in the store at ``cfg.path``, as ``host`` with ``identity``: ``run`` (a ``git.Result``),
-    ``check`` (raises), and the few questions every part of the store asks (``rev``, ``is_ancestor``).
+    ``check`` (raises), the few questions every part of the store asks (``rev``, ``is_ancestor``), and
+    ``gc_auto``.
     ``network_timeout_s`` bounds every command that contacts a remote; once ``stop`` is set, every command
     raises ``git.Stopped``. Holds no git resources."""
 
@@ -132,6 +133,12 @@ class StoreGit:
             # The ancestor commit is unknown here (pruned, or another repository's): not contained.
             return False
         return result.status == 0
+
+    def gc_auto(self) -> None:
+        """Run ``git gc --auto`` (cheap when there is nothing to do); a failure is logged, not raised."""
+        result = self.run("gc", "--auto", "--quiet")
+        if result.status != 0:
+            log.warning("store %s: git gc --auto failed: %s", self.name, result.reason)
 
     def message(self, message: str) -> str:
         """``message`` with this host's ``Memsync-Host`` trailer."""

@@ -63,7 +63,7 @@ def filter_stream(stream: bytes, lines: LineFilter) -> tuple[bytes, int, frozens
 
 
 class Rewriter:
-    """The git steps of a history rewrite in one store (``facade.Store.rewriter``); each raises
+    """The git steps of a history rewrite in one store (`memsync purge`, on ``Store.git``); each raises
     ``MemsyncError`` ("cannot purge store ...") when git fails or passes its timeout."""
 
     def __init__(self, g: StoreGit) -> None:
@@ -99,10 +99,6 @@ class Rewriter:
                 result.err,
             )
         return result
-
-    def rev(self, ref: str) -> str | None:
-        """The commit ``ref`` names, or None."""
-        return self._g.rev(ref)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         """True when ``ancestor`` is in ``descendant``'s history."""

@@ -25,7 +25,6 @@ from memsync.base.fsio import temp_beside
 from memsync.crypt import envelope, keys
 from memsync.crypt.vault import Vault
 from memsync.errors import MemsyncError
-from memsync.store.history import gc_auto
 from memsync.store.repo import StoreGit, log
 
 _BUNDLE_HEAD = b"# v2 git bundle\n"
@@ -97,7 +96,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     # never reaches the cycle's periodic gc: packs would pile up and slow every git here. About one
     # fetch with news in 16 lets `gc --auto` fold them (it does nothing below its thresholds).
     if unread[-1].commit.startswith("0"):
-        gc_auto(g)
+        g.gc_auto()
         v.gc_auto()
     return None
 

@@ -7,11 +7,9 @@ import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from memsync.base.layout import kind_of
 from memsync.base.writers import positional_writers
-from memsync.sync import content
 from memsync.sync.clashes import Clash
 from memsync.sync.files import TrackFile
 from memsync.sync.notices import Notices
@@ -65,10 +63,6 @@ class Collector:
 
     def __post_init__(self) -> None:
         self.writes = Writes(self.state, self.allowed)
-
-    def read(self, path: Path) -> bytes | None:
-        """``content.read``: the bytes of a regular file ``path``, else None."""
-        return content.read(path, self.notices)
 
     def warn(self, message: str) -> None:
         """Log ``message`` and add it to the report."""

@@ -38,7 +38,7 @@ def finish_partial(
         ending = next(
             (
                 line[len(partial) :]
-                for line in content.split(out.read(f.store) or b"")
+                for line in content.split(content.read(f.store, out.notices) or b"")
                 if line.startswith(partial) and line.endswith(b"\n")
             ),
             b"\n",

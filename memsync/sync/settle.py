@@ -37,7 +37,7 @@ def settle_publish(f: TrackFile, out: Collector) -> bool:
             state.drop_publish(f.rel)
             return True
     else:
-        digest = content.digest_of(out.read(f.store))
+        digest = content.digest_of(content.read(f.store, out.notices))
         if digest == pending.after_hash:
             state.finish_publish(f.rel)
             return True
@@ -76,7 +76,7 @@ def settle_delivery_whole(f: TrackFile, out: Collector) -> None:
     pending = state.pending_delivery(f.rel)
     if pending is None or pending.at_offset is not None:
         return
-    live = out.read(f.live)
+    live = content.read(f.live, out.notices)
     done = live is None if pending.remove else live == pending.data
     if done:
         state.finish_delivery(f.rel)

@@ -51,13 +51,15 @@ class SyncState:
         meta_dir.mkdir(parents=True, exist_ok=True)
         self.path = meta_dir / STATE_DB
         self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        # Closing the state is closing its connection: ``close`` is the connection's own.
+        self.close = self._db.close
         self._batching = False
         self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: a committed transaction survives power loss too, not only a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
         # Whole-file bases are memory text: what a purge removes must not linger in freed pages.
         self._db.execute("PRAGMA secure_delete=ON")
-        with self._transaction():
+        with _Transaction(self._db):
             for statement in SCHEMA:
                 self._db.execute(statement)
             present = {str(row[1]) for row in self._db.execute("PRAGMA table_info(states)")}
@@ -79,18 +81,11 @@ class SyncState:
     ) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Close the database connection."""
-        self._db.close()
-
     def scrub(self) -> None:
         """Leave no copy of replaced or deleted records on disk (after a purge): freed pages are zeroed
         (``secure_delete``) and the write-ahead log is checkpointed and truncated. Outside a batch only.
         Raises ``sqlite3.Error``."""
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -160,25 +155,25 @@ class SyncState:
 
     def put(self, state: Record) -> None:
         """Set the current state of ``state.path`` (one transaction)."""
-        with self._transaction():
+        with _Transaction(self._db):
             self._put(state, "current")
 
     def forget(self, path: str) -> None:
         """Remove everything known about ``path``: the next reconcile settles it by content."""
-        with self._transaction():
+        with _Transaction(self._db):
             self._db.execute("DELETE FROM states WHERE path = ?", (path,))
             self._db.execute("DELETE FROM pending WHERE path = ?", (path,))
 
     def clear(self) -> None:
         """Forget every file (e.g. after the store adopted another history); reconcile goes by content."""
-        with self._transaction():
+        with _Transaction(self._db):
             self._db.execute("DELETE FROM states")
             self._db.execute("DELETE FROM pending")
 
     def note_written(self, path: str) -> None:
         """Record that memsync is about to write the store path ``path`` (before the write, durable with
         the batch): the next commit may take it (``written``)."""
-        with self._transaction():
+        with _Transaction(self._db):
             self._db.execute("INSERT OR IGNORE INTO written (path) VALUES (?)", (path,))
 
     def written(self) -> frozenset[str]:
@@ -188,7 +183,7 @@ class SyncState:
 
     def clear_written(self, paths: Iterable[str]) -> None:
         """Forget ``paths`` (committed now, or equal to the store's last commit), in one transaction."""
-        with self._transaction():
+        with _Transaction(self._db):
             self._db.executemany("DELETE FROM written WHERE path = ?", [(path,) for path in paths])
 
     def paths(self, prefix: str = "") -> list[str]:
@@ -228,7 +223,7 @@ class SyncState:
 
         Inside ``batch`` this commits the batch, unless ``durable`` is False: the caller stages the write
         and commits before doing it."""
-        with self._transaction():
+        with _Transaction(self._db):
             self._put(pending.then, "publish")
             self._db.execute("INSERT OR IGNORE INTO written (path) VALUES (?)", (path,))
             self._db.execute(
@@ -263,7 +258,7 @@ class SyncState:
 
         Inside ``batch`` this commits the batch, unless ``durable`` is False: the caller stages the write
         and commits before doing it."""
-        with self._transaction():
+        with _Transaction(self._db):
             self._put(pending.then, "delivery")
             self._db.execute(
                 "INSERT OR REPLACE INTO pending (path, slot, data, at_offset, remove) "
@@ -282,7 +277,7 @@ class SyncState:
         self._drop(path, "delivery")
 
     def _finish(self, path: str, slot: str, then: Record | None = None) -> None:
-        with self._transaction():
+        with _Transaction(self._db):
             state = then if then is not None else self._get(path, slot)
             if state is not None:
                 self._put(state, "current")
@@ -290,7 +285,7 @@ class SyncState:
             self._db.execute("DELETE FROM pending WHERE path = ? AND slot = ?", (path, slot))
 
     def _drop(self, path: str, slot: str) -> None:
-        with self._transaction():
+        with _Transaction(self._db):
             self._db.execute("DELETE FROM states WHERE path = ? AND slot = ?", (path, slot))
             self._db.execute("DELETE FROM pending WHERE path = ? AND slot = ?", (path, slot))
 

@@ -24,14 +24,14 @@ def publish_whole(f: TrackFile, incremental: bool, out: Collector) -> None:
     settle_publish(f, out)  # a whole-file merge is idempotent, so "by content" needs nothing more
     settle_delivery_whole(f, out)
     current = state.get_whole(f.rel)
-    live = out.read(f.live)
+    live = content.read(f.live, out.notices)
     if current is not None and current.in_sync and (not incremental or live == current.synced):
         return  # nothing to publish: the store copy need not be read
     # From here on "live" is what may leave this machine: an index without its lines for held-back files.
     live = withhold(f, live, out)
     if current is not None and current.in_sync and live == current.synced:
         return
-    store = out.read(f.store)
+    store = content.read(f.store, out.notices)
     if current is not None and current.kept_present:
         _publish_kept(f, current, store, out)
         return

@@ -9,7 +9,7 @@ import os
 from memsync.base.fsio import TEMP_PREFIX
 from memsync.base.layout import is_append_only, kind_of
 from memsync.merge.kinds import merge_for_path
-from memsync.sync import echoes
+from memsync.sync import content, echoes
 from memsync.sync.clashes import Clash
 from memsync.sync.collector import Collector
 from memsync.sync.files import TrackFile
@@ -26,10 +26,10 @@ def deliver_whole(f: TrackFile, out: Collector) -> None:
     state = out.state
     settle_delivery_whole(f, out)
     current = state.get_whole(f.rel)
-    store = out.read(f.store)
+    store = content.read(f.store, out.notices)
     if current is not None and current.in_sync and store == current.synced:
         return  # nothing new in the store: the live file need not be read
-    live = out.read(f.live)
+    live = content.read(f.live, out.notices)
     if current is None or not current.synced_known:
         if store is not None and live is None:
             _deliver_create(f, store, out, record=False)
@@ -70,7 +70,7 @@ def give_way(f: TrackFile, clash: Clash, out: Collector) -> bool:
         current is None
         or not current.in_sync
         or state.pending_delivery(f.rel) is not None
-        or out.read(f.live) != current.synced
+        or content.read(f.live, out.notices) != current.synced
     ):
         return False
     _deliver_remove(f, current, out)
@@ -145,7 +145,7 @@ def _deliver_remove(f: TrackFile, current: WholeState, out: Collector) -> None:
     except FileNotFoundError:
         state.finish_delivery(f.rel)
         return
-    removed = out.read(aside)
+    removed = content.read(aside, out.notices)
     if removed != current.synced:
         # An agent wrote in that instant: put its version back (unless a new file appeared) and keep it.
         out.warn(f"{f.live}: changed while memsync deleted it (a peer deleted it); the change is kept")

@@ -313,7 +313,7 @@ def test_gc_auto_runs_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
         write(store, f"{n}.md", f"{n}\n")
         commit(store, str(n))
     with caplog.at_level(logging.WARNING, logger="memsync.store"):
-        store.gc_auto()
+        store.git.gc_auto()
     assert not caplog.records and store.files()[-1] == "2.md"
 
 

@@ -1,21 +1,16 @@
 """Compaction of a memory file: the header, live entries, every tombstone and superseding entry, and
-malformed lines, each line's original bytes in file order, written by temp + rename under the writer
-lock (DESIGN "View semantics": ``compact`` keeps tombstones; invariant I5).
+malformed lines, each line's original bytes in file order (DESIGN "View semantics": ``compact`` keeps
+tombstones); ``MemoryFile.compact`` writes them by temp + rename under the writer lock (invariant I5).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
+from datetime import datetime
 
-import filelock
-
-from memsync.base.fsio import atomic_write, writer_lock
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import canonical_json
-from memsync.formats.jsonl.parse import ParsedMemory, parse_memory, read_bytes
+from memsync.formats.jsonl.parse import ParsedMemory
 from memsync.formats.jsonl.records import FORMAT, Header, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp
 
@@ -57,46 +52,3 @@ def ensure_compactable(what: str, parsed: ParsedMemory) -> None:
         raise MemsyncError(
             f"{what} ends in an unfinished line (a writer may be busy). Retry when no agent is writing"
         )
-
-
-@dataclass(frozen=True)
-class CompactReport:
-    """What :func:`compact_file` did: line counts before and after (header included)."""
-
-    lines_before: int
-    lines_after: int
-
-
-def compact_file(path: Path, now: datetime | None = None) -> CompactReport:
-    """Rewrite the memory file ``path`` atomically (temp + rename) in its :func:`compacted` form at
-    ``now`` (aware; default the current time).
-
-    Refuses (MemsyncError) while another memsync process holds the writer lock, when the file ends in
-    an unfinished line, or when it changed while being compacted. DESIGN I5.
-    """
-    lock = writer_lock(path)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        raise MemsyncError(
-            f"compact {path}: another memsync process is writing it. Retry when it is done"
-        ) from None
-    try:
-        before = read_bytes(path)
-        parsed = parse_memory(before)
-        ensure_compactable(f"compact {path}: the file", parsed)
-        out = compacted(parsed, before, now or datetime.now(UTC))
-        if read_bytes(path) != before:
-            raise MemsyncError(
-                f"compact {path}: the file changed while it was being compacted. "
-                "Retry when no agent is writing"
-            )
-        try:
-            atomic_write(path, out)
-        except OSError as exc:
-            raise MemsyncError(f"compact {path}: {exc.strerror or exc}. The file is unchanged") from None
-        report = CompactReport(lines_before=before.count(b"\n"), lines_after=out.count(b"\n"))
-        log.debug("compacted %s: %d -> %d lines", path, report.lines_before, report.lines_after)
-        return report
-    finally:
-        lock.release()
