@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO_ROOT))
 # Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from memsync.base.fsio import append_once  # noqa: E402
 from memsync.config.file import load_config  # noqa: E402
-from memsync.memoryfile.file import MemoryFile  # noqa: E402
+from memsync.memoryfile.file import MemoryFile, NewEntry  # noqa: E402
 from memsync.recall.search import recall  # noqa: E402
 from tests.support.helpers import bare_remote  # noqa: E402
 from tests.support.mcp_client import mcp_session, ok  # noqa: E402
@@ -153,7 +153,7 @@ def _bench(root: Path, size: int, calls: int, cli_calls: int) -> None:
     anyio.run(session)
     counter = iter(range(10**9))
     results["library remember"] = timed_calls(
-        lambda: memory.remember(f"Lib {_text(next(counter))}", "lesson"), calls
+        lambda: memory.remember(NewEntry(f"Lib {_text(next(counter))}", "lesson")), calls
     )
     query = iter(queries * 2)
     results["library recall"] = timed_calls(lambda: recall(config, next(query)), calls)

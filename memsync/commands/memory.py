@@ -73,9 +73,9 @@ def remember_line(new: NewEntry, file: Path | None, propose: bool = False) -> st
 
 
 def write_entry(memory: MemoryFile, new: NewEntry) -> Entry:
-    """Append ``new`` to ``memory`` now (``MemoryFile.write``) and tell the recall index. Raises
-    MemsyncError (see ``MemoryFile.write``)."""
-    entry = memory.write(new)
+    """Append ``new`` to ``memory`` now (``MemoryFile.remember``) and tell the recall index. Raises
+    MemsyncError (see ``MemoryFile.remember``)."""
+    entry = memory.remember(new)
     written(current_config(), memory.path)
     return entry
 

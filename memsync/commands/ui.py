@@ -279,7 +279,7 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
             line = f"forgot {entry_id}"
             target = entry_id
         else:
-            new = memory.write(NewEntry(str(form.get("text", "")).strip(), supersedes=entry_id))
+            new = memory.remember(NewEntry(str(form.get("text", "")).strip(), supersedes=entry_id))
             last[:] = [Reinstate("supersede", found.file, found.entry, drop=new.id)]
             line = f"{new.id} supersedes {entry_id}"
             target = new.id

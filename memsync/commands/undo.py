@@ -17,7 +17,7 @@ from memsync.commands.review import withdraw
 from memsync.config.file import Config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import Entry
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.search import written
 
 
@@ -78,14 +78,15 @@ def undo(config: Config, change: Change) -> str:
         memory.forget(change.drop)
     old = change.entry
     back = memory.remember(
-        old.text,
-        old.kind,
-        scope=old.scope,
-        tags=old.tags,
-        source=old.source or "user",
-        confidence=old.confidence if old.confidence is not None else 1.0,
-        expires_at=old.expires_at,
-        supersedes=None,
+        NewEntry(
+            old.text,
+            old.kind,
+            scope=old.scope,
+            tags=old.tags,
+            source=old.source or "user",
+            confidence=old.confidence if old.confidence is not None else 1.0,
+            expires=old.expires_at,
+        )
     )
     written(config, change.file)
     return f"undid {change.what} of {old.id}: it is back as {back.id}"

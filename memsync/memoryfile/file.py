@@ -186,47 +186,6 @@ class MemoryFile:
             if candidate.encode() not in data:
                 return candidate
 
-    def remember(
-        self,
-        text: str,
-        kind: str,
-        *,
-        scope: str = "global",
-        tags: Iterable[str] = (),
-        source: str = USER_SOURCE,
-        confidence: float = 1.0,
-        expires_at: str | None = None,
-        supersedes: str | None = None,
-        now: datetime | None = None,
-    ) -> Entry:
-        """Append a new entry with a fresh 12-hex id and ``created_at`` = ``now`` (aware; default the
-        current time) and return it. ``expires_at`` is a UTC timestamp string (see :func:`parse_expiry`).
-
-        Raises MemsyncError for invalid fields, a text over ``TEXT_MAX_CHARS`` characters, a secret in the
-        entry, or an OS error.
-        """
-        if len(text) > TEXT_MAX_CHARS:
-            raise MemsyncError(
-                f"remember in {self.path}: the text is {len(text):,} characters, over the limit of "
-                f"{TEXT_MAX_CHARS:,} that keeps an entry readable on every machine. Shorten it, or split it "
-                "into several entries"
-            )
-        moment = now or datetime.now(UTC)
-        entry = Entry(
-            id=self._new_id(),
-            kind=kind,
-            text=text,
-            created_at=format_timestamp(moment),
-            scope=scope,
-            tags=tuple(tags),
-            source=source,
-            confidence=confidence,
-            expires_at=expires_at,
-            supersedes=supersedes,
-        )
-        self.append(entry, now=moment)
-        return entry
-
     def _entry_versions(self, parsed: ParsedMemory, entry_id: str) -> list[Entry]:
         return [r.record for r in parsed.records if isinstance(r.record, Entry) and r.record.id == entry_id]
 
@@ -254,50 +213,54 @@ class MemoryFile:
         self.append(tombstone, now=moment)
         return tombstone
 
-    def write(self, new: NewEntry, now: datetime | None = None) -> Entry:
-        """Append ``new`` at ``now`` (aware; default the current time) and return the entry written: a
-        fresh one, or with ``new.supersedes`` one that replaces that entry (its kind, scope and tags the
-        defaults).
+    def remember(self, new: NewEntry, now: datetime | None = None) -> Entry:
+        """Append ``new`` at ``now`` (aware; default the current time) with a fresh 12-hex id and
+        ``created_at`` = ``now``, and return the entry written: a fresh one, or with ``new.supersedes`` one
+        that replaces that entry (its kind, scope and tags the defaults).
 
-        Raises MemsyncError as :meth:`remember` does, for an ``expires`` that is neither a UTC time nor
-        a duration, when ``supersedes`` names no entry here, and when an inferred entry (source not
-        ``user``) would replace a user entry (the view would ignore it: DESIGN "View semantics")."""
+        Raises MemsyncError for invalid fields, a text over ``TEXT_MAX_CHARS`` characters, a secret in the
+        entry, an OS error, an ``expires`` that is neither a UTC time nor a duration, when ``supersedes``
+        names no entry here, and when an inferred entry (source not ``user``) would replace a user entry
+        (the view would ignore it: DESIGN "View semantics")."""
         moment = now or datetime.now(UTC)
         expires_at = None if new.expires is None else parse_expiry(new.expires, moment)
-        if new.supersedes is None:
-            return self.remember(
-                new.text,
-                new.kind or "fact",
-                scope=new.scope or "global",
-                tags=new.tags or (),
-                source=new.source,
-                confidence=new.confidence,
-                expires_at=expires_at,
-                now=moment,
-            )
-        versions = self._entry_versions(read_memory(self.path), new.supersedes)
-        if not versions:
+        kind, scope, tags = new.kind or "fact", new.scope or "global", new.tags or ()
+        if new.supersedes is not None:
+            versions = self._entry_versions(read_memory(self.path), new.supersedes)
+            if not versions:
+                raise MemsyncError(
+                    f"supersede {new.supersedes}: {self.path} has no entry with that id. "
+                    f"List ids with `memsync show {self.path}`"
+                )
+            old = max(versions, key=winner_key)
+            if old.is_user and new.source != USER_SOURCE:
+                raise MemsyncError(
+                    f"supersede {new.supersedes}: it came from the user and an inferred entry "
+                    f"(source {new.source!r}) cannot replace it. Ask the user, or use source 'user'"
+                )
+            kind = new.kind or old.kind
+            scope = old.scope if new.scope is None else new.scope
+            tags = old.tags if new.tags is None else new.tags
+        if len(new.text) > TEXT_MAX_CHARS:
             raise MemsyncError(
-                f"supersede {new.supersedes}: {self.path} has no entry with that id. "
-                f"List ids with `memsync show {self.path}`"
+                f"remember in {self.path}: the text is {len(new.text):,} characters, over the limit of "
+                f"{TEXT_MAX_CHARS:,} that keeps an entry readable on every machine. Shorten it, or split it "
+                "into several entries"
             )
-        old = max(versions, key=winner_key)
-        if old.is_user and new.source != USER_SOURCE:
-            raise MemsyncError(
-                f"supersede {new.supersedes}: it came from the user and an inferred entry "
-                f"(source {new.source!r}) cannot replace it. Ask the user, or use source 'user'"
-            )
-        return self.remember(
-            new.text,
-            new.kind or old.kind,
-            scope=old.scope if new.scope is None else new.scope,
-            tags=old.tags if new.tags is None else new.tags,
+        entry = Entry(
+            id=self._new_id(),
+            kind=kind,
+            text=new.text,
+            created_at=format_timestamp(moment),
+            scope=scope,
+            tags=tuple(tags),
             source=new.source,
             confidence=new.confidence,
             expires_at=expires_at,
             supersedes=new.supersedes,
-            now=moment,
         )
+        self.append(entry, now=moment)
+        return entry
 
     def view(self, now: datetime | None = None) -> list[Entry]:
         """The live entries at ``now`` (aware; default the current time); see :func:`build_view`."""

@@ -8,7 +8,7 @@ import pytest
 
 from memsync.cli import main
 from memsync.commands import setup
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from tests.support.helpers import run_cli
 
 
@@ -21,7 +21,7 @@ def synced(home: Path) -> tuple[Path, str]:
     """A store holding one memory file with one entry: (the live file, the entry's id)."""
     setup.init()
     live = home / ".agent-memory" / "notes.jsonl"
-    entry = MemoryFile(live).remember("use uv for python envs", "preference")
+    entry = MemoryFile(live).remember(NewEntry("use uv for python envs", "preference"))
     assert main(["sync"]) == 0
     return live, entry.id
 

@@ -30,7 +30,7 @@ from memsync.formats.jsonl.prompt import USER_MARK
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.markdown.reading import read_entry
 from memsync.formats.markdown.roledir import RoleDir
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from tests.support.handoff_fixtures import (
     CURATED,
     DEAD,
@@ -165,7 +165,7 @@ def test_a_handoff_appends_to_an_existing_receiver_without_touching_its_lines(
 ) -> None:
     target = tmp_path / "receiver.jsonl"
     own = MemoryFile(target)
-    own.remember("The receiver's own lesson.", "lesson", now=NOW)
+    own.remember(NewEntry("The receiver's own lesson.", "lesson"), now=NOW)
     before = target.read_bytes()
     go(memory, target)
     assert target.read_bytes().startswith(before)

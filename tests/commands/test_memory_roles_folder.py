@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from tests.conftest import isolated_env
 from tests.support.helpers import bare_remote, cli_main, git, run_cli
 from tests.support.mcp_client import call, mcp_session, ok, server_log, text_of
@@ -26,7 +26,9 @@ def roles(home: Path) -> Path:
     qa.mkdir(parents=True)
     (qa / "MEMORY.md").write_text(INDEX)
     (qa / "fruit.md").write_text(CURATED)
-    MemoryFile(home / ".agent-memory" / "ada.jsonl").remember("Deploys happen on Fridays only.", "fact")
+    MemoryFile(home / ".agent-memory" / "ada.jsonl").remember(
+        NewEntry("Deploys happen on Fridays only.", "fact")
+    )
     return home / ".agents" / "memory"
 
 

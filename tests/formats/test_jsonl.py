@@ -243,13 +243,9 @@ def test_view_is_the_same_for_every_permutation_of_the_lines(
 
 def test_remember_creates_the_file_with_a_header_and_appends_canonical_lines(tmp_path: Path) -> None:
     memory = MemoryFile(tmp_path / "sub" / "m.jsonl")
-    first = memory.remember("Prefers tabs.", "preference", tags=["style"], now=NOW)
+    first = memory.remember(NewEntry("Prefers tabs.", "preference", tags=("style",)), now=NOW)
     second = memory.remember(
-        "Docs at x.",
-        "source",
-        scope="example.org",
-        source="session:1",
-        confidence=0.7,
+        NewEntry("Docs at x.", "source", scope="example.org", source="session:1", confidence=0.7),
         now=NOW + timedelta(seconds=1),
     )
     lines = memory.path.read_bytes().split(b"\n")
@@ -277,21 +273,21 @@ def test_invalid_entries_are_refused_and_nothing_is_written(tmp_path: Path) -> N
     memory.create(NOW)
     before = memory.path.read_bytes()
     with pytest.raises(MemsyncError, match="'kind'"):
-        memory.remember("x", "opinion")
+        memory.remember(NewEntry("x", "opinion"))
     with pytest.raises(MemsyncError, match="'confidence'"):
-        memory.remember("x", "fact", confidence=2.0)
+        memory.remember(NewEntry("x", "fact", confidence=2.0))
     with pytest.raises(MemsyncError, match="secret"):
-        memory.remember("The deploy key is ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "fact")
+        memory.remember(NewEntry("The deploy key is ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "fact"))
     assert memory.path.read_bytes() == before
 
 
 def test_forget_and_supersede(tmp_path: Path) -> None:
     memory = MemoryFile(tmp_path / "m.jsonl")
-    user = memory.remember("Use tabs.", "preference", now=NOW)
-    inferred = memory.remember("Lint first.", "lesson", source="session:a", confidence=0.6, now=NOW)
+    user = memory.remember(NewEntry("Use tabs.", "preference"), now=NOW)
+    inferred = memory.remember(NewEntry("Lint first.", "lesson", source="session:a", confidence=0.6), now=NOW)
     with pytest.raises(MemsyncError, match="cannot replace"):
-        memory.write(NewEntry("Use spaces.", source="session:b", confidence=0.5, supersedes=user.id))
-    newer = memory.write(
+        memory.remember(NewEntry("Use spaces.", source="session:b", confidence=0.5, supersedes=user.id))
+    newer = memory.remember(
         NewEntry("Lint and type-check first.", source="session:b", confidence=0.7, supersedes=inferred.id),
         now=NOW + timedelta(seconds=1),
     )

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from tests.support.helpers import run_cli
 
 
 def test_prompt_too_small_for_any_entry_prints_the_note(tmp_path: Path) -> None:
     path = tmp_path / "notes.jsonl"
     memory = MemoryFile(path)
-    memory.remember("Use uv for Python environments.", "preference")
-    memory.remember("The CI runs on Ubuntu 24.04.", "fact")
+    memory.remember(NewEntry("Use uv for Python environments.", "preference"))
+    memory.remember(NewEntry("The CI runs on Ubuntu 24.04.", "fact"))
     result = run_cli("prompt", str(path), "--max-bytes", "10")
     assert (result.returncode, result.stdout) == (0, "(2 more entries left out to fit the size limit)\n")
     fits = run_cli("prompt", str(path), "--max-bytes", "80")

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from tests.support.helpers import run_cli
 from tests.support.mcp_client import call, mcp_session, ok, server_log, text_of
 
@@ -32,7 +32,7 @@ def tracked_home(home: Path) -> Path:
     (role / "MEMORY.md").write_text(INDEX)
     (role / "user_timezone.md").write_text(CURATED)
     MemoryFile(home / ".agent-memory" / "ada.jsonl").remember(
-        "Deploys happen on Fridays only, after the freeze.", "fact"
+        NewEntry("Deploys happen on Fridays only, after the freeze.", "fact")
     )
     return home
 

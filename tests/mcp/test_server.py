@@ -15,7 +15,7 @@ from memsync.base.paths import config_path
 from memsync.config.file import edit_config
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import KINDS, Tombstone
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from tests.support.helpers import run_cli
 from tests.support.mcp_client import call, mcp_session, ok, server_log, text_of
 
@@ -40,7 +40,7 @@ def memory_home(home: Path) -> Path:
     (role / "user_timezone.md").write_text(CURATED)
     (role / "daily" / "2026-11-30.md").write_text(DAILY)
     MemoryFile(home / ".agent-memory" / "ada.jsonl").remember(
-        "Use plain English in commit messages.", "preference"
+        NewEntry("Use plain English in commit messages.", "preference")
     )
     result = run_cli("sync")
     assert result.returncode == 0, result.stderr

@@ -17,19 +17,20 @@ import pytest
 
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import read_memory
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from tests.support.helpers import REPO_ROOT, wait_for
 
 APPENDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from memsync.memoryfile.file import MemoryFile
+    from memsync.memoryfile.file import MemoryFile, NewEntry
     path, name, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
     while not go.exists():  # start both writers at the same moment
         time.sleep(0.005)
     memory = MemoryFile(path)
     for i in range(count):
-        memory.remember(f"{name} entry {i} " + "x" * 200, "lesson", source="session:" + name, confidence=0.5)
+        text = f"{name} entry {i} " + "x" * 200
+        memory.remember(NewEntry(text, "lesson", source="session:" + name, confidence=0.5))
 """)
 
 LOCK_HOLDER = textwrap.dedent("""
@@ -93,8 +94,8 @@ def test_two_processes_appending_1000_entries_each_give_2000_valid_lines(fast_di
 def test_compact_refuses_while_another_process_holds_the_lock(tmp_path: Path) -> None:
     path = tmp_path / "m.jsonl"
     memory = MemoryFile(path)
-    kept = memory.remember("Keep me.", "fact")
-    memory.forget(memory.remember("Drop me.", "fact").id)
+    kept = memory.remember(NewEntry("Keep me.", "fact"))
+    memory.forget(memory.remember(NewEntry("Drop me.", "fact")).id)
     before = path.read_bytes()
     ready, release = tmp_path / "ready", tmp_path / "release"
     holder = _spawn(LOCK_HOLDER, str(path), str(ready), str(release))

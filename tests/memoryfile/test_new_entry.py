@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync.commands.proposals import REVIEW_RECORD
-from memsync.memoryfile.file import NewEntry
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from tests.commands.test_review import _machine, _ok
 from tests.support.helpers import bare_remote, git, run_cli
 
@@ -84,3 +85,19 @@ def test_approving_a_peer_s_proposal_with_a_confidence_of_the_wrong_type_writes_
         ("Staging needs the VPN.", 0.8, ["ops"], "agent")
     ]
     assert "Staging needs the VPN." not in _ok(env, "review")  # decided
+
+
+def test_remember_takes_one_new_entry_and_a_superseding_one_inherits_what_it_leaves_unset(
+    tmp_path: Path,
+) -> None:
+    """``MemoryFile.remember`` writes a ``NewEntry``: unset kind, scope and tags are ``fact``, ``global``
+    and none for a new entry, those of the superseded entry for a correction; an expiry as a duration."""
+    memory = MemoryFile(tmp_path / "ada.jsonl")
+    now = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+    plain = memory.remember(NewEntry("Deploys wait for Monday."), now=now)
+    assert (plain.kind, plain.scope, plain.tags, plain.source) == ("fact", "global", (), "user")
+    old = memory.remember(NewEntry("Use tabs.", "preference", scope="repo:x", tags=("style",)), now=now)
+    new = memory.remember(NewEntry("Use spaces.", supersedes=old.id, expires="2d"), now=now)
+    assert (new.kind, new.scope, new.tags, new.supersedes) == ("preference", "repo:x", ("style",), old.id)
+    assert new.expires_at == "2026-12-05T12:00:00Z"
+    assert sorted(entry.text for entry in memory.view(now)) == ["Deploys wait for Monday.", "Use spaces."]

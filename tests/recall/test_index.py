@@ -188,11 +188,11 @@ def test_recall_never_returns_a_dead_entry(tmp_path_factory: pytest.TempPathFact
         expires = None if hours <= 0 else (moment + timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
         live = {entry.id for entry in memory.view(moment)} if path.exists() else set()
         if op == "remember" or not ids:
-            ids.append(memory.remember(f"harbor note {n}", "fact", expires_at=expires, now=moment).id)
+            ids.append(memory.remember(NewEntry(f"harbor note {n}", "fact", expires=expires), now=moment).id)
         elif op == "supersede" and ids[target % len(ids)] in live:
             old = ids[target % len(ids)]
             new = NewEntry(f"harbor correction {n}", expires=expires, supersedes=old)
-            ids.append(memory.write(new, now=moment).id)
+            ids.append(memory.remember(new, now=moment).id)
         elif op == "forget" and ids[target % len(ids)] in live:
             memory.forget(ids[target % len(ids)])
         # The kept index follows each write (a stat tells it), and answers like the view at any time.

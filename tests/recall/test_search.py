@@ -26,7 +26,7 @@ def _memory(tmp_path: Path, *texts: str, **fields: object) -> Tracked:
     path = tmp_path / "ada.jsonl"
     memory = MemoryFile(path)
     for text in texts:
-        memory.remember(text, "lesson", now=NOW, **fields)  # type: ignore[arg-type]
+        memory.remember(NewEntry(text, "lesson", **fields), now=NOW)  # type: ignore[arg-type]
     return Tracked(None, path.name, path, "jsonl")
 
 
@@ -82,8 +82,8 @@ def test_dead_entries_are_not_found_and_filters_apply(tmp_path: Path) -> None:
     source = _memory(tmp_path, "Old harbor rule.")
     memory = MemoryFile(source.live)
     old = memory.view(NOW)[0]
-    memory.write(NewEntry("New harbor rule.", supersedes=old.id), now=NOW)
-    memory.remember("Harbor rule for github.", "fact", scope="github.com", now=NOW)
+    memory.remember(NewEntry("New harbor rule.", supersedes=old.id), now=NOW)
+    memory.remember(NewEntry("Harbor rule for github.", "fact", scope="github.com"), now=NOW)
     assert sorted(_texts(rank([source], "harbor rule"))) == [
         "Harbor rule for github.",
         "New harbor rule.",

@@ -15,7 +15,7 @@ import pytest
 from memsync.cli import main
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import read_memory
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall import embedding
 from memsync.recall.index import index_path
 from memsync.recall.search import kept_index
@@ -79,7 +79,7 @@ def test_a_sync_leaves_the_new_vectors_to_the_next_recall(home: Path) -> None:
     _ok("init")
     _ok("remember", "The harbor gate opens at six.", "--kind", "fact")
     _ok("recall", "harbor")
-    MemoryFile(default_memory_path()).remember("Lanterns are lit at dusk on the pier.", "fact")
+    MemoryFile(default_memory_path()).remember(NewEntry("Lanterns are lit at dusk on the pier.", "fact"))
     done = run_cli("sync")
     assert done.returncode in (0, 75), done.stderr
     assert _unembedded() == ["Lanterns are lit at dusk on the pier."]

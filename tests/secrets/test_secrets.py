@@ -9,7 +9,7 @@ import pytest
 
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import Entry
-from memsync.memoryfile.file import MemoryFile
+from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.secrets import Finding, scan_text
 from memsync.secrets.files import IN_NAME, NOT_UTF8, scan_appended, scan_name, scan_whole
 from tests.support.helpers import CORPUS_CREDENTIAL
@@ -145,15 +145,15 @@ def test_whole_corpus_has_one_finding_a_real_credential(corpus: Path) -> None:
 
 def test_remembering_a_secret_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     memory = MemoryFile(tmp_path / "m.jsonl")
-    memory.remember("Harmless fact.", "fact")
+    memory.remember(NewEntry("Harmless fact.", "fact"))
     before = memory.path.read_bytes()
     for text in ("Deploy with glpat-xYz12AbC34dEf56GhI78jK", "db password: Tr0ub4dor&3"):
         with pytest.raises(MemsyncError, match=r"holds a secret \((GitLab Token|Secret assignment)\)"):
-            memory.remember(text, "fact")
+            memory.remember(NewEntry(text, "fact"))
     with pytest.raises(MemsyncError, match="secret"):
-        memory.remember("Harmless text.", "fact", tags=["AKIAIOSFODNN7EXAMPLE"])
+        memory.remember(NewEntry("Harmless text.", "fact", tags=("AKIAIOSFODNN7EXAMPLE",)))
     with pytest.raises(MemsyncError, match="secret"):
-        memory.remember("Two lines:\nthe admin password: Tr0ub4dor&3", "fact")
+        memory.remember(NewEntry("Two lines:\nthe admin password: Tr0ub4dor&3", "fact"))
     with pytest.raises(MemsyncError, match="secret"):
         memory.append(
             Entry(
