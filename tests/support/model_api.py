@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
@@ -26,6 +26,18 @@ class ToolCall:
 
     name: str
     input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Until:
+    """A turn played to the agent loop's requests again and again until ``ready`` holds for one, which
+    gets the next turn instead: the agent waits (``turn``, a harmless call) for something the host does
+    in the background, such as offering an MCP server's tools once the server has started. After
+    ``rounds`` plays it gives up: the next turn is played, and fails the test with the host's answer."""
+
+    ready: Callable[[dict[str, Any]], bool]
+    turn: Sequence[ToolCall]
+    rounds: int = 60
 
 
 Turn = Sequence[ToolCall] | str
@@ -67,26 +79,44 @@ class Wire(Protocol):
         ...
 
 
+def offers(tool: str) -> Callable[[dict[str, Any]], bool]:
+    """An ``Until``'s test: the request offers a tool called ``tool``."""
+    return lambda request: any(
+        isinstance(offered, dict) and offered.get("name") == tool for offered in request.get("tools", [])
+    )
+
+
 @dataclass
 class ModelAPI:
     """The stand-in server's script and record, in any wire format. ``turns`` are played, in order, to the
-    requests that offer tools (the agent loop); other requests (a title, a summary) get a short text.
+    requests that offer tools (the agent loop), an ``Until`` as long as it waits; other requests (a
+    title, a summary) and those after the last turn get a short text.
     ``requests`` holds every request body, ``calls`` every scripted call by the id it was sent with."""
 
     wire: Wire
-    turns: list[Turn]
+    turns: list[Turn | Until]
     requests: list[dict[str, Any]] = field(default_factory=list)
     calls: dict[str, ToolCall] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Iterator[int] = field(default_factory=itertools.count)
+    _waited: int = 0  # the plays of the current Until so far
 
     def reply(self, request: dict[str, Any]) -> Turn:
         """The turn for ``request``; records the request."""
         with self._lock:
             self.requests.append(request)
-            if request.get("tools") and self.turns:
-                return self.turns.pop(0)
-        return "done"
+            if not request.get("tools"):
+                return "done"
+            while self.turns and isinstance(self.turns[0], Until):
+                wait = self.turns[0]
+                if not wait.ready(request) and self._waited < wait.rounds:
+                    self._waited += 1
+                    return wait.turn
+                self.turns.pop(0)
+                self._waited = 0
+            turn = self.turns.pop(0) if self.turns else "done"
+            assert not isinstance(turn, Until)
+            return turn
 
     def next_id(self, prefix: str) -> str:
         """A fresh id (``prefix`` then a number) for a message, a response or an item."""

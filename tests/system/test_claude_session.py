@@ -11,23 +11,19 @@ uninstalled from Bob's machine and a session runs with every hook exiting 0 and 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memsync.hosts.claude_code import sanitize
-from tests.conftest import isolated_env
-from tests.support.claude_fixtures import checkout
-from tests.support.helpers import REPO_ROOT, bare_remote, git, wait_for
-from tests.support.model_api import Anthropic, ModelAPI, ToolCall, Turn, serve
-from tests.support.npm import BIN, installed
+from tests.support.helpers import bare_remote, git, wait_for
+from tests.support.machines import Machine
+from tests.support.model_api import Anthropic, ModelAPI, ToolCall, Turn, Until, offers, serve
+from tests.support.npm import installed
 
 TOOLS = "Write,mcp__memsync__remember,mcp__memsync__recall"
 NOTE = "No production deploys on Friday: the on-call team is thin."
@@ -37,90 +33,39 @@ CURATED = (
     f"metadata:\n  type: project\n---\n\n{NOTE}\n"
 )
 ENTRY = "Release freeze: tag releases on Thursday, ship Monday."
+# Claude Code connects MCP servers in the background; a model told so waits for them (again, on a
+# loaded machine, until memsync's tools are offered).
+WAIT_FOR_MCP = Until(
+    offers("mcp__memsync__recall"), [ToolCall("WaitForMcpServers", {"servers": ["memsync"]})]
+)
 
 pytestmark = pytest.mark.slow
 
 
-class Machine:
-    """One machine: a HOME, a memsync installed into a virtualenv of its own (memsync visible to that
-    interpreter through PYTHONPATH only, so dropping the variable is ``pip uninstall memsync``), and a
-    checkout of the project."""
+class ClaudeMachine(Machine):
+    """A machine with Claude Code: memsync connected to it, its sessions run with ``claude -p``."""
 
     def __init__(self, root: Path, name: str, remote: Path, checkout_at: str, origin: str) -> None:
-        self.home = root / name
-        self.env = isolated_env(self.home)
-        self.env["PATH"] = f"{BIN}{os.pathsep}{os.environ['PATH']}"
-        venv = root / f"{name}-venv"
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-        self.python = venv / "bin" / "python"
-        site = subprocess.run(
-            [sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        self.installed = {"PYTHONPATH": os.pathsep.join([str(REPO_ROOT), site])}
-        self.project = checkout(self.home / checkout_at, origin)
-        (self.home / ".claude").mkdir(parents=True)
-        self.memsync("init", "--remote", str(remote), "--host", name)
-        self.memsync("config", "set", "pull_interval_s", "2")
-        self.memsync("connect", "claude-code")
-
-    @contextmanager
-    def daemon(self) -> Iterator[None]:
-        """The machine's daemon running (its start-up cycle done), stopped at the end."""
-        log = self.home / "daemon.log"
-        with log.open("ab") as out:
-            proc = subprocess.Popen(
-                [str(self.python), "-m", "memsync", "daemon", "-v"],
-                env={**os.environ, **self.env, **self.installed},
-                stdout=out,
-                stderr=out,
-                stdin=subprocess.DEVNULL,
-            )
-        try:
-            wait_for(lambda: "start-up cycle done" in log.read_text(), timeout=60, what="the daemon's start")
-            yield
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
-
-    def memsync(self, *args: str) -> str:
-        """Run ``memsync ARGS`` with this machine's interpreter; its stdout (the command must succeed)."""
-        done = subprocess.run(
-            [str(self.python), "-m", "memsync", *args],
-            env={**os.environ, **self.env, **self.installed},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, (args, done.stderr)
-        return done.stdout
+        super().__init__(root, name, remote, checkout_at, origin, host="claude-code", host_dirs=(".claude",))
 
     @property
     def memory(self) -> Path:
         """Claude Code's memory folder of the project on this machine."""
         return self.home / ".claude" / "projects" / sanitize(str(self.project)) / "memory"
 
-    def session(
-        self, prompt: str, turns: Sequence[Turn], *, installed: bool = True
-    ) -> tuple[ModelAPI, list[dict[str, Any]]]:
+    def session(self, prompt: str, turns: Sequence[Turn | Until]) -> tuple[ModelAPI, list[dict[str, Any]]]:
         """One ``claude -p PROMPT`` session in the checkout, the model played by ``turns``; returns the
         stand-in (with the requests it got) and the session's stream-json events."""
         api = ModelAPI(Anthropic(), list(turns))
         server, url = serve(api)
-        env: Mapping[str, str] = {
-            **os.environ,
-            **self.env,
-            **(self.installed if installed else {}),
-            "ANTHROPIC_BASE_URL": url,
-            "ANTHROPIC_API_KEY": "sk-ant-stand-in",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1",
-        }
-        if not installed:
-            env = {key: value for key, value in env.items() if key != "PYTHONPATH"}
+        env = self.host_env(
+            {
+                "ANTHROPIC_BASE_URL": url,
+                "ANTHROPIC_API_KEY": "sk-ant-stand-in",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_TELEMETRY": "1",
+            }
+        )
         try:
             done = subprocess.run(
                 [
@@ -154,11 +99,12 @@ def _hooks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [event for event in events if event.get("subtype") == "hook_response"]
 
 
+@pytest.mark.timeout(900)  # four Claude Code sessions and two daemons on a loaded 2-core machine
 def test_what_one_machines_session_learns_reaches_the_next_session_on_the_other(tmp_path: Path) -> None:
     installed("claude", "@anthropic-ai/claude-code")
     remote = bare_remote(tmp_path / "remote.git")
-    alice = Machine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
-    bob = Machine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
+    alice = ClaudeMachine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
+    bob = ClaudeMachine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
 
     with ExitStack() as daemons:
         daemons.enter_context(alice.daemon())
@@ -166,7 +112,8 @@ def test_what_one_machines_session_learns_reaches_the_next_session_on_the_other(
         _meet(alice, bob, remote)
     # `pip uninstall memsync` on Bob's machine (its daemon stopped): the hooks stay in his settings and
     # fail open.
-    _, events = bob.session("hello again", ["Hello again."], installed=False)
+    bob.uninstall()
+    _, events = bob.session("hello again", ["Hello again."])
     hooks = _hooks(events)
     assert {hook["hook_event"] for hook in hooks} >= {"SessionStart"}, hooks
     assert all(
@@ -174,7 +121,7 @@ def test_what_one_machines_session_learns_reaches_the_next_session_on_the_other(
     ), hooks
 
 
-def _meet(alice: Machine, bob: Machine, remote: Path) -> None:
+def _meet(alice: ClaudeMachine, bob: ClaudeMachine, remote: Path) -> None:
     # Bob has used Claude Code in his checkout before: the project's folder, keyed by his path, exists.
     bob.session("hello", ["Hello."])
     api_alice, events = alice.session(
@@ -190,8 +137,7 @@ def _meet(alice: Machine, bob: Machine, remote: Path) -> None:
                 )
             ],
             [ToolCall("Write", {"file_path": str(alice.memory / "MEMORY.md"), "content": INDEX})],
-            # Claude Code connects MCP servers in the background; a model told so waits for them.
-            [ToolCall("WaitForMcpServers", {"servers": ["memsync"]})],
+            WAIT_FOR_MCP,
             [ToolCall("mcp__memsync__remember", {"text": ENTRY, "kind": "fact"})],
             "Noted both.",
         ],
@@ -219,7 +165,7 @@ def _meet(alice: Machine, bob: Machine, remote: Path) -> None:
     api, events = bob.session(
         "When can I ship a release?",
         [
-            [ToolCall("WaitForMcpServers", {"servers": ["memsync"]})],
+            WAIT_FOR_MCP,
             [ToolCall("mcp__memsync__recall", {"query": "when do we tag releases"})],
             "Thursday tags, Monday ships.",
         ],
