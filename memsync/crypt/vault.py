@@ -61,7 +61,7 @@ class Vault:
             "GIT_CONFIG_PARAMETERS": "",
             "GIT_CONFIG_COUNT": "0",
         }
-        self._known: dict[str, str] | None = None
+        self._known: dict[str, bytes] | None = None
 
     def _run(self, *args: str, timeout: float = _LOCAL_TIMEOUT_S, stdin: bytes | None = None) -> git.Result:
         if not (self.git_dir / "HEAD").exists():
@@ -82,11 +82,14 @@ class Vault:
             )
         return result
 
-    def _refs(self) -> dict[str, str]:
-        """``refs/tip`` and ``refs/read`` (those that exist), read by one git, kept until a step moves one."""
+    def _refs(self) -> dict[str, bytes]:
+        """The shas of ``refs/tip`` and ``refs/read`` and the tip's ``RECIPIENTS`` file (those that exist),
+        read by one git, kept until a step moves a ref."""
         if self._known is None:
-            listed = self._check("for-each-ref", "--format=%(refname) %(objectname)", _TIP, _READ).out
-            self._known = dict(line.split(" ", 1) for line in listed.splitlines())
+            wanted = f"{_TIP}\n{_READ}\n{_TIP}:{RECIPIENTS}\n".encode()
+            tip, read, listed = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
+            found = {_TIP: tip and tip[0], _READ: read and read[0], RECIPIENTS: listed and listed[1]}
+            self._known = {name: value for name, value in found.items() if value is not None}
         return self._known
 
     def fetch(self) -> git.Result | None:
@@ -112,12 +115,14 @@ class Vault:
     @property
     def tip(self) -> str | None:
         """The remote's ciphertext head as of the last fetch or push, None when it has none."""
-        return self._refs().get(_TIP)
+        tip = self._refs().get(_TIP)
+        return tip.decode() if tip is not None else None
 
     @property
     def read(self) -> str | None:
         """The last commit this device read or wrote, None when it never did."""
-        return self._refs().get(_READ)
+        read = self._refs().get(_READ)
+        return read.decode() if read is not None else None
 
     def unread(self) -> list[Sealed]:
         """The commits after ``refs/read`` up to ``tip``, oldest first, with their sealed bundles (empty:
@@ -126,16 +131,21 @@ class Vault:
         tip, read = self.tip, self.read
         if tip is None or tip == read:
             return []
-        if read is not None and self._run("merge-base", "--is-ancestor", read, tip).status != 0:
+        # One git lists the new commits with their parents: ``read`` is in the tip's history exactly when
+        # it is the parent of one of them (the first commit after it on any path from the tip).
+        span = [tip] if read is None else [tip, "--not", read]
+        listed = [
+            line.split() for line in self._check("rev-list", "--reverse", "--parents", *span).out.splitlines()
+        ]
+        if read is not None and not any(read in parents[1:] for parents in listed):
             raise MemsyncError(
                 f"the ciphertext history of {self.url} was rewritten (it no longer contains {read[:10]}): "
                 "nothing read from it. Ask who force-pushed; memsync never does"
             )
-        span = [tip] if read is None else [tip, "--not", read]
-        commits = self._check("rev-list", "--reverse", *span).out.split()
+        commits = [parents[0] for parents in listed]
         wanted = "".join(f"{commit}:{DATA}\n" for commit in commits).encode()
         batch = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
-        return [Sealed(commit, data) for commit, data in zip(commits, batch, strict=True)]
+        return [Sealed(commit, data[1] if data else b"") for commit, data in zip(commits, batch, strict=True)]
 
     def gc_auto(self) -> None:
         """``git gc --auto`` here: the loose objects of many pushes and fetches packed; never raises."""
@@ -148,11 +158,8 @@ class Vault:
 
     def recipients(self) -> list[str]:
         """The recipients (canonical public keys) of ``tip``; empty when the remote has no ciphertext yet."""
-        tip = self.tip
-        if tip is None:
-            return []
-        shown = self._run("cat-file", "blob", f"{tip}:{RECIPIENTS}")
-        return sorted({line.strip() for line in shown.out.splitlines() if line.strip()}) if shown.ok else []
+        listed = self._refs().get(RECIPIENTS, b"").decode(errors="replace")
+        return sorted({line.strip() for line in listed.splitlines() if line.strip()})
 
     def append(self, sealed: bytes, recipients: list[str]) -> str:
         """A new commit on top of ``tip`` holding ``sealed`` and ``recipients``; returns its sha (not
@@ -193,13 +200,13 @@ class Vault:
             self._check(
                 "update-ref", "--stdin", stdin=f"update {_TIP} {commit}\nupdate {_READ} {commit}\n".encode()
             )
-            self._known = {_TIP: commit, _READ: commit}
+            self._known = None
         return result
 
 
-def _batch(out: bytes) -> list[bytes]:
-    """The contents of ``git cat-file --batch``'s answers, in order; a missing object gives b""."""
-    found: list[bytes] = []
+def _batch(out: bytes) -> list[tuple[bytes, bytes] | None]:
+    """``git cat-file --batch``'s answers, in order: each object's sha and content, None when missing."""
+    found: list[tuple[bytes, bytes] | None] = []
     at = 0
     while at < len(out):
         end = out.index(b"\n", at)
@@ -207,8 +214,8 @@ def _batch(out: bytes) -> list[bytes]:
         at = end + 1
         if len(header) == 3:
             size = int(header[2])
-            found.append(out[at : at + size])
+            found.append((header[0], out[at : at + size]))
             at += size + 1
         else:
-            found.append(b"")
+            found.append(None)
     return found

@@ -113,11 +113,12 @@ def fetch(g: StoreGit, remote: str) -> Fetched:
     return Fetched(head)
 
 
-def push(g: StoreGit, remote: str) -> Pushed:
-    """Push the branch to ``remote``, never forced (sealed, to an encrypted store's remote)."""
+def push(g: StoreGit, remote: str, known: tuple[str, str | None] | None = None) -> Pushed:
+    """Push the branch to ``remote``, never forced (sealed, to an encrypted store's remote; ``known``:
+    the branch head and the remote's fetched head when the caller just read them)."""
     branch = g.cfg.branch
     result = (
-        sealed.push(g, remote)
+        sealed.push(g, remote, known=known)
         if g.cfg.encrypt
         else g.remote(
             "push", "--porcelain", "--no-verify", remote, f"refs/heads/{branch}:refs/heads/{branch}"
@@ -195,7 +196,7 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
             remotes.set_seen(g, remote, theirs)
         if theirs is not None and head == theirs:
             return RemoteOutcome(remote, "ok", "merged" if merged else "up to date", merged=merged)
-        refused = push(g, remote)
+        refused = push(g, remote, None if head is None else (head, theirs))
         if refused.done:
             assert head is not None
             log.debug("store %s: pushed to %s at %s", g.name, remote, head[:10])

@@ -14,20 +14,20 @@ device can read is an error, never an empty store.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-from collections.abc import Iterator
-from pathlib import Path
+import re
 
 from memsync.base import git
-from memsync.base.fsio import temp_beside
 from memsync.crypt import envelope, keys
 from memsync.crypt.vault import Vault
 from memsync.errors import MemsyncError
 from memsync.store.repo import StoreGit, log
 
 _BUNDLE_HEAD = b"# v2 git bundle\n"
+_SHA = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+# Objects in a bundle from which its pack is kept as a pack rather than loose objects: git's own
+# threshold for a fetched pack (transfer.unpackLimit's default).
+_UNPACK_LIMIT = 100
 
 
 def vault(g: StoreGit, remote: str) -> Vault:
@@ -101,11 +101,19 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     return None
 
 
-def push(g: StoreGit, remote: str, *, add: str | None = None, remove: str | None = None) -> git.Result:
+def push(
+    g: StoreGit,
+    remote: str,
+    *,
+    known: tuple[str, str | None] | None = None,
+    add: str | None = None,
+    remove: str | None = None,
+) -> git.Result:
     """Seal the branch's commits ``remote`` lacks (all of them with ``add``/``remove`` or when it lacks
     none: a whole-history bundle that a newly added key reads everything from) for the remote's
     recipients, plus ``add`` and less ``remove`` (canonical public keys), and push them as one
-    ciphertext commit, never forced.
+    ciphertext commit, never forced. ``known``: the branch head and the remote's tracking ref (None:
+    none) when the caller just read them (the exchange), else they are read here.
     Returns git's result (a refused push: fetch, integrate and push again). Raises ``MemsyncError`` when
     this device's key is not among the recipients (removed, or another store's remote)."""
     v = vault(g, remote)
@@ -118,19 +126,28 @@ def push(g: StoreGit, remote: str, *, add: str | None = None, remove: str | None
         )
     recipients = sorted(({*present, public} | ({add} if add else set())) - ({remove} if remove else set()))
     ref = tracking(g, remote)
-    head = g.rev("HEAD")
+    head, theirs = known if known is not None else (g.rev("HEAD"), g.rev(ref))
     assert head is not None  # the exchange pushes only a branch with commits
     # Nothing new (the remote has HEAD): a re-seal for other recipients, of the whole history too.
-    whole = add is not None or remove is not None or g.rev(ref) in (None, head)
-    with _scratch(g) as path:
-        g.check(
-            "bundle", "create", "-q", str(path), f"refs/heads/{g.cfg.branch}", *([] if whole else [f"^{ref}"])
-        )
-        bundle = path.read_bytes()
-    result = v.push(v.append(envelope.seal(bundle, recipients), recipients))
+    whole = add is not None or remove is not None or theirs in (None, head)
+    result = v.push(
+        v.append(envelope.seal(_bundle(g, head, None if whole else theirs), recipients), recipients)
+    )
     if result.ok:
         g.check("update-ref", ref, head)
     return result
+
+
+def _bundle(g: StoreGit, head: str, base: str | None) -> bytes:
+    """A git bundle (v2) of the branch at ``head`` less ``base``'s history (all of it when None): what
+    ``git bundle create`` writes, made by one ``git pack-objects`` from the tips already known (its
+    prerequisite is ``base`` itself, which every reader of the bundles before this one holds)."""
+    revs = f"{head}\n" + (f"^{base}\n" if base is not None else "")
+    pack = g.check(
+        "pack-objects", "--stdout", "--thin", "--delta-base-offset", "--revs", "-q", stdin=revs.encode()
+    )
+    prerequisite = f"-{base}\n" if base is not None else ""
+    return _BUNDLE_HEAD + f"{prerequisite}{head} refs/heads/{g.cfg.branch}\n\n".encode() + pack.stdout
 
 
 def _whole(bundle: bytes) -> bool:
@@ -140,28 +157,29 @@ def _whole(bundle: bytes) -> bool:
 
 
 def _take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
-    """Fetch the bundle ``bundle`` (peer content) into ``remote``'s tracking ref: None when done, else why
-    not in a few words."""
-    if not bundle.startswith(_BUNDLE_HEAD):
+    """Bring the bundle ``bundle`` (peer content: any bytes) into ``remote``'s tracking ref: None when
+    done, else why not in a few words. Its pack is written the way a fetch writes a received one
+    (loose objects when small, else a pack of its own), checked strictly: an object whose links this
+    store lacks (a bundle whose base it never got) fails and nothing points at it."""
+    end = bundle.find(b"\n\n")
+    if not bundle.startswith(_BUNDLE_HEAD) or end < 0:
         return "not a git bundle"
-    with _scratch(g, bundle) as path:
-        result = g.run(
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            str(path),
-            f"+refs/heads/{g.cfg.branch}:{tracking(g, remote)}",
-        )
+    wanted = f"refs/heads/{g.cfg.branch}".encode()
+    tips = [
+        line.split(b" ", 1)[0]
+        for line in bundle[len(_BUNDLE_HEAD) : end].splitlines()
+        if not line.startswith(b"-") and line.split(b" ", 1)[1:] == [wanted]
+    ]
+    if len(tips) != 1 or not _SHA.fullmatch(tips[0]):
+        return f"no {g.cfg.branch} branch in it"
+    pack = bundle[end + 2 :]
+    count = int.from_bytes(pack[8:12], "big") if pack.startswith(b"PACK") else 0
+    write = (
+        ("index-pack", "--stdin", "--fix-thin", "--strict")
+        if count >= _UNPACK_LIMIT
+        else ("unpack-objects", "-q", "--strict")
+    )
+    result = g.run(*write, stdin=pack)
+    if result.ok:
+        result = g.run("update-ref", tracking(g, remote), tips[0].decode())
     return None if result.ok else result.reason
-
-
-@contextlib.contextmanager
-def _scratch(g: StoreGit, data: bytes = b"") -> Iterator[Path]:
-    """A temp file in the store's meta dir holding ``data``, removed afterwards."""
-    path = temp_beside(g.meta_dir / "crypt" / "bundle", data, 0o600, fsync=False)
-    try:
-        yield path
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
