@@ -36,6 +36,17 @@ _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 
 
 @dataclass(frozen=True)
+class _Refs:
+    """What one read of the ciphertext repository's refs found: ``tip`` and ``read`` (None: absent), the
+    tip's parents and its ``RECIPIENTS`` file."""
+
+    tip: str | None
+    read: str | None
+    parents: tuple[str, ...]
+    recipients: bytes
+
+
+@dataclass(frozen=True)
 class Sealed:
     """One commit of the ciphertext branch: its sha and the bytes of its ``data.age``."""
 
@@ -61,7 +72,7 @@ class Vault:
             "GIT_CONFIG_PARAMETERS": "",
             "GIT_CONFIG_COUNT": "0",
         }
-        self._known: dict[str, bytes] | None = None
+        self._known: _Refs | None = None
 
     def _run(self, *args: str, timeout: float = _LOCAL_TIMEOUT_S, stdin: bytes | None = None) -> git.Result:
         if not (self.git_dir / "HEAD").exists():
@@ -82,14 +93,20 @@ class Vault:
             )
         return result
 
-    def _refs(self) -> dict[str, bytes]:
-        """The shas of ``refs/tip`` and ``refs/read`` and the tip's ``RECIPIENTS`` file (those that exist),
-        read by one git, kept until a step moves a ref."""
+    def _refs(self) -> _Refs:
+        """``refs/tip`` (with its parents and ``RECIPIENTS`` file) and ``refs/read``, read by one git,
+        kept until a step moves a ref."""
         if self._known is None:
             wanted = f"{_TIP}\n{_READ}\n{_TIP}:{RECIPIENTS}\n".encode()
             tip, read, listed = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
-            found = {_TIP: tip and tip[0], _READ: read and read[0], RECIPIENTS: listed and listed[1]}
-            self._known = {name: value for name, value in found.items() if value is not None}
+            self._known = _Refs(
+                tip[0].decode() if tip else None,
+                read[0].decode() if read else None,
+                tuple(line[7:].decode() for line in tip[1].splitlines() if line.startswith(b"parent "))
+                if tip
+                else (),
+                listed[1] if listed else b"",
+            )
         return self._known
 
     def fetch(self) -> git.Result | None:
@@ -115,22 +132,23 @@ class Vault:
     @property
     def tip(self) -> str | None:
         """The remote's ciphertext head as of the last fetch or push, None when it has none."""
-        tip = self._refs().get(_TIP)
-        return tip.decode() if tip is not None else None
+        return self._refs().tip
 
     @property
     def read(self) -> str | None:
         """The last commit this device read or wrote, None when it never did."""
-        read = self._refs().get(_READ)
-        return read.decode() if read is not None else None
+        return self._refs().read
 
     def unread(self) -> list[Sealed]:
         """The commits after ``refs/read`` up to ``tip``, oldest first, with their sealed bundles (empty:
         a commit without one). Raises ``MemsyncError`` when the remote's ciphertext history no longer
         contains what this device read (rewritten: memsync never follows a rewrite silently)."""
-        tip, read = self.tip, self.read
+        refs = self._refs()
+        tip, read = refs.tip, refs.read
         if tip is None or tip == read:
             return []
+        if read is not None and refs.parents == (read,):  # one commit since the last read: no walk
+            return [Sealed(tip, self._blobs([f"{tip}:{DATA}"])[0])]
         # One git lists the new commits with their parents: ``read`` is in the tip's history exactly when
         # it is the parent of one of them (the first commit after it on any path from the tip).
         span = [tip] if read is None else [tip, "--not", read]
@@ -143,9 +161,16 @@ class Vault:
                 "nothing read from it. Ask who force-pushed; memsync never does"
             )
         commits = [parents[0] for parents in listed]
-        wanted = "".join(f"{commit}:{DATA}\n" for commit in commits).encode()
-        batch = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
-        return [Sealed(commit, data[1] if data else b"") for commit, data in zip(commits, batch, strict=True)]
+        found = self._blobs([f"{commit}:{DATA}" for commit in commits])
+        return [Sealed(commit, data) for commit, data in zip(commits, found, strict=True)]
+
+    def _blobs(self, names: list[str]) -> list[bytes]:
+        """The contents of the objects ``names`` (``<commit>:<path>``) by one git; b"" for a missing one."""
+        wanted = "".join(f"{name}\n" for name in names).encode()
+        return [
+            each[1] if each else b""
+            for each in _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
+        ]
 
     def gc_auto(self) -> None:
         """``git gc --auto`` here: the loose objects of many pushes and fetches packed; never raises."""
@@ -158,7 +183,7 @@ class Vault:
 
     def recipients(self) -> list[str]:
         """The recipients (canonical public keys) of ``tip``; empty when the remote has no ciphertext yet."""
-        listed = self._refs().get(RECIPIENTS, b"").decode(errors="replace")
+        listed = self._refs().recipients.decode(errors="replace")
         return sorted({line.strip() for line in listed.splitlines() if line.strip()})
 
     def append(self, sealed: bytes, recipients: list[str]) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import weakref
+from pathlib import Path
 
 from memsync.base import git
 from memsync.crypt import envelope, keys
@@ -28,14 +30,20 @@ _SHA = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 # Objects in a bundle from which its pack is kept as a pack rather than loose objects: git's own
 # threshold for a fetched pack (transfer.unpackLimit's default).
 _UNPACK_LIMIT = 100
+# The ciphertext repositories of each open store, kept so that what an exchange's fetch read of its refs
+# serves the push that follows (every fetch reads them anew: another process may have pushed meanwhile).
+_vaults: weakref.WeakKeyDictionary[StoreGit, dict[Path, Vault]] = weakref.WeakKeyDictionary()
 
 
 def vault(g: StoreGit, remote: str) -> Vault:
     """The ciphertext repository of ``remote`` (in the store's meta dir), one per URL: what was read
-    from a remote's earlier URL says nothing about its new one."""
+    from a remote's earlier URL says nothing about its new one. The same ``Vault`` while ``g`` lives."""
     url = g.cfg.remotes[remote]
     where = g.meta_dir / "crypt" / f"{remote}-{hashlib.sha256(url.encode()).hexdigest()[:12]}.git"
-    return Vault(where, url, g.cfg.branch, g.network_timeout_s, g.stop)
+    kept = _vaults.setdefault(g, {})
+    if where not in kept:
+        kept[where] = Vault(where, url, g.cfg.branch, g.network_timeout_s, g.stop)
+    return kept[where]
 
 
 def tracking(g: StoreGit, remote: str) -> str:
@@ -82,7 +90,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     for sealed, payload in zip(unread[start:], opened[start:], strict=True):
         if not payload:
             continue
-        problem = payload if isinstance(payload, str) else _take(g, remote, payload)
+        problem = payload if isinstance(payload, str) else take(g, remote, payload)
         if problem is not None:
             log.warning(
                 "store %s: %s: encrypted bundle %s cannot be read (%s); nothing taken from it",
@@ -156,7 +164,7 @@ def _whole(bundle: bytes) -> bool:
     return bundle.startswith(_BUNDLE_HEAD) and not any(line.startswith(b"-") for line in header.splitlines())
 
 
-def _take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
+def take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
     """Bring the bundle ``bundle`` (peer content: any bytes) into ``remote``'s tracking ref: None when
     done, else why not in a few words. Its pack is written the way a fetch writes a received one
     (loose objects when small, else a pack of its own), checked strictly: an object whose links this
@@ -170,7 +178,7 @@ def _take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
         for line in bundle[len(_BUNDLE_HEAD) : end].splitlines()
         if not line.startswith(b"-") and line.split(b" ", 1)[1:] == [wanted]
     ]
-    if len(tips) != 1 or not _SHA.fullmatch(tips[0]):
+    if len(tips) != 1 or not _SHA.fullmatch(tips[0]) or not tips[0].strip(b"0"):  # zeros: a deletion
         return f"no {g.cfg.branch} branch in it"
     pack = bundle[end + 2 :]
     count = int.from_bytes(pack[8:12], "big") if pack.startswith(b"PACK") else 0

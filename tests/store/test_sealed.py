@@ -1,0 +1,151 @@
+"""The exchange with an encrypted remote on the store API (``memsync.store.sealed``): real stores, real
+git, a real bare remote. What a cycle costs beyond a plaintext one, counted in git processes (git's own
+trace2 events); the bundles a device reads do not pile up as packs; a bundle is taken from any bytes
+without an exception, and one whose base this device lacks is named and nothing taken from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsync.config.file import StoreConfig
+from memsync.store import sealed
+from memsync.store.facade import Store
+from tests.support.helpers import bare_remote
+from tests.support.stores import append, commit, identity, read
+
+FILE = "memory/memory.jsonl"
+HEAD = b"# v2 git bundle\n"
+# Git processes an encrypted cycle may run beyond the plaintext one: writer (vault cat-file,
+# pack-objects, fast-import, vault refs, tracking ref), reader (vault cat-file twice, the objects
+# written, tracking ref, read mark). Before: 9 and 6.
+EXTRA_GITS = 5
+
+
+def device(root: Path, name: str, remote: Path, *, encrypt: bool) -> Store:
+    """A store of peer ``name`` on the path ``remote``, encrypted or not."""
+    cfg = StoreConfig(name, root / name, remotes={"origin": str(remote)}, encrypt=encrypt)
+    return Store.init_or_clone(cfg, identity(name), name)
+
+
+def entry(store: Store, text: str) -> str:
+    """Append and commit one entry holding ``text``; returns its line."""
+    line = f'{{"id":"{text}","kind":"lesson","text":"{text}"}}\n'
+    (store.worktree / FILE).parent.mkdir(parents=True, exist_ok=True)
+    append(store, FILE, line)
+    commit(store, f"+1 entry {text}")
+    return line
+
+
+def started_gits(trace: Path) -> int:
+    """How many git processes memsync started, from git's trace2 event file ``trace`` (the processes
+    those gits started themselves, their sid nested under their parent's, are not counted)."""
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    return sum(1 for event in events if event["event"] == "start" and "/" not in event["sid"])
+
+
+def cycle_gits(root: Path, monkeypatch: pytest.MonkeyPatch, *, encrypt: bool) -> tuple[int, int]:
+    """Git processes of one one-entry cycle on a writer and on a reader (after one to warm up),
+    the reader checked to hold the entry."""
+    remote = bare_remote(root / "remote.git")
+    writer, reader = (
+        device(root, "writer", remote, encrypt=encrypt),
+        device(root, "reader", remote, encrypt=encrypt),
+    )
+    entry(writer, "warm")  # the first exchanges clone and make the key: not what a cycle costs
+    assert writer.exchange()[0].status == "ok"
+    assert reader.exchange()[0].status == "ok"
+    counted = []
+    for side in ("writer", "reader"):
+        trace = root / f"trace-{side}"
+        if side == "writer":
+            line = entry(writer, "counted")
+        monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+        outcome = (writer if side == "writer" else reader).exchange()[0]
+        monkeypatch.delenv("GIT_TRACE2_EVENT")
+        assert outcome.status == "ok", outcome.message
+        counted.append(started_gits(trace))
+    assert read(reader, FILE).endswith(line)
+    return counted[0], counted[1]
+
+
+@pytest.mark.slow
+def test_an_encrypted_cycle_runs_few_git_processes_beyond_a_plaintext_one(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = cycle_gits(tmp_path / "plain", monkeypatch, encrypt=False)
+    sealed_ = cycle_gits(tmp_path / "sealed", monkeypatch, encrypt=True)
+    assert sealed_[0] - plain[0] <= EXTRA_GITS, (plain, sealed_)
+    assert sealed_[1] - plain[1] <= EXTRA_GITS, (plain, sealed_)
+
+
+@pytest.mark.slow
+def test_bundles_read_do_not_pile_up_as_packs(tmp_path: Path, home: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    writer, reader = (
+        device(tmp_path, "writer", remote, encrypt=True),
+        device(tmp_path, "reader", remote, encrypt=True),
+    )
+    packs = reader.git_dir / "objects" / "pack"
+    before = sorted(packs.glob("*.pack"))
+    lines = []
+    for i in range(4):
+        lines.append(entry(writer, f"entry-{i}"))
+        assert writer.exchange()[0].status == "ok"
+        assert reader.exchange()[0].status == "ok"
+    assert read(reader, FILE) == "".join(lines)
+    # A small bundle's objects are written loose, as a fetch writes a small pack; gc packs them later.
+    assert sorted(packs.glob("*.pack")) == before
+
+
+def test_a_bundle_whose_base_this_device_lacks_is_named_and_nothing_taken(tmp_path: Path, home: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    writer, reader = (
+        device(tmp_path, "writer", remote, encrypt=True),
+        device(tmp_path, "reader", remote, encrypt=True),
+    )
+    entry(writer, "base")
+    assert writer.exchange()[0].status == "ok"
+    entry(writer, "on top")
+    head = subprocess.run(
+        ["git", "-C", str(writer.worktree), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    bundle = subprocess.run(
+        ["git", "-C", str(writer.worktree), "bundle", "create", "-q", "-", "main", "^HEAD~1"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    problem = sealed.take(reader._g, "origin", bundle)
+    assert problem is not None and problem.strip()
+    assert reader._g.rev(sealed.tracking(reader._g, "origin")) != head
+    assert sealed.take(writer._g, "origin", bundle) is None  # the writer holds the base: taken
+    assert writer._g.rev(sealed.tracking(writer._g, "origin")) == head
+
+
+@pytest.fixture(scope="module")
+def bare_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """A store without remotes: where bundles of any bytes are taken (hypothesis runs a test many times
+    with the same fixtures)."""
+    root = tmp_path_factory.mktemp("any-bytes")
+    return Store.init_or_clone(StoreConfig("reader", root / "reader"), identity("reader"), "reader")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.one_of(
+        st.binary(max_size=300),
+        st.binary(max_size=300).map(lambda tail: HEAD + tail),
+        st.binary(max_size=300).map(lambda tail: HEAD + b"0" * 40 + b" refs/heads/main\n\n" + tail),
+        st.binary(max_size=300).map(lambda tail: HEAD + b"a" * 40 + b" refs/heads/main\n\nPACK" + tail),
+    )
+)
+def test_a_bundle_of_any_bytes_is_refused_in_words(bare_store: Store, data: bytes) -> None:
+    ref = sealed.tracking(bare_store._g, "origin")
+    problem = sealed.take(bare_store._g, "origin", data)
+    assert problem is not None and problem.strip()
+    assert bare_store._g.rev(ref) is None
