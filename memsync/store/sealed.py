@@ -100,9 +100,9 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
                 problem,
             )
     v.mark_read(unread[-1].commit)
-    # Each bundle fetched is a pack of its own (git indexes a bundle whole), and a device that only reads
-    # never reaches the cycle's periodic gc: packs would pile up and slow every git here. About one
-    # fetch with news in 16 lets `gc --auto` fold them (it does nothing below its thresholds).
+    # Each bundle taken leaves loose objects (or a pack), and a device that only reads never reaches the
+    # cycle's periodic gc: they would pile up and slow every git here. About one fetch with news in 16
+    # lets `gc --auto` fold them (it does nothing below its thresholds).
     if unread[-1].commit.startswith("0"):
         g.gc_auto()
         v.gc_auto()
