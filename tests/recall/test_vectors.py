@@ -11,16 +11,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memsync.cli import main
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import read_memory
 from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall import embedding
-from memsync.recall.index import index_path
+from memsync.recall.index import RecallIndex, index_path, size_of
 from memsync.recall.search import kept_index
-from memsync.tracks.tracked import tracked_memory
+from memsync.tracks.tracked import Tracked, tracked_memory
 from tests.support.helpers import run_cli
+from tests.support.peers import entry_line
 
 pytestmark = pytest.mark.skipif(not embedding.available(), reason="the semantic extra is not installed")
 
@@ -85,3 +88,62 @@ def test_a_sync_leaves_the_new_vectors_to_the_next_recall(home: Path) -> None:
     assert _unembedded() == ["Lanterns are lit at dusk on the pier."]
     _ok("recall", "lanterns")
     assert _unembedded() == []
+
+
+_WORDS = [
+    "deploy",
+    "staging",
+    "database",
+    "cache",
+    "review",
+    "branch",
+    "release",
+    "token",
+    "schema",
+    "migration",
+    "queue",
+    "worker",
+    "timeout",
+    "backup",
+    "invoice",
+    "customer",
+    "upload",
+    "session",
+    "replica",
+    "index",
+]
+
+
+@pytest.mark.slow
+def test_the_index_with_its_vectors_stays_within_twice_the_memory_it_covers(tmp_path: Path) -> None:
+    """10,000 short entries (as bench/recall.py's), each with its vector: 256 dimensions stored in four
+    bits each, 128 bytes per document (one byte each made such an index 2.65 times the memory; a
+    rebuild and the model's 10,000 vectors take about 13 s on a loaded machine: slow tier)."""
+    texts = [" ".join(_WORDS[(n * k + n // 7) % len(_WORDS)] for k in (1, 3, 7, 11)) for n in range(10_000)]
+    memory = tmp_path / "memory.jsonl"
+    memory.write_bytes(
+        b'{"format": "agent-memory/0.1", "created_at": "2026-09-01T00:00:00Z"}\n'
+        + b"".join(entry_line(f"{text} item {n}.") for n, text in enumerate(texts))
+    )
+    where = tmp_path / "recall.sqlite"
+    with RecallIndex.rebuild(where, [Tracked(None, "memory.jsonl", memory, "jsonl")]) as index:
+        hits = index.similar(texts[7], now=datetime.now(UTC), limit=1)
+    # Every document has its vector: asked by its words, an entry is found with a cosine near 1.
+    assert hits and hits[0].doc.body.startswith(f"{texts[7]} item ") and hits[0].score >= 0.95
+    assert size_of(where) <= 2 * memory.stat().st_size
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False), min_size=256, max_size=256))
+def test_a_stored_vector_keeps_its_direction(components: list[float]) -> None:
+    import numpy as np
+
+    vector = np.asarray(components, dtype=np.float32)
+    length = float(np.linalg.norm(vector))
+    stored = embedding.from_blobs([embedding.to_blob(vector)])[0]
+    if length == 0 or not np.isfinite(length):
+        return
+    # The cosine with the original: four bits per component keep the direction of any vector.
+    assert float(stored @ (vector / length)) >= 0.9
+    # A blob of another size (another model, a torn write) is similar to nothing.
+    assert not embedding.from_blobs([embedding.to_blob(vector)[:-1]]).any()
