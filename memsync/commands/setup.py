@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -165,32 +166,6 @@ def init(
     host: str | None = None,
     encrypt: bool = False,
 ) -> Report:
-    """:func:`_init`, and on its ``MemsyncError`` the removal of memsync's directories (config, data,
-    state) that did not exist before it ran: a refused init leaves nothing behind, not even empty
-    directories. Raises what ``_init`` raises."""
-    mine = (
-        (config_path() if path is None else path).parent,
-        default_store_dir("-").parent.parent,
-        state_dir(),
-    )
-    missing = [directory for directory in mine if not directory.exists()]
-    try:
-        return _init(remote, store, branch, tracks, path, host, encrypt)
-    except MemsyncError:
-        for directory in missing:
-            shutil.rmtree(directory, ignore_errors=True)  # made by this run, which wrote nothing else
-        raise
-
-
-def _init(
-    remote: str | None = None,
-    store: Path | None = None,
-    branch: str | None = None,
-    tracks: Sequence[Path] = (),
-    path: Path | None = None,
-    host: str | None = None,
-    encrypt: bool = False,
-) -> Report:
     """Write the config (``path``, default ``config_path()``) and create the default store ``personal``.
 
     ``remote``: URL of the store's ``origin`` (cloned if it has history, else a new store is pushed to
@@ -202,103 +177,122 @@ def _init(
     changes nothing (the file is not rewritten). Raises ``MemsyncError`` before writing anything when an
     argument is a typo (a path whose directory does not exist, a URL git cannot use), when the existing config
     disagrees (another origin URL, store path or branch), or when git fails to create or clone the store.
+    A refused init leaves nothing behind (``_nothing_left_on_refusal``).
     """
     path = config_path() if path is None else path
-    remote = None if remote is None else argcheck.remote_url(remote, "--remote")
-    if store is not None:
-        argcheck.existing_parent(store, "--store")
-    given = [argcheck.memory_path(track, "--track") for track in tracks]
-    existing = load_config(path) if path.exists() else None
-    current = existing.stores.get(DEFAULT_STORE) if existing else None
-    if current is not None:
-        for key, want, have in (
-            ("origin", remote, current.remotes.get(DEFAULT_REMOTE)),
-            ("path", store and absolute(store), current.path),
-            ("branch", branch, current.branch),
-        ):
-            if want is not None and have is not None and want != have:
-                raise MemsyncError(
-                    f"cannot init: store {DEFAULT_STORE} already has {key} {have}, "
-                    f"not {want}. Change it with `memsync remote add|remove` or in the config"
-                )
-    found, lines = _detected_tracks(detect(), existing)
-    if current is None and branch is None and remote is not None:
-        branch = _adopted_branch(remote, lines)
-        _refuse_other_history(remote, branch, REMOTE_TIMEOUT_S)
-    # What the new config will track, to tell a given path inside a tracked folder from a new one.
-    planned = [
-        *(existing.stores[DEFAULT_STORE].tracks if current is not None and existing is not None else ()),
-        *(Track(loc.live, default_store_path_for(loc.live)) for loc in found),
-    ]
-    explicit: list[Path] = []
-    for live in given:
-        covering = next((t for t in planned if _nested(live, t.live)), None)
-        if covering is None:
-            explicit.append(live)
-            planned.append(Track(live, default_store_path_for(live)))
-        elif covering.live != live and live.is_relative_to(covering.live):
-            lines.append(covered_line(live, covering))
-        elif covering.live != live:
-            raise MemsyncError(
-                f"cannot track --track {live}: it holds the tracked {covering.live}, whose files would "
-                "sync twice. Track one of them"
-            )
-    needs_store = current is None
-    if encrypt and current is not None and not current.encrypt:
-        raise MemsyncError(
-            f"cannot init --encrypt: store {DEFAULT_STORE} exists and is not encrypted. "
-            f"Run `memsync encrypt {DEFAULT_STORE}` to switch it"
-        )
-    needs_remote = remote is not None and (current is None or DEFAULT_REMOTE not in current.remotes)
-    needs_host = host is not None and (existing is None or existing.host != host)
-    changed = bool(needs_store or needs_remote or needs_host or found or explicit)
-
-    def mutate(raw: dict[str, Any]) -> None:
-        if needs_host:
-            raw["host"] = host
-        table = raw.setdefault("stores", {}).setdefault(DEFAULT_STORE, {})
+    with _nothing_left_on_refusal(path):
+        remote = None if remote is None else argcheck.remote_url(remote, "--remote")
         if store is not None:
-            table["path"] = home_relative(store)
-        if branch is not None:
-            table["branch"] = branch
-        if remote is not None:
-            table.setdefault("remotes", {})[DEFAULT_REMOTE] = remote
-        if encrypt:
-            table["encrypt"] = True
-        entries = table.setdefault("track", [])
-        entries.extend(
-            {"path": home_relative(loc.live), **({"as": loc.store_path} if loc.store_path else {})}
-            for loc in found
-        )
-        entries.extend({"path": home_relative(p)} for p in explicit)
+            argcheck.existing_parent(store, "--store")
+        given = [argcheck.memory_path(track, "--track") for track in tracks]
+        existing = load_config(path) if path.exists() else None
+        current = existing.stores.get(DEFAULT_STORE) if existing else None
+        if current is not None:
+            for key, want, have in (
+                ("origin", remote, current.remotes.get(DEFAULT_REMOTE)),
+                ("path", store and absolute(store), current.path),
+                ("branch", branch, current.branch),
+            ):
+                if want is not None and have is not None and want != have:
+                    raise MemsyncError(
+                        f"cannot init: store {DEFAULT_STORE} already has {key} {have}, "
+                        f"not {want}. Change it with `memsync remote add|remove` or in the config"
+                    )
+        found, lines = _detected_tracks(detect(), existing)
+        if current is None and branch is None and remote is not None:
+            branch = _adopted_branch(remote, lines)
+            _refuse_other_history(remote, branch, REMOTE_TIMEOUT_S)
+        # What the new config will track, to tell a given path inside a tracked folder from a new one.
+        planned = [
+            *(existing.stores[DEFAULT_STORE].tracks if current is not None and existing is not None else ()),
+            *(Track(loc.live, default_store_path_for(loc.live)) for loc in found),
+        ]
+        explicit: list[Path] = []
+        for live in given:
+            covering = next((t for t in planned if _nested(live, t.live)), None)
+            if covering is None:
+                explicit.append(live)
+                planned.append(Track(live, default_store_path_for(live)))
+            elif covering.live != live and live.is_relative_to(covering.live):
+                lines.append(covered_line(live, covering))
+            elif covering.live != live:
+                raise MemsyncError(
+                    f"cannot track --track {live}: it holds the tracked {covering.live}, whose files would "
+                    "sync twice. Track one of them"
+                )
+        needs_store = current is None
+        if encrypt and current is not None and not current.encrypt:
+            raise MemsyncError(
+                f"cannot init --encrypt: store {DEFAULT_STORE} exists and is not encrypted. "
+                f"Run `memsync encrypt {DEFAULT_STORE}` to switch it"
+            )
+        needs_remote = remote is not None and (current is None or DEFAULT_REMOTE not in current.remotes)
+        needs_host = host is not None and (existing is None or existing.host != host)
+        changed = bool(needs_store or needs_remote or needs_host or found or explicit)
 
-    with undone_on_failure(path):
-        if changed:
-            config = edit_config(path, mutate)
-            lines.append(f"config: {path} ({'created' if existing is None else 'updated'})")
-        else:
-            config = existing if existing is not None else load_config(path)
-            lines.append(f"config: {path} (unchanged)")
-        personal = config.stores[DEFAULT_STORE]
-        lines.append(f"host: {config.host} (names this machine in commits; `memsync config set host NAME`)")
-        author = config.identity()
-        lines.append(
-            f"author: {author.name} <{author.email}> (of the commits; "
-            "`memsync config set author.name NAME` and `author.email EMAIL` to change it)"
-        )
-        lines.append(_create_store(config, personal, DEFAULT_REMOTE if needs_remote else None))
-    for track in personal.tracks:
-        lines.append(f"tracking {track.live} as {track.store_path}")
-    for root in personal.host_roots:
-        lines.append(
-            f"tracking {root.live}: each project's memory folder in it as {root.prefix}/<project>, "
-            "also those created later"
-        )
-    if not personal.tracks and not personal.host_roots:
-        lines.append("tracking nothing in this store: add memory with `memsync track PATH`")
-    if changed and existing is not None:
-        lines.extend(reload_daemon(path, silent_without=True))
-    return Report(tuple(lines), changed)
+        def mutate(raw: dict[str, Any]) -> None:
+            if needs_host:
+                raw["host"] = host
+            table = raw.setdefault("stores", {}).setdefault(DEFAULT_STORE, {})
+            if store is not None:
+                table["path"] = home_relative(store)
+            if branch is not None:
+                table["branch"] = branch
+            if remote is not None:
+                table.setdefault("remotes", {})[DEFAULT_REMOTE] = remote
+            if encrypt:
+                table["encrypt"] = True
+            entries = table.setdefault("track", [])
+            entries.extend(
+                {"path": home_relative(loc.live), **({"as": loc.store_path} if loc.store_path else {})}
+                for loc in found
+            )
+            entries.extend({"path": home_relative(p)} for p in explicit)
+
+        with undone_on_failure(path):
+            if changed:
+                config = edit_config(path, mutate)
+                lines.append(f"config: {path} ({'created' if existing is None else 'updated'})")
+            else:
+                config = existing if existing is not None else load_config(path)
+                lines.append(f"config: {path} (unchanged)")
+            personal = config.stores[DEFAULT_STORE]
+            lines.append(
+                f"host: {config.host} (names this machine in commits; `memsync config set host NAME`)"
+            )
+            author = config.identity()
+            lines.append(
+                f"author: {author.name} <{author.email}> (of the commits; "
+                "`memsync config set author.name NAME` and `author.email EMAIL` to change it)"
+            )
+            lines.append(_create_store(config, personal, DEFAULT_REMOTE if needs_remote else None))
+        for track in personal.tracks:
+            lines.append(f"tracking {track.live} as {track.store_path}")
+        for root in personal.host_roots:
+            lines.append(
+                f"tracking {root.live}: each project's memory folder in it as {root.prefix}/<project>, "
+                "also those created later"
+            )
+        if not personal.tracks and not personal.host_roots:
+            lines.append("tracking nothing in this store: add memory with `memsync track PATH`")
+        if changed and existing is not None:
+            lines.extend(reload_daemon(path, silent_without=True))
+        return Report(tuple(lines), changed)
+
+
+@contextmanager
+def _nothing_left_on_refusal(path: Path) -> Iterator[None]:
+    """Around an init with the config at ``path``: on its ``MemsyncError``, the removal of memsync's
+    directories (config, data, state) that did not exist before it ran, so a refused init leaves nothing
+    behind, not even empty directories; the error goes on."""
+    mine = (path.parent, default_store_dir("-").parent.parent, state_dir())
+    missing = [directory for directory in mine if not directory.exists()]
+    try:
+        yield
+    except MemsyncError:
+        for directory in missing:
+            shutil.rmtree(directory, ignore_errors=True)  # made by this run, which wrote nothing else
+        raise
 
 
 def store_add(
