@@ -1,5 +1,5 @@
-"""`memsync mcp`'s start: the client's ``initialize`` and first ``tools/list`` answered before the MCP SDK
-is imported.
+"""`memsync mcp`'s start: the client's ``initialize``, first ``tools/list`` and first recalls answered
+before the MCP SDK is imported.
 
 Importing the SDK (its protocol types are pydantic models of every protocol version) takes about twice
 as long as the rest of the CLI, and a client waits for ``initialize`` before anything else. So the
@@ -15,7 +15,10 @@ A client asks for the tools next, and some give that answer a short timeout (Cla
 CLI: 5 s, which the SDK's import alone can take on a loaded machine): the notifications after
 ``initialize`` are kept, and a ``tools/list`` request that follows them is answered from
 ``tool_list.TOOL_LIST`` (the SDK's own answer, written by ``scripts/mcp_tool_list.py``) and handed to
-the SDK the same way. The first other request ends the handshake.
+the SDK the same way. Then, while the SDK is still being imported, a ``tools/call`` of ``recall`` is
+answered here too (``recall.call_result``: the same recall, the SDK's answer; the SDK never sees that
+line), and what a recall needs is readied in a thread (``recall.warm``). The first other request, or
+the SDK being loaded, ends the handshake.
 
 ``tests/mcp/test_handshake.py`` checks these constants and the tool list against the SDK's.
 """
@@ -29,6 +32,7 @@ import threading
 from typing import Any
 
 from memsync import __version__
+from memsync.mcp import recall as mcp_recall
 from memsync.mcp.greeting import INSTRUCTIONS, SERVER_NAME, Greeting
 from memsync.mcp.tool_list import TOOL_LIST
 
@@ -116,13 +120,27 @@ def _is_notification(line: bytes) -> bool:
     return message is not None and "id" not in message and isinstance(message.get("method"), str)
 
 
+def answer_call(line: bytes) -> tuple[str | int, bytes] | None:
+    """The id of the ``tools/call`` request ``line`` and the line answering it, when it calls ``recall``
+    with plainly valid arguments (``recall.call_result``: the SDK's answer); None when ``line`` is
+    anything else. Never raises."""
+    message = _message(line)
+    request = None if message is None else _request_id(message)
+    if message is None or request is None:
+        return None
+    result = mcp_recall.call_result(message)
+    return None if result is None else _reply(request, result)
+
+
 def serve() -> None:
-    """Serve MCP over stdin/stdout until the client closes stdin: ``initialize`` answered here while the
-    SDK is imported (module doc), everything after by the SDK's server."""
+    """Serve MCP over stdin/stdout until the client closes stdin: ``initialize``, the first
+    ``tools/list`` and the recalls before the SDK is loaded answered here while the SDK is imported
+    (module doc), everything after by the SDK's server."""
     # A daemon thread: a failed import is raised again, with its traceback, by the import below.
-    threading.Thread(
+    loading = threading.Thread(
         target=importlib.import_module, args=(_SERVER_MODULE,), name="mcp-import", daemon=True
-    ).start()
+    )
+    loading.start()
     lines = [sys.stdin.buffer.readline()]
     answered: list[str | int] = []
     reply = answer(lines[0])
@@ -131,16 +149,30 @@ def serve() -> None:
         # Blocking on the client is safe here: memsync's server sends nothing unasked.
         while (line := sys.stdin.buffer.readline()) and _is_notification(line):
             lines.append(line)
-        lines.append(line)
         tools = answer_tools(line)
         if tools is not None:
+            lines.append(line)
             _send(tools, answered)
+        # After the tools are listed: the model's load holds the interpreter (a second or more), which
+        # must not delay that answer, for which some clients allow 5 s.
+        threading.Thread(target=mcp_recall.warm, name="mcp-warm", daemon=True).start()
+        if tools is not None:
+            line = sys.stdin.buffer.readline() if loading.is_alive() else b""
+        # Recalls before the SDK is loaded are answered here, and never reach it.
+        while line and (recalled := answer_call(line)) is not None:
+            _write(recalled[1])
+            line = sys.stdin.buffer.readline() if loading.is_alive() else b""
+        lines.append(line)
     from memsync.mcp.server import serve as serve_sdk
 
     serve_sdk(Greeting(tuple(line for line in lines if line), frozenset(answered)))
 
 
-def _send(reply: tuple[str | int, bytes], answered: list[str | int]) -> None:
-    sys.stdout.buffer.write(reply[1])
+def _write(line: bytes) -> None:
+    sys.stdout.buffer.write(line)
     sys.stdout.buffer.flush()
+
+
+def _send(reply: tuple[str | int, bytes], answered: list[str | int]) -> None:
+    _write(reply[1])
     answered.append(reply[0])

@@ -31,6 +31,7 @@ from typing_extensions import TypedDict  # not typing's: pydantic needs this one
 from memsync import __version__
 from memsync.config.file import current_config
 from memsync.errors import MemsyncError
+from memsync.mcp import recall as mcp_recall
 from memsync.mcp import resources as mcp_resources
 from memsync.mcp import tools as mcp_tools
 from memsync.mcp.greeting import INSTRUCTIONS, SERVER_NAME, Greeting
@@ -218,11 +219,7 @@ def recall_tool(
 ) -> Recalled:
     """Search the synced memory (entries, curated notes, index, daily logs) by keywords: best hits first,
     each with its id, file, host and date."""
-    from memsync.recall.search import recall  # the index and its readers: when first called
-
-    config = current_config()
-    hits = recall(config, query, scope, (kind,) if kind else (), limit, background=True)
-    return Recalled(hits=[hit.to_json() for hit in hits])
+    return Recalled(hits=mcp_recall.recalled(query, scope, kind, limit))
 
 
 def prompt(

@@ -159,7 +159,7 @@ class RecallIndex:
         self._db = db
         # Closing the index is closing its connection: ``close`` is the connection's own.
         self.close = db.close
-        self._path = path
+        self.path = path
 
     def __enter__(self) -> RecallIndex:
         return self
@@ -470,7 +470,7 @@ class RecallIndex:
         """Every document's vector with what ``similar`` filters on: kept in this process per index file
         while the index's generation is the same (a recall then reads no vector from disk)."""
         generation = self._db.execute("SELECT generation FROM meta").fetchone()[0]
-        kept = _KEPT.get(str(self._path)) if self._path is not None else None
+        kept = _KEPT.get(str(self.path)) if self.path is not None else None
         if kept is not None and kept.generation == generation:
             return kept
         missing = self._db.execute(f"SELECT EXISTS (SELECT 1 {_MISSING})", (embedding.MODEL,)).fetchone()[0]
@@ -492,8 +492,8 @@ class RecallIndex:
             expires=[row[3] for row in rows],
             matrix=embedding.from_blobs([row[4] for row in rows]),
         )
-        if self._path is not None:
-            _KEPT[str(self._path)] = vectors
+        if self.path is not None:
+            _KEPT[str(self.path)] = vectors
         return vectors
 
     def _embed_missing(self, above: int = 0) -> None:

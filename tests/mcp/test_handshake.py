@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
-from queue import Empty, Queue
-from typing import IO, Any
 
 import pytest
 from hypothesis import given
@@ -18,58 +15,13 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from memsync.mcp.handshake import PROTOCOL_VERSIONS, answer, answer_tools
 from memsync.mcp.tool_list import TOOL_LIST
-
-
-def _line(message: dict[str, Any]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
-
-
-def _initialize(version: str) -> bytes:
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    return _line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
-
+from tests.support.mcp_lines import RawServer, hold_sdk, initialize, line
 
 _REST = (
-    _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    + _line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    + _line({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    + line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    + line({"jsonrpc": "2.0", "id": 2, "method": "ping"})
 )
-
-
-class _Server:
-    """`memsync mcp` in a subprocess, its answers read as they come."""
-
-    def __init__(self, tmp_path: Path, name: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "memsync", "mcp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=(tmp_path / f"{name}.log").open("w"),
-        )
-        self.answers: Queue[dict[str, Any]] = Queue()
-        out = self.process.stdout
-        assert out is not None
-        threading.Thread(target=self._read, args=(out,), daemon=True).start()
-
-    def _read(self, out: IO[bytes]) -> None:
-        for raw in out:
-            self.answers.put(json.loads(raw))
-
-    def exchange(self, lines: bytes, last: int) -> list[dict[str, Any]]:
-        """The answers to ``lines`` up to the one to request ``last``; the server is then stopped."""
-        stdin = self.process.stdin
-        assert stdin is not None
-        stdin.write(lines)
-        stdin.flush()
-        got: list[dict[str, Any]] = []
-        while not got or got[-1]["id"] != last:
-            try:
-                got.append(self.answers.get(timeout=60))
-            except Empty:
-                raise AssertionError(f"no answer to {last} within 60 s: {got}") from None
-        stdin.close()
-        self.process.wait(timeout=30)
-        return got
 
 
 def test_initialize_is_answered_as_the_sdk_answers_it_once_and_the_sdk_serves_the_session(
@@ -78,12 +30,12 @@ def test_initialize_is_answered_as_the_sdk_answers_it_once_and_the_sdk_serves_th
     versions = ["2024-11-05"]  # not the latest: the one asked for is kept
     # First line initialize: answered by handshake. First line blank: the SDK answers everything (the
     # blank line gets its parse error, id null), initialize included.
-    early = {v: _Server(tmp_path, f"early-{v}") for v in versions}
-    late = {v: _Server(tmp_path, f"late-{v}") for v in versions}
+    early = {v: RawServer(tmp_path, f"early-{v}") for v in versions}
+    late = {v: RawServer(tmp_path, f"late-{v}") for v in versions}
     for version in versions:
-        mine = early[version].exchange(_initialize(version) + _REST, 2)
+        mine = early[version].exchange(initialize(version) + _REST, 2)
         sdk = [
-            a for a in late[version].exchange(b"\n" + _initialize(version) + _REST, 2) if a["id"] is not None
+            a for a in late[version].exchange(b"\n" + initialize(version) + _REST, 2) if a["id"] is not None
         ]
         assert [a["id"] for a in mine] == [0, 1, 2], mine  # one answer each: the SDK's to id 0 dropped
         assert mine[0] == sdk[0], (mine[0], sdk[0])
@@ -120,9 +72,9 @@ def test_any_first_line_is_answered_or_left_to_the_sdk(line: bytes) -> None:
 
 
 def test_requests_the_sdk_must_judge_are_left_to_it() -> None:
-    good = json.loads(_initialize("2025-06-18"))
+    good = json.loads(initialize("2025-06-18"))
     for asked, given_ in (("2025-06-18", "2025-06-18"), ("1999-01-01", PROTOCOL_VERSIONS[-1])):
-        answered = answer(_initialize(asked))
+        answered = answer(initialize(asked))
         assert answered is not None
         assert json.loads(answered[1])["result"]["protocolVersion"] == given_
     for bad in (
@@ -135,26 +87,7 @@ def test_requests_the_sdk_must_judge_are_left_to_it() -> None:
         {**good, "params": {**good["params"], "protocolVersion": 7}},
         {k: v for k, v in good.items() if k != "id"},
     ):
-        assert answer(_line(bad)) is None, bad
-
-
-_GATE = '''
-import os, sys, time
-
-
-class _Gate:
-    """Holds the MCP SDK's import until the test opens the gate (a file appears)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name == "mcp":
-            deadline = time.monotonic() + 60
-            while not os.path.exists(os.environ["MEMSYNC_TEST_GATE"]) and time.monotonic() < deadline:
-                time.sleep(0.05)
-        return None
-
-
-sys.meta_path.insert(0, _Gate())
-'''
+        assert answer(line(bad)) is None, bad
 
 
 def test_tools_are_listed_before_the_sdk_is_loaded_and_the_sdk_takes_over(
@@ -163,14 +96,11 @@ def test_tools_are_listed_before_the_sdk_is_loaded_and_the_sdk_takes_over(
     """A client that gives ``tools/list`` a short timeout (Claude Code: 5 s) gets the tools while the
     SDK is still being imported (held here until the gate opens), and the SDK serves what comes next
     without answering either request twice."""
-    (tmp_path / "sitecustomize.py").write_text(_GATE)
-    gate = tmp_path / "gate"
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.setenv("MEMSYNC_TEST_GATE", str(gate))
-    server = _Server(tmp_path, "gated")
+    gate = hold_sdk(tmp_path, monkeypatch)
+    server = RawServer(tmp_path, "gated")
     stdin = server.process.stdin
     assert stdin is not None
-    stdin.write(_initialize("2025-11-25") + _REST.rsplit(b"\n", 2)[0] + b"\n")
+    stdin.write(initialize("2025-11-25") + _REST.rsplit(b"\n", 2)[0] + b"\n")
     stdin.flush()
     first = [server.answers.get(timeout=30), server.answers.get(timeout=30)]
     assert not gate.exists()  # both answered while the SDK's import was held
@@ -178,7 +108,7 @@ def test_tools_are_listed_before_the_sdk_is_loaded_and_the_sdk_takes_over(
     assert first[1]["result"] == json.loads(TOOL_LIST)
     assert {"remember", "recall"} <= {tool["name"] for tool in first[1]["result"]["tools"]}
     gate.touch()
-    rest = server.exchange(_line({"jsonrpc": "2.0", "id": 2, "method": "ping"}), 2)
+    rest = server.exchange(line({"jsonrpc": "2.0", "id": 2, "method": "ping"}), 2)
     assert [a["id"] for a in rest] == [2] and rest[0]["result"] == {}, rest
 
 
@@ -187,6 +117,6 @@ def test_the_early_tool_list_is_the_sdks_for_every_protocol_version(
     home: Path, tmp_path: Path, version: str
 ) -> None:
     """``tool_list.TOOL_LIST`` is what the SDK lists (``scripts/mcp_tool_list.py`` writes it again)."""
-    late = _Server(tmp_path, f"sdk-{version}").exchange(b"\n" + _initialize(version) + _REST, 2)
+    late = RawServer(tmp_path, f"sdk-{version}").exchange(b"\n" + initialize(version) + _REST, 2)
     listed = next(a for a in late if a["id"] == 1)
     assert listed["result"] == json.loads(TOOL_LIST), "run scripts/mcp_tool_list.py"

@@ -1,0 +1,115 @@
+"""`memsync mcp` answers a recall that arrives before the MCP SDK is loaded itself (``recall.call_result``),
+with what the SDK answers, from the memory as it is: the SDK's import held in a real subprocess spoken to
+in raw lines, the index kept, stale or corrupt."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memsync.memoryfile.file import MemoryFile, NewEntry
+from memsync.recall.index import index_path
+from tests.support.helpers import run_cli
+from tests.support.mcp_lines import RawServer, hold_sdk, initialize, line
+
+_INITIALIZED = line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+_TOOLS = line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+
+def _recall(request: int, **arguments: Any) -> bytes:
+    params = {"name": "recall", "arguments": arguments}
+    return line({"jsonrpc": "2.0", "id": request, "method": "tools/call", "params": params})
+
+
+def _hits(answer: dict[str, Any]) -> dict[str, str]:
+    assert answer["result"]["isError"] is False, answer
+    return {hit["id"]: hit["text"] for hit in answer["result"]["structuredContent"]["hits"]}
+
+
+@pytest.fixture
+def deploys(home: Path) -> dict[str, str]:
+    """memsync initialised, and a memory file whose entries about deploys are alive (``alive``,
+    ``corrected``), superseded (``wrong``), forgotten (``forgotten``) or expired (``expired``): their ids."""
+    assert run_cli("init").returncode == 0
+    memory = MemoryFile(home / ".agent-memory" / "ada.jsonl")
+    alive = memory.remember("Deploys happen on Fridays after the staging review.", "fact")
+    wrong = memory.remember("Deploys go through the staging gate.", "fact")
+    corrected = memory.write(NewEntry("Deploys go through the release gate.", supersedes=wrong.id))
+    forgotten = memory.remember("Deploys used the old pipeline.", "fact")
+    memory.forget(forgotten.id)
+    expired = memory.write(
+        NewEntry("Deploys freeze for the holidays.", expires="1h"), datetime(2020, 1, 1, tzinfo=UTC)
+    )
+    return {
+        "alive": alive.id,
+        "corrected": corrected.id,
+        "wrong": wrong.id,
+        "forgotten": forgotten.id,
+        "expired": expired.id,
+    }
+
+
+def test_a_recall_before_the_sdk_is_loaded_is_answered_as_the_sdk_answers_it(
+    deploys: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run_cli("sync").returncode == 0  # hosts and dates from git, as the SDK's tool gives them
+    calls = (
+        _recall(2, query="deploys")
+        + _recall(3, query="staging review", kind="fact", limit=1)
+        + _recall(4, query="release", scope="global")
+        + _recall(5, query="...")  # no word: refused with the tool's message, isError
+    )
+    # The SDK alone (a blank first line: the handshake leaves the session to it).
+    sdk = RawServer(tmp_path, "sdk").exchange(
+        b"\n" + initialize("2025-11-25") + _INITIALIZED + calls, 2, 3, 4, 5
+    )
+    gate = hold_sdk(tmp_path, monkeypatch)
+    early = RawServer(tmp_path, "early")
+    try:
+        early.send(initialize("2025-11-25") + _INITIALIZED + _TOOLS + calls)
+        mine = early.until(2, 3, 4, 5)
+        assert not gate.exists()  # all answered while the SDK's import was held
+    finally:
+        early.process.kill()
+        early.process.wait(timeout=30)
+    assert [a["id"] for a in mine] == [0, 1, 2, 3, 4, 5]
+    by_id = {a["id"]: a for a in sdk if a["id"] is not None}
+    for answer in mine[2:]:
+        assert answer == by_id[answer["id"]], (answer, by_id[answer["id"]])
+    assert set(_hits(mine[2])) == {deploys["alive"], deploys["corrected"]}
+    assert _hits(mine[3]) == {deploys["alive"]: "Deploys happen on Fridays after the staging review."}
+    assert mine[5]["result"]["isError"] is True
+    assert "no word to search for" in mine[5]["result"]["content"][0]["text"]
+
+
+@pytest.mark.parametrize("index", ["stale", "corrupt"])
+def test_a_recall_during_the_warm_up_answers_from_the_memory_as_it_is(
+    deploys: dict[str, str], home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: str
+) -> None:
+    """The first recalls come at once after ``initialize`` (the warm-up thread just started), from an
+    index a one-shot recall kept before the memory changed, or from a corrupt one: the hits are the
+    live entries of the memory now, never a dead one."""
+    assert run_cli("recall", "deploys").returncode == 0  # the index kept
+    memory = MemoryFile(home / ".agent-memory" / "ada.jsonl")
+    live = {deploys["alive"], deploys["corrected"]}
+    if index == "stale":
+        memory.forget(deploys["alive"])
+        live = {deploys["corrected"], memory.remember("Deploys need two approvals.", "fact").id}
+    else:
+        index_path().write_bytes(b"not a database" * 100)
+    gate = hold_sdk(tmp_path, monkeypatch)
+    server = RawServer(tmp_path, index)
+    try:
+        server.send(initialize("2025-11-25") + _INITIALIZED + _recall(1, query="deploys"))
+        first = server.until(1)[-1]
+        server.send(_recall(2, query="deploys gate approvals"))
+        second = server.until(2)[-1]
+        assert not gate.exists()
+    finally:
+        server.process.kill()
+        server.process.wait(timeout=30)
+    assert set(_hits(first)) == live, first
+    assert set(_hits(second)) == live, second
