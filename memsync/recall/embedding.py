@@ -146,7 +146,9 @@ def nearest(query: Matrix, matrix: Matrix, limit: int) -> list[tuple[int, float]
 
     if len(matrix) == 0 or limit <= 0:
         return []
-    scores = matrix @ query.reshape(-1)
+    # einsum, not ``@``: a matrix-vector product through BLAS starts its threads, which on a loaded
+    # machine made this 10x slower (40 ms against 4 ms for 10,000 rows at load 17).
+    scores = np.einsum("ij,j->i", matrix, query.reshape(-1))
     count = min(limit, len(scores))
     top = np.argpartition(-scores, count - 1)[:count]
     top = top[np.lexsort((top, -scores[top]))]

@@ -4,7 +4,8 @@ with what matched and who wrote it when (DESIGN "Agent hosts", MCP ``recall``; `
 The kept index (``index``) is refreshed before each search: a stat per tracked file, the stale sources
 re-indexed. When it is missing, of another format or corrupt, it is rebuilt: in a one-shot command at
 once, in a long-lived process (``background=True``: the MCP server) in a thread while recall answers
-from a fresh scan (a throwaway index in memory). Nothing is downloaded.
+from a fresh scan (a throwaway index in memory). A long-lived process holds the index open between
+searches (``_held``), and can ready it before its first one (``warm``). Nothing is downloaded.
 """
 
 from __future__ import annotations
