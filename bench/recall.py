@@ -109,7 +109,7 @@ def _modes(root: Path) -> dict[str, dict[str, str]]:
     hybrid."""
     hidden = root / "lexical"
     hidden.mkdir(exist_ok=True)
-    (hidden / "sitecustomize.py").write_text("import sys\n\nsys.modules['static_model'] = None\n")
+    (hidden / "sitecustomize.py").write_text("import sys\n\nsys.modules['wordllama'] = None\n")
     path = os.pathsep.join(p for p in (str(hidden), os.environ.get("PYTHONPATH", "")) if p)
     modes = {"lexical": {"PYTHONPATH": path}}
     if embedding.available():
