@@ -73,18 +73,39 @@ class RawServer:
 
 
 _GATE = '''
-import os, sys, time
+import importlib.machinery, os, sys, time
+
+
+class _Held:
+    """The loader of the MCP SDK's package, which runs it only once the test opens the gate (a file
+    appears): the wait holds that package's import lock alone, so other imports go on meanwhile."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        deadline = time.monotonic() + 60
+        while not os.path.exists(os.environ["MEMSYNC_TEST_GATE"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self._loader.exec_module(module)
 
 
 class _Gate:
-    """Holds the MCP SDK's import until the test opens the gate (a file appears)."""
+    """Holds the MCP SDK's import until the test opens the gate."""
 
     def find_spec(self, name, path=None, target=None):
-        if name == "mcp":
-            deadline = time.monotonic() + 60
-            while not os.path.exists(os.environ["MEMSYNC_TEST_GATE"]) and time.monotonic() < deadline:
-                time.sleep(0.05)
-        return None
+        if name != "mcp":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None:
+            spec.loader = _Held(spec.loader)
+        return spec
 
 
 sys.meta_path.insert(0, _Gate())
