@@ -35,12 +35,12 @@ def deploys(home: Path) -> dict[str, str]:
     ``corrected``), superseded (``wrong``), forgotten (``forgotten``) or expired (``expired``): their ids."""
     assert run_cli("init").returncode == 0
     memory = MemoryFile(home / ".agent-memory" / "ada.jsonl")
-    alive = memory.remember("Deploys happen on Fridays after the staging review.", "fact")
-    wrong = memory.remember("Deploys go through the staging gate.", "fact")
-    corrected = memory.write(NewEntry("Deploys go through the release gate.", supersedes=wrong.id))
-    forgotten = memory.remember("Deploys used the old pipeline.", "fact")
+    alive = memory.remember(NewEntry("Deploys happen on Fridays after the staging review."))
+    wrong = memory.remember(NewEntry("Deploys go through the staging gate."))
+    corrected = memory.remember(NewEntry("Deploys go through the release gate.", supersedes=wrong.id))
+    forgotten = memory.remember(NewEntry("Deploys used the old pipeline."))
     memory.forget(forgotten.id)
-    expired = memory.write(
+    expired = memory.remember(
         NewEntry("Deploys freeze for the holidays.", expires="1h"), datetime(2020, 1, 1, tzinfo=UTC)
     )
     return {
@@ -97,7 +97,7 @@ def test_a_recall_during_the_warm_up_answers_from_the_memory_as_it_is(
     live = {deploys["alive"], deploys["corrected"]}
     if index == "stale":
         memory.forget(deploys["alive"])
-        live = {deploys["corrected"], memory.remember("Deploys need two approvals.", "fact").id}
+        live = {deploys["corrected"], memory.remember(NewEntry("Deploys need two approvals.")).id}
     else:
         index_path().write_bytes(b"not a database" * 100)
     gate = hold_sdk(tmp_path, monkeypatch)
