@@ -8,9 +8,10 @@ HOST``, run by this interpreter only while memsync is installed (``hosts.hooks.h
   Code), ``{"additionalContext": ...}`` (Copilot CLI), ``{"additional_context": ...}`` (Cursor); nothing
   when nothing was added. The project is the hook input's ``cwd`` (Cursor: its first
   ``workspace_roots``), else the directory the host runs the hook in.
-- ``prompt-context`` (a prompt submitted; Claude Code, Codex) prints, for the first prompt of a
-  session only (the input's ``session_id``), what recall finds for the prompt
-  (``memsync.commands.prompt_context``) as ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+- ``prompt-context`` (a prompt submitted; Claude Code, Codex, Qwen Code) prints, for the first prompt
+  of a session only (the input's ``session_id``), what recall finds for the prompt
+  (``memsync.commands.prompt_context``; for Qwen Code, which drops a session-start hook's output, the
+  session-start context first) as ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
   "additionalContext": ...}}``; nothing for later prompts, for no hit, or without a ``session_id``.
 - ``sync-now`` (end of a turn, of a session, before a compaction) sends the running daemon SIGUSR1 and
   returns at once; with no daemon it publishes and commits once itself (no exchange), waiting at most

@@ -6,7 +6,9 @@ session is about; the first prompt says what it is about. Recall (``memsync.reca
 index, hybrid when the semantic extra is installed, else lexical; proposals are in no memory file, so
 none comes back) answers it, ranked from the session's project, and the best hits are quoted like the
 session-start context quotes peer content: one JSON string each, with its date, host and id, under a
-head that says they are data. Later prompts of the session get nothing (``first_prompt``).
+head that says they are data. Later prompts of the session get nothing (``first_prompt``). A host
+that drops a session-start hook's context (``hosts.hooks.START_ON_FIRST_PROMPT``: Qwen Code) gets the
+session-start context (``session_context``) first, on the first prompt.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memsync.commands.session_context import first_prompt
+from memsync.commands.session_context import first_prompt, session_context
 from memsync.config.file import Config
 from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
+from memsync.hosts.hooks import START_ON_FIRST_PROMPT
 from memsync.recall.ranking import here
 from memsync.recall.search import recall
 
@@ -34,11 +37,20 @@ TAIL = "More: the `recall` tool or `memsync recall`."
 
 def prompt_context(config: Config, cwd: Path, agent: str, session_id: str, prompt: str) -> str:
     """The context for ``prompt``, the user's prompt in the session ``session_id`` of ``agent`` working
-    in ``cwd``: at most ``MAX_CHARS`` characters of recall's best hits, whole items only; "" for a
-    later prompt of the session, a prompt of no searchable word, or no hit. Raises ``MemsyncError``
-    (an unreadable memory file or index) and ``OSError`` (the state directory)."""
+    in ``cwd``: at most ``MAX_CHARS`` characters of recall's best hits, whole items only, after the
+    session-start context (at most ``session_context.MAX_CHARS``) for an agent of
+    ``START_ON_FIRST_PROMPT``; "" for a later prompt of the session, and when neither has anything.
+    Raises ``MemsyncError`` (an unreadable memory file or index) and ``OSError`` (the state
+    directory)."""
     if not first_prompt(agent, cwd, session_id):
         return ""
+    start = session_context(config, cwd, agent) if agent in START_ON_FIRST_PROMPT else ""
+    return "\n\n".join(part for part in (start, _recalled(config, cwd, prompt)) if part)
+
+
+def _recalled(config: Config, cwd: Path, prompt: str) -> str:
+    """Recall's best hits for ``prompt`` under the head, at most ``MAX_CHARS``; "" for a prompt of no
+    searchable word or no hit."""
     query = prompt[:QUERY_CHARS]
     if not any(ch.isalnum() for ch in query):
         return ""

@@ -41,6 +41,9 @@ Host = Literal["claude-code", "codex", "gemini-cli", "qwen-code", "cursor", "cop
 HOSTS: tuple[Host, ...] = get_args(Host)
 SESSION_SOURCES = "startup|resume|clear|compact"
 SESSION_TIMEOUT_S = 10
+# A first prompt's hook that also gives the session-start context (START_ON_FIRST_PROMPT) does both
+# jobs in one process: a loaded machine took over 10 s, and the host then drops the context.
+FIRST_PROMPT_TIMEOUT_S = 30
 SYNC_TIMEOUT_S = 30
 _OURS = re.compile(r'(?:^|\s)-m\s+memsync\.hook(?:\s|$)|__import__\("memsync\.hook"\)')
 # Run the hook if memsync is importable, else exit 0: `-m memsync.hook` would fail loudly without it.
@@ -109,22 +112,34 @@ _STYLES: dict[Host, Style] = {
     "copilot-cli": Style(False, "bash", "timeoutSec"),
 }
 # The event of a submitted prompt, where a host has one whose hook may add context.
-_PROMPT_EVENTS: dict[Host, str] = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit"}
+_PROMPT_EVENTS: dict[Host, str] = {
+    "claude-code": "UserPromptSubmit",
+    "codex": "UserPromptSubmit",
+    "qwen-code": "UserPromptSubmit",
+}
+# Hosts that drop a session-start hook's context (Qwen Code 0.15 fires SessionStart in its TUI only and
+# reads none of its output): the first prompt's hook gives it instead, and no session-start hook is
+# installed (it would take the session's start from the one that shows it).
+START_ON_FIRST_PROMPT: tuple[Host, ...] = ("qwen-code",)
 # A file memsync owns whole (deleted once it holds nothing): Copilot CLI reads every file of its folder.
 OWN_FILE = "memsync.json"
 
 
 def handlers(host: Host) -> tuple[Handler, ...]:
     """What memsync installs for ``host``: session start prints what peers added; a session's first
-    prompt (where the host has the event) what recall finds for it; the end of a turn, of a session and
-    a compaction ask for a sync now (each host's own event names; timeouts in its unit)."""
+    prompt (where the host has the event) what recall finds for it, after what peers added for a host
+    of ``START_ON_FIRST_PROMPT``; the end of a turn, of a session and a compaction ask for a sync now
+    (each host's own event names; timeouts in its unit)."""
     start, ends = _EVENTS[host]
     unit = _STYLES[host].per_second
-    matcher = SESSION_SOURCES if host in ("claude-code", "codex", "qwen-code") else None
-    first = [Handler(start, matcher, hook_command("session-start", host), SESSION_TIMEOUT_S * unit)]
+    matcher = SESSION_SOURCES if host in ("claude-code", "codex") else None
+    first = []
+    if host not in START_ON_FIRST_PROMPT:
+        first.append(Handler(start, matcher, hook_command("session-start", host), SESSION_TIMEOUT_S * unit))
     if host in _PROMPT_EVENTS:
         command = hook_command("prompt-context", host)
-        first.append(Handler(_PROMPT_EVENTS[host], None, command, SESSION_TIMEOUT_S * unit))
+        seconds = FIRST_PROMPT_TIMEOUT_S if host in START_ON_FIRST_PROMPT else SESSION_TIMEOUT_S
+        first.append(Handler(_PROMPT_EVENTS[host], None, command, seconds * unit))
     sync = hook_command("sync-now", host)
     return (*first, *(Handler(event, None, sync, SYNC_TIMEOUT_S * unit) for event in ends))
 

@@ -44,10 +44,10 @@ CASES: dict[str, tuple[str, str | None, tuple[str, ...], str, int]] = {
         "timeout",
         1000,
     ),
-    "qwen-code": (
+    "qwen-code": (  # no SessionStart: the first prompt's hook gives its context (hooks.START_ON_FIRST_PROMPT)
         ".qwen/settings.json",
         GEMINI,
-        ("SessionStart", "Stop", "SessionEnd", "PreCompact"),
+        ("UserPromptSubmit", "Stop", "SessionEnd", "PreCompact"),
         "timeout",
         1000,
     ),
@@ -102,11 +102,15 @@ def test_connect_adds_the_hosts_own_hooks_and_disconnect_gives_back_every_byte(h
     ours = _ours(data)
     assert tuple(ours) == events if before is None else set(ours) == set(events)
     start = ours[events[0]][0]
-    assert f"session-start --agent {host}" in start.get("command", start.get("bash", ""))
-    assert start[timeout_key] == hooks.SESSION_TIMEOUT_S * unit
+    on_prompt = host in hooks.START_ON_FIRST_PROMPT
+    action = "prompt-context" if on_prompt else "session-start"
+    assert f"{action} --agent {host}" in start.get("command", start.get("bash", ""))
+    assert (
+        start[timeout_key] == (hooks.FIRST_PROMPT_TIMEOUT_S if on_prompt else hooks.SESSION_TIMEOUT_S) * unit
+    )
     assert all(h[timeout_key] == hooks.SYNC_TIMEOUT_S * unit for e in events[1:] for h in ours[e])
-    # Gemini CLI matches a SessionStart matcher to the source exactly: none; Qwen Code takes a pattern.
-    assert start["matcher"] == (hooks.SESSION_SOURCES if host == "qwen-code" else None)
+    # Gemini CLI matches a SessionStart matcher to the source exactly: none.
+    assert start["matcher"] is None
     if host == "copilot-cli":
         assert data["version"] == 1 and start["type"] == "command" and "command" not in start
     if host == "cursor":
