@@ -72,7 +72,7 @@ def device(design: str, root: Path, name: str, remote: Path, secret: bytes) -> D
             outcome = s.exchange()[0]
             assert outcome.status == "ok", outcome
 
-        return Device(put, exchange, lambda rel: (s.worktree / rel).read_text(), s.gc_auto)
+        return Device(put, exchange, lambda rel: (s.worktree / rel).read_text(), s.git.gc_auto)
     peer = design_b.Peer.create(root / name, remote, secret, MODE[design])
 
     def put_b(rel: str, text: str, append: bool) -> None:
