@@ -46,6 +46,7 @@ CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": False},
 }
 _SERVER_MODULE = "memsync.mcp.server"
+_RECALL_MODULES = ("memsync.recall.search", "memsync.recall.provenance", "pydantic_core")
 
 
 def initialize_result(params: Any) -> dict[str, Any] | None:
@@ -137,9 +138,7 @@ def serve() -> None:
     ``tools/list`` and the recalls before the SDK is loaded answered here while the SDK is imported
     (module doc), everything after by the SDK's server."""
     # A daemon thread: a failed import is raised again, with its traceback, by the import below.
-    loading = threading.Thread(
-        target=importlib.import_module, args=(_SERVER_MODULE,), name="mcp-import", daemon=True
-    )
+    loading = threading.Thread(target=_load, name="mcp-import", daemon=True)
     loading.start()
     lines = [sys.stdin.buffer.readline()]
     answered: list[str | int] = []
@@ -166,6 +165,14 @@ def serve() -> None:
     from memsync.mcp.server import serve as serve_sdk
 
     serve_sdk(Greeting(tuple(line for line in lines if line), frozenset(answered)))
+
+
+def _load() -> None:
+    """Import what a recall needs, then the SDK's server: recalls are answered here until the SDK is
+    loaded, so a client's first one (often at once after the tools are listed) does not wait for it."""
+    for module in _RECALL_MODULES:
+        importlib.import_module(module)
+    importlib.import_module(_SERVER_MODULE)
 
 
 def _write(line: bytes) -> None:
