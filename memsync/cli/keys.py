@@ -45,12 +45,16 @@ def encrypt_command(store: Annotated[str, typer.Argument(help="The store to encr
 @key_app.command("add")
 def key_add_command(
     key: Annotated[str, typer.Argument(help="The new device's public key (age1... or ssh-ed25519 ...).")],
+    signing: Annotated[
+        str | None, typer.Argument(help="Its signing key (ed25519:...), as `memsync join` printed it.")
+    ] = None,
     store: KeyStore = None,
 ) -> int:
-    """Seal the store's remote for KEY too; that device reads all history from its next sync."""
+    """Seal the store's remote for KEY too and take what SIGNING signs; that device reads all history from
+    its next sync."""
     from memsync.commands import keys
 
-    return _print(keys.key_add(key, store))
+    return _print(keys.key_add(key, signing, store))
 
 
 @key_app.command("remove")

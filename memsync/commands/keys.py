@@ -1,5 +1,6 @@
 """`memsync join`, `memsync encrypt STORE` and `memsync key add|list|remove|export`: the devices an
-encrypted store's remote is sealed for (``memsync.crypt``, ``memsync.store.sealed``)."""
+encrypted store's remote is sealed for and whose signed bundles it takes (``memsync.crypt``,
+``memsync.store.sealed``)."""
 
 from __future__ import annotations
 
@@ -14,26 +15,30 @@ from memsync.base.paths import config_path
 from memsync.commands.config_edits import reload_daemon, store_table
 from memsync.config.file import Config, StoreConfig, edit_config, load_config
 from memsync.crypt import keys
+from memsync.crypt.members import Member
 from memsync.errors import MemsyncError
 from memsync.store.access import cycle_lock, open_store
 
 
 def this_device() -> str:
-    """This device's public key (made when there is none) and its verification code, in words."""
-    public = keys.public_key(keys.device_key(create=True))
-    return f"{public} (verification code {keys.verification_code(public)})"
+    """This device's public keys (made when there are none) and its verification code, in words."""
+    identity = keys.device_key(create=True)
+    public, signing = keys.public_key(identity), keys.signing_public(identity)
+    return f"{public} {signing} (verification code {keys.verification_code(public, signing)})"
 
 
 def join(url: str) -> list[str]:
-    """This device's public key (made when there is none) and its verification code, and what to do to
-    join the encrypted remote at ``url``."""
-    public = keys.public_key(keys.device_key(create=True))
-    code = keys.verification_code(public)
+    """This device's public keys (made when there are none: the age key it reads with, the signing key
+    its bundles are signed with) and their verification code, and what to do to join the encrypted
+    remote at ``url``."""
+    identity = keys.device_key(create=True)
+    public, signing = keys.public_key(identity), keys.signing_public(identity)
+    code = keys.verification_code(public, signing)
     return [
-        f"this device's key: {public}",
+        f"this device's key: {public} {signing}",
         f"verification code: {code}",
-        f"on a device that syncs {url}, run `memsync key add {public}` and check it shows code {code}; "
-        f"then here: `memsync store add NAME --remote {url} --encrypt`",
+        f"on a device that syncs {url}, run `memsync key add {public} {signing}` and check it shows code "
+        f"{code}; then here: `memsync store add NAME --remote {url} --encrypt`",
     ]
 
 
@@ -50,9 +55,8 @@ def encrypt(name: str, path: Path | None = None) -> list[str]:
     store_cfg = config.stores[name]
     for remote in store_cfg.remotes:
         _reseal(config, store_cfg, remote)
-    public = keys.public_key(keys.device_key(create=True))
     return [
-        f"store {name}: its remotes now receive ciphertext only, sealed for this device ({public})",
+        f"store {name}: its remotes now receive ciphertext only, sealed for this device ({this_device()})",
         "warning: what the remotes received before stays there in plaintext; to remove it, make a new "
         "remote and `memsync remote add` it instead",
         f"every other device of {name}: run `memsync join URL` there, `memsync key add KEY --store {name}` "
@@ -61,16 +65,21 @@ def encrypt(name: str, path: Path | None = None) -> list[str]:
     ]
 
 
-def key_add(key: str, store: str | None = None, path: Path | None = None) -> list[str]:
-    """Seal store ``store``'s remotes for ``key`` too (an age or ssh-ed25519 public key), whole history
-    included. Raises ``MemsyncError``."""
-    public = keys.normalized(key)
+def key_add(
+    key: str, signing: str | None = None, store: str | None = None, path: Path | None = None
+) -> list[str]:
+    """Seal store ``store``'s remotes for the device with ``key`` too (an age or ssh-ed25519 public key),
+    whole history included, and take bundles signed with ``signing`` (its ``ed25519:`` key; None: the
+    device reads but what it seals is refused). Raises ``MemsyncError``."""
+    member = Member(keys.normalized(key), None if signing is None else _signing(signing))
     config, store_cfg = _encrypted(store, path)
     for remote in store_cfg.remotes:
-        _reseal(config, store_cfg, remote, add=public)
+        _reseal(config, store_cfg, remote, add=member)
     return [
-        f"store {store_cfg.name}: added {public}: it reads all history from its next sync",
-        f"verification code: {keys.verification_code(public)} (`memsync join` printed the same there?)",
+        f"store {store_cfg.name}: added device {member.device} ({member.recipient}): it reads all history "
+        "from its next sync"
+        + ("" if signing else "; without its signing key, what it pushes is refused (it only reads)"),
+        f"verification code: {member.device} (`memsync join` printed the same there?)",
     ]
 
 
@@ -86,7 +95,8 @@ def key_remove(key: str, store: str | None = None, path: Path | None = None) -> 
     for remote in store_cfg.remotes:
         _reseal(config, store_cfg, remote, remove=public)
     return [
-        f"store {store_cfg.name}: removed {public}: nothing pushed from now on is sealed for it",
+        f"store {store_cfg.name}: removed {public}: nothing pushed from now on is sealed for it, and what "
+        "it signs is refused",
         "what that device already fetched stays readable to it",
     ]
 
@@ -102,27 +112,31 @@ def key_rotate(path: Path | None = None) -> list[str]:
     keys.save_keys([held[0], fresh])
     for store_cfg in config.stores.values():
         for remote in store_cfg.remotes if store_cfg.encrypt else ():
-            _reseal(config, store_cfg, remote, add=new, remove=old)
+            _reseal(config, store_cfg, remote, add=Member(new, keys.signing_public(fresh)), remove=old)
     keys.save_keys([fresh])
     return [
-        f"this device's key is now {new} (verification code {keys.verification_code(new)})",
+        f"this device's key is now {new} {keys.signing_public(fresh)} (verification code "
+        f"{keys.verification_code(new, keys.signing_public(fresh))})",
         f"the old key {old} opens nothing pushed from now on; back the new one up: `memsync key export FILE`",
     ]
 
 
 def key_list(store: str | None = None, path: Path | None = None) -> list[str]:
-    """One line per recipient of each remote of store ``store``: key, code, and which is this device."""
+    """One line per member of each remote of store ``store``: device id (its verification code), age key,
+    whether it signs, who added it, and which is this device."""
     config, store_cfg = _encrypted(store, path)
     mine = keys.public_key(keys.device_key(create=True))
     lines = []
     with cycle_lock(store_cfg, config=config.path):
         opened = open_store(config, store_cfg)
         for remote in store_cfg.remotes:
-            recipients = opened.recipients(remote)
-            lines.append(f"{remote}: {len(recipients)} key{'' if len(recipients) == 1 else 's'}")
+            members = opened.members(remote).members
+            lines.append(f"{remote}: {len(members)} device{'' if len(members) == 1 else 's'}")
             lines += [
-                f"  {key}  {keys.verification_code(key)}{'  (this device)' if key == mine else ''}"
-                for key in recipients
+                f"  {m.device}  {m.recipient}  {'signs' if m.signing else 'reads only'}"
+                f"{f'  added by {m.added_by}' if m.added_by else ''}"
+                f"{'  (this device)' if m.recipient == mine else ''}"
+                for m in members
             ]
     return lines
 
@@ -154,9 +168,22 @@ def _encrypted(store: str | None, path: Path | None) -> tuple[Config, StoreConfi
     return config, encrypted[0]
 
 
-def _reseal(config: Config, store_cfg: StoreConfig, remote: str, **change: str) -> None:
+def _signing(text: str) -> str:
+    """``text`` checked as a signing key. Raises ``MemsyncError``."""
+    keys.verifier(text)
+    return text
+
+
+def _reseal(
+    config: Config,
+    store_cfg: StoreConfig,
+    remote: str,
+    *,
+    add: Member | None = None,
+    remove: str | None = None,
+) -> None:
     with cycle_lock(store_cfg, config=config.path):
-        open_store(config, store_cfg).reseal(remote, **change)
+        open_store(config, store_cfg).reseal(remote, add=add, remove=remove)
 
 
 def key_import(backup: Path, secret: str) -> str:

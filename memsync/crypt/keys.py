@@ -1,17 +1,21 @@
-"""This device's age key pair and the recipients an encrypted remote is sealed for.
+"""This device's age key pair, its signing key, and the recipients an encrypted remote is sealed for.
 
 The device key is an age X25519 identity kept 0600 beside memsync's config; it never leaves the machine
-but through ``memsync key export`` (passphrase-protected). A recipient is an age public key
-(``age1...``) or an ssh-ed25519 public key; its comment (often ``user@host``) is dropped, since the
-recipients are stored on the remote.
+but through ``memsync key export`` (passphrase-protected). The device's Ed25519 signing key is derived
+from it (so export, import and rotation carry both at once); its public form is ``ed25519:<base64>``. A
+recipient is an age public key (``age1...``) or an ssh-ed25519 public key; its comment (often
+``user@host``) is dropped, since recipients travel in the member list.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 from pathlib import Path
 
 import pyrage
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pyrage import ssh, x25519
 
 from memsync.base.fsio import atomic_write, create_exclusive
@@ -19,6 +23,9 @@ from memsync.base.paths import config_path
 from memsync.errors import MemsyncError
 
 KEY_FILE = "device.key"
+SIGNING_PREFIX = "ed25519:"
+# Domain separation: the signing seed is a hash of the age secret that no other use of it produces.
+_SIGNING_DOMAIN = b"memsync device signing key\0"
 Recipient = x25519.Recipient | ssh.Recipient
 
 
@@ -97,8 +104,36 @@ def parse(text: str) -> Recipient:
         ) from None
 
 
-def verification_code(public: str) -> str:
-    """A short code for ``public`` (canonical form) that two people read aloud to check they hold the
-    same key: 8 digits in two groups, from its SHA-256."""
-    number = int.from_bytes(hashlib.sha256(public.encode()).digest()[:8], "big") % 10**8
+def signing_key(identity: x25519.Identity) -> Ed25519PrivateKey:
+    """The Ed25519 key ``identity``'s device signs its sealed bundles with, derived from its age secret."""
+    return Ed25519PrivateKey.from_private_bytes(
+        hashlib.sha256(_SIGNING_DOMAIN + str(identity).encode()).digest()
+    )
+
+
+def signing_public(identity: x25519.Identity) -> str:
+    """The public signing key (``ed25519:<base64>``) of ``identity``'s device."""
+    raw = signing_key(identity).public_key().public_bytes_raw()
+    return SIGNING_PREFIX + base64.b64encode(raw).decode()
+
+
+def verifier(text: str) -> Ed25519PublicKey:
+    """The public signing key ``text`` (``ed25519:<base64>``). Raises ``MemsyncError`` when it is not one."""
+    try:
+        raw = base64.b64decode(text.removeprefix(SIGNING_PREFIX), validate=True)
+        if not text.startswith(SIGNING_PREFIX) or len(raw) != 32:
+            raise ValueError(text)
+        return Ed25519PublicKey.from_public_bytes(raw)
+    except (ValueError, binascii.Error):
+        raise MemsyncError(
+            f"not a signing key: {text[:40]!r}. Give the ed25519:... key `memsync join` printed"
+        ) from None
+
+
+def verification_code(public: str, signing: str | None = None) -> str:
+    """A short code for a device's keys, ``public`` (canonical form) and its ``signing`` key (None: a
+    recipient that only reads), that two people read aloud to check they hold the same keys: 8 digits in
+    two groups, from their SHA-256. It is also the device's id in member lists and messages."""
+    text = public if signing is None else f"{public} {signing}"
+    number = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % 10**8
     return f"{number // 10**4:04d}-{number % 10**4:04d}"

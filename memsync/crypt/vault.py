@@ -1,14 +1,15 @@
 """The ciphertext repository of one encrypted remote: all the remote ever receives.
 
 A bare repository (in the store's meta dir) whose branch, named like the store's, is a line of commits,
-each adding one sealed bundle: its tree holds ``data.age`` (that bundle), ``recipients`` (the public
-keys everything from then on is sealed for, one a line) and the store format file saying ``encrypted``.
+each adding one sealed bundle: its tree holds ``data.age`` (that bundle) and the store format file
+saying ``encrypted``; who it is sealed for travels inside it (``members``).
 Its first commit sits on top of the remote's plaintext history when a store switched to encryption.
 Authors, committers, dates and messages are the same on every commit (``GENERIC``, "sealed"): the
 remote learns when a push happened and how big it was to within a size bucket, nothing else. A push is
 a fast-forward of the remote's branch by one commit, never forced: when another device pushed first,
 the caller fetches, reads its commit and appends on top of it. ``refs/read`` marks the last commit this
-device has read (or written), so a fetch reads only what is new.
+device has read (or written), so a fetch reads only what is new; ``refs/members`` (moved with it) the
+member list as of that commit, which judges the signer of the next.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from memsync.base import git
 from memsync.errors import MemsyncError
 
 DATA = "data.age"
-RECIPIENTS = "recipients"
 # The store format file (``memsync.store.format``) of every ciphertext commit: a memsync whose store is
 # not set to encrypt refuses to merge such a head instead of taking the ciphertext files for memory.
 FORMAT_DIR, FORMAT_NAME, SEALED_FORMAT = ".memsync", "format", "encrypted"
 _TIP = "refs/tip"
 _READ = "refs/read"
+_MEMBERS = "refs/members"
+# A commit as of which this device must not push: bundles up to it build on one it could not read (what
+# it pushed would not build on the remote's memory).
+_STALLED = "refs/stalled"
 _PENDING = "refs/pending"
 _LOCAL_TIMEOUT_S = 300.0
 # The author and committer of every ciphertext commit, at 2000-01-01 UTC: the same for every device.
@@ -38,20 +42,23 @@ _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 @dataclass(frozen=True)
 class _Refs:
     """What one read of the ciphertext repository's refs found: ``tip`` and ``read`` (None: absent), the
-    tip's parents and its ``RECIPIENTS`` file."""
+    tip's parents, the member list as of ``read`` (None: none known) and the commit ``stalled`` marks."""
 
     tip: str | None
     read: str | None
     parents: tuple[str, ...]
-    recipients: bytes
+    members: bytes | None
+    stalled: str | None
 
 
 @dataclass(frozen=True)
 class Sealed:
-    """One commit of the ciphertext branch: its sha and the bytes of its ``data.age``."""
+    """One commit of the ciphertext branch: its sha, the bytes of its ``data.age``, and its parent (None:
+    the branch's first), which its signature covers."""
 
     commit: str
     data: bytes
+    parent: str | None = None
 
 
 class Vault:
@@ -94,18 +101,19 @@ class Vault:
         return result
 
     def _refs(self) -> _Refs:
-        """``refs/tip`` (with its parents and ``RECIPIENTS`` file) and ``refs/read``, read by one git,
-        kept until a step moves a ref."""
+        """``refs/tip`` (with its parents), ``refs/read``, ``refs/members`` and ``refs/stalled``, read by
+        one git, kept until a step moves a ref."""
         if self._known is None:
-            wanted = f"{_TIP}\n{_READ}\n{_TIP}:{RECIPIENTS}\n".encode()
-            tip, read, listed = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
+            wanted = f"{_TIP}\n{_READ}\n{_MEMBERS}\n{_STALLED}\n".encode()
+            tip, read, members, stalled = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
             self._known = _Refs(
                 tip[0].decode() if tip else None,
                 read[0].decode() if read else None,
                 tuple(line[7:].decode() for line in tip[1].splitlines() if line.startswith(b"parent "))
                 if tip
                 else (),
-                listed[1] if listed else b"",
+                members[1] if members else None,
+                stalled[0].decode() if stalled else None,
             )
         return self._known
 
@@ -148,7 +156,7 @@ class Vault:
         if tip is None or tip == read:
             return []
         if read is not None and refs.parents == (read,):  # one commit since the last read: no walk
-            return [Sealed(tip, self._blobs([f"{tip}:{DATA}"])[0])]
+            return [Sealed(tip, self._blobs([f"{tip}:{DATA}"])[0], read)]
         # One git lists the new commits with their parents: ``read`` is in the tip's history exactly when
         # it is the parent of one of them (the first commit after it on any path from the tip).
         span = [tip] if read is None else [tip, "--not", read]
@@ -160,9 +168,11 @@ class Vault:
                 f"the ciphertext history of {self.url} was rewritten (it no longer contains {read[:10]}): "
                 "nothing read from it. Ask who force-pushed; memsync never does"
             )
-        commits = [parents[0] for parents in listed]
-        found = self._blobs([f"{commit}:{DATA}" for commit in commits])
-        return [Sealed(commit, data) for commit, data in zip(commits, found, strict=True)]
+        found = self._blobs([f"{parents[0]}:{DATA}" for parents in listed])
+        return [
+            Sealed(parents[0], data, parents[1] if len(parents) > 1 else None)
+            for parents, data in zip(listed, found, strict=True)
+        ]
 
     def _blobs(self, names: list[str]) -> list[bytes]:
         """The contents of the objects ``names`` (``<commit>:<path>``) by one git; b"" for a missing one."""
@@ -176,20 +186,39 @@ class Vault:
         """``git gc --auto`` here: the loose objects of many pushes and fetches packed; never raises."""
         self._run("gc", "--auto", "--quiet")
 
-    def mark_read(self, commit: str) -> None:
-        """Record ``commit`` as read: the next ``unread`` starts after it."""
-        self._check("update-ref", _READ, commit)
+    @property
+    def members(self) -> bytes | None:
+        """The member list (serialized) as of ``read``, None when this device knows none yet."""
+        return self._refs().members
+
+    @property
+    def stalled(self) -> bool:
+        """True when this device must not push on top of ``tip`` (``mark_read``'s ``stalled``)."""
+        refs = self._refs()
+        return refs.tip is not None and refs.stalled == refs.tip
+
+    def sealed(self, commit: str) -> bool:
+        """True when ``commit`` holds a sealed bundle (not the plaintext history before encryption)."""
+        return self._run("cat-file", "-e", f"{commit}:{DATA}").ok
+
+    def mark_read(self, commit: str, members: bytes | None, *, stalled: bool = False) -> None:
+        """Record ``commit`` as read, ``members`` (serialized; None: none known yet) as the member list as
+        of it, and whether this device is ``stalled`` as of it (must not push: missing a bundle those
+        before it build on), in one ref transaction: the next ``unread`` starts after it."""
+        moves = {_READ: commit, **({_STALLED: commit} if stalled else {})}
+        self._check("update-ref", "--stdin", stdin=self._moves(moves, members))
         self._known = None
 
-    def recipients(self) -> list[str]:
-        """The recipients (canonical public keys) of ``tip``; empty when the remote has no ciphertext yet."""
-        listed = self._refs().recipients.decode(errors="replace")
-        return sorted({line.strip() for line in listed.splitlines() if line.strip()})
+    def _moves(self, refs: dict[str, str], members: bytes | None) -> bytes:
+        """An ``update-ref --stdin`` script moving ``refs``, and ``refs/members`` to a blob of ``members``
+        when they differ from the list kept (no git to write an unchanged one)."""
+        if members is not None and members != self._refs().members:
+            refs = {**refs, _MEMBERS: self._check("hash-object", "-w", "--stdin", stdin=members).out.strip()}
+        return "".join(f"update {ref} {sha}\n" for ref, sha in refs.items()).encode()
 
-    def append(self, sealed: bytes, recipients: list[str]) -> str:
-        """A new commit on top of ``tip`` holding ``sealed`` and ``recipients``; returns its sha (not
-        pushed; no ref moved but a scratch one). One ``git fast-import`` writes it all."""
-        listed = "".join(f"{key}\n" for key in sorted(set(recipients))).encode()
+    def append(self, sealed: bytes) -> str:
+        """A new commit on top of ``tip`` holding ``sealed``; returns its sha (not pushed; no ref moved
+        but a scratch one). One ``git fast-import`` writes it all."""
         tip = self.tip
         stream = b"".join(
             [
@@ -201,7 +230,6 @@ class Vault:
                     f"M 100644 inline {path}\ndata {len(data)}\n".encode() + data + b"\n"
                     for path, data in (
                         (DATA, sealed),
-                        (RECIPIENTS, listed),
                         (f"{FORMAT_DIR}/{FORMAT_NAME}", f"{SEALED_FORMAT}\n".encode()),
                     )
                 ),
@@ -210,9 +238,10 @@ class Vault:
         )
         return self._check("fast-import", "--quiet", "--force", "--done", stdin=stream).out.strip()
 
-    def push(self, commit: str) -> git.Result:
-        """Push ``commit`` to the remote's branch, never forced; on success it is the ``tip`` and read.
-        Returns git's result (``--porcelain``: a refused push has a line starting with ``!``)."""
+    def push(self, commit: str, members: bytes) -> git.Result:
+        """Push ``commit`` to the remote's branch, never forced; on success it is the ``tip`` and read, and
+        ``members`` (serialized) the member list as of it. Returns git's result (``--porcelain``: a
+        refused push has a line starting with ``!``)."""
         result = self._run(
             "push",
             "--porcelain",
@@ -222,9 +251,7 @@ class Vault:
             timeout=self.network_timeout_s,
         )
         if result.ok:
-            self._check(
-                "update-ref", "--stdin", stdin=f"update {_TIP} {commit}\nupdate {_READ} {commit}\n".encode()
-            )
+            self._check("update-ref", "--stdin", stdin=self._moves({_TIP: commit, _READ: commit}, members))
             self._known = None
         return result
 

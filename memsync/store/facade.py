@@ -20,6 +20,7 @@ from pathlib import Path
 
 from memsync.base.paths import StoreLayout
 from memsync.config.file import NETWORK_TIMEOUT_S, Identity, StoreConfig
+from memsync.crypt.members import Member, Members
 from memsync.errors import MemsyncError
 from memsync.store import exchange as exchanging
 from memsync.store import history, sealed, storeid
@@ -261,10 +262,11 @@ class Store:
         self._g.run("update-ref", "-d", f"refs/remotes/{remote}/{self.cfg.branch}")
         return True
 
-    def reseal(self, remote: str, *, add: str | None = None, remove: str | None = None) -> None:
-        """Change the recipients of the encrypted ``remote``: exchange with it, then push the whole
-        history sealed for its recipients plus ``add`` and less ``remove`` (canonical public keys;
-        ``sealed.push``), so an added key reads all history and a removed one nothing from then on;
+    def reseal(self, remote: str, *, add: Member | None = None, remove: str | None = None) -> None:
+        """Change the members of the encrypted ``remote``: exchange with it, then push the whole
+        history sealed and signed for its members plus ``add`` and less the one with recipient
+        ``remove`` (``sealed.push``), so an added device reads all history and a removed one nothing
+        from then on, and its signature is refused;
         a push another device beat is done again. Raises ``MemsyncError`` when the store is not
         encrypted, the remote is unknown or unreachable, or the exchange or push fails."""
         self._known_remote(remote, "change the keys of")
@@ -284,17 +286,18 @@ class Store:
                 raise MemsyncError(f"cannot change the keys of {remote}: {pushed.reason}. Retry")
         raise MemsyncError(f"cannot change the keys of {remote}: other devices kept pushing first. Retry")
 
-    def recipients(self, remote: str) -> list[str]:
-        """The public keys the encrypted ``remote``'s ciphertext is sealed for, as of a fetch now (empty:
-        it holds none yet). Raises ``MemsyncError`` when the remote is unknown or unreachable."""
+    def members(self, remote: str) -> Members:
+        """The members of the encrypted ``remote`` as of a fetch now (none: it holds no signed bundle this
+        device took yet). Raises ``MemsyncError`` when the remote is unknown or unreachable."""
         self._known_remote(remote, "list the keys of")
-        vault = sealed.vault(self._g, remote)
-        failure = vault.fetch()
+        self._ready()
+        failure = exchanging.fetch(self._g, remote).failure
         if failure is not None:
             raise MemsyncError(
                 f"cannot list the keys of {remote}: {failure.reason}. Check the network and retry"
             )
-        return vault.recipients()
+        held = sealed.vault(self._g, remote).members
+        return Members(()) if held is None else Members.parse(held)
 
     def probe(self, remote: str) -> str | None:
         """Ask ``remote`` for its branch head (``git ls-remote``, within ``network_timeout_s``) without

@@ -2,14 +2,16 @@
 pushes goes through the ciphertext repository (``memsync.crypt.vault``) instead of straight to the remote.
 
 A push bundles the commits the remote lacks (``git bundle create`` of the branch less the remote's
-tracking ref), seals the bundle for the remote's recipients and appends it to the ciphertext branch as a
-fast-forward. A fetch reads the ciphertext commits it has not read, unseals each and fetches its bundle
-into the remote's tracking ref, so the exchange integrates it like any remote's head: replay or merge
-through memsync's drivers, nothing lost. A ciphertext that cannot be read (not sealed for this device,
-damaged, of a newer format, its bundle missing commits) is named in one warning, nothing is taken from
-it, and the rest goes on; one that a later whole-history bundle readable here supersedes (history from
-before this device was added) is passed over silently. A remote holding ciphertext none of which this
-device can read is an error, never an empty store.
+tracking ref), signs it with the member list and seals both for the members, and appends it to the
+ciphertext branch as a fast-forward. A fetch reads the ciphertext commits it has not read, unseals each,
+takes it only when its signer is a member as of the bundle before it (``crypt.members``), and fetches
+its bundle into the remote's tracking ref, so the exchange integrates it like any remote's head: replay
+or merge through memsync's drivers, nothing lost. A ciphertext that cannot be read or is refused (not
+sealed for this device, damaged, of a newer format, unsigned, signed by a device that is not a member,
+its bundle missing commits) is named in one warning, nothing is taken from it, and the rest goes on; on
+a first read, bundles before the last whole-history bundle readable here (history from before this
+device was added) are passed over silently. A remote holding ciphertext none of which this device can
+read is an error, never an empty store.
 """
 
 from __future__ import annotations
@@ -17,15 +19,20 @@ from __future__ import annotations
 import hashlib
 import re
 import weakref
+from dataclasses import replace
 from pathlib import Path
 
 from memsync.base import git
 from memsync.crypt import envelope, keys
-from memsync.crypt.vault import Vault
+from memsync.crypt.members import Member, Members
+from memsync.crypt.vault import Sealed, Vault
 from memsync.errors import MemsyncError
 from memsync.store.repo import StoreGit, log
 
 _BUNDLE_HEAD = b"# v2 git bundle\n"
+_UNREADABLE = "cannot be read: "
+# Why a bundle whose base commits are missing here was not taken.
+_MISSING_BASE = "cannot be taken: it builds on commits this device does not have"
 _SHA = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 # Objects in a bundle from which its pack is kept as a pack rather than loose objects: git's own
 # threshold for a fetched pack (transfer.unpackLimit's default).
@@ -52,10 +59,10 @@ def tracking(g: StoreGit, remote: str) -> str:
 
 
 def fetch(g: StoreGit, remote: str) -> git.Result | None:
-    """Fetch ``remote``'s ciphertext and bring every new bundle this device can read into its tracking
-    ref (deleted when the remote has no ciphertext yet). Returns the failed git's result when the remote
-    cannot be reached, else None. Raises ``MemsyncError`` when the remote holds ciphertext of which this
-    device can read nothing, or its ciphertext history was rewritten."""
+    """Fetch ``remote``'s ciphertext and bring every new bundle this device can read, signed by a member,
+    into its tracking ref (deleted when the remote has no ciphertext yet). Returns the failed git's result
+    when the remote cannot be reached, else None. Raises ``MemsyncError`` when the remote holds
+    ciphertext of which this device can read nothing, or its ciphertext history was rewritten."""
     v = vault(g, remote)
     failure = v.fetch()
     if failure is not None:
@@ -69,37 +76,67 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
         return None
     # A device that read from this remote before and has no key now lost it: an error, not a new key.
     identities = keys.device_keys(create=v.read is None)
-    opened: list[bytes | str] = []
+    opened: list[envelope.Opened | str | None] = []
     for sealed in unread:
         if not sealed.data:  # no ciphertext: the remote's plaintext history from before it was encrypted
-            opened.append(b"")
+            opened.append(None)
             continue
         try:
             opened.append(envelope.unseal(sealed.data, identities))
         except MemsyncError as exc:
-            opened.append(str(exc))
-    whole = [i for i, payload in enumerate(opened) if isinstance(payload, bytes) and _whole(payload)]
-    start = whole[-1] if whole else 0
-    if not any(isinstance(payload, bytes) and payload for payload in opened) and g.rev(ref) is None:
+            opened.append(f"{_UNREADABLE}{exc}")
+    if not any(isinstance(item, envelope.Opened) for item in opened) and g.rev(ref) is None:
         public = keys.public_key(identities[0])
         raise MemsyncError(
             f"cannot read {remote}: none of its encrypted bundles is sealed for this device's "
-            f"key, so its memory cannot be read here. Ask a member to run `memsync key add {public}` "
-            f"(verification code {keys.verification_code(public)}), or restore this device's key backup"
+            f"key, so its memory cannot be read here. Ask a member to run `memsync key add {public} "
+            f"{keys.signing_public(identities[0])}` (verification code "
+            f"{keys.verification_code(public, keys.signing_public(identities[0]))}), or restore this "
+            "device's key backup"
         )
-    for sealed, payload in zip(unread[start:], opened[start:], strict=True):
-        if not payload:
+    held = v.members
+    members = None if held is None else Members.parse(held)
+    # A first read starts at the last whole-history bundle readable here (all before it: history from
+    # before this device was added); a device that knows the members reads every bundle, so a forged
+    # whole-history bundle cannot make it pass over a member's.
+    whole = [i for i, item in enumerate(opened) if isinstance(item, envelope.Opened) and _whole(item.payload)]
+    start = whole[-1] if whole and members is None else 0
+    missed: Sealed | None = None  # the first bundle this device could not open
+    waiting = 0
+    for sealed, item in zip(unread[start:], opened[start:], strict=True):
+        if item is None:
             continue
-        problem = payload if isinstance(payload, str) else take(g, remote, payload)
+        if isinstance(item, str):
+            problem: str | None = item
+            missed = missed or sealed
+        else:
+            problem, members = _admit(item, sealed.parent, members)
+            problem = problem or take(g, remote, item.payload)
+            if problem == _MISSING_BASE and missed is not None:
+                waiting += 1  # said once below
+                continue
         if problem is not None:
             log.warning(
-                "store %s: %s: encrypted bundle %s cannot be read (%s); nothing taken from it",
+                "store %s: %s: encrypted bundle %s %s; nothing taken from it",
                 g.name,
                 remote,
                 sealed.commit[:10],
                 problem,
             )
-    v.mark_read(unread[-1].commit)
+    if missed is not None and waiting:
+        log.warning(
+            "store %s: %s: %d later encrypted bundle(s) build on commits of bundle %s, which this device "
+            "could not read; nothing taken from them, and nothing pushed from here until a member's "
+            "`memsync key add` of this device seals the whole history for it again",
+            g.name,
+            remote,
+            waiting,
+            missed.commit[:10],
+        )
+    # Bundles wait on one this device could not read: its push would not build on them, and the others
+    # would take its branch for a rewritten one. It does not push until a member's `key add` mends it.
+    stalled = missed is not None and waiting > 0
+    v.mark_read(unread[-1].commit, None if members is None else members.dump(), stalled=stalled)
     # Each bundle taken leaves loose objects (or a pack), and a device that only reads never reaches the
     # cycle's periodic gc: they would pile up and slow every git here. About one fetch with news in 16
     # lets `gc --auto` fold them (it does nothing below its thresholds).
@@ -114,33 +151,53 @@ def push(
     remote: str,
     *,
     known: tuple[str, str | None] | None = None,
-    add: str | None = None,
+    add: Member | None = None,
     remove: str | None = None,
 ) -> git.Result:
     """Seal the branch's commits ``remote`` lacks (all of them with ``add``/``remove`` or when it lacks
-    none: a whole-history bundle that a newly added key reads everything from) for the remote's
-    recipients, plus ``add`` and less ``remove`` (canonical public keys), and push them as one
-    ciphertext commit, never forced. ``known``: the branch head and the remote's tracking ref (None:
-    none) when the caller just read them (the exchange), else they are read here.
+    none: a whole-history bundle that a newly added key reads everything from), signed by this device
+    with the member list, for the members plus ``add`` and less the one with recipient ``remove``, and
+    push them as one ciphertext commit, never forced. ``known``: the branch head and the remote's
+    tracking ref (None: none) when the caller just read them (the exchange), else they are read here.
     Returns git's result (a refused push: fetch, integrate and push again). Raises ``MemsyncError`` when
-    this device's key is not among the recipients (removed, or another store's remote)."""
+    this device is not a member (removed, never added, or another store's remote) or waits on a bundle
+    it missed."""
     v = vault(g, remote)
-    public = keys.public_key(keys.device_key(create=v.read is None))
-    present = v.recipients()
-    if present and public not in present:
+    identity = keys.device_key(create=v.read is None)
+    public, signing = keys.public_key(identity), keys.signing_public(identity)
+    held = v.members
+    if v.stalled or (held is None and v.tip is not None and v.sealed(v.tip)):
+        me = None  # bundles wait on one this device missed, or no member's list was read here
+    else:
+        members = Members.parse(held) if held is not None else Members((Member(public, signing),))
+        me = members.find(public, signing)
+    if me is None:
         raise MemsyncError(
-            f"cannot push to {remote}: this device's key is not among its recipients (removed, or never "
-            f"added), so nothing is sent. Ask a member to run `memsync key add {public}`"
+            f"cannot push to {remote}: this device is not among its members (removed, or never added) or "
+            "missed a bundle the newest build on, so nothing is sent and its memory stays here. Ask a "
+            f"member to run `memsync key add {public} {signing}`"
         )
-    recipients = sorted(({*present, public} | ({add} if add else set())) - ({remove} if remove else set()))
+    if add is not None:
+        members = members.with_member(replace(add, added_by=me.device))
+    if remove is not None:
+        members = members.without(remove)
     ref = tracking(g, remote)
     head, theirs = known if known is not None else (g.rev("HEAD"), g.rev(ref))
     assert head is not None  # the exchange pushes only a branch with commits
     # Nothing new (the remote has HEAD): a re-seal for other recipients, of the whole history too.
     whole = add is not None or remove is not None or theirs in (None, head)
-    result = v.push(
-        v.append(envelope.seal(_bundle(g, head, None if whole else theirs), recipients), recipients)
+    # The list travels when it may be news to a reader (a change, the first seal, a whole history a new
+    # device starts from); the others carry none and keep it, so a one-entry bundle stays in 1 KiB.
+    news = add is not None or remove is not None or held is None or whole
+    listed = members.dump()
+    sealed = envelope.seal(
+        _bundle(g, head, None if whole else theirs),
+        members.recipients,
+        identity=identity,
+        members=listed if news else b"",
+        parent=v.tip,
     )
+    result = v.push(v.append(sealed), listed)
     if result.ok:
         g.check("update-ref", ref, head)
     return result
@@ -158,6 +215,36 @@ def _bundle(g: StoreGit, head: str, base: str | None) -> bytes:
     return _BUNDLE_HEAD + f"{prerequisite}{head} refs/heads/{g.cfg.branch}\n\n".encode() + pack.stdout
 
 
+def _admit(
+    opened: envelope.Opened, parent: str | None, members: Members | None
+) -> tuple[str | None, Members | None]:
+    """Whether to take ``opened`` (on top of ciphertext commit ``parent``) given the ``members`` before it
+    (None: none known yet, so the bundle's own list, which must name its signer): (None, the members as
+    of it: its list, or ``members`` when it carries none) when its signer is a member and the signature
+    verifies, else (why not, ``members``)."""
+    if opened.signer is None:
+        return (
+            "is refused: unsigned (an older format any holder of the members' public keys could seal)",
+            members,
+        )
+    try:
+        listed = Members.parse(opened.members) if opened.members else None
+        judge = members if members is not None else listed
+        if judge is None:
+            return "is refused: it names no members and this device knows none yet", members
+        if judge.find(opened.signer.recipient, opened.signer.signing) is None:
+            return (
+                f"is refused: signed by device {opened.signer.device}, which is not a member at this point "
+                "of the branch (removed, or never added)",
+                members,
+            )
+        if not opened.verify(parent):
+            return "is refused: its signature does not verify (forged, or moved on the branch)", members
+        return None, judge if listed is None else listed
+    except MemsyncError as exc:
+        return f"is refused: {exc}", members
+
+
 def _whole(bundle: bytes) -> bool:
     """True for a bundle that needs no commit beforehand (no prerequisite lines): all of a history."""
     header = bundle[: bundle.find(b"\n\n") + 1] if b"\n\n" in bundle else bundle
@@ -171,7 +258,7 @@ def take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
     store lacks (a bundle whose base it never got) fails and nothing points at it."""
     end = bundle.find(b"\n\n")
     if not bundle.startswith(_BUNDLE_HEAD) or end < 0:
-        return "not a git bundle"
+        return "cannot be taken: not a git bundle"
     wanted = f"refs/heads/{g.cfg.branch}".encode()
     tips = [
         line.split(b" ", 1)[0]
@@ -179,7 +266,7 @@ def take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
         if not line.startswith(b"-") and line.split(b" ", 1)[1:] == [wanted]
     ]
     if len(tips) != 1 or not _SHA.fullmatch(tips[0]) or not tips[0].strip(b"0"):  # zeros: a deletion
-        return f"no {g.cfg.branch} branch in it"
+        return f"cannot be taken: no {g.cfg.branch} branch in it"
     pack = bundle[end + 2 :]
     count = int.from_bytes(pack[8:12], "big") if pack.startswith(b"PACK") else 0
     write = (
@@ -190,4 +277,9 @@ def take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
     result = g.run(*write, stdin=pack)
     if result.ok:
         result = g.run("update-ref", tracking(g, remote), tips[0].decode())
-    return None if result.ok else result.reason
+    if result.ok:
+        return None
+    # Only a failed bundle asks whether its base is here: a bundle built on one this device missed.
+    bases = [line[1:41].decode() for line in bundle[len(_BUNDLE_HEAD) : end].splitlines() if line[:1] == b"-"]
+    listed = g.run("cat-file", "--batch-check", stdin="".join(f"{sha}\n" for sha in bases).encode())
+    return _MISSING_BASE if bases and "missing" in listed.out else f"cannot be taken: {result.reason}"

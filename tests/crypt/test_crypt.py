@@ -5,10 +5,12 @@ at once and converge; a device added later reads all history; bad ciphertext is 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pyrage
@@ -16,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsync.crypt import envelope
+from memsync.crypt import envelope, keys
+from memsync.crypt.members import Member, Members
 from memsync.crypt.vault import Vault
 from memsync.errors import MemsyncError
 from tests.support.helpers import bare_remote, wait_for
@@ -49,16 +52,21 @@ def remote_bytes(remote: Path) -> bytes:
 # --- the envelope --------------------------------------------------------------------------------------
 
 
+def seal_as(me: pyrage.x25519.Identity, payload: bytes, parent: str | None = None) -> bytes:
+    """``payload`` sealed and signed by ``me`` for ``me`` alone, ``me`` the only member."""
+    members = Members((Member(keys.public_key(me), keys.signing_public(me)),))
+    return envelope.seal(payload, members.recipients, identity=me, members=members.dump(), parent=parent)
+
+
 def test_seal_round_trip_pads_to_a_bucket() -> None:
     me = pyrage.x25519.Identity.generate()
     for size in (0, 1, 900, 5000):
         payload = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
-        sealed = envelope.seal(payload, [str(me.to_public())])
-        assert envelope.unseal(sealed, [me]) == payload
-    small = [len(envelope.seal(b"a" * n, [str(me.to_public())])) for n in (10, 300, 700)] * 5
+        assert envelope.unseal(seal_as(me, payload), [me]).payload == payload
+    small = [len(seal_as(me, b"a" * n)) for n in (10, 300, 600)] * 5
     # All in the smallest bucket: they differ only by the random stanzas age adds to its header.
     assert max(small) - min(small) < 300
-    assert min(len(envelope.seal(b"a" * 1100, [str(me.to_public())])) for _ in range(5)) > max(small) + 700
+    assert min(len(seal_as(me, b"a" * 1100)) for _ in range(5)) > max(small) + 700
 
 
 @settings(max_examples=150, deadline=None)
@@ -73,12 +81,44 @@ def test_unseal_of_any_bytes_raises_only_memsync_error(data: bytes) -> None:
 @given(st.integers(min_value=0, max_value=2000), st.integers(min_value=0, max_value=255))
 def test_unseal_of_a_changed_or_cut_ciphertext_raises(at: int, flip: int) -> None:
     me = pyrage.x25519.Identity.generate()
-    sealed = envelope.seal(b"the harbor site blocks requests", [str(me.to_public())])
+    sealed = seal_as(me, b"the harbor site blocks requests")
     at %= len(sealed)
     changed = sealed[:at] + bytes([sealed[at] ^ (flip or 1)]) + sealed[at + 1 :]
     for bad in (changed, sealed[:at]):
         with pytest.raises(MemsyncError):
             envelope.unseal(bad, [me])
+
+
+def test_a_signature_binds_its_signer_and_its_place_on_the_branch() -> None:
+    me, other = pyrage.x25519.Identity.generate(), pyrage.x25519.Identity.generate()
+    opened = envelope.unseal(seal_as(me, b"bundle", parent="a" * 40), [me])
+    assert opened.payload == b"bundle" and opened.signer == Member(
+        keys.public_key(me), keys.signing_public(me)
+    )
+    assert Members.parse(opened.members).recipients == [keys.public_key(me)]
+    assert opened.verify("a" * 40)
+    # Replayed elsewhere on the branch, claimed by another device, or a byte of the record changed.
+    assert not opened.verify("b" * 40) and not opened.verify(None)
+    assert not replace(opened, signer=Member(keys.public_key(me), keys.signing_public(other))).verify(
+        "a" * 40
+    )
+    assert not replace(opened, record=opened.record[:-1] + b"X").verify("a" * 40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=400), st.integers(min_value=1, max_value=3))
+def test_any_signed_body_or_member_list_raises_only_memsync_error(body: bytes, version: int) -> None:
+    me = pyrage.x25519.Identity.generate()
+    plain = envelope.MAGIC + bytes([version]) + len(body).to_bytes(8, "big") + body
+    sealed = pyrage.encrypt(plain + bytes(envelope.bucket(len(plain)) - len(plain)), [me.to_public()])
+    try:
+        opened = envelope.unseal(sealed, [me])
+    except MemsyncError:
+        return
+    assert opened.verify(None) in (True, False)
+    for data in (opened.members, body):
+        with contextlib.suppress(MemsyncError):
+            Members.parse(data)
 
 
 # --- devices -------------------------------------------------------------------------------------------
@@ -185,8 +225,8 @@ def _push_sealed(tmp_path: Path, remote: Path, data: bytes, name: str) -> str:
     could; returns its sha."""
     vault = Vault(tmp_path / f"{name}.git", str(remote), "main", 30.0, None)
     assert vault.fetch() is None
-    commit = vault.append(data, vault.recipients())
-    assert vault.push(commit).ok
+    commit = vault.append(data)
+    assert vault.push(commit, b"").ok
     return commit
 
 
@@ -209,12 +249,12 @@ def test_bad_ciphertext_is_named_in_one_line_each_and_nothing_taken_from_it(tmp_
         ["git", "-C", str(clone), "bundle", "create", "-q", str(bundle), "main", "^origin/main"], check=True
     )
     key = pyrage.x25519.Identity.from_str((alice.config.parent / "device.key").read_text().strip())
-    sealed = envelope.seal(bundle.read_bytes(), [str(key.to_public())])
-    plain = envelope.MAGIC + bytes([2]) + len(b"x").to_bytes(8, "big") + b"x"
+    sealed = seal_as(key, bundle.read_bytes())
+    plain = envelope.MAGIC + bytes([envelope.FORMAT + 1]) + len(b"x").to_bytes(8, "big") + b"x"
     bad = {
         "tampered": sealed[:400] + bytes([sealed[400] ^ 1]) + sealed[401:],
         "truncated": sealed[: len(sealed) // 2],
-        "wrong key": envelope.seal(bundle.read_bytes(), [str(pyrage.x25519.Identity.generate().to_public())]),
+        "wrong key": seal_as(pyrage.x25519.Identity.generate(), bundle.read_bytes()),
         "newer format": pyrage.encrypt(plain + bytes(1024 - len(plain)), [key.to_public()]),
     }
     commits = {
@@ -248,12 +288,150 @@ def test_a_removed_device_is_told_and_keeps_its_memory(tmp_path: Path) -> None:
     secret = alice.append_entry("after bob left")
     cli_ok(alice, "sync")
     mine = bob.append_entry("bob's own lesson")
-    refused = bob.cli("sync")
-    assert "this device's key is not among its recipients" in refused.stdout + refused.stderr
+    # Bob cannot tell his removal from any bundle not sealed for him (age hides who a bundle is for): he
+    # is told what he cannot read, and what he pushes is refused by the members.
+    told = bob.cli("sync")
+    assert "cannot be read: not encrypted for this device's key" in told.stderr
     assert mine in bob.memory_file.read_bytes() and mine in bob.read_store(MEMORY_STORE)
     assert secret not in bob.memory_file.read_bytes()
-    cli_ok(alice, "sync")
+    refused = cli_ok(alice, "sync")
+    assert "not a member at this point of the branch" in refused.stderr
     assert mine not in alice.memory_file.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_removed_device_that_still_pushes_is_refused_by_name_and_the_rest_syncs_on(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    carol = encrypted_peer(tmp_path, "carol", remote, member=alice)
+    for peer in (alice, bob, carol):
+        cli_ok(peer, "sync")
+    known = {
+        peer.name: re.search(
+            r"key: (age1\w+) (ed25519:\S+)\nverification code: (\S+)", cli_ok(peer, "join", "URL").stdout
+        )
+        for peer in (alice, bob, carol)
+    }
+    assert all(found is not None for found in known.values())
+    age, _, device = known["carol"].groups()  # type: ignore[union-attr]
+    cli_ok(alice, "key", "remove", age)
+    cli_ok(bob, "sync")
+    # Carol keeps her keys and the members' public keys. Her memsync still pushes what she writes, and
+    # she seals a well-formed bundle of another commit, signed by her, for every device she knew, on top
+    # of the remote's tip, and pushes it with plain git.
+    forged = carol.append_entry("FORGED by a removed device")
+    cli_ok(carol, "sync")
+    with (carol.store / MEMORY_STORE).open("ab") as out:
+        out.write(b'{"id":"forged-2","kind":"lesson","text":"FORGED with plain git"}\n')
+    subprocess.run(["git", "-C", str(carol.store), "commit", "-qam", "forged"], check=True)
+    bundle = subprocess.run(
+        ["git", "-C", str(carol.store), "bundle", "create", "-", "main", "^refs/remotes/origin/main"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    members = Members(tuple(Member(*found.groups()[:2]) for found in known.values()))  # type: ignore[union-attr]
+    clone = tmp_path / "carol-forges"
+    subprocess.run(["git", "clone", "-q", str(remote), str(clone)], check=True)
+    tip = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout
+    me = pyrage.x25519.Identity.from_str((carol.config.parent / "device.key").read_text().strip())
+    sealed = envelope.seal(
+        bundle, members.recipients, identity=me, members=members.dump(), parent=tip.strip()
+    )
+    (clone / "data.age").write_bytes(sealed)
+    subprocess.run(["git", "-C", str(clone), "commit", "-qam", "sealed"], check=True)
+    subprocess.run(["git", "-C", str(clone), "push", "-q", "origin", "HEAD:main"], check=True)
+    said = bob.append_entry("bob writes after carol left")
+    for peer in (bob, alice):
+        done = cli_ok(peer, "sync")
+        refused = [line for line in done.stderr.splitlines() if "not a member" in line]
+        assert len(refused) == 2 and all(f"device {device}" in line for line in refused), done.stderr
+        for text in (forged, b"FORGED with plain git"):
+            assert text not in peer.memory_file.read_bytes() and text not in peer.read_store(MEMORY_STORE)
+    assert said in alice.memory_file.read_bytes()  # the rest syncs on
+    reply = alice.append_entry("alice answers bob")
+    cli_ok(alice, "sync")
+    again = cli_ok(bob, "sync")
+    assert reply in bob.memory_file.read_bytes() and "not a member" not in again.stderr  # named once
+    assert forged in carol.memory_file.read_bytes()  # nothing lost on her side either (nor written)
+    listed = cli_ok(alice, "key", "list").stdout
+    assert device not in listed and listed.count("signs") == 2 and "(this device)" in listed
+
+
+def _push_ciphertext(clone: Path, *sealed: bytes) -> None:
+    """Commit each of ``sealed`` in turn as the ``data.age`` of the ciphertext clone ``clone``, then push
+    them with plain git, as any writer of the remote could."""
+    for data in sealed:
+        (clone / "data.age").write_bytes(data)
+        subprocess.run(["git", "-C", str(clone), "commit", "-qam", "sealed"], check=True)
+    subprocess.run(["git", "-C", str(clone), "push", "-q", "origin", "HEAD:main"], check=True)
+
+
+def _head(repo: Path) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.mark.slow
+def test_bundles_built_on_a_missed_one_are_named_once_and_a_re_add_mends_it(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    alice.append_entry("alice's first line")
+    for peer in (alice, bob, alice):
+        cli_ok(peer, "sync")
+    # Alice's bundle of commit X is sealed for her alone (as for a key bob no longer holds); her next two
+    # build on X, sealed and signed for both as usual.
+    work = tmp_path / "alice-work"
+    subprocess.run(["git", "clone", "-q", str(alice.store), str(work)], check=True)
+    bundles = []
+    for n, text in enumerate(("MISSED by bob", "BUILT on it", "BUILT again")):
+        with (work / MEMORY_STORE).open("ab") as out:
+            out.write(b'{"id":"x%d","kind":"lesson","text":"%s"}\n' % (n, text.encode()))
+        subprocess.run(["git", "-C", str(work), "commit", "-qam", text], check=True)
+        base = "origin/main" if n == 0 else "main~1"
+        bundles.append(
+            subprocess.run(
+                ["git", "-C", str(work), "bundle", "create", "-", "main", f"^{base}"],
+                capture_output=True,
+                check=True,
+            ).stdout
+        )
+    me = pyrage.x25519.Identity.from_str((alice.config.parent / "device.key").read_text().strip())
+    bob_keys = re.search(r"key: (age1\w+) (ed25519:\S+)", cli_ok(bob, "join", "URL").stdout)
+    assert bob_keys is not None
+    members = Members((Member(keys.public_key(me), keys.signing_public(me)), Member(*bob_keys.groups())))
+    clone = tmp_path / "ciphertext"
+    subprocess.run(["git", "clone", "-q", str(remote), str(clone)], check=True)
+    for n, bundle in enumerate(bundles):
+        recipients = members.recipients[:1] if n == 0 else members.recipients
+        sealed = envelope.seal(bundle, recipients, identity=me, members=members.dump(), parent=_head(clone))
+        _push_ciphertext(clone, sealed)
+    said = alice.append_entry("alice's own line, on top")
+    cli_ok(alice, "sync")
+    done = cli_ok(bob, "sync")
+    named = [line for line in done.stderr.splitlines() if "encrypted bundle" in line]
+    assert len(named) == 2, done.stderr
+    assert "cannot be read: not encrypted for this device's key" in named[0]
+    # Alice's own push after she took X builds on it too: three bundles wait, named in one line.
+    assert "3 later encrypted bundle(s) build on commits of bundle" in named[1] and "key add" in named[1]
+    assert b"MISSED" not in bob.read_store(MEMORY_STORE) and said not in bob.memory_file.read_bytes()
+    # Bob's push would not build on them: his memory stays here until he can read them.
+    mine = bob.append_entry("bob's line waits")
+    assert "missed a bundle the newest build on" in bob.cli("sync").stderr
+    assert mine in bob.read_store(MEMORY_STORE)
+    # A member re-adds bob: the whole history is sealed for him again, and his next sync takes it all.
+    cli_ok(alice, "key", "add", *bob_keys.groups())
+    mended = cli_ok(bob, "sync")
+    assert "encrypted bundle" not in mended.stderr
+    cli_ok(alice, "sync")
+    assert mine in alice.memory_file.read_bytes()
+    for forged in (b"MISSED by bob", b"BUILT on it", b"BUILT again"):
+        assert forged in bob.read_store(MEMORY_STORE) and forged in alice.read_store(MEMORY_STORE)
+    assert said in bob.memory_file.read_bytes()
 
 
 @pytest.mark.slow
