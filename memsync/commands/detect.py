@@ -5,7 +5,7 @@ Looks at the places agents write by default (DESIGN "Vocabulary", "Agent hosts")
 ``~/.claude/memory/`` (a Claude Code memory folder when it holds ``MEMORY.md``), Claude Code's projects
 folder (one auto memory folder per project) and its ``autoMemoryDirectory``, Codex's memories folder,
 the other hosts' own memory (``hosts.own_memory``: Claude Code's subagent memory, Gemini CLI's and Qwen
-Code's memory files, Goose's memory folder),
+Code's memory files, OpenCode's global rules, Goose's memory folder),
 and the markdown skill's legacy locations (``~/.claude/memory/<role>/``, ``~/.agents-legacy/memory/<role>/``,
 and flat ``~/.claude/memory/<role>.md`` files, which need ``memsync migrate`` before they can be synced).
 """
@@ -38,6 +38,7 @@ class Found(Enum):
     CLAUDE_AGENTS = "Claude Code subagent memory folder"
     GEMINI = "Gemini CLI memory file"
     QWEN = "Qwen Code memory file"
+    OPENCODE = "OpenCode rules file"
     GOOSE = "Goose memory folder"
     JSONL = "memory file"
     LEGACY_ROLE = "legacy role directory"
@@ -71,6 +72,7 @@ HOST_KINDS = frozenset(
         Found.CLAUDE_AGENTS,
         Found.GEMINI,
         Found.QWEN,
+        Found.OPENCODE,
         Found.GOOSE,
     }
 )

@@ -7,6 +7,8 @@ folder (DESIGN "Agent hosts"): where each host keeps it and the store path it me
 - Gemini CLI's ``save_memory`` adds a bullet under ``## Gemini Added Memories`` in ``~/.gemini/GEMINI.md``;
   Qwen Code's the same under ``## Qwen Added Memories`` in ``~/.qwen/QWEN.md``: append-mostly markdown,
   synced as one file (the rest of those folders holds credentials and settings, never synced).
+- OpenCode keeps no memory of its own but its global rules, ``AGENTS.md`` beside its ``opencode.json``,
+  which it loads into every session: synced as one file, like those.
 - Goose's memory extension: one ``<category>.txt`` per category in ``memory/`` beside Goose's
   ``config.yaml`` (global) and in ``<project>/.goose/memory/`` (local).
 
@@ -24,6 +26,7 @@ from memsync.hosts import claude_code, registry
 CLAUDE_AGENTS_STORE_PATH = "claude/agent-memory"
 GEMINI_STORE_PATH = "gemini/GEMINI.md"
 QWEN_STORE_PATH = "qwen/QWEN.md"
+OPENCODE_STORE_PATH = "opencode/AGENTS.md"
 GOOSE_STORE_PATH = "goose/memory"
 # Project-scoped memory, keyed by the project's identity (``projects.identity.project_key``): the folder
 # inside a project -> the store folder holding one entry per project key.
@@ -36,7 +39,7 @@ PROJECT_FOLDERS: dict[tuple[str, ...], str] = {
 @dataclass(frozen=True)
 class OwnMemory:
     """One host's own memory on this machine: what it is (``kind``, for messages), its ``live`` path (a
-    folder, or a file for Gemini CLI and Qwen Code) and the ``store_path`` it syncs at."""
+    folder, or a file for Gemini CLI, Qwen Code and OpenCode) and the ``store_path`` it syncs at."""
 
     kind: str
     live: Path
@@ -48,13 +51,14 @@ def user_memory(home: Path | None = None) -> tuple[OwnMemory, ...]:
     own environment variables and the OS move them), whether they exist or not. Pure."""
     if home is None or home == Path.home():
         claude = claude_code.claude_dir()
-        goose = registry.user_file("goose").parent
+        goose, opencode = registry.user_file("goose").parent, registry.user_file("opencode").parent
     else:
-        claude, goose = home / ".claude", home / ".config" / "goose"
+        claude, goose, opencode = home / ".claude", home / ".config" / "goose", home / ".config" / "opencode"
     home = Path.home() if home is None else home
     return (
         OwnMemory("Claude Code subagent memory folder", claude / "agent-memory", CLAUDE_AGENTS_STORE_PATH),
         OwnMemory("Gemini CLI memory file", home / ".gemini" / "GEMINI.md", GEMINI_STORE_PATH),
         OwnMemory("Qwen Code memory file", home / ".qwen" / "QWEN.md", QWEN_STORE_PATH),
+        OwnMemory("OpenCode rules file", opencode / "AGENTS.md", OPENCODE_STORE_PATH),
         OwnMemory("Goose memory folder", goose / "memory", GOOSE_STORE_PATH),
     )

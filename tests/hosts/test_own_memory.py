@@ -1,7 +1,7 @@
 """The hosts' own memory (Claude Code's subagent memory, Gemini CLI's and Qwen Code's memory files,
-Goose's memory folders) is tracked by `memsync init` where it exists, listed by `status`, and a line
-written on one machine arrives byte-identical on the other (two HOMEs sharing a bare remote, the real
-CLI, real git)."""
+OpenCode's global rules, Goose's memory folders) is tracked by `memsync init` where it exists, listed by
+`status`, and a line written on one machine arrives byte-identical on the other (two HOMEs sharing a
+bare remote, the real CLI, real git)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ SUBAGENT_NOTE = (
 )
 GEMINI = "# My notes\n\n## Gemini Added Memories\n- My preferred language is Python.\n"
 QWEN = "## Qwen Added Memories\n- The build runs with `just build`.\n"
+OPENCODE = "# Rules\n\n- Run `just check` before every commit.\n"
 GOOSE = "# build tools\nThe monorepo builds with just.\n"
 
 
@@ -63,6 +64,7 @@ def host_places(home: Path) -> dict[str, Path]:
         "gemini": home / ".gemini" / "GEMINI.md",
         "qwen": home / ".qwen" / "QWEN.md",
         "goose": home / ".config" / "goose" / "memory",
+        "opencode": home / ".config" / "opencode" / "AGENTS.md",
     }
 
 
@@ -76,6 +78,7 @@ def test_init_tracks_each_hosts_own_memory_and_a_line_arrives_byte_identical(tmp
     write(mine["gemini"], GEMINI)
     write(mine["qwen"], QWEN)
     write(mine["goose"] / "build.txt", GOOSE)
+    write(mine["opencode"], OPENCODE)
     write(a.home / ".gemini" / "oauth_creds.json", '{"refresh_token": "never synced"}\n')
     for place in host_places(b.home).values():  # the hosts are installed there, with no memory yet
         place.parent.mkdir(parents=True)
@@ -85,6 +88,7 @@ def test_init_tracks_each_hosts_own_memory_and_a_line_arrives_byte_identical(tmp
     assert f"tracking {mine['gemini']} as gemini/GEMINI.md" in said
     assert f"tracking {mine['qwen']} as qwen/QWEN.md" in said
     assert f"tracking {mine['goose']} as goose/memory" in said
+    assert f"tracking {mine['opencode']} as opencode/AGENTS.md" in said
     a.cli("sync")
     b.cli("init", "--remote", str(remote))
     b.cli("sync")
@@ -93,6 +97,7 @@ def test_init_tracks_each_hosts_own_memory_and_a_line_arrives_byte_identical(tmp
     assert (theirs["subagent"] / "review_style.md").read_bytes() == SUBAGENT_NOTE.encode()
     assert theirs["gemini"].read_bytes() == GEMINI.encode()
     assert theirs["qwen"].read_bytes() == QWEN.encode()
+    assert theirs["opencode"].read_bytes() == OPENCODE.encode()
     assert (theirs["goose"] / "build.txt").read_bytes() == GOOSE.encode()
     tree = git(remote, "ls-tree", "-r", "--name-only", "main").split()
     assert not any("oauth" in path or "settings" in path for path in tree)
