@@ -14,8 +14,9 @@ HOST``, run by this interpreter only while memsync is installed (``hosts.hooks.h
   session-start context first) as ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
   "additionalContext": ...}}``; nothing for later prompts, for no hit, or without a ``session_id``.
 - ``sync-now`` (end of a turn, of a session, before a compaction) sends the running daemon SIGUSR1 and
-  returns at once; with no daemon it publishes and commits once itself (no exchange), waiting at most
-  ``SYNC_LOCK_WAIT_S`` for another cycle. It prints nothing (Codex reads a Stop hook's stdout as JSON).
+  returns at once; with no daemon it returns at once too and a detached child publishes and commits once
+  (no exchange), waiting at most ``SYNC_LOCK_WAIT_S`` for another cycle. It prints nothing (Codex reads
+  a Stop hook's stdout as JSON).
 
 A hook never fails the agent's session: problems are one line on stderr and the exit code is 0. Only
 what an action needs is imported (no typer, and the store only for a sync without a daemon); ``-P``
@@ -83,9 +84,9 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
 
 
 def sync_now(path: Path) -> str:
-    """Ask the daemon running for config ``path`` to sync now (SIGUSR1), or, with none running, publish
-    and commit every store once without exchanging. Returns what was done, in a few words. Raises
-    ``MemsyncError`` for a bad config."""
+    """Ask the daemon running for config ``path`` to sync now (SIGUSR1), or, with none running, start a
+    detached child that publishes and commits every store once without exchanging. Returns at once with
+    what was done, in a few words. Raises ``MemsyncError`` for a bad config (checked before detaching)."""
     pid = running_daemon_pid(path)
     if pid is not None:
         try:
@@ -94,17 +95,29 @@ def sync_now(path: Path) -> str:
         except OSError:
             pass  # it just exited: sync here
     from memsync.config.file import load_config
-    from memsync.cycle.run import Cycle  # the sync engine, only when there is no daemon to ask
-    from memsync.cycle.session import Session
 
     config = load_config(path)
-    session = Session()
-    for store in config.stores.values():
-        try:
-            Cycle(config, store, session, remotes=(), lock_wait_s=SYNC_LOCK_WAIT_S).run()
-        except MemsyncError as exc:
-            print(f"memsync hook sync-now: {exc}", file=sys.stderr)
-    return "published and committed locally (no daemon runs)"
+    # A cycle takes seconds on a loaded machine and hosts wait for a hook's output to close before the
+    # agent goes on (Gemini CLI at the end of every turn): a child in a session of its own, its output
+    # on /dev/null, does the work (a store's error is not shown: the next cycle meets it again).
+    if os.fork() != 0:
+        return "publishing and committing locally in the background (no daemon runs)"
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        from memsync.cycle.run import Cycle  # the sync engine, only when there is no daemon to ask
+        from memsync.cycle.session import Session
+
+        session = Session()
+        for store in config.stores.values():
+            try:
+                Cycle(config, store, session, remotes=(), lock_wait_s=SYNC_LOCK_WAIT_S).run()
+            except MemsyncError:
+                continue  # the next store still syncs
+    finally:
+        os._exit(0)  # never return into the hook's (or the CLI's) caller
 
 
 def _payload() -> dict[str, Any]:

@@ -98,7 +98,8 @@ class Style:
 _EVENTS: dict[Host, tuple[str, tuple[str, ...]]] = {
     "claude-code": ("SessionStart", ("Stop", "SessionEnd", "PreCompact")),
     "codex": ("SessionStart", ("Stop", "PreCompact")),  # Codex has no SessionEnd
-    "gemini-cli": ("SessionStart", ("AfterAgent", "SessionEnd", "PreCompress")),
+    # Gemini CLI (0.61) fires PreCompress before every model call, compression or not: no sync there.
+    "gemini-cli": ("SessionStart", ("AfterAgent", "SessionEnd")),
     "qwen-code": ("SessionStart", ("Stop", "SessionEnd", "PreCompact")),
     "cursor": ("sessionStart", ("stop", "sessionEnd", "preCompact")),
     "copilot-cli": ("sessionStart", ("agentStop", "sessionEnd", "preCompact")),

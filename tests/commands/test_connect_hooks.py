@@ -40,7 +40,7 @@ CASES: dict[str, tuple[str, str | None, tuple[str, ...], str, int]] = {
     "gemini-cli": (
         ".gemini/settings.json",
         GEMINI + "\n",
-        ("SessionStart", "AfterAgent", "SessionEnd", "PreCompress"),
+        ("SessionStart", "AfterAgent", "SessionEnd"),  # PreCompress fires before every model call
         "timeout",
         1000,
     ),
@@ -143,6 +143,38 @@ def test_hooks_install_alone_takes_the_new_hosts_and_keeps_the_mcp_entry_out(
     assert done.returncode == 0 and (project / ".github" / "hooks" / "memsync.json").is_file(), done.stderr
 
 
+def test_an_older_gemini_install_on_pre_compress_is_updated_by_connect_and_removed_by_disconnect(
+    home: Path,
+) -> None:
+    # Earlier connects also ran sync-now on PreCompress, which Gemini CLI fires before every model call.
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    data = json.loads(GEMINI)
+    start = {
+        "type": "command",
+        "command": hooks.hook_command("session-start", "gemini-cli"),
+        "timeout": 10000,
+    }
+    sync = {"type": "command", "command": hooks.hook_command("sync-now", "gemini-cli"), "timeout": 30000}
+    ends = {event: [{"hooks": [sync]}] for event in ("AfterAgent", "SessionEnd", "PreCompress")}
+    older = json.dumps(
+        {**data, "hooks": {**data["hooks"], "SessionStart": [{"hooks": [start]}], **ends}}, indent=2
+    )
+
+    path.write_text(older)
+    assert run_cli("connect", "gemini-cli").returncode == 0
+    now = json.loads(path.read_text())
+    assert (
+        set(_ours(now)) == {"SessionStart", "AfterAgent", "SessionEnd"} and "PreCompress" not in now["hooks"]
+    )
+    assert now["hooks"]["BeforeTool"] == data["hooks"]["BeforeTool"]
+
+    path.write_text(older)
+    gone = run_cli("disconnect", "gemini-cli")
+    assert gone.returncode == 0, gone.stderr
+    assert json.loads(path.read_text()) == data
+
+
 def _run(
     command: str, payload: dict[str, Any], env: dict[str, str], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
@@ -168,7 +200,7 @@ def test_installed_commands_fail_open_when_memsync_is_gone(home: Path, tmp_path:
         for handlers in _ours(json.loads((home / name).read_text())).values()
         for h in handlers
     ]
-    assert len(commands) == 16
+    assert len(commands) == 15
     # The interpreter the hooks name, gone (`pipx uninstall`): every command exits 0 with no output.
     for command in commands:
         gone = command.replace(hooks.hook_command("sync-now", "cursor").split()[2], str(tmp_path / "none"))

@@ -1,5 +1,6 @@
 """`hook sync-now` (Stop, SessionEnd, PreCompact): a running daemon is asked to sync at once (SIGUSR1);
-without one, the hook publishes and commits once itself. Real daemon, real git, the installed command."""
+without one, a child the hook leaves running publishes and commits once. Real daemon, real git, the
+installed command."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from memsync.hosts.hooks import hook_command
+from memsync.store.access import cycle_lock
 from tests.support.helpers import git, wait_for
 from tests.support.peers import MEMORY_STORE, Peer
 
@@ -47,8 +49,13 @@ def test_without_a_daemon_the_hook_publishes_and_commits_once(tmp_path: Path, re
     before = peer.commits()
     pushed = git(remote, "rev-parse", "main").strip()
     line = peer.append_entry("Committed by the Stop hook.")
-    done = sync_now(peer)
-    assert peer.commits() == before + 1
+    config = peer.load_config()
+    # Another cycle holds the store: the hook still returns at once (the host's turn goes on), and the
+    # child it left commits once that cycle ends.
+    with cycle_lock(next(iter(config.stores.values())), config=config.path):
+        done = sync_now(peer)
+        assert peer.commits() == before
+    wait_for(lambda: peer.commits() == before + 1, timeout=60, what="the hook's commit")
     assert line in peer.read_store(MEMORY_STORE)
     assert git(remote, "rev-parse", "main").strip() == pushed  # no exchange: the daemon pushes later
     assert "Traceback" not in done.stderr
