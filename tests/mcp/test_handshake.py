@@ -120,3 +120,21 @@ def test_the_early_tool_list_is_the_sdks_for_every_protocol_version(
     late = RawServer(tmp_path, f"sdk-{version}").exchange(b"\n" + initialize(version) + _REST, 2)
     listed = next(a for a in late if a["id"] == 1)
     assert listed["result"] == json.loads(TOOL_LIST), "run scripts/mcp_tool_list.py"
+
+
+def test_the_server_hosts_start_answers_initialize_without_importing_the_cli(home: Path) -> None:
+    """`python -m memsync mcp` (the command hosts run) goes to the server without the CLI's imports:
+    its initialize answer is not held up by them (5 s is all `qwen mcp list` allows)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "memsync", "mcp"],
+        input=initialize("2025-06-18") + _REST,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    answers = [json.loads(out) for out in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [0, 1, 2], answers
+    assert answers[0]["result"]["serverInfo"]["name"] == "memsync"
+    imported = [row.rpartition("|")[2].strip() for row in done.stderr.decode().splitlines() if "|" in row]
+    assert "mcp.server" in imported  # the SDK served the session
+    assert not [name for name in imported if name == "typer" or name.startswith("memsync.cli")], imported
