@@ -20,7 +20,7 @@ from pathlib import Path
 from memsync.commands.config_edits import overlapping, tracked
 from memsync.config.file import Config
 from memsync.hosts import claude_code, codex, own_memory
-from memsync.projects import claude_folders
+from memsync.projects import claude_folders, identity
 
 
 class Found(Enum):
@@ -40,6 +40,7 @@ class Found(Enum):
     QWEN = "Qwen Code memory file"
     OPENCODE = "OpenCode rules file"
     GOOSE = "Goose memory folder"
+    GEMINI_PROJECT = "Gemini CLI project memory folder"
     JSONL = "memory file"
     LEGACY_ROLE = "legacy role directory"
     LEGACY_FLAT = "legacy flat file"
@@ -167,7 +168,8 @@ def _agent_hosts(home: Path, found: list[Location]) -> list[Location]:
     """Claude Code's projects folder (when Claude Code's directory exists; tracked whole, so project
     folders created later sync too) with the memory folders in it, its ``autoMemoryDirectory`` (when it
     is not inside a location found already), Codex's memories folder (when it exists) and the other hosts'
-    own memory (``own_memory.user_memory``: when the folder holding it exists)."""
+    own memory (``own_memory.user_memory``: when the folder holding it exists; Gemini CLI's project memory
+    folders that exist, ``own_memory.gemini_project_folders``)."""
     hosts: list[Location] = []
     default_home = home == Path.home()
     claude = claude_code.claude_dir() if default_home else home / ".claude"
@@ -204,4 +206,12 @@ def _agent_hosts(home: Path, found: list[Location]) -> list[Location]:
         for place in own_memory.user_memory(home)
         if place.live.parent.is_dir()  # the host is installed: its memory syncs here once it has some
     )
+    gemini_home = None if default_home else home
+    first: dict[str, Path] = {}  # project key -> its first folder: two checkouts of one project meet there
+    for folder in own_memory.gemini_project_folders(gemini_home):
+        project = own_memory.gemini_project(folder, gemini_home)
+        key = identity.project_key(project) if project is not None else str(folder)
+        taken = first.setdefault(key, folder)
+        note = "" if taken == folder else f"the same project as {taken}, which is tracked"
+        hosts.append(Location(folder, Found.GEMINI_PROJECT, None, taken == folder, note))
     return hosts

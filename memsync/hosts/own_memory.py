@@ -9,6 +9,12 @@ folder (DESIGN "Agent hosts"): where each host keeps it and the store path it me
   synced as one file (the rest of those folders holds credentials and settings, never synced).
 - OpenCode keeps no memory of its own but its global rules, ``AGENTS.md`` beside its ``opencode.json``,
   which it loads into every session: synced as one file, like those.
+- Gemini CLI's per-project memory (0.61): ``MEMORY.md`` and topic files in ``<gemini tmp>/<slug>/memory/``,
+  where ``<gemini tmp>`` is ``~/.gemini/tmp`` (``$GEMINI_CLI_HOME/.gemini/tmp``) and ``<slug>`` a short
+  name Gemini CLI picks per project path (``~/.gemini/projects.json``; ``shop``, then ``shop-1`` for
+  another ``shop``), so it differs between machines; Gemini CLI writes the project's absolute path to
+  ``<slug>/.project_root``, which ties the folder to the project (its store path is keyed by the project's
+  identity, ``projects.store_paths``).
 - Goose's memory extension: one ``<category>.txt`` per category in ``memory/`` beside Goose's
   ``config.yaml`` (global) and in ``<project>/.goose/memory/`` (local).
 
@@ -18,6 +24,7 @@ the index driver, anything else whole with git's three-way text merge.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +35,10 @@ GEMINI_STORE_PATH = "gemini/GEMINI.md"
 QWEN_STORE_PATH = "qwen/QWEN.md"
 OPENCODE_STORE_PATH = "opencode/AGENTS.md"
 GOOSE_STORE_PATH = "goose/memory"
+GEMINI_PROJECTS_STORE_PATH = "gemini/projects"
+# The file in a Gemini CLI project folder naming the project's path (its ownership marker).
+GEMINI_PROJECT_ROOT = ".project_root"
+_ROOT_MAX_BYTES = 4096
 # Project-scoped memory, keyed by the project's identity (``projects.identity.project_key``): the folder
 # inside a project -> the store folder holding one entry per project key.
 PROJECT_FOLDERS: dict[tuple[str, ...], str] = {
@@ -62,3 +73,36 @@ def user_memory(home: Path | None = None) -> tuple[OwnMemory, ...]:
         OwnMemory("OpenCode rules file", opencode / "AGENTS.md", OPENCODE_STORE_PATH),
         OwnMemory("Goose memory folder", goose / "memory", GOOSE_STORE_PATH),
     )
+
+
+def gemini_tmp(home: Path | None = None) -> Path:
+    """Gemini CLI's folder of per-project folders under ``home`` (default: this user's, moved by
+    ``GEMINI_CLI_HOME`` as Gemini CLI does). Pure."""
+    if home is None or home == Path.home():
+        home = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home())
+    return home / ".gemini" / "tmp"
+
+
+def gemini_project(folder: Path, home: Path | None = None) -> Path | None:
+    """The project whose Gemini CLI memory folder is ``folder`` (``<gemini tmp>/<slug>/memory``): the
+    absolute path in the slug folder's ``.project_root``; None when ``folder`` is no such folder or the
+    marker is missing, unreadable or not an absolute path. Never raises."""
+    if folder.name != "memory" or folder.parent.parent != gemini_tmp(home):
+        return None
+    try:
+        with open(folder.parent / GEMINI_PROJECT_ROOT, "rb") as marker:
+            text = marker.read(_ROOT_MAX_BYTES).decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return Path(text) if text and "\0" not in text and Path(text).is_absolute() else None
+
+
+def gemini_project_folders(home: Path | None = None) -> tuple[Path, ...]:
+    """The Gemini CLI project memory folders under ``home`` that exist and name their project, sorted.
+    Never raises."""
+    try:
+        slugs = sorted(entry.path for entry in os.scandir(gemini_tmp(home)) if entry.is_dir())
+    except OSError:
+        return ()
+    folders = (Path(slug) / "memory" for slug in slugs)
+    return tuple(f for f in folders if f.is_dir() and gemini_project(f, home) is not None)

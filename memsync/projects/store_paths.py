@@ -25,7 +25,9 @@ def default_store_path_for(live: Path) -> str:
     ``~/.claude/projects/<name>/memory`` -> ``claude/projects/<project key>`` (the key is the project's
     identity: ``memsync.projects.identity.project_key``), and so a project's own host memory
     (``<project>/.claude/agent-memory`` -> ``claude/project-agent-memory/<project key>``,
-    ``<project>/.goose/memory`` -> ``goose/projects/<project key>``); the hosts' user-scope memory
+    ``<project>/.goose/memory`` -> ``goose/projects/<project key>``), and Gemini CLI's
+    ``~/.gemini/tmp/<slug>/memory`` -> ``gemini/projects/<project key>`` (the project named by its
+    ``.project_root``); the hosts' user-scope memory
     (``hosts.own_memory.user_memory``) -> its store path there; ``<name>.jsonl`` -> ``memory/<name>.jsonl``
     and the folder ``~/.agent-memory`` -> ``memory``; any other path under the home directory -> its path
     relative to home without leading dots (``~/.claude/memory`` -> ``claude/memory``, ``~/.codex/memories`` ->
@@ -35,6 +37,14 @@ def default_store_path_for(live: Path) -> str:
     live = _absolute(live)
     if live.suffix != ".jsonl" and claude_code.is_project_memory(live):
         return claude_folders.project_memory(live).store_path
+    tmp = own_memory.gemini_tmp()
+    if live.is_relative_to(tmp) and len(live.relative_to(tmp).parts) >= 2:
+        folder = tmp.joinpath(*live.relative_to(tmp).parts[:2])
+        project = own_memory.gemini_project(folder)
+        if project is not None:
+            rest = live.relative_to(folder).as_posix()
+            key = f"{own_memory.GEMINI_PROJECTS_STORE_PATH}/{identity.project_key(project)}"
+            return key if rest == "." else f"{key}/{rest}"
     for place in own_memory.user_memory():
         if live == place.live or live.is_relative_to(place.live):
             rest = live.relative_to(place.live).as_posix()

@@ -187,3 +187,48 @@ def test_two_machines_saving_gemini_memories_at_once_keep_both_lines(tmp_path: P
         "- Use pnpm, not npm.",
     ]
     assert "[memsync]" not in ours.read_text() and "<<<<<<<" not in ours.read_text()
+
+
+def gemini_project_folder(home: Path, slug: str, project: Path) -> Path:
+    """Gemini CLI 0.61's folder for ``project`` under ``home``: ``~/.gemini/tmp/<slug>`` with the project's
+    path in ``.project_root`` (its ownership marker), the memory folder inside."""
+    write(home / ".gemini" / "tmp" / slug / ".project_root", str(project))
+    memory = home / ".gemini" / "tmp" / slug / "memory"
+    memory.mkdir(parents=True, exist_ok=True)
+    return memory
+
+
+@pytest.mark.slow  # two machines' init and syncs through the CLI: about 12 s
+def test_gemini_project_memory_under_two_slugs_and_checkout_paths_meets_at_one_store_path(
+    tmp_path: Path,
+) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    shop_a, shop_b = checkout(a.home / "src" / "shop"), checkout(b.home / "work" / "acme-shop")
+    # Gemini CLI names a project's folder by a slug of its own (`shop-1`: another `shop` came first).
+    ours = gemini_project_folder(a.home, "shop-1", shop_a)
+    theirs = gemini_project_folder(b.home, "acme-shop", shop_b)
+    elsewhere = b.home / "src" / "blog"
+    elsewhere.mkdir(parents=True)
+    git(elsewhere, "init", "-q")
+    other = gemini_project_folder(b.home, "shop-1", elsewhere)  # the same slug on b: another project
+    again = gemini_project_folder(b.home, "shop", checkout(b.home / "src" / "shop"))  # a second checkout
+    note = "# Project memory\n\n- The shop's tests run with `just test`.\n"
+    write(ours / "MEMORY.md", note)
+
+    said = a.cli("init", "--remote", str(remote))
+    assert f"tracking {ours} as gemini/projects/github.com~acme~shop" in said, said
+    a.cli("sync")
+    said = b.cli("init", "--remote", str(remote))
+    assert f"{again}" in said and "the same project as" in said, said
+    b.cli("sync")
+    assert (theirs / "MEMORY.md").read_bytes() == note.encode()
+    assert not (other / "MEMORY.md").exists()
+    write(theirs / "MEMORY.md", note + "- Deploys go out on Tuesdays.\n")
+    b.cli("sync")
+    a.cli("sync")
+    assert (ours / "MEMORY.md").read_text().endswith("- Deploys go out on Tuesdays.\n")
+    tree = git(remote, "ls-tree", "-r", "--name-only", "main").split()
+    assert [p for p in tree if p.startswith("gemini/projects/")] == [
+        "gemini/projects/github.com~acme~shop/MEMORY.md"
+    ]
