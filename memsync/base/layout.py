@@ -38,6 +38,24 @@ IGNORED_DIRS = (".git",)
 STORE_META_DIR = ".memsync"
 # The trailer naming the machine in every commit memsync makes in a store: ``Memsync-Host: <host>``.
 HOST_TRAILER = "Memsync-Host"
+# A host name is one trailer value and one line of `status`: bounded, without control characters (a line
+# break in it would forge a second trailer and credit another machine).
+HOST_MAX = 64
+
+
+def host_problem(host: str) -> str | None:
+    """Why ``host`` cannot name a machine in commits (too long, or a control character), else None."""
+    if len(host) > HOST_MAX:
+        return f"is {len(host)} characters long (at most {HOST_MAX})"
+    if not host.isprintable():
+        return "holds a control character (a line break, a tab, ...)"
+    return None
+
+
+def trailer_host(host: str) -> str:
+    """``host`` as a trailer value: one line, whatever the config held (its checks refuse such a name;
+    this keeps a commit's trailers honest even so)."""
+    return "".join(ch if ch.isprintable() else "?" for ch in host)[:HOST_MAX]
 
 
 def kind_of(rel_path: str) -> Kind:

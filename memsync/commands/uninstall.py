@@ -3,9 +3,10 @@
 It stops the daemon and removes the user service, memsync's hooks and MCP registrations from every host
 (the user's settings, and those of the projects memsync knows: the projects of its tracks, Claude Code's
 project folders, the current directory), each through the command that installed it, so only memsync's
-own entries go and nothing else in those files changes. It lists what stays: the config, the stores,
-the backups memsync made, the memory files themselves. ``--purge`` also deletes the stores, the config
-and memsync's state, after checking each store's history is on a remote (``--force``: even if not).
+own entries go and nothing else in those files changes. It lists what stays: the config, the device's
+private key, the stores, the backups memsync made, the memory files themselves. ``--purge`` also deletes
+the stores, the config, the device key (named, with what losing it means) and memsync's state, after
+checking each store's history is on a remote (``--force``: even if not).
 ``--dry-run`` says all that would be done and changes nothing.
 """
 
@@ -26,6 +27,7 @@ from memsync.commands.config_edits import Report
 from memsync.commands.mcp_install import uninstall_line
 from memsync.commands.stop import stop
 from memsync.config.file import Config, default_store_dir, load_config
+from memsync.crypt.keys import key_path
 from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code, mcp_install
@@ -152,8 +154,21 @@ def _steps(path: Path, config: Config | None, projects: list[Path], purge: bool)
         yield Step(f"delete store {name} ({store})", partial(_delete, store, f"deleted store {name}"))
     if path.exists():
         yield Step(f"delete {path}", partial(_delete, path, "deleted"))
+    key = key_path()
+    if key.exists():
+        # A private key is never dropped unnamed: without it this device cannot open an encrypted remote.
+        yield Step(
+            f"delete this device's private key {key} ({_KEY_LOSS})",
+            lambda: [*_delete(key, "deleted this device's private key"), f"warning: {_KEY_LOSS}"],
+        )
     if state_dir().exists():
         yield Step(f"delete memsync's state {state_dir()}", partial(_delete, state_dir(), "deleted"))
+
+
+_KEY_LOSS = (
+    "memory on an encrypted remote is unreadable to this device from now on, "
+    "unless the key was saved with `memsync key export`"
+)
 
 
 def _remove_created(recorded: list[installs.Install]) -> list[str]:
@@ -212,6 +227,11 @@ def _kept(path: Path, config: Config | None, projects: list[Path], purge: bool) 
     if not purge:
         if path.exists():
             lines.append(f"kept: the config {path}")
+        if key_path().exists():
+            lines.append(
+                f"kept: this device's private key {key_path()} (it opens encrypted remotes; "
+                "`memsync key export` backs it up; --purge deletes it)"
+            )
         lines.extend(
             f"kept: store {name} {store} (its history; `memsync uninstall --purge` deletes it once pushed)"
             for name, store in _stores(config)

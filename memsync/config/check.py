@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memsync.base.layout import host_problem
 from memsync.base.remote_url import PLAIN_NAME, name_problem, url_problem
 from memsync.errors import MemsyncError
 
@@ -32,6 +33,15 @@ class Checker:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, f"must be a non-empty string (got {value!r})")
         return value
+
+    def host(self, value: object, key: str) -> str:
+        """``value`` as a host name (``layout.host_problem``). Raises ``MemsyncError`` naming ``key``
+        otherwise."""
+        text = self.string(value, key)
+        why = host_problem(text)
+        if why is not None:
+            raise self.fail(key, f"= {text!r}: {why}")
+        return text
 
     def table(self, value: object, key: str) -> dict[str, Any]:
         """``value`` as a table. Raises ``MemsyncError`` naming ``key`` otherwise."""

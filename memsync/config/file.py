@@ -296,7 +296,7 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 def _validate(raw: Mapping[str, Any], check: Checker, *, discover: bool = True) -> Config:
     check.unknown(raw, "", "")
-    host = check.string(raw["host"], "host") if "host" in raw else socket.gethostname()
+    host = check.host(raw["host"], "host") if "host" in raw else socket.gethostname()
     numbers = {
         key: check.seconds(raw[key], key) if key in raw else default for key, default in _TOP_NUMBERS.items()
     }

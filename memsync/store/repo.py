@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memsync.base import git
 from memsync.base.diskfull import ADVICE, git_says_full, named_by_git, nearly_full
-from memsync.base.layout import HOST_TRAILER
+from memsync.base.layout import HOST_TRAILER, trailer_host
 from memsync.base.paths import StoreLayout
 from memsync.config.file import Identity, StoreConfig
 
@@ -142,7 +142,7 @@ class StoreGit:
 
     def message(self, message: str) -> str:
         """``message`` with this host's ``Memsync-Host`` trailer."""
-        return f"{message.rstrip()}\n\n{HOST_TRAILER}: {self.host}\n"
+        return f"{message.rstrip()}\n\n{HOST_TRAILER}: {trailer_host(self.host)}\n"
 
     def full(self, result: git.Result) -> Path | None:
         """Where a disk is full when ``result`` failed for want of space (git says so, or the disk under

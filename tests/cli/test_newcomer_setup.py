@@ -107,3 +107,27 @@ def test_a_host_line_appended_after_the_remotes_table_is_an_error_naming_key_and
     assert "`stores.personal.remotes.host` = 'desk'" in status.stderr
     assert "top-level keys go before the first [table]" in status.stderr
     assert "remote host" not in status.stdout
+
+
+def test_a_host_name_with_a_line_break_or_too_long_is_refused_naming_the_key(home: Path) -> None:
+    """A line break in it forged a second `Memsync-Host` trailer: `log` credited another machine."""
+    forged = "alpha\nMemsync-Host: gamma"
+    _config(home).parent.mkdir(parents=True)
+    _config(home).write_text("[stores.personal]\n")
+    before = _config(home).read_bytes()
+    for value, why in ((forged, "holds a control character"), ("x" * 65, "65 characters long (at most 64)")):
+        result = run_cli("config", "set", "host", value)
+        assert result.returncode == 1
+        assert "`host`" in result.stderr and why in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert _config(home).read_bytes() == before
+    assert run_cli("config", "set", "host", "alpha-2").returncode == 0
+
+    _config(home).write_text('host = "alpha\\tbeta"\n[stores.personal]\n')  # edited by hand
+    status = run_cli("status")
+    assert status.returncode == 1 and f"invalid config {_config(home)}: `host`" in status.stderr
+
+    _config(home).unlink()
+    init = run_cli("init", "--host", forged)
+    assert init.returncode == 1 and "`host`" in init.stderr and "control character" in init.stderr
+    assert not _config(home).exists() or "gamma" not in _config(home).read_text()

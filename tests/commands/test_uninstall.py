@@ -13,6 +13,7 @@ import pytest
 
 from memsync.commands import hooks, installs, setup, setup_track
 from memsync.commands.mcp_install import install_line
+from memsync.crypt import keys
 from memsync.daemon.instance import pid_file
 from memsync.hosts import mcp_install
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
@@ -219,3 +220,21 @@ def test_uninstall_keeps_a_config_backup_memsync_did_not_make(home: Path) -> Non
     assert not config.exists() and f"deleted {config}" in done
     assert backup.read_text() == "# my copy from last week\n"
     assert not any("config.toml.bak" in line for line in done)
+
+
+def test_the_device_key_is_listed_as_kept_and_purge_names_it_before_deleting_it(home: Path) -> None:
+    setup.init()
+    key = keys.key_path()
+    keys.device_key(create=True)
+    secret = key.read_text()
+    assert f"kept: this device's private key {key}" in "\n".join(_ok("uninstall"))
+    assert key.read_text() == secret
+
+    planned = "\n".join(_ok("uninstall", "--purge", "--force", "--dry-run"))
+    assert f"would delete this device's private key {key}" in planned
+    assert "`memsync key export`" in planned and key.read_text() == secret
+
+    done = _ok("uninstall", "--purge", "--force")
+    assert f"deleted this device's private key {key}" in done
+    assert any(line.startswith("warning: memory on an encrypted remote is unreadable") for line in done)
+    assert not key.exists() and not (home / ".config" / "memsync").exists()
