@@ -1,7 +1,7 @@
 """`memsync demo`: two simulated machines and one shared bare remote in a temporary directory.
 
 Each machine has its own HOME, XDG directories, git identity and config, and runs a real
-``python -m memsync daemon`` subprocess, exactly as a user's machine would. The demo appends memory on
+``python -P -m memsync daemon`` subprocess, exactly as a user's machine would. The demo appends memory on
 one and shows it arriving on the other, appends on both at once, edits one curated entry on both, shows
 the merged results and ``memsync log``, then stops the daemons, removes the directory (unless ``--keep``)
 and prints how long it all took. Needs only git.
@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.base import git
+from memsync.base.self_command import memsync_argv
 from memsync.errors import MemsyncError
 
 ROLE = "demo-agent"
@@ -102,7 +102,7 @@ def _machine(root: Path, name: str) -> Machine:
 
 def _memsync(machine: Machine, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "memsync", *args],
+        memsync_argv(*args),
         env=machine.env,
         capture_output=True,
         text=True,
@@ -121,7 +121,7 @@ def _memsync(machine: Machine, *args: str) -> str:
 def _start(machine: Machine) -> None:
     with machine.log_path.open("ab") as log:
         machine.daemon = subprocess.Popen(
-            [sys.executable, "-m", "memsync", "daemon"],
+            memsync_argv("daemon"),
             env=machine.env,
             stdout=log,
             stderr=log,

@@ -1,7 +1,8 @@
 """Run the daemon as a per-user service: a systemd user unit on Linux, a launchd agent on macOS.
 
-The unit runs ``<this python> -m memsync daemon``: the absolute path of the interpreter memsync is
-installed in, so the service runs the same memsync as the shell that installed it. Where no user systemd
+The unit runs ``<this python> -P -m memsync daemon`` (``base.self_command``): the absolute path of the
+interpreter memsync is installed in, so the service runs the same memsync as the shell that installed it,
+and nothing from its working directory. Where no user systemd
 is reachable (containers, WSL without systemd, SSH sessions without a user bus) installing writes the unit
 file anyway, says so in one line and prints the command to run the daemon by other means.
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memsync.base.paths import config_path
+from memsync.base.self_command import memsync_argv
 from memsync.errors import MemsyncError
 
 UNIT_NAME = "memsync.service"
@@ -63,8 +65,8 @@ class ServiceReport:
 
 
 def daemon_argv() -> list[str]:
-    """The command the service runs: this interpreter's absolute path, ``-m memsync daemon``."""
-    return [str(Path(sys.executable).absolute()), "-m", "memsync", "daemon"]
+    """The command the service runs: ``<this python> -P -m memsync daemon``."""
+    return memsync_argv("daemon")
 
 
 def service_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -8,12 +8,13 @@ PATH (``claude mcp add-json --scope user`` / ``claude mcp remove --scope user``,
 Otherwise, and for a project, memsync edits the file itself, safely against the host's own rewrites
 (``settings_file``).
 
-The entry runs this interpreter (``sys.executable -m memsync mcp``: the host finds this memsync whatever
-its PATH) with ``MEMSYNC_CONFIG`` set to this config file (Codex passes only a few variables on). The
-rest of each file is kept: Claude Code's and Cursor's JSON through ``settings_file`` (keys, order,
-indentation), Codex's TOML through ``codex`` (tomlkit), the other hosts' JSON(C) and YAML as text through
-``jsonc_text`` and ``yaml_text`` (every other byte, comments too). Installing twice changes nothing;
-uninstalling removes only memsync's entry (and a servers object or block it leaves empty).
+The entry runs this interpreter (``<python> -P -m memsync mcp``, ``base.self_command``: the host finds
+this memsync whatever its PATH, and nothing from the project it has open) with ``MEMSYNC_CONFIG`` set to
+this config file (Codex passes only a few variables on). The rest of each file is kept: Claude Code's
+and Cursor's JSON through ``settings_file`` (keys, order, indentation), Codex's TOML through ``codex``
+(tomlkit), the other hosts' JSON(C) and YAML as text through ``jsonc_text`` and ``yaml_text`` (every
+other byte, comments too). Installing twice changes nothing; uninstalling removes only memsync's entry
+(and a servers object or block it leaves empty).
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memsync.base.paths import config_path
+from memsync.base.self_command import memsync_argv
 from memsync.errors import MemsyncError
 from memsync.hosts import codex, jsonc_text, registry, yaml_text
 from memsync.hosts.settings_file import edit_file, json_update, parse_json_object, preview, read_settled
@@ -63,7 +64,7 @@ def hosts_for(project: Path | None) -> tuple[Host, ...]:
 
 def server_entry(host: Host) -> dict[str, Any]:
     """memsync's entry for ``host``: the command, its arguments and environment, in the host's shape."""
-    command, args = sys.executable, ["-m", "memsync", "mcp"]
+    command, *args = memsync_argv("mcp")
     env = {"MEMSYNC_CONFIG": str(Path(os.path.abspath(config_path())))}
     shape = registry.spec(host).shape
     if shape == "opencode":

@@ -14,7 +14,7 @@ import pytest
 from memsync.commands import doctor, service
 from tests.support.helpers import REPO_ROOT, run_cli
 
-REFERENCE_ARGV = ["/usr/bin/python3", "-m", "memsync", "daemon"]
+REFERENCE_ARGV = ["/usr/bin/python3", "-P", "-m", "memsync", "daemon"]
 
 
 def test_repository_unit_is_the_rendered_template() -> None:
@@ -25,7 +25,7 @@ def test_repository_unit_is_the_rendered_template() -> None:
 def test_unit_runs_this_interpreter_with_pinned_paths_and_restarts_on_failure() -> None:
     text = service.unit_text(service.daemon_argv(), {"MEMSYNC_CONFIG": "/tmp/a b/config.toml"})
     lines = text.splitlines()
-    assert f'ExecStart="{Path(sys.executable).absolute()}" "-m" "memsync" "daemon"' in lines
+    assert f'ExecStart="{Path(sys.executable).absolute()}" "-P" "-m" "memsync" "daemon"' in lines
     assert 'Environment="MEMSYNC_CONFIG=/tmp/a b/config.toml"' in lines
     assert "Restart=on-failure" in lines
     assert "NoNewPrivileges=yes" in lines
@@ -49,7 +49,7 @@ def test_install_writes_verified_unit_and_explains_without_user_systemd(home: Pa
     assert f"wrote {unit}" in result.stdout
     reason = service.user_systemd()
     if reason is not None:  # containers: one line saying so and what to do instead
-        assert "not started" in result.stdout and "-m memsync daemon" in result.stdout
+        assert "not started" in result.stdout and "-P -m memsync daemon" in result.stdout
 
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed: the unit file was written but not verified")

@@ -129,7 +129,7 @@ def test_number_text_is_kept_as_written(home: Path) -> None:
     written = path.read_text()
     assert "Infinity" not in written and '"big": 1e400,' in written and '"tiny": -1E-400,' in written
     assert '"price": 1.50,' in written and '"zero": -0,' in written
-    assert json.loads(written)["mcpServers"]["memsync"]["args"] == ["-m", "memsync", "mcp"]
+    assert json.loads(written)["mcpServers"]["memsync"]["args"] == ["-P", "-m", "memsync", "mcp"]
     assert cli_main("mcp", "uninstall", "claude-code").returncode == 0
     assert path.read_text() == text
 

@@ -66,7 +66,7 @@ def test_install_twice_then_uninstall_gives_back_the_same_bytes(home: Path, host
     installed = path.read_bytes()
     entry = mcp_install.registered(host)
     assert entry is not None and entry["command"] == sys.executable
-    assert entry["args"] == ["-m", "memsync", "mcp"] and entry["env"]["MEMSYNC_CONFIG"].endswith(
+    assert entry["args"] == ["-P", "-m", "memsync", "mcp"] and entry["env"]["MEMSYNC_CONFIG"].endswith(
         "config.toml"
     )
     if host == "codex":
@@ -83,7 +83,7 @@ def test_install_twice_then_uninstall_gives_back_the_same_bytes(home: Path, host
     assert again.returncode == 0 and "already registered" in again.stdout
     assert path.read_bytes() == installed
     status = run_cli("mcp", "status")
-    assert f"{host}: registered in {path}: {sys.executable} -m memsync mcp" in status.stdout
+    assert f"{host}: registered in {path}: {sys.executable} -P -m memsync mcp" in status.stdout
     removed = run_cli("mcp", "uninstall", host)
     assert removed.returncode == 0 and "removed" in removed.stdout
     assert path.read_bytes() == original
