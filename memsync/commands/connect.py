@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memsync.base.fsio import atomic_write
-from memsync.commands import hooks
+from memsync.commands import hooks, installs
 from memsync.commands.mcp_install import install_line, uninstall_line
 from memsync.errors import MemsyncError
 from memsync.hosts import hooks as host_hooks
@@ -64,8 +64,12 @@ def disconnect(host: str, project: Path | None = None) -> list[str]:
     registry.spec(host)
     hooked = _hooked(host)
     lines = [uninstall_line(host, project)]
+    files = {mcp_install.config_file(host, project)}
     if hooked is not None:
         lines += hooks.uninstall(hooked, project)
+        files.add(host_hooks.settings_path(hooked, project))
+    lines += installs.remove_created([e for e in installs.recorded() if Path(e.path) in files])
+    installs.drop(files)
     return lines
 
 

@@ -8,11 +8,13 @@ added, whether memsync created the file, the ``--project`` directory (None: the 
 from __future__ import annotations
 
 import json
+import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memsync.base.fsio import atomic_write
 from memsync.base.paths import state_dir
+from memsync.hosts.settings_file import BACKUP_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -61,3 +63,44 @@ def record(
 def forget() -> None:
     """Delete the record (after uninstall removed memsync from every place it names)."""
     record_path().unlink(missing_ok=True)
+
+
+def drop(paths: set[Path]) -> None:
+    """Remove the entries of the files ``paths`` from the record (after `disconnect` undid them)."""
+    entries = [e for e in recorded() if Path(e.path) not in paths]
+    if record_path().exists():
+        atomic_write(record_path(), json.dumps([asdict(e) for e in entries], indent=1).encode() + b"\n")
+
+
+def remove_created(entries: list[Install]) -> list[str]:
+    """Delete the files of ``entries`` memsync created that hold nothing now memsync's entries are gone
+    (an empty JSON object or empty TOML), with their backup, and the directories memsync created for them
+    once empty (a directory holding anything, or not memsync's, stays). Returns report lines."""
+    lines: list[str] = []
+    for entry in entries:
+        file = Path(entry.path)
+        if entry.created and _empty(file):
+            file.unlink()
+            # the backup uninstall's edit wrote holds only memsync's entries: restoring it would revive them
+            file.with_name(file.name + BACKUP_SUFFIX).unlink(missing_ok=True)
+            lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
+        if (
+            entry.created_dir
+            and not file.exists()
+            and file.parent.is_dir()
+            and not any(file.parent.iterdir())
+        ):
+            file.parent.rmdir()
+            lines.append(f"deleted the empty directory {file.parent} (memsync created it)")
+    return lines
+
+
+def _empty(file: Path) -> bool:
+    """Whether ``file`` holds an empty JSON object or empty TOML (False when absent or unreadable)."""
+    try:
+        text = file.read_text(encoding="utf-8")
+        if file.suffix == ".toml":
+            return tomllib.loads(text) == {}
+        return bool(json.loads(text) == {})
+    except (OSError, ValueError):
+        return False

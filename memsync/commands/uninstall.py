@@ -4,7 +4,9 @@ It stops the daemon and removes the user service, memsync's hooks and MCP regist
 (the user's settings, and those of the projects memsync knows: the projects of its tracks, Claude Code's
 project folders, the current directory), each through the command that installed it, so only memsync's
 own entries go and nothing else in those files changes. It lists what stays: the config, the device's
-private key, the stores, the backups memsync made, the memory files themselves. ``--purge`` also deletes
+private key, the stores, the memory files themselves; the files memsync created that are then empty,
+the directories it created that are then empty, and its backups of the host files it edited are
+deleted. ``--purge`` also deletes
 the stores, the config, the device key (named, with what losing it means) and memsync's state, after
 checking each store's history is on a remote (``--force``: even if not).
 ``--dry-run`` says all that would be done and changes nothing.
@@ -12,10 +14,8 @@ checking each store's history is on a remote (``--force``: even if not).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -64,17 +64,23 @@ def uninstall(
     if purge and not force and config is not None:
         _refuse_unpushed(config)
     projects = _projects(config)
+    # Read before the steps run: a purge deletes the state dir that holds the record.
+    recorded = installs.recorded()
     steps = list(_steps(path, config, projects, purge))
     lines: list[str] = []
     if not steps:
         lines.append("nothing of memsync's to remove from this machine")
     elif dry_run:
         lines.extend(f"would {step.says}" for step in steps)
+        lines.append(f"would delete the *{BACKUP_SUFFIX} copies memsync made of the files it edited")
     else:
         for step in steps:
             lines.extend(step.run())
-        lines.extend(_remove_created(installs.recorded()))
+        lines.extend(installs.remove_created(recorded))
+        lines.extend(_remove_backups(projects))
         installs.forget()
+        if state_dir().is_dir() and not any(state_dir().iterdir()):
+            state_dir().rmdir()
         if purge:
             lines.extend(_remove_empty_dirs(path))
     lines.extend(_kept(path, config, projects, purge))
@@ -171,22 +177,23 @@ _KEY_LOSS = (
 )
 
 
-def _remove_created(recorded: list[installs.Install]) -> list[str]:
-    """Delete the files memsync created that hold nothing now memsync's entries are gone (an empty JSON
-    object or empty TOML), with the backup of them uninstall wrote, and the directories memsync created
-    for them once empty: no stub is left behind."""
+def _remove_backups(projects: list[Path]) -> list[str]:
+    """Delete the backups memsync made of the host files it edited, now its entries are gone from them:
+    each holds a file as it was before one of memsync's edits (uninstall's own: with memsync's entries),
+    so restoring it would only bring memsync back; the file itself holds everything else."""
+    files = [
+        file
+        for project in [None, *projects]
+        for file in (
+            *(settings_path(host, project) for host in HOOK_HOSTS),
+            *(mcp_install.config_file(host, project) for host in mcp_install.hosts_for(project)),
+        )
+    ]
     lines: list[str] = []
-    for entry in recorded:
-        file = Path(entry.path)
-        if not entry.created or not _empty(file):
-            continue
-        file.unlink()
-        # the backup uninstall's edit wrote holds only memsync's entries: restoring it would revive them
-        file.with_name(file.name + BACKUP_SUFFIX).unlink(missing_ok=True)
-        lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
-        if entry.created_dir and file.parent.is_dir() and not any(file.parent.iterdir()):
-            file.parent.rmdir()
-            lines.append(f"deleted the empty directory {file.parent} (memsync created it)")
+    for backup in dict.fromkeys(file.with_name(file.name + BACKUP_SUFFIX) for file in files):
+        if backup.is_file() and not backup.is_symlink():
+            backup.unlink()
+            lines.append(f"deleted memsync's backup {backup} (memsync's entries are gone from the file)")
     return lines
 
 
@@ -200,17 +207,6 @@ def _remove_empty_dirs(path: Path) -> list[str]:
             directory.rmdir()
             lines.append(f"deleted the empty directory {directory}")
     return lines
-
-
-def _empty(file: Path) -> bool:
-    """Whether ``file`` holds an empty JSON object or empty TOML (False when absent or unreadable)."""
-    try:
-        text = file.read_text(encoding="utf-8")
-        if file.suffix == ".toml":
-            return tomllib.loads(text) == {}
-        return bool(json.loads(text) == {})
-    except (OSError, ValueError):
-        return False
 
 
 def _delete(target: Path, done: str) -> list[str]:
@@ -238,17 +234,6 @@ def _kept(path: Path, config: Config | None, projects: list[Path], purge: bool) 
         )
     if not purge and state_dir().exists():
         lines.append(f"kept: memsync's state {state_dir()} (sessions, locks; --purge deletes it)")
-    backups = [
-        file.with_name(file.name + BACKUP_SUFFIX)
-        for project in [None, *projects]
-        for file in (
-            *(settings_path(host, project) for host in HOOK_HOSTS),
-            *(mcp_install.config_file(host, project) for host in mcp_install.hosts_for(project)),
-        )
-    ]
-    lines.extend(
-        f"kept: backup {backup} (made by memsync)" for backup in dict.fromkeys(backups) if backup.exists()
-    )
     lines.append("kept: the memory files agents wrote, where they are (memsync only synced them)")
     lines.append("memsync itself stays installed: `pip uninstall memsync` (or `pipx uninstall memsync`)")
     return lines

@@ -99,7 +99,10 @@ def test_dry_run_changes_nothing_then_uninstall_removes_only_what_memsync_added(
     assert f"kept: the config {config}" in done
     store = home / ".local" / "share" / "memsync" / "stores" / "personal"
     assert any(line.startswith(f"kept: store personal {store}") for line in done)
-    assert f"kept: backup {claude_settings}.memsync-backup (made by memsync)" in done
+    # its backup held the file with memsync's entries: restoring it would only bring them back
+    backup = claude_settings.with_name(claude_settings.name + BACKUP_SUFFIX)
+    assert f"deleted memsync's backup {backup} (memsync's entries are gone from the file)" in done
+    assert not backup.exists() and not any(line.startswith("kept: backup") for line in done)
     assert config.read_bytes() == before[config] and (store / ".git").is_dir()
 
     assert _ok("uninstall")[0] == "nothing of memsync's to remove from this machine"
@@ -192,6 +195,39 @@ def test_uninstall_keeps_a_file_memsync_did_not_create(home: Path) -> None:
     _ok("hooks", "install", "claude-code")
     _ok("uninstall")
     assert json.loads(settings.read_text()) == {}
+    assert not settings.with_name(settings.name + BACKUP_SUFFIX).exists()
+
+
+def test_purge_after_connect_in_an_existing_claude_dir_leaves_nothing_memsync_made(home: Path) -> None:
+    """The purge deleted the installs record before reading it: `{}` stubs and their backups stayed."""
+    setup.init()
+    (home / ".claude").mkdir()  # Claude Code's, before memsync: it stays
+    _ok("connect", "claude-code")
+    _ok("service", "install")  # no user systemd here: the unit is written, not started
+    made = [home / ".claude.json", home / ".claude" / "settings.json"]
+    assert all(path.exists() for path in made)
+
+    done = "\n".join(_ok("uninstall", "--purge", "--force"))
+    for path in made:
+        assert not path.exists() and not path.with_name(path.name + BACKUP_SUFFIX).exists()
+        assert f"deleted {path} and its backup (memsync created it" in done
+    assert (home / ".claude").is_dir() and not any((home / ".claude").iterdir())
+    assert f"deleted the empty directory {home / '.config' / 'systemd' / 'user'}" in done
+    for gone in (".config/systemd/user", ".config/memsync", ".local/share/memsync", ".local/state/memsync"):
+        assert not (home / gone).exists(), gone
+
+
+def test_disconnect_deletes_a_file_it_created_once_empty_and_keeps_one_it_did_not(home: Path) -> None:
+    setup.init()
+    mine = home / ".claude" / "settings.json"
+    mine.parent.mkdir()
+    mine.write_text('{"model": "opus"}\n')
+    _ok("connect", "claude-code")
+    assert "memsync" in (home / ".claude.json").read_text()
+    done = "\n".join(_ok("disconnect", "claude-code"))
+    assert f"deleted {home / '.claude.json'} and its backup (memsync created it" in done
+    assert not (home / ".claude.json").exists()
+    assert json.loads(mine.read_text()) == {"model": "opus"}
 
 
 def test_an_install_found_in_place_is_recorded_so_uninstall_removes_it(home: Path, tmp_path: Path) -> None:
