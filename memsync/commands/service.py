@@ -82,6 +82,10 @@ def _quote(value: str) -> str:
     return f'"{escaped}"'
 
 
+def _exec_start(argv: Sequence[str]) -> str:
+    return "ExecStart=" + " ".join(_quote(arg) for arg in argv)
+
+
 def unit_text(argv: Sequence[str], env: Mapping[str, str]) -> str:
     """The systemd user unit that runs ``argv`` with ``env``; text of ``systemd/memsync.service``'s form.
 
@@ -97,7 +101,7 @@ def unit_text(argv: Sequence[str], env: Mapping[str, str]) -> str:
         "",
         "[Service]",
         f"Type={SERVICE_TYPE}",
-        "ExecStart=" + " ".join(_quote(arg) for arg in argv),
+        _exec_start(argv),
         "ExecReload=kill -HUP $MAINPID",
         *(f"Environment={_quote(f'{key}={value}')}" for key, value in sorted(env.items())),
         "Environment=PYTHONUNBUFFERED=1",
@@ -279,11 +283,29 @@ def status() -> ServiceReport:
         return ServiceReport(
             path, False, (f"not installed ({path} does not exist); run `memsync service install`",)
         )
+    installed = (f"installed: {path}", *_stale(path))
     if sys.platform == "darwin":
-        return ServiceReport(path, False, (f"installed: {path}",))
+        return ServiceReport(path, False, installed)
     reason = user_systemd()
     if reason is not None:
-        return ServiceReport(path, False, (f"installed: {path}", f"state unknown: {reason}"))
+        return ServiceReport(path, False, (*installed, f"state unknown: {reason}"))
     state = _systemctl("is-active", UNIT_NAME).stdout.strip()
     enabled = _systemctl("is-enabled", UNIT_NAME).stdout.strip()
-    return ServiceReport(path, state == "active", (f"installed: {path}", f"{state}, {enabled}"))
+    return ServiceReport(path, state == "active", (*installed, f"{state}, {enabled}"))
+
+
+def _stale(path: Path) -> tuple[str, ...]:
+    """A line saying so when the service file at ``path`` does not run ``daemon_argv()`` (an older
+    memsync's command, or another interpreter's); else none."""
+    argv = daemon_argv()
+    try:
+        data = path.read_bytes()
+        if sys.platform == "darwin":
+            runs = plistlib.loads(data).get("ProgramArguments") == argv
+        else:
+            runs = _exec_start(argv) in data.decode().splitlines()
+    except (OSError, ValueError, plistlib.InvalidFileException):
+        runs = False
+    if runs:
+        return ()
+    return (f"its command differs from this memsync's ({shlex.join(argv)}): run `memsync service install`",)

@@ -91,3 +91,20 @@ def test_an_older_registration_without_safe_path_is_stale_and_connect_rewrites_i
 
 def _claude_line(status: str) -> str:
     return next(line for line in status.splitlines() if line.startswith("claude-code: "))
+
+
+def test_service_status_names_an_older_unit_and_install_rewrites_it(home: Path) -> None:
+    config = home / ".config" / "memsync" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("")
+    assert cli_main("service", "install").returncode == 0
+    unit = home / ".config" / "systemd" / "user" / "memsync.service"
+    assert "differs" not in cli_main("service", "status").stdout
+    unit.write_text(unit.read_text().replace('"-P" ', ""))  # what an older memsync wrote
+
+    stale = cli_main("service", "status").stdout
+    assert "its command differs from this memsync's" in stale and "run `memsync service install`" in stale
+
+    assert cli_main("service", "install").returncode == 0
+    assert '"-P" "-m" "memsync" "daemon"' in unit.read_text()
+    assert "differs" not in cli_main("service", "status").stdout
