@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -64,6 +65,37 @@ def track_files(
         and not through_symlink(label.rpartition("/")[0])
         and not any((track.live / label).is_relative_to(owned) for owned in track.excludes)
     ]
+
+
+def unavailable(f: TrackFile) -> Path | None:
+    """The live path that makes ``f`` unavailable here, else None: a directory on its way (the track's root
+    included) that is not a listable directory (a file, a dangling or looping symlink, unreadable; a
+    symlinked directory inside the track), or ``f`` itself being neither missing nor a regular file (a
+    directory, a dangling or looping symlink, a FIFO). Nothing of an unavailable file is deleted or
+    delivered (DESIGN "Deletions", I1): it is not an agent's deletion. A directory that is simply gone
+    makes nothing unavailable (its files were deleted; a vanished root is the cycle's). Never raises."""
+    if f.live.is_file():
+        return None  # the common case: one stat
+    parts = PurePosixPath(f.label).parts
+    dirs = [f.live.parents[len(parts) - 1 - i] for i in range(len(parts))]  # the root first
+    for here in dirs:
+        try:
+            mode = here.lstat().st_mode
+            if here == dirs[0] and stat.S_ISLNK(mode):
+                mode = here.stat().st_mode  # the track's root may be a symlink to the real folder
+        except FileNotFoundError:
+            return here if here.is_symlink() else None
+        except (OSError, RuntimeError):  # a symlink loop: Python 3.11 raises RuntimeError
+            return here
+        if not stat.S_ISDIR(mode) or not os.access(here, os.R_OK | os.X_OK):
+            return here
+    try:
+        f.live.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return f.live
+    return f.live
 
 
 def _listed(live_root: Path, store_root: Path, label: str, state: SyncState, prefix: str) -> bool:

@@ -24,7 +24,7 @@ from memsync.sync.appendonly import publish_append
 from memsync.sync.appendonly_delivery import deliver_append
 from memsync.sync.clashes import clash_of, store_in_the_way
 from memsync.sync.collector import Collector, PublishMode
-from memsync.sync.files import TrackFile, track_files
+from memsync.sync.files import TrackFile, track_files, unavailable
 from memsync.sync.notices import Notices
 from memsync.sync.records import HeldLine, kind_of_record
 from memsync.sync.reports import DeliverReport, PublishReport, track_name
@@ -54,7 +54,9 @@ def publish(
     by the agent deletes the store copy when the store still has the last synced version.
     The secret scanner (:mod:`memsync.secrets.files`) runs first: flagged lines (whole-file versions, files
     whose name it flags) stay on this machine and are listed in the report's ``held``. A live file where
-    the store has a directory (or a file above it) is not published (deliver reports the clash).
+    the store has a directory (or a file above it) is not published (deliver reports the clash), nor is
+    anything of a file unavailable here (``files.unavailable``: under a directory replaced by a file or a
+    dangling symlink, itself replaced by a directory): its absence is no deletion, here or on a peer.
     ``notices``: what this process warned about already (default: nothing). ``labels``: only the files at
     these paths relative to the track (what changed since the last cycle; ``files.track_files``); None:
     every file. Raises ``OSError`` from the file system.
@@ -123,6 +125,12 @@ def deliver(
             if clash is not None:
                 if not give_way(f, clash, out):
                     out.report_clash(clash)
+            elif (away := unavailable(f)) is not None:
+                if out.notices.first(("unavailable", away)):
+                    out.warn(
+                        f"{away} is not the directory or file memsync syncs there: nothing under it syncs "
+                        "or is deleted until it is one again (then the store's files arrive)"
+                    )
             elif is_append_only(f.rel):
                 deliver_append(f, clock, grace_s, out)
             else:
@@ -148,7 +156,9 @@ def _publish_pass(
 
     def publish_one(f: TrackFile) -> None:
         named = scan_name(f.rel)
-        if named is not None:
+        if unavailable(f) is not None:
+            _set_aside(f, state)
+        elif named is not None:
             _hold_named(f, named, out)
         elif is_append_only(f.rel):
             publish_append(f, mode, state.get(f.rel) is not None or known_track(), out)
@@ -157,18 +167,15 @@ def _publish_pass(
         out.writes.flush(when_full=True)
 
     with state.batch():
-        blocked, indexes = [], []
+        indexes = []
         for f in track_files(track, worktree, state, _with_indexes(labels)):
+            # A file where the store has a directory: the files under it are unavailable here, never
+            # deleted, so the directory stays until the user renames the file (deliver reports the clash).
             if store_in_the_way(f):
-                blocked.append(f)
-            elif kind_of(f.rel) == "index":
+                continue
+            if kind_of(f.rel) == "index":
                 indexes.append(f)
             else:
-                publish_one(f)
-        out.writes.flush()
-        # An agent turned a directory into a file: the loop (paths under it sort after it) emptied it since.
-        for f in blocked:
-            if not store_in_the_way(f):
                 publish_one(f)
         out.writes.flush()
         # Indexes last: their lines for the files held back above stay here (``withheld``).
@@ -185,6 +192,22 @@ def _with_indexes(labels: Collection[str] | None) -> Collection[str] | None:
         return None
     dirs = {label.rpartition("/")[0] for label in labels if label and kind_of(label) == "entry"}
     return {*labels, *(f"{d}/MEMORY.md" if d else "MEMORY.md" for d in dirs)}
+
+
+def _set_aside(f: TrackFile, state: SyncState) -> None:
+    """Publish nothing of ``f``, which is unavailable here (``files.unavailable``): its missing bytes are
+    no deletion. The last synced version of a whole file is forgotten, so that when its directory comes
+    back (empty, say) the store's version is delivered, not its deletion published; an append-only
+    file's offset stays (the same bytes back are no new lines). A record with work in flight stays."""
+    current = state.get_whole(f.rel)
+    if (
+        current is not None
+        and current.in_sync
+        and not is_append_only(f.rel)
+        and state.pending_publish(f.rel) is None
+        and state.pending_delivery(f.rel) is None
+    ):
+        state.forget(f.rel)
 
 
 def _hold_named(f: TrackFile, detector: str, out: Collector) -> None:
