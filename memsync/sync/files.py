@@ -70,8 +70,8 @@ def track_files(
 def unavailable(f: TrackFile) -> Path | None:
     """The live path that makes ``f`` unavailable here, else None: a directory on its way (the track's root
     included) that is not a listable directory (a file, a dangling or looping symlink, unreadable; a
-    symlinked directory inside the track), or ``f`` itself being neither missing nor a regular file (a
-    directory, a dangling or looping symlink, a FIFO). Nothing of an unavailable file is deleted or
+    symlinked directory inside the track), or ``f`` itself being neither missing, a regular file nor a
+    directory (a dangling or looping symlink, a FIFO). Nothing of an unavailable file is deleted or
     delivered (DESIGN "Deletions", I1): it is not an agent's deletion. A directory that is simply gone
     makes nothing unavailable (its files were deleted; a vanished root is the cycle's). Never raises."""
     if f.live.is_file():
@@ -90,12 +90,14 @@ def unavailable(f: TrackFile) -> Path | None:
         if not stat.S_ISDIR(mode) or not os.access(here, os.R_OK | os.X_OK):
             return here
     try:
-        f.live.lstat()
+        mode = f.live.lstat().st_mode
     except FileNotFoundError:
         return None
     except OSError:
         return f.live
-    return f.live
+    # A file an agent turned into a directory of files is a change that syncs (the file's deletion, the
+    # directory's files); any other non-regular file in its place (a dangling symlink, a FIFO) is not.
+    return None if stat.S_ISDIR(mode) else f.live
 
 
 def _listed(live_root: Path, store_root: Path, label: str, state: SyncState, prefix: str) -> bool:

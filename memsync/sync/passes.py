@@ -56,7 +56,7 @@ def publish(
     whose name it flags) stay on this machine and are listed in the report's ``held``. A live file where
     the store has a directory (or a file above it) is not published (deliver reports the clash), nor is
     anything of a file unavailable here (``files.unavailable``: under a directory replaced by a file or a
-    dangling symlink, itself replaced by a directory): its absence is no deletion, here or on a peer.
+    dangling symlink, itself a dangling symlink): its absence is no deletion, here or on a peer.
     ``notices``: what this process warned about already (default: nothing). ``labels``: only the files at
     these paths relative to the track (what changed since the last cycle; ``files.track_files``); None:
     every file. Raises ``OSError`` from the file system.
@@ -167,15 +167,20 @@ def _publish_pass(
         out.writes.flush(when_full=True)
 
     with state.batch():
-        indexes = []
+        blocked, indexes = [], []
         for f in track_files(track, worktree, state, _with_indexes(labels)):
-            # A file where the store has a directory: the files under it are unavailable here, never
-            # deleted, so the directory stays until the user renames the file (deliver reports the clash).
             if store_in_the_way(f):
-                continue
-            if kind_of(f.rel) == "index":
+                blocked.append(f)
+            elif kind_of(f.rel) == "index":
                 indexes.append(f)
             else:
+                publish_one(f)
+        out.writes.flush()
+        # An agent turned a file into a directory: the loop (the file sorts before the paths under it)
+        # deleted the store's file since. (A file where the store has a directory stays blocked: the
+        # files under it are unavailable here, never deleted; deliver reports the clash.)
+        for f in blocked:
+            if not store_in_the_way(f):
                 publish_one(f)
         out.writes.flush()
         # Indexes last: their lines for the files held back above stay here (``withheld``).

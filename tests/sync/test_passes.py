@@ -591,37 +591,47 @@ def test_a_live_directory_meeting_a_store_file_is_left_alone_and_reported(
     assert (roles / "notes-dir" / "inner.md").read_bytes() == b"a's file in a directory\n"
 
 
-@pytest.mark.parametrize("to", ["directory", "file"])
-def test_a_file_turned_into_a_directory_or_back_is_unavailable_never_deleted(
-    pair: tuple[Machine, Machine], to: str
-) -> None:
-    """The machine where it happens publishes no deletion (its peer keeps the old file, byte for byte),
-    is told to rename the path, and once it does gets the store's version back while what it wrote under
-    the new name syncs too."""
+def test_an_agent_turning_a_file_into_a_directory(pair: tuple[Machine, Machine]) -> None:
+    """The machine where it happens publishes the change in one cycle; a peer with the old file,
+    unchanged, gets the directory at once."""
     a, b = pair
-    pair_of_paths = ("notes.md", "notes.md/inner.md")
-    before, after = pair_of_paths if to == "directory" else pair_of_paths[::-1]
-    (a.live / before).parent.mkdir(parents=True, exist_ok=True)
-    (a.live / before).write_bytes(b"before\n")
+    (a.live / "notes.md").write_bytes(b"before\n")
     a.sync()
     b.sync()
-    shutil.rmtree(a.live / "notes.md") if to == "file" else (a.live / "notes.md").unlink()
-    (a.live / after).parent.mkdir(parents=True, exist_ok=True)
-    (a.live / after).write_bytes(b"after\n")
-    clash = Clash("roles/qa/notes.md", a.live / "notes.md", "directory" if to == "directory" else "file")
+    (a.live / "notes.md").unlink()
+    (a.live / "notes.md").mkdir()
+    (a.live / "notes.md" / "inner.md").write_bytes(b"after\n")
+    a.publish()
+    assert a.deliver().clashes == ()
+    assert (a.store / "roles" / "qa" / "notes.md" / "inner.md").read_bytes() == b"after\n"
+    b.publish()
+    assert b.deliver().clashes == ()
+    assert (b.live / "notes.md" / "inner.md").read_bytes() == b"after\n"
+
+
+def test_a_directory_turned_into_a_file_is_unavailable_never_deleted(pair: tuple[Machine, Machine]) -> None:
+    """The machine where it happens publishes no deletion (its peer keeps the old file, byte for byte),
+    is told to rename the path, and once it does gets the store's files back while what it wrote under
+    the new name syncs too."""
+    a, b = pair
+    (a.live / "notes.md").mkdir()
+    (a.live / "notes.md" / "inner.md").write_bytes(b"before\n")
+    a.sync()
+    b.sync()
+    shutil.rmtree(a.live / "notes.md")
+    (a.live / "notes.md").write_bytes(b"after\n")
     for _ in range(2):
         a.publish()
-        assert a.deliver().clashes == (clash,)
-    assert (a.store / "roles" / "qa" / before).read_bytes() == b"before\n"
-    assert (a.live / after).read_bytes() == b"after\n"
+        assert a.deliver().clashes == (Clash("roles/qa/notes.md", a.live / "notes.md", "file"),)
+    assert (a.store / "roles" / "qa" / "notes.md" / "inner.md").read_bytes() == b"before\n"
+    assert (a.live / "notes.md").read_bytes() == b"after\n"
     b.sync()
-    assert (b.live / before).read_bytes() == b"before\n"
+    assert (b.live / "notes.md" / "inner.md").read_bytes() == b"before\n"
     (a.live / "notes.md").rename(a.live / "renamed")
     a.sync()
     b.sync()
-    assert (a.live / before).read_bytes() == b"before\n"
-    renamed = "renamed/inner.md" if to == "directory" else "renamed"
-    assert (b.live / renamed).read_bytes() == (a.live / renamed).read_bytes() == b"after\n"
+    assert (a.live / "notes.md" / "inner.md").read_bytes() == b"before\n"
+    assert (b.live / "renamed").read_bytes() == (a.live / "renamed").read_bytes() == b"after\n"
 
 
 def test_a_line_cut_by_a_truncation_is_completed_from_the_store_not_published_as_a_fragment(

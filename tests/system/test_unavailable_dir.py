@@ -1,7 +1,7 @@
-"""A tracked directory that is not what the store expects here (a role folder replaced by a file, a
-curated entry replaced by a folder) is unavailable: nothing under it is published as deleted,
-on any machine, nothing is delivered into it, and once it is a directory again the store's content comes
-back whole. Two machines, `memsync sync` through the CLI's entry point, a bare remote."""
+"""A tracked directory that is not what the store expects here (a role folder replaced by a file) is
+unavailable: nothing under it is published as deleted, on any machine, nothing is delivered into it, and
+once it is a directory again the store's content comes back whole. Two machines, `memsync sync` through
+the CLI's entry point, a bare remote."""
 
 from __future__ import annotations
 
@@ -68,22 +68,5 @@ def test_a_role_folder_replaced_by_a_file_deletes_nothing_and_comes_back_whole(
 
     role.unlink()
     sync(alice, bob, alice)
-    assert _live(alice, prefix) == FILES
-    assert _live(bob, prefix) == FILES and _store(bob, prefix) == FILES
-
-
-def test_a_curated_entry_replaced_by_a_folder_deletes_nothing_and_comes_back(
-    tmp_path: Path, remote: Path, peers: list[Peer]
-) -> None:
-    alice, bob, role, prefix = _pair(tmp_path, remote, peers, team=True)
-    entry = role / "use_plain_english.md"
-    entry.unlink()
-    (entry / "notes").mkdir(parents=True)
-    sync(alice, bob, alice)
-    assert _live(bob, prefix) == FILES and _store(alice, prefix) == FILES
-    assert list(entry.rglob("*")) == [entry / "notes"]  # nothing delivered into it
-
-    shutil.rmtree(entry)
-    sync(alice, bob)
     assert _live(alice, prefix) == FILES
     assert _live(bob, prefix) == FILES and _store(bob, prefix) == FILES
