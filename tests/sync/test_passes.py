@@ -634,6 +634,28 @@ def test_a_directory_turned_into_a_file_is_unavailable_never_deleted(pair: tuple
     assert (b.live / "renamed").read_bytes() == (a.live / "renamed").read_bytes() == b"after\n"
 
 
+def test_an_entry_replaced_by_a_dangling_symlink_is_unavailable_never_deleted(
+    pair: tuple[Machine, Machine], tmp_path: Path
+) -> None:
+    """A curated entry replaced by a symlink to nothing publishes no deletion, gets nothing written
+    through it, is named once a pass; with the symlink gone the store's entry comes back."""
+    a, b = pair
+    (a.live / "entry.md").write_bytes(b"keep me\n")
+    a.sync()
+    b.sync()
+    (a.live / "entry.md").unlink()
+    (a.live / "entry.md").symlink_to(tmp_path / "nowhere")
+    for _ in range(2):  # each pass here has its own notices: the warning once per pass
+        warnings = a.publish().warnings + a.deliver().warnings
+        assert [w.split(" ")[0] for w in warnings] == [str(a.live / "entry.md")]
+    assert (a.store / "roles" / "qa" / "entry.md").read_bytes() == b"keep me\n"
+    assert not (tmp_path / "nowhere").exists()
+    (a.live / "entry.md").unlink()
+    a.sync()
+    b.sync()
+    assert (a.live / "entry.md").read_bytes() == (b.live / "entry.md").read_bytes() == b"keep me\n"
+
+
 def test_a_line_cut_by_a_truncation_is_completed_from_the_store_not_published_as_a_fragment(
     pair: tuple[Machine, Machine],
 ) -> None:
