@@ -18,6 +18,7 @@ from pathlib import Path
 
 import typer
 from typer._click import Command
+from typer._click.globals import get_current_context
 
 from memsync import __version__
 from memsync.base.paths import state_dir
@@ -57,7 +58,9 @@ def _root(
     ),
 ) -> None:
     """Keep AI-agent memory in sync between machines, people and agents through git."""
-    level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
+    # A one-shot command says its result on stdout: its progress lines are for -v (a daemon's, see
+    # daemon_log_times, are its only output and stay on).
+    level = logging.DEBUG if verbose and not quiet else logging.WARNING
     logging.basicConfig(level=level, format=_LINE, stream=sys.stderr)
 
 
@@ -76,8 +79,13 @@ def under_journald() -> bool:
 
 
 def daemon_log_times() -> None:
-    """Start each log line of a long-running process (the daemon) with its local date and time and zone,
-    unless journald writes them (it timestamps each line itself)."""
+    """Log what a long-running process (the daemon) does from INFO up (unless -q), and start each line
+    with its local date and time and zone, unless journald writes them (it timestamps each line itself)."""
+    root = logging.getLogger()
+    context = get_current_context(silent=True)
+    quiet = context is not None and bool(context.find_root().params.get("quiet"))
+    if not quiet and root.level > logging.INFO:
+        root.setLevel(logging.INFO)
     if under_journald():
         return
     for handler in logging.getLogger().handlers:
@@ -187,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         typer.echo("", err=True)
         return EXIT_INTERRUPTED
     except typer.TyperException as exc:  # usage errors: typer has shown the usage, we add the reason
+        if isinstance(exc, typer.BadParameter):
+            # typer validates through pydantic, whose wording would lead the CLI's line
+            exc.message = exc.message.removeprefix("Value error, ")
         show = getattr(exc, "show", None)
         if callable(show):
             show()

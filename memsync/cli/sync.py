@@ -96,13 +96,13 @@ def sync_command(
     """
     if dry_run:
         return _preview(config, shown=False)
-    from memsync.commands.sync import STEP_LOGGERS, run_all_from
+    from memsync.commands.sync import run_all_from
 
     if quiet:
         logging.getLogger("memsync").setLevel(logging.WARNING)
-    elif not (verbose or logging.getLogger().isEnabledFor(logging.DEBUG)):  # `memsync -v sync` too
-        for name in STEP_LOGGERS:  # their INFO lines say what the result lines say
-            logging.getLogger(name).setLevel(logging.WARNING)
+    elif verbose and not logging.getLogger().isEnabledFor(logging.INFO):  # `memsync -v sync`: DEBUG already
+        # each step as it happens; without -v the result lines say it all
+        logging.getLogger("memsync").setLevel(logging.INFO)
     return run_all_from(config or config_path(), None if quiet else typer.echo)
 
 

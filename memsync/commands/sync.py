@@ -26,8 +26,6 @@ from memsync.store.refs import head
 
 log = logging.getLogger(__name__)
 
-STEP_LOGGERS = (__name__, "memsync.cycle.report")
-"""The loggers whose INFO lines tell a sync's steps as they happen: the result lines say the same."""
 
 # What a result line says of a failed remote: the warning says what failed and why, once.
 _WARNED = "failed, see the warning on stderr"
