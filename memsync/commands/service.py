@@ -185,7 +185,8 @@ def user_systemd() -> str | None:
 def _fallback(reason: str) -> str:
     command = shlex.join(daemon_argv())
     return (
-        f"{reason}: the unit is written but not started. Run the daemon another way, e.g. "
+        f"not started, and nothing will start it: {reason}, so the unit is only a file. Run the daemon "
+        "another way, e.g. "
         f"`nohup {command} >>~/.memsync.log 2>&1 &`, or from your session's autostart."
     )
 

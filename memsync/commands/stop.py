@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -52,7 +53,8 @@ def stop(path: Path | None = None, wait_s: float = STOP_WAIT_S) -> Report:
             )
         time.sleep(_POLL_S)
     lines = [f"stopped the memsync daemon (PID {pid})"]
-    if service.unit_path().exists():
+    # Only a reachable service manager starts it again: without one the unit is a file and nothing more.
+    if service.unit_path().exists() and (sys.platform == "darwin" or service.user_systemd() is None):
         lines.append(
             "the user service starts it again at the next login: `memsync service uninstall` removes it"
         )

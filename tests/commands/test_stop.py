@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from memsync.commands import service
 from memsync.daemon.instance import pid_file, running_daemon_pid
 from tests.support.helpers import run_cli, wait_for
 
@@ -46,3 +49,27 @@ def test_stop_ends_the_daemon_up_started_and_up_does_not_start_a_second(home: Pa
     none = run_cli("stop")
     assert none.returncode == 0, none.stderr
     assert none.stdout == f"no memsync daemon is running for {_config(home)}\n"
+
+
+def test_stop_promises_no_restart_from_a_unit_no_service_manager_runs(home: Path) -> None:
+    if service.user_systemd() is None:
+        pytest.skip("a user systemd manager is reachable here: the unit would start the daemon")
+    (home / ".agents" / "memory" / "dev").mkdir(parents=True)
+    assert run_cli("init").returncode == 0
+    installed = run_cli("service", "install")
+    assert "not started, and nothing will start it" in installed.stdout, installed.stdout
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "memsync", "daemon"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: pid_file(_config(home)).exists(), timeout=60, what="the daemon's pid file")
+        stopped = run_cli("stop", timeout=60)
+        assert stopped.returncode == 0, stopped.stderr
+        assert stopped.stdout.splitlines() == [f"stopped the memsync daemon (PID {daemon.pid})"]
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+        daemon.wait()
