@@ -92,7 +92,8 @@ def hold_cycle(
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
-        log.info("store %s: waiting for %s to finish its cycle", name, describe_holder(meta_dir))
+        # a warning: a one-shot command (which logs INFO only with -v) must say why it does not return
+        log.warning("store %s: waiting for %s to finish its cycle", name, describe_holder(meta_dir))
         waited = 0.0
         while True:
             try:
