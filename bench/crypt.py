@@ -21,7 +21,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -29,6 +31,7 @@ from memsync.config.file import Identity, StoreConfig  # after sys.path
 from memsync.store.facade import Store
 
 FILE = "memory/memory.jsonl"
+P = TypeVar("P")  # a peer of a race
 
 
 def store(root: Path, name: str, remote: Path, encrypt: bool) -> Store:
@@ -86,20 +89,38 @@ def converge(root: Path, encrypt: bool, peers: int) -> float:
     stores = [store(root, f"p{i}", remote, encrypt) for i in range(peers)]
     for s in stores:
         s.exchange()
-    started = time.perf_counter()
 
     def run(s: Store, i: int) -> None:
         write(s, f"peer{i}")
         while (s.worktree / FILE).read_text().count("peer") < peers:
             s.exchange()
 
-    threads = [threading.Thread(target=run, args=(s, i)) for i, s in enumerate(stores)]
+    # Each peer has every line once it stops; the last pusher's commit then reaches all on the next pull.
+    return race(stores, run)
+
+
+def race(peers: Sequence[P], run: Callable[[P, int], None]) -> float:
+    """Seconds until ``run(peer, its index)`` has returned for each of ``peers``, all started at once, each
+    in a thread of its own."""
+    started = time.perf_counter()
+    threads = [threading.Thread(target=run, args=(p, i)) for i, p in enumerate(peers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    # Each peer has every line once it stops; the last pusher's commit then reaches all on the next pull.
     return time.perf_counter() - started
+
+
+def print_row(label: str, row: tuple[float, float, int, int, float], cycles: int, peers: int) -> None:
+    """Print one store's figures (seconds per write and read, remote bytes loose and packed after ``cycles``
+    cycles, seconds for ``peers`` peers to converge) as a line of the report."""
+    w, r, loose, packed, conv = row
+    print(
+        f"{label:9}  cycle write {w * 1000:6.1f} ms  read {r * 1000:6.1f} ms  "
+        f"remote after {cycles} cycles {loose / 1024:8.0f} KiB loose "
+        f"{packed / 1024:7.0f} KiB packed  {peers} peers converge {conv:5.2f} s",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -115,12 +136,7 @@ def main() -> None:
             w, r, loose, packed = measured[encrypt]
             conv = converge(Path(tmp) / label, encrypt, args.peers)
             rows[label] = (w, r, loose, packed, conv)
-            print(
-                f"{label:9}  cycle write {w * 1000:6.1f} ms  read {r * 1000:6.1f} ms  "
-                f"remote after {args.cycles} cycles {loose / 1024:8.0f} KiB loose "
-                f"{packed / 1024:7.0f} KiB packed  {args.peers} peers converge {conv:5.2f} s",
-                flush=True,
-            )
+            print_row(label, rows[label], args.cycles, args.peers)
         p, e = rows["plaintext"], rows["encrypted"]
         print(
             f"ratio      cycle write {e[0] / p[0]:.2f}x  read {e[1] / p[1]:.2f}x  (target <= 1.5x); "

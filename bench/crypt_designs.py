@@ -26,7 +26,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -189,19 +188,13 @@ def converge(root: Path, design: str, peers: int) -> float:
     devices = [device(design, root, f"p{i}", remote, secret) for i in range(peers)]
     for d in devices:
         d.exchange()
-    started = time.perf_counter()
 
     def run(d: Device, i: int) -> None:
         d.put(FILE, entry(f"peer{i}"), True)
         while d.read(FILE).count("peer") < peers:
             d.exchange()
 
-    threads = [threading.Thread(target=run, args=(d, i)) for i, d in enumerate(devices)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return time.perf_counter() - started
+    return design_a.race(devices, run)
 
 
 def main() -> None:
@@ -224,12 +217,7 @@ def main() -> None:
             w, r, loose, packed = measured[design]
             conv = converge(Path(tmp) / f"converge-{design}", design, args.peers)
             rows[design] = (w, r, loose, packed, conv)
-            print(
-                f"{design:9}  cycle write {w * 1000:6.1f} ms  read {r * 1000:6.1f} ms  "
-                f"remote after {args.cycles} cycles {loose / 1024:8.0f} KiB loose "
-                f"{packed / 1024:7.0f} KiB packed  {args.peers} peers converge {conv:5.2f} s",
-                flush=True,
-            )
+            design_a.print_row(design, rows[design], args.cycles, args.peers)
         print("## ratios (targets: cycle <= 1.5x, bytes <= 3x, converge <= 1.5x the plaintext store)")
         for design, baseline in (
             ("A", "plaintext"),

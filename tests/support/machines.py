@@ -7,13 +7,14 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from tests.conftest import isolated_env
 from tests.support.claude_fixtures import checkout
-from tests.support.helpers import REPO_ROOT, wait_for
+from tests.support.helpers import REPO_ROOT, bare_remote, git, wait_for
 from tests.support.npm import BIN
 
 
@@ -52,9 +53,21 @@ class Machine:
         self.memsync("config", "set", "pull_interval_s", "2")
         self.memsync("connect", host)
 
-    def host_env(self, extra: Mapping[str, str]) -> dict[str, str]:
-        """The environment of the host's CLI on this machine, with ``extra``."""
-        return {**os.environ, **self.env, **extra}
+    def run_host(self, argv: Sequence[str], extra_env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+        """Run the host's CLI (``argv``) in the checkout, with this machine's environment and
+        ``extra_env``; what it did (it must exit 0, else its stderr is shown)."""
+        done = subprocess.run(
+            list(argv),
+            cwd=self.project,
+            env={**os.environ, **self.env, **extra_env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
 
     def uninstall(self) -> None:
         """``pip uninstall memsync``: the virtualenv's interpreter no longer finds it."""
@@ -91,6 +104,45 @@ class Machine:
         )
         assert done.returncode == 0, (args, done.stderr)
         return done.stdout
+
+
+M = TypeVar("M", bound=Machine)
+
+
+def alice_and_bob(machine: Callable[[Path, str, Path, str, str], M], root: Path) -> tuple[Path, M, M]:
+    """A bare remote under ``root`` and two machines on it made by ``machine``: Alice and Bob, with one
+    project checked out at different paths under different spellings of its origin."""
+    remote = bare_remote(root / "remote.git")
+    alice = machine(root, "alice", remote, "src/shop", "git@example.com:org/shop.git")
+    bob = machine(root, "bob", remote, "work/shop-main", "https://example.com/org/shop")
+    return remote, alice, bob
+
+
+@contextmanager
+def daemons(*machines: Machine) -> Iterator[None]:
+    """The daemons of ``machines`` running, each stopped at the end."""
+    with ExitStack() as running:
+        for machine in machines:
+            running.enter_context(machine.daemon())
+        yield
+
+
+def wait_on_remote(remote: Path, path: str, entry: str, what: str) -> None:
+    """Wait until ``remote``'s HEAD has a file at ``path`` and its history the entry ``entry``."""
+    wait_for(
+        lambda: (
+            path in git(remote, "ls-tree", "-r", "--name-only", "HEAD").split()
+            and entry in git(remote, "log", "-p", "HEAD")
+        ),
+        timeout=90,
+        what=what,
+    )
+
+
+def wait_delivered(path: Path, content: str, what: str) -> None:
+    """Wait until a daemon has delivered the file ``path``; it must hold exactly ``content``."""
+    wait_for(path.is_file, timeout=90, what=what)
+    assert path.read_text() == content
 
 
 def _site_packages(python: str) -> str:

@@ -15,6 +15,7 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
@@ -206,9 +207,10 @@ class Anthropic:
         return events
 
 
-def serve(api: ModelAPI) -> tuple[ThreadingHTTPServer, str]:
-    """Start ``api`` on 127.0.0.1 (a free port) in a daemon thread, answering in ``api.wire``'s format;
-    returns the server and its base URL."""
+@contextmanager
+def served(api: ModelAPI) -> Iterator[str]:
+    """``api`` served on 127.0.0.1 (a free port) from a daemon thread, answering in ``api.wire``'s format;
+    yields its base URL, and shuts the server down at the end."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -234,4 +236,8 @@ def serve(api: ModelAPI) -> tuple[ThreadingHTTPServer, str]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -11,18 +11,15 @@ uninstalled from Bob's machine and a session runs with every hook exiting 0 and 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memsync.hosts.claude_code import sanitize
-from tests.support.helpers import bare_remote, git, wait_for
-from tests.support.machines import Machine
-from tests.support.model_api import Anthropic, ModelAPI, ToolCall, Turn, Until, offers, serve
+from tests.support.machines import Machine, alice_and_bob, daemons, wait_delivered, wait_on_remote
+from tests.support.model_api import Anthropic, ModelAPI, ToolCall, Turn, Until, offers, served
 from tests.support.npm import installed
 
 TOOLS = "Write,mcp__memsync__remember,mcp__memsync__recall"
@@ -57,17 +54,8 @@ class ClaudeMachine(Machine):
         """One ``claude -p PROMPT`` session in the checkout, the model played by ``turns``; returns the
         stand-in (with the requests it got) and the session's stream-json events."""
         api = ModelAPI(Anthropic(), list(turns))
-        server, url = serve(api)
-        env = self.host_env(
-            {
-                "ANTHROPIC_BASE_URL": url,
-                "ANTHROPIC_API_KEY": "sk-ant-stand-in",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "DISABLE_TELEMETRY": "1",
-            }
-        )
-        try:
-            done = subprocess.run(
+        with served(api) as url:
+            done = self.run_host(
                 [
                     "claude",
                     "-p",
@@ -78,18 +66,13 @@ class ClaudeMachine(Machine):
                     "--allowedTools",
                     TOOLS,
                 ],
-                cwd=self.project,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=300,
-                stdin=subprocess.DEVNULL,
-                check=False,
+                {
+                    "ANTHROPIC_BASE_URL": url,
+                    "ANTHROPIC_API_KEY": "sk-ant-stand-in",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                    "DISABLE_TELEMETRY": "1",
+                },
             )
-        finally:
-            server.shutdown()
-            server.server_close()
-        assert done.returncode == 0, done.stderr
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         assert events and events[-1].get("type") == "result" and not events[-1].get("is_error"), events[-1:]
         return api, events
@@ -102,13 +85,8 @@ def _hooks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @pytest.mark.timeout(900)  # four Claude Code sessions and two daemons on a loaded 2-core machine
 def test_what_one_machines_session_learns_reaches_the_next_session_on_the_other(tmp_path: Path) -> None:
     installed("claude", "@anthropic-ai/claude-code")
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = ClaudeMachine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
-    bob = ClaudeMachine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
-
-    with ExitStack() as daemons:
-        daemons.enter_context(alice.daemon())
-        daemons.enter_context(bob.daemon())
+    remote, alice, bob = alice_and_bob(ClaudeMachine, tmp_path)
+    with daemons(alice, bob):
         _meet(alice, bob, remote)
     # `pip uninstall memsync` on Bob's machine (its daemon stopped): the hooks stay in his settings and
     # fail open.
@@ -148,19 +126,15 @@ def _meet(alice: ClaudeMachine, bob: ClaudeMachine, remote: Path) -> None:
     assert remembered and not remembered[0].get("is_error") and '"id"' in str(remembered[0]), remembered
     # Alice's Stop and SessionEnd hooks start a sync in the background: the remote gets both, under the
     # project's identity.
-    wait_for(
-        lambda: (
-            "claude/projects/example.com~org~shop/deploy_fridays.md"
-            in git(remote, "ls-tree", "-r", "--name-only", "HEAD").split()
-            and ENTRY in git(remote, "log", "-p", "HEAD")
-        ),
-        timeout=90,
-        what="alice's memory file and entry on the remote",
+    wait_on_remote(
+        remote,
+        "claude/projects/example.com~org~shop/deploy_fridays.md",
+        ENTRY,
+        "alice's memory file and entry on the remote",
     )
 
     # Bob's daemon pulls and delivers into his folder of the project: his next session starts with it.
-    wait_for(lambda: (bob.memory / "MEMORY.md").is_file(), timeout=90, what="MEMORY.md in bob's folder")
-    assert (bob.memory / "MEMORY.md").read_text() == INDEX
+    wait_delivered(bob.memory / "MEMORY.md", INDEX, "MEMORY.md in bob's folder")
     assert NOTE in (bob.memory / "deploy_fridays.md").read_text()
     api, events = bob.session(
         "When can I ship a release?",

@@ -16,16 +16,13 @@ says); the sessions stand for that with ``--dangerously-bypass-hook-trust``.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Sequence
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import bare_remote, git, wait_for
-from tests.support.machines import Machine
-from tests.support.model_api import ModelAPI, ToolCall, Turn, Until, serve
+from tests.support.machines import Machine, alice_and_bob, daemons, wait_delivered, wait_on_remote
+from tests.support.model_api import ModelAPI, ToolCall, Turn, Until, served
 from tests.support.npm import installed
 from tests.support.openai_responses_api import Responses
 
@@ -61,19 +58,17 @@ class CodexMachine(Machine):
         provider pointed at the stand-in); returns the stand-in (with the requests it got) and what Codex
         printed on stderr (its log of hooks and tool calls)."""
         api = ModelAPI(Responses(), list(turns))
-        server, url = serve(api)
-        provider = (
-            f'{{name = "stand-in", base_url = "{url}/v1", wire_api = "responses", env_key = "STANDIN_KEY"}}'
-        )
-        config = [
-            "model_provider=standin",
-            f"model_providers.standin={provider}",
-            "features.memories=true",
-            # Codex's own memory writer would ask the model to rewrite the folder after each session.
-            "memories.generate_memories=false",
-        ]
-        try:
-            done = subprocess.run(
+        with served(api) as url:
+            provider = f'{{name = "stand-in", base_url = "{url}/v1", wire_api = "responses", '
+            provider += 'env_key = "STANDIN_KEY"}'
+            config = [
+                "model_provider=standin",
+                f"model_providers.standin={provider}",
+                "features.memories=true",
+                # Codex's own memory writer would ask the model to rewrite the folder after each session.
+                "memories.generate_memories=false",
+            ]
+            done = self.run_host(
                 [
                     "codex",
                     "exec",
@@ -84,18 +79,8 @@ class CodexMachine(Machine):
                     "--dangerously-bypass-hook-trust",
                     prompt,
                 ],
-                cwd=self.project,
-                env=self.host_env({"STANDIN_KEY": "sk-stand-in"}),
-                capture_output=True,
-                text=True,
-                timeout=300,
-                stdin=subprocess.DEVNULL,
-                check=False,
+                {"STANDIN_KEY": "sk-stand-in"},
             )
-        finally:
-            server.shutdown()
-            server.server_close()
-        assert done.returncode == 0, done.stderr
         return api, done.stderr
 
 
@@ -107,13 +92,8 @@ def _output(result: dict[str, object]) -> str:
 @pytest.mark.timeout(900)  # four Codex sessions and two daemons on a loaded 2-core machine
 def test_what_one_machines_codex_session_learns_reaches_the_next_session_on_the_other(tmp_path: Path) -> None:
     installed("codex", "@openai/codex")
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = CodexMachine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
-    bob = CodexMachine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
-
-    with ExitStack() as daemons:
-        daemons.enter_context(alice.daemon())
-        daemons.enter_context(bob.daemon())
+    remote, alice, bob = alice_and_bob(CodexMachine, tmp_path)
+    with daemons(alice, bob):
         _meet(alice, bob, remote)
     # `pip uninstall memsync` on Bob's machine (its daemon stopped): the hooks stay in his hooks.json and
     # fail open.
@@ -142,19 +122,12 @@ def _meet(alice: CodexMachine, bob: CodexMachine, remote: Path) -> None:
     remembered = api_alice.tool_results("mcp__memsync__remember")
     assert remembered and '"id"' in _output(remembered[0]), remembered
     # Alice's Stop hook starts a sync in the background: the remote gets both.
-    wait_for(
-        lambda: (
-            "codex/memories/memory_summary.md" in git(remote, "ls-tree", "-r", "--name-only", "HEAD").split()
-            and ENTRY in git(remote, "log", "-p", "HEAD")
-        ),
-        timeout=90,
-        what="alice's memory summary and entry on the remote",
+    wait_on_remote(
+        remote, "codex/memories/memory_summary.md", ENTRY, "alice's memory summary and entry on the remote"
     )
 
     # Bob's daemon pulls and delivers into his memories folder: his next session starts with it.
-    summary = bob.memories / "memory_summary.md"
-    wait_for(lambda: summary.is_file(), timeout=90, what="memory_summary.md in bob's memories folder")
-    assert summary.read_text() == SUMMARY
+    wait_delivered(bob.memories / "memory_summary.md", SUMMARY, "memory_summary.md in bob's memories folder")
     api, _ = bob.session(
         "When can I ship a release?",
         [WAIT_FOR_MCP, [ToolCall("mcp__memsync__recall", {"query": "when do we tag releases"})], "Monday."],

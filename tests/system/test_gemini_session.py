@@ -13,17 +13,14 @@ Bob's machine and a session runs with no hook failing.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Sequence
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from tests.support.gemini_api import Gemini
-from tests.support.helpers import bare_remote, git, wait_for
-from tests.support.machines import Machine
-from tests.support.model_api import ModelAPI, ToolCall, Turn, serve
+from tests.support.machines import Machine, alice_and_bob, daemons, wait_delivered, wait_on_remote
+from tests.support.model_api import ModelAPI, ToolCall, Turn, served
 from tests.support.npm import installed
 
 NOTE = "Production deploys never on Fridays: the on-call team is thin."
@@ -54,23 +51,11 @@ class GeminiMachine(Machine):
         """One ``gemini -p PROMPT`` session in the checkout (trusted, every tool call approved), the model
         played by ``turns``; returns the stand-in (with the requests it got) and Gemini CLI's stderr."""
         api = ModelAPI(Gemini(), list(turns))
-        server, url = serve(api)
-        env = {"GEMINI_API_KEY": "stand-in", "GOOGLE_GEMINI_BASE_URL": url}
-        try:
-            done = subprocess.run(
+        with served(api) as url:
+            done = self.run_host(
                 ["gemini", "--skip-trust", "--yolo", "--model", MODEL, "-p", prompt],
-                cwd=self.project,
-                env=self.host_env(env),
-                capture_output=True,
-                text=True,
-                timeout=300,
-                stdin=subprocess.DEVNULL,
-                check=False,
+                {"GEMINI_API_KEY": "stand-in", "GOOGLE_GEMINI_BASE_URL": url},
             )
-        finally:
-            server.shutdown()
-            server.server_close()
-        assert done.returncode == 0, done.stderr
         return api, done.stderr
 
 
@@ -85,13 +70,8 @@ def test_what_one_machines_gemini_session_learns_reaches_the_next_session_on_the
     tmp_path: Path,
 ) -> None:
     installed("gemini", "@google/gemini-cli")
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = GeminiMachine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
-    bob = GeminiMachine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
-
-    with ExitStack() as daemons:
-        daemons.enter_context(alice.daemon())
-        daemons.enter_context(bob.daemon())
+    remote, alice, bob = alice_and_bob(GeminiMachine, tmp_path)
+    with daemons(alice, bob):
         _meet(alice, bob, remote)
     # `pip uninstall memsync` on Bob's machine (its daemon stopped): the hooks stay in his settings and
     # fail open.
@@ -116,18 +96,10 @@ def _meet(alice: GeminiMachine, bob: GeminiMachine, remote: Path) -> None:
     remembered = api_alice.tool_results("mcp_memsync_remember")
     assert remembered and '"id"' in _output(remembered[0]), remembered
     # Alice's AfterAgent and SessionEnd hooks start a sync in the background: the remote gets both.
-    wait_for(
-        lambda: (
-            "gemini/GEMINI.md" in git(remote, "ls-tree", "-r", "--name-only", "HEAD").split()
-            and ENTRY in git(remote, "log", "-p", "HEAD")
-        ),
-        timeout=90,
-        what="alice's GEMINI.md and entry on the remote",
-    )
+    wait_on_remote(remote, "gemini/GEMINI.md", ENTRY, "alice's GEMINI.md and entry on the remote")
 
     # Bob's daemon pulls and delivers into his ~/.gemini: his next session starts with it.
-    wait_for(lambda: bob.memory.is_file(), timeout=90, what="GEMINI.md in bob's ~/.gemini")
-    assert bob.memory.read_text() == MEMORY
+    wait_delivered(bob.memory, MEMORY, "GEMINI.md in bob's ~/.gemini")
     api, _ = bob.session(
         "When can I ship a release?",
         [[ToolCall("mcp_memsync_recall", {"query": "when do we tag releases"})], "Monday."],

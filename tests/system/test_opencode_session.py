@@ -14,16 +14,15 @@ Bob's machine and a session still runs.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.helpers import bare_remote, git
-from tests.support.machines import Machine
-from tests.support.model_api import ModelAPI, ToolCall, Turn, serve
+from tests.support.helpers import git
+from tests.support.machines import Machine, alice_and_bob
+from tests.support.model_api import ModelAPI, ToolCall, Turn, served
 from tests.support.npm import installed
 from tests.support.openai_chat_api import OpenAIChat, text
 
@@ -73,24 +72,12 @@ class OpenCodeMachine(Machine):
         """One ``opencode run PROMPT`` session in the checkout (permissions approved), the model played
         by ``turns``; returns the stand-in (with the requests it got) and the session's JSON events."""
         api = ModelAPI(OpenAIChat(), list(turns))
-        server, url = serve(api)
-        # OpenCode takes its directory from PWD, not from the process's working directory.
-        env = {**OFFLINE, "MEMSYNC_TEST_MODEL_URL": f"{url}/v1", "PWD": str(self.project)}
-        try:
-            done = subprocess.run(
+        with served(api) as url:
+            done = self.run_host(
                 ["opencode", "run", "--format", "json", "--auto", "--model", "standin/stand-in", prompt],
-                cwd=self.project,
-                env=self.host_env(env),
-                capture_output=True,
-                text=True,
-                timeout=300,
-                stdin=subprocess.DEVNULL,
-                check=False,
+                # OpenCode takes its directory from PWD, not from the process's working directory.
+                {**OFFLINE, "MEMSYNC_TEST_MODEL_URL": f"{url}/v1", "PWD": str(self.project)},
             )
-        finally:
-            server.shutdown()
-            server.server_close()
-        assert done.returncode == 0, done.stderr
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         assert not [event for event in events if event.get("type") == "error"], events
         return api, events
@@ -102,9 +89,7 @@ def test_what_one_machines_opencode_session_learns_reaches_the_next_session_on_t
     tmp_path: Path,
 ) -> None:
     installed("opencode", "opencode-ai")
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = OpenCodeMachine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
-    bob = OpenCodeMachine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
+    remote, alice, bob = alice_and_bob(OpenCodeMachine, tmp_path)
 
     api_alice, _ = alice.session(
         "Remember that we never deploy on Fridays, and our release freeze.",

@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.helpers import bare_remote, git, wait_for
-from tests.support.machines import Machine
-from tests.support.model_api import ModelAPI, ToolCall, Turn, serve
+from tests.support.machines import Machine, alice_and_bob, daemons, wait_delivered, wait_on_remote
+from tests.support.model_api import ModelAPI, ToolCall, Turn, served
 from tests.support.npm import installed
 from tests.support.openai_chat_api import OpenAIChat, text
 
@@ -50,26 +47,15 @@ class QwenMachine(Machine):
         model played by ``turns`` (an OpenAI-compatible provider); returns the stand-in (with the
         requests it got) and the session's stream-json events."""
         api = ModelAPI(OpenAIChat(), list(turns))
-        server, url = serve(api)
-        try:
-            done = subprocess.run(
+        with served(api) as url:
+            done = self.run_host(
                 [
                     *("qwen", "--auth-type", "openai", "--openai-base-url", f"{url}/v1"),
                     *("--openai-api-key", "sk-stand-in", "--model", "stand-in"),
                     *("--output-format", "stream-json", "--approval-mode", "yolo", prompt),
                 ],
-                cwd=self.project,
-                env=self.host_env({}),
-                capture_output=True,
-                text=True,
-                timeout=300,
-                stdin=subprocess.DEVNULL,
-                check=False,
+                {},
             )
-        finally:
-            server.shutdown()
-            server.server_close()
-        assert done.returncode == 0, done.stderr
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         assert events and events[-1].get("type") == "result" and not events[-1].get("is_error"), events[-1:]
         assert not done.stderr, done.stderr
@@ -89,13 +75,8 @@ class QwenMachine(Machine):
 @pytest.mark.timeout(900)
 def test_what_one_machines_session_learns_reaches_the_next_session_on_the_other(tmp_path: Path) -> None:
     installed("qwen", "@qwen-code/qwen-code")
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = QwenMachine(tmp_path, "alice", remote, "src/shop", "git@example.com:org/shop.git")
-    bob = QwenMachine(tmp_path, "bob", remote, "work/shop-main", "https://example.com/org/shop")
-
-    with ExitStack() as daemons:
-        daemons.enter_context(alice.daemon())
-        daemons.enter_context(bob.daemon())
+    remote, alice, bob = alice_and_bob(QwenMachine, tmp_path)
+    with daemons(alice, bob):
         _meet(alice, bob, remote)
     # `pip uninstall memsync` on Bob's machine (its daemon stopped): the hooks stay in his settings and
     # fail open.
@@ -117,18 +98,10 @@ def _meet(alice: QwenMachine, bob: QwenMachine, remote: Path) -> None:
     remembered = api_alice.tool_results("mcp__memsync__remember")
     assert remembered and json.loads(text(remembered[0]))["status"] == "saved", remembered
     # Alice's Stop hook starts a sync in the background: the remote gets both.
-    wait_for(
-        lambda: (
-            "qwen/QWEN.md" in git(remote, "ls-tree", "-r", "--name-only", "HEAD").split()
-            and ENTRY in git(remote, "log", "-p", "HEAD")
-        ),
-        timeout=90,
-        what="alice's QWEN.md and entry on the remote",
-    )
+    wait_on_remote(remote, "qwen/QWEN.md", ENTRY, "alice's QWEN.md and entry on the remote")
 
     # Bob's daemon pulls and delivers into his ~/.qwen: his next session starts with it.
-    wait_for(lambda: bob.memory.is_file(), timeout=90, what="QWEN.md in bob's ~/.qwen")
-    assert bob.memory.read_text() == MEMORY
+    wait_delivered(bob.memory, MEMORY, "QWEN.md in bob's ~/.qwen")
     api, _ = bob.session(
         "When can I ship a release?",
         [
