@@ -106,4 +106,7 @@ def test_recall_bench_quick_runs() -> None:
     out = _quick("recall.py", 300)
     for label in ("recall via MCP", "raw FTS5 query", "mcp initialize", "first recall after init"):
         assert label in out
-    assert out.count("PASS") + out.count("MISSED") == 5
+    # Per ranker measured (lexical; hybrid where the semantic extra is installed): the MCP p95 ratio and the
+    # first recall after init; then initialize, the cycle with the index and the index size.
+    rankers = 2 if "recall via MCP, hybrid" in out else 1
+    assert out.count("PASS") + out.count("MISSED") == 2 * rankers + 3
