@@ -17,8 +17,10 @@ CLI: 5 s, which the SDK's import alone can take on a loaded machine): the notifi
 ``tool_list.TOOL_LIST`` (the SDK's own answer, written by ``scripts/mcp_tool_list.py``) and handed to
 the SDK the same way. Then, while the SDK is still being imported, a ``tools/call`` of ``recall`` is
 answered here too (``recall.call_result``: the same recall, the SDK's answer; the SDK never sees that
-line), and what a recall needs is readied in a thread (``recall.warm``). The first other request, or
-the SDK being loaded, ends the handshake.
+line). What a recall needs is readied from the start, in the thread that then imports the SDK
+(``recall.warm``, before the SDK: the two would share one interpreter lock, each slowing the other,
+and a client's first recall, often sent at once after ``initialize``, waits for the warm-up only). The
+first other request, or the SDK being loaded, ends the handshake.
 
 ``tests/mcp/test_handshake.py`` checks these constants and the tool list against the SDK's.
 """
@@ -152,10 +154,6 @@ def serve() -> None:
         if tools is not None:
             lines.append(line)
             _send(tools, answered)
-        # After the tools are listed: the model's load holds the interpreter (a second or more), which
-        # must not delay that answer, for which some clients allow 5 s.
-        threading.Thread(target=mcp_recall.warm, name="mcp-warm", daemon=True).start()
-        if tools is not None:
             line = sys.stdin.buffer.readline() if loading.is_alive() else b""
         # Recalls before the SDK is loaded are answered here, and never reach it.
         while line and (recalled := answer_call(line)) is not None:
@@ -168,10 +166,13 @@ def serve() -> None:
 
 
 def _load() -> None:
-    """Import what a recall needs, then the SDK's server: recalls are answered here until the SDK is
-    loaded, so a client's first one (often at once after the tools are listed) does not wait for it."""
+    """Import what a recall needs and ready it (``recall.warm``), then the SDK's server: recalls are
+    answered here until the SDK is loaded, so a client's first one (often at once after ``initialize``)
+    waits for the warm-up alone. The model's load holds the interpreter for a while: it comes last in the
+    warm-up, once the imports before it let ``initialize`` and ``tools/list`` be answered."""
     for module in _RECALL_MODULES:
         importlib.import_module(module)
+    mcp_recall.warm()
     importlib.import_module(_SERVER_MODULE)
 
 

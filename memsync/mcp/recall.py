@@ -7,8 +7,8 @@ Importing the SDK takes a second of CPU, several on a loaded machine, and a clie
 wait for it. So a ``tools/call`` of ``recall`` that arrives before the SDK is loaded is answered here,
 when its arguments are plainly what the tool's schema accepts (anything the SDK would judge otherwise,
 or coerce, is left to it), and ``warm`` readies what the first recall needs (the kept index open and
-refreshed, with the semantic extra its model and vectors) in a thread while the client thinks. Imports
-nothing of the SDK.
+refreshed, with the semantic extra its model and vectors) from the server's start, before the SDK is
+imported. Imports nothing of the SDK.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Search by meaning, offline: texts as unit vectors from a static embedding model whose weights ship
 inside a package on the package index (the ``semantic`` extra: ``wordllama``, MIT, a 19 MB wheel whose
 ``l2_supercat`` model is 32,000 token vectors of 256 dimensions with its tokenizer, no torch). Nothing is
-downloaded, ever: the weights and the tokenizer are read from the installed package's files with
-``safetensors`` and ``tokenizers`` (its dependencies), and the package itself is never imported: its
-loader would fetch a tokenizer it fails to find in its own wheel, and its import configures logging.
+downloaded, ever: the weights and the tokenizer are read from the installed package's files (the
+weights mapped from their safetensors file, the tokenizer with ``tokenizers``, its dependency), and the
+package itself is never imported: its loader would fetch a tokenizer it fails to find in its own wheel,
+and its import configures logging.
 
 A text's vector is the mean of its tokens' vectors (as the package computes it), scaled to unit length.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +52,9 @@ _ZERO = b"\x88"
 _PACKAGE = "wordllama"
 _WEIGHTS = ("weights", "l2_supercat_256.safetensors")
 _TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
-_DEPENDENCIES = ("numpy", "safetensors", "tokenizers")
+_DEPENDENCIES = ("numpy", "tokenizers")
+# The safetensors file's element types (little-endian, as its format stores them).
+_DTYPES = {"F16": "<f2", "F32": "<f4"}
 
 
 def _folder() -> Path | None:
@@ -66,9 +70,7 @@ def available() -> bool:
 
 @functools.cache
 def _model() -> tuple[Tokenizer, Matrix]:
-    """The tokenizer and the token vectors, read once per process."""
-    import numpy as np
-    from safetensors.numpy import load_file
+    """The tokenizer and the token vectors (``_weights``), loaded once per process."""
     from tokenizers import Tokenizer
 
     folder = _folder()
@@ -77,8 +79,27 @@ def _model() -> tuple[Tokenizer, Matrix]:
     tokenizer = Tokenizer.from_file(str(folder.joinpath(*_TOKENIZER)))
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    weights = load_file(str(folder.joinpath(*_WEIGHTS)))["embedding.weight"]
-    return tokenizer, np.ascontiguousarray(weights[:, :DIMENSIONS], dtype=np.float32)
+    return tokenizer, _weights(folder.joinpath(*_WEIGHTS))
+
+
+def _weights(path: Path) -> Matrix:
+    """The token vectors of the safetensors file ``path`` (its ``embedding.weight``, one row per token),
+    mapped read-only as the file stores them: a process reads the pages of the tokens it embeds, instead
+    of reading and widening the whole 16 MB before its first query. Raises ValueError (KeyError,
+    TypeError) when the file holds no such tensor of at least ``DIMENSIONS`` columns."""
+    import numpy as np
+
+    # The format: the header's length (8 bytes, little-endian), the header (JSON), then the data.
+    with path.open("rb") as file:
+        length = int.from_bytes(file.read(8), "little")
+        tensor = json.loads(file.read(length))["embedding.weight"]
+    dtype = np.dtype(_DTYPES[tensor["dtype"]])
+    rows, columns = tensor["shape"]
+    start, end = tensor["data_offsets"]
+    if columns < DIMENSIONS or end - start != rows * columns * dtype.itemsize:
+        raise ValueError(f"{path}: embedding.weight is not {DIMENSIONS} wide or not its stated size")
+    matrix: Matrix = np.memmap(path, dtype=dtype, mode="r", offset=8 + length + start, shape=(rows, columns))
+    return matrix
 
 
 def embed(texts: Sequence[str]) -> Matrix:
@@ -95,14 +116,15 @@ def embed(texts: Sequence[str]) -> Matrix:
     try:
         tokenizer, vectors = _model()
         encoded = tokenizer.encode_batch([text[:MAX_CHARS] for text in texts], add_special_tokens=False)
-    # tokenizers and safetensors (Rust) raise a plain Exception for a missing or torn file.
+    # tokenizers (Rust) raises a plain Exception for a missing or torn file.
     except Exception as exc:
         raise MemsyncError(
             f"search by meaning: the model's files are unusable ({exc}). Run {INSTALL_HINT}"
         ) from None
     for row, tokens in enumerate(encoded):
         if tokens.ids:
-            matrix[row] = vectors[np.asarray(tokens.ids, dtype=np.intp) % len(vectors)].mean(axis=0)
+            rows = vectors[np.asarray(tokens.ids, dtype=np.intp) % len(vectors), :DIMENSIONS]
+            matrix[row] = rows.astype(np.float32).mean(axis=0)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit: Matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
     return unit

@@ -179,3 +179,43 @@ def test_search_by_meaning_never_returns_a_dead_entry(
     with RecallIndex.in_memory([Tracked(None, memory.name, memory, "jsonl")]) as index:
         found = index.similar(query, now=_NOW, limit=100)
     assert not {hit.doc.id for hit in found} & dead
+
+
+def test_the_model_is_mapped_from_its_wheel_as_stored_and_embeds_as_when_read_whole() -> None:
+    """The token vectors are mapped from the installed safetensors file (float16, as stored: a process
+    reads the pages of the tokens it embeds), and a text's vector is the one the whole file read and
+    widened to float32 gives, to the bit."""
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    tokenizer, vectors = embedding._model()
+    assert isinstance(vectors, np.memmap) and vectors.dtype == np.float16 and vectors.shape == (32000, 256)
+    weights = embedding._folder()
+    assert weights is not None
+    whole = load_file(str(weights.joinpath(*embedding._WEIGHTS)))["embedding.weight"].astype(np.float32)
+    texts = [*FACTS, "", "🙂", "x" * 5000]
+    expected = np.zeros((len(texts), embedding.DIMENSIONS), dtype=np.float32)
+    encoded = tokenizer.encode_batch(
+        [text[: embedding.MAX_CHARS] for text in texts], add_special_tokens=False
+    )
+    for row, tokens in enumerate(encoded):
+        if tokens.ids:
+            expected[row] = whole[np.asarray(tokens.ids) % len(whole)].mean(axis=0)
+    norms = np.linalg.norm(expected, axis=1, keepdims=True)
+    expected = (expected / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    assert np.array_equal(embedding.embed(texts), expected)
+
+
+def test_weights_that_are_not_the_models_are_refused(tmp_path: Path) -> None:
+    """A weights file of another shape, or torn short of its stated size, is refused (ValueError, which
+    ``embed`` reports as unusable model files), never read past its end."""
+    narrow = tmp_path / "narrow.safetensors"
+    header = json.dumps({"embedding.weight": {"dtype": "F16", "shape": [4, 8], "data_offsets": [0, 64]}})
+    narrow.write_bytes(len(header).to_bytes(8, "little") + header.encode() + bytes(64))
+    with pytest.raises(ValueError, match="not 256 wide"):
+        embedding._weights(narrow)
+    torn = tmp_path / "torn.safetensors"
+    header = json.dumps({"embedding.weight": {"dtype": "F16", "shape": [4, 256], "data_offsets": [0, 2048]}})
+    torn.write_bytes(len(header).to_bytes(8, "little") + header.encode() + bytes(100))
+    with pytest.raises(ValueError):
+        embedding._weights(torn)
