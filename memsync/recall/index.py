@@ -100,15 +100,15 @@ def index_path() -> Path:
     return state_dir() / "recall.sqlite"
 
 
-def fts_query(query: str) -> str:
+def fts_query(query: str, every: bool = False) -> str:
     """The FTS5 query for a free-text ``query``: each word but function words (``_STOPWORDS``, unless
-    there is nothing else) quoted (so no word is FTS5 syntax), OR-ed. Raises MemsyncError when the
-    query has no word."""
+    there is nothing else) quoted (so no word is FTS5 syntax), OR-ed (with ``every``: AND-ed, so only a
+    document holding each word matches). Raises MemsyncError when the query has no word."""
     words = _WORD.findall(query)
     words = [w for w in words if w.lower() not in _STOPWORDS] or words
     if not words:
         raise MemsyncError(f"recall: the query {query!r} has no word to search for. Give a few keywords")
-    return " OR ".join(
+    return (" AND " if every else " OR ").join(
         '"' + word.replace('"', '""') + '"' for word in dict.fromkeys(w.lower() for w in words)
     )
 

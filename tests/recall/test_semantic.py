@@ -219,3 +219,26 @@ def test_weights_that_are_not_the_models_are_refused(tmp_path: Path) -> None:
     torn.write_bytes(len(header).to_bytes(8, "little") + header.encode() + bytes(100))
     with pytest.raises(ValueError):
         embedding._weights(torn)
+
+
+def test_an_entry_holding_every_word_of_the_query_is_not_crowded_out_by_meaning(home: Path) -> None:
+    """A keyword search keeps its answer with the extra: the one entry holding each word of the query is
+    among the first five, though six entries holding none of its words mean something nearer the query
+    (cosine 0.15 to 0.37 against 0.04) and fill the semantic list."""
+    answer = (
+        "Release checklist: bump the version, tag, publish the wheel and update the changelog; the smoke "
+        "test only checks that the manifest is well formed enough to parse."
+    )
+    near = (
+        "Good shape is sufficient here.",
+        "The shape is fine and sufficient.",
+        "Is it good? Shaped fine, quite sufficient.",
+        "Properly shaped, adequate, sufficient.",
+        "Nicely structured and adequate.",
+        "Reasonably shaped, adequately so.",
+    )
+    _write_memory(home, (*near, *FACTS, answer))
+    result = cli_main("recall", "--json", "--limit", "5", "well formed enough")
+    assert result.returncode == 0, result.stderr
+    texts = [json.loads(line)["text"] for line in result.stdout.splitlines()]
+    assert answer in texts, texts
