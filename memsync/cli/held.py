@@ -1,4 +1,5 @@
-"""CLI: `memsync held` (the lines the secret scanner keeps here) and `held allow FILE LINE`."""
+"""CLI: `memsync held` (the lines the secret scanner keeps here), `held allow FILE LINE`, and `held restore
+FOLDER` / `held delete FOLDER` for a folder found empty while memsync knows its files."""
 
 from __future__ import annotations
 
@@ -42,3 +43,24 @@ def allow_command(
     from memsync.commands.held import allow
 
     typer.echo(allow(ctx.obj, file, line))
+
+
+FolderArgument = Annotated[Path, typer.Argument(help="The emptied folder, as `memsync status` names it.")]
+
+
+@held_app.command("restore")
+def restore_command(ctx: typer.Context, folder: FolderArgument) -> None:
+    """Bring back the files of a folder found empty (`memsync status`: "held: ... is empty"): the next sync
+    delivers the store's copies into it."""
+    from memsync.commands.held import restore_folder
+
+    typer.echo(restore_folder(ctx.obj, folder))
+
+
+@held_app.command("delete")
+def delete_command(ctx: typer.Context, folder: FolderArgument) -> None:
+    """Delete everywhere the files of a folder found empty (`memsync status`: "held: ... is empty"): they
+    leave the store now, and the peers with the next sync; a file a peer changed meanwhile is kept."""
+    from memsync.commands.held import delete_folder
+
+    typer.echo(delete_folder(ctx.obj, folder))

@@ -27,7 +27,7 @@ from memsync.base.wording import plural
 from memsync.commands import service
 from memsync.commands.detect import untracked_hosts
 from memsync.config.file import NETWORK_TIMEOUT_S, Config, StoreConfig, load_config
-from memsync.cycle.store_facts import store_facts
+from memsync.cycle.store_facts import emptied_folders, store_facts
 from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
@@ -111,6 +111,8 @@ def check_store(store: StoreConfig) -> Iterator[Check]:
         )
     else:
         yield Check("OK", f"{what} merge drivers", "all registered")
+    for folder in emptied_folders(store):
+        yield Check("WARN", f"{what} held", folder["advice"])
 
 
 def check_remote(store: StoreConfig, name: str, url: str, timeout_s: float = NETWORK_TIMEOUT_S) -> Check:

@@ -14,13 +14,16 @@ from pathlib import Path
 from memsync.base.fsio import read_range
 from memsync.base.layout import is_append_only
 from memsync.base.paths import StoreLayout
+from memsync.base.wording import plural
 from memsync.commands.proposals import now_text
 from memsync.commands.store_records import append_record
 from memsync.config.file import Config, StoreConfig, load_stores
-from memsync.cycle.store_facts import store_facts
+from memsync.cycle.store_facts import emptied_folders, store_facts
 from memsync.errors import MemsyncError
 from memsync.secrets.allowed import ALLOWED_RECORD, line_hash
-from memsync.store.access import cycle_lock
+from memsync.store.access import cycle_lock, open_store
+from memsync.store.written import commit_written
+from memsync.sync.records import WholeState
 from memsync.sync.state import SyncState
 
 _SHOWN_BYTES = 4096  # of a held line: enough to recognise it
@@ -102,3 +105,69 @@ def allow(config_file: Path | None, live: Path, line: int) -> str:
         if current is not None:
             state.put(current.in_doubt())
     return f"allowed {held.file}:{line} (its hash, not its text, syncs); the next sync publishes it"
+
+
+def _emptied(config: Config, folder: Path, verb: str) -> tuple[StoreConfig, str]:
+    """The store of ``folder`` and its store path, when ``folder`` is held as emptied
+    (``files.Emptied``). Raises ``MemsyncError`` otherwise."""
+    path = Path(os.path.abspath(folder.expanduser()))
+    for store_cfg in config.stores.values():
+        for item in emptied_folders(store_cfg):
+            if Path(item["folder"]) == path:
+                track = next(t for t in store_cfg.tracks if path == t.live or path.is_relative_to(t.live))
+                label = path.relative_to(track.live).as_posix()
+                prefix = track.store_path.strip("/")
+                return store_cfg, prefix if label == "." else f"{prefix}/{label}"
+    raise MemsyncError(
+        f"held {verb} {path}: no folder is held there (it is not empty, or memsync knows no files in it). "
+        "List what is held with `memsync status`"
+    )
+
+
+def restore_folder(config_file: Path | None, folder: Path) -> str:
+    """Bring the store's files back into the emptied ``folder`` (as `memsync status` names it): what was
+    last synced there is forgotten, so the next sync delivers the store's files, as on a new machine.
+    Returns the line to print. Raises ``MemsyncError`` (no such held folder)."""
+    config = load_stores(config_file)
+    store_cfg, prefix = _emptied(config, folder, "restore")
+    with cycle_lock(store_cfg, config=config.path), SyncState(StoreLayout(store_cfg.path).meta_dir) as state:
+        paths = [
+            p
+            for p in state.paths(prefix)
+            if (current := state.get_whole(p)) is not None
+            and current.synced_known
+            and current.synced is not None
+        ]
+        for path in paths:
+            state.forget(path)
+    return f"restoring {folder}: the next sync brings back its {plural(len(paths), 'file')} from the store"
+
+
+def delete_folder(config_file: Path | None, folder: Path) -> str:
+    """Delete everywhere the files the emptied ``folder`` (as `memsync status` names it) held: each store
+    copy still as last synced here is deleted and committed (the next sync pushes it); one a peer changed
+    meanwhile is kept and comes back (DESIGN "Deletions"). Returns the line to print. Raises
+    ``MemsyncError`` (no such held folder, git failing)."""
+    config = load_stores(config_file)
+    store_cfg, prefix = _emptied(config, folder, "delete")
+    with cycle_lock(store_cfg, config=config.path):
+        store = open_store(config, store_cfg)
+        with SyncState(store.meta_dir) as state:
+            deleted = 0
+            for path in state.paths(prefix):
+                current = state.get_whole(path)
+                if current is None or not current.in_sync or current.synced is None:
+                    continue
+                try:
+                    same = (store.worktree / path).read_bytes() == current.synced
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    state.note_written(path)  # before the write: a kill before the commit loses nothing
+                    (store.worktree / path).unlink()
+                    deleted += 1
+                state.put(WholeState.synced_as(path, None))
+            commit_written(store, state, f"memsync: deleted {plural(deleted, 'file')} of {prefix}")
+    return (
+        f"deleted {plural(deleted, 'file')} of {folder} from the store; the next sync deletes them everywhere"
+    )

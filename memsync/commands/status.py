@@ -13,7 +13,7 @@ from memsync.base.wording import plural
 from memsync.commands.detect import untracked_hosts
 from memsync.config.file import load_config
 from memsync.cycle.status import read_status
-from memsync.cycle.store_facts import live_path, store_facts
+from memsync.cycle.store_facts import emptied_folders, live_path, store_facts
 from memsync.daemon.instance import running_daemon_pid
 from memsync.hosts.claude_code import oversized_indexes, partly_loaded
 from memsync.memoryfile.clock import future_in_store
@@ -29,7 +29,8 @@ def collect_status(path: Path) -> dict[str, Any]:
     exists, excludes), last_cycle, last_cycle_error, remotes (url, status, last_success, last_error,
     unpushed: the commits of the store that remote lacks as of the last fetch or push, read from the
     store now; None for a missing store), unpushed (the most of those, else what the last cycle
-    counted), held_back_secrets (file, line, detector), future_entries (file, store_path, id, created_at,
+    counted), held_back_secrets (file, line, detector), emptied (folder, files, advice: a folder found
+    empty while memsync knows its files, ``files.Emptied``), future_entries (file, store_path, id, created_at,
     host, advice: entries dated beyond ``clock.TOLERANCE_S`` in this clock's future), both_kept,
     set_aside (files a merge moved out of a directory's way), clashes (file, store_path, here:
     "file"/"directory", advice: a file meeting a directory, not synced until renamed), untracked,
@@ -80,6 +81,7 @@ def collect_status(path: Path) -> dict[str, Any]:
             else {"held_back_secrets": [], "both_kept": [], "set_aside": [], "untracked": [], "size_bytes": 0}
         )
         stores[name].update(facts)
+        stores[name]["emptied"] = emptied_folders(store_cfg) if stores[name]["exists"] else []
         stores[name]["future_entries"] = [
             {
                 "file": str(live_path(store_cfg.tracks, entry.file) or entry.file),
@@ -139,6 +141,8 @@ def render_status(status: dict[str, Any]) -> str:
             lines.append(f"  remote {remote} ({info['url']}): {state}")
         for secret in store["held_back_secrets"]:
             lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
+        for folder in store["emptied"]:
+            lines.append(f"  held: {folder['advice']}")
         for entry in store["future_entries"]:
             lines.append(f"  dated in the future: {entry['file']}: {entry['advice']}")
         for path in store["both_kept"]:

@@ -15,6 +15,7 @@ from memsync.config.file import StoreConfig, Track
 from memsync.cycle.report import CycleReport
 from memsync.merge.entry import BOTH_KEPT_NOTE_PREFIX
 from memsync.store.access import meta_dir
+from memsync.sync.files import Emptied, emptied_advice
 from memsync.sync.records import HeldLine, digest
 from memsync.sync.state import SyncState
 from memsync.tracks.listing import untracked_group
@@ -182,6 +183,23 @@ def _held(store_cfg: StoreConfig, held: Sequence[tuple[str, HeldLine]] | None = 
             "detector": line.detector,
         }
         for rel, line in held
+    ]
+
+
+def emptied_folders(store_cfg: StoreConfig) -> list[dict[str, Any]]:
+    """The folders of ``store_cfg``'s tracks held as emptied here (``sync.files.Emptied``): each folder,
+    the number of files the sync state knows in it, and what to do."""
+    if not (meta_dir(store_cfg) / STATE_DB).exists():
+        return []
+    with SyncState(meta_dir(store_cfg)) as state:
+        found = {
+            folder: count
+            for track in store_cfg.tracks
+            for folder, count in Emptied(track, state).all().items()
+        }
+    return [
+        {"folder": str(folder), "files": count, "advice": emptied_advice(folder, count)}
+        for folder, count in sorted(found.items())
     ]
 
 

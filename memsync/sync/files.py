@@ -100,6 +100,105 @@ def unavailable(f: TrackFile) -> Path | None:
     return None if stat.S_ISDIR(mode) else f.live
 
 
+class Emptied:
+    """The folders of one track (its root, a folder in it) that are empty here while the sync state knows
+    more than one whole file under them as last synced present: a drive not mounted yet over its mount
+    point, a folder swapped for a symlink and back, a folder emptied at once. Their files' absence is no
+    deletion until the user says so (DESIGN "Deletions", I1): nothing under such a folder is published
+    or delivered. One per pass (it remembers what it looked at); reads the file system and the state."""
+
+    def __init__(self, track: Track, state: SyncState) -> None:
+        self._track = track
+        self._state = state
+        self._counts: dict[str, int] | None = None
+        self._empty: dict[str, bool] = {}
+
+    def folder(self, f: TrackFile) -> tuple[Path, int] | None:
+        """The emptied folder ``f`` lies in (the one nearest the root) and the number of files the state
+        knows under it, else None (``f`` is here, or its folders hold files, or are gone). Never
+        raises."""
+        if not f.label or f.live.exists() or f.live.is_symlink():
+            return None
+        parts = PurePosixPath(f.label).parts[:-1]
+        for depth in range(len(parts) + 1):
+            label = "/".join(parts[:depth])
+            folder = self._track.live / label if label else self._track.live
+            if self._is_empty(label, folder):
+                count = self._known().get(label, 0)
+                if count > 1:
+                    return folder, count
+        return None
+
+    def all(self) -> dict[Path, int]:
+        """Every emptied folder of the track (none inside another), with the number of files the state
+        knows under it."""
+        taken: dict[str, tuple[Path, int]] = {}
+        for label, count in sorted(self._known().items()):  # a folder sorts before the folders in it
+            if count < 2 or any(not t or label.startswith(t + "/") for t in taken):
+                continue
+            folder = self._track.live / label if label else self._track.live
+            if self._is_empty(label, folder):
+                taken[label] = (folder, count)
+        return dict(taken.values())
+
+    def _is_empty(self, label: str, folder: Path) -> bool:
+        if label not in self._empty:
+            try:
+                is_dir = folder.is_dir() and (not label or not folder.is_symlink())
+            except OSError:
+                is_dir = False
+            self._empty[label] = is_dir and not _holds_a_file(folder)
+        return self._empty[label]
+
+    def _known(self) -> dict[str, int]:
+        """Per folder label ("" the root): the whole files the state knows under it as synced present."""
+        if self._counts is None:
+            prefix = self._track.store_path.strip("/")
+            counts: dict[str, int] = {}
+            for path in self._state.paths(prefix):
+                record = self._state.get_whole(path)
+                if path == prefix or record is None or not record.synced_known or record.synced is None:
+                    continue
+                parts = PurePosixPath(path[len(prefix) + 1 :]).parts[:-1]
+                for depth in range(len(parts) + 1):
+                    label = "/".join(parts[:depth])
+                    counts[label] = counts.get(label, 0) + 1
+            self._counts = counts
+        return self._counts
+
+
+def emptied_advice(folder: Path, count: int) -> str:
+    """What to say of an emptied folder (``files.Emptied``): the cycle's warning and `memsync status`'s
+    line."""
+    return (
+        f"{folder} is empty but the store has {count} files synced from it: held, none is deleted or "
+        f"delivered. Run `memsync held delete {folder}` to delete them everywhere or `memsync held restore "
+        f"{folder}` to bring them back"
+    )
+
+
+def _holds_a_file(folder: Path) -> bool:
+    """Whether ``folder`` holds a file (not an ignored one) at any depth; stops at the first. An
+    unreadable folder counts as holding one (it is not known to be empty)."""
+    pending = [("", os.fspath(folder))]
+    while pending:
+        prefix, directory = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError:
+            return True
+        for entry in entries:
+            label = prefix + entry.name
+            if _is_ignored(label):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((label + "/", entry.path))
+            else:
+                return True
+    return False
+
+
 def _listed(live_root: Path, store_root: Path, label: str, state: SyncState, prefix: str) -> bool:
     """Whether a full walk (``_walk`` of both sides, the state's paths) would list ``label``."""
     parts = label.split("/")

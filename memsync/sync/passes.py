@@ -24,7 +24,7 @@ from memsync.sync.appendonly import publish_append
 from memsync.sync.appendonly_delivery import deliver_append
 from memsync.sync.clashes import clash_of, store_in_the_way
 from memsync.sync.collector import Collector, PublishMode
-from memsync.sync.files import TrackFile, track_files, unavailable
+from memsync.sync.files import Emptied, TrackFile, emptied_advice, track_files, unavailable
 from memsync.sync.notices import Notices
 from memsync.sync.records import HeldLine, kind_of_record
 from memsync.sync.reports import DeliverReport, PublishReport, track_name
@@ -119,6 +119,7 @@ def deliver(
     """
     out = Collector(state, notices or Notices())
     clock = time.time() if now is None else now
+    emptied = Emptied(track, state)
     with state.batch():
         for f in track_files(track, worktree, state, labels):
             clash = clash_of(f)
@@ -131,6 +132,8 @@ def deliver(
                         f"{away} is not the directory or file memsync syncs there: nothing under it syncs "
                         "or is deleted until it is one again (then the store's files arrive)"
                     )
+            elif (held := emptied.folder(f)) is not None:
+                _warn_emptied(*held, out)
             elif is_append_only(f.rel):
                 deliver_append(f, clock, grace_s, out)
             else:
@@ -153,11 +156,14 @@ def _publish_pass(
     out = Collector(state, notices, allowed_in(worktree))
     # Whether the state knows the track: a file with a record answers it; else one query (every path).
     known_track = functools.cache(lambda: bool(state.paths(track.store_path.strip("/"))))
+    emptied = Emptied(track, state)
 
     def publish_one(f: TrackFile) -> None:
         named = scan_name(f.rel)
         if unavailable(f) is not None:
             _set_aside(f, state)
+        elif (held := emptied.folder(f)) is not None:
+            _warn_emptied(*held, out)
         elif named is not None:
             _hold_named(f, named, out)
         elif is_append_only(f.rel):
@@ -213,6 +219,11 @@ def _set_aside(f: TrackFile, state: SyncState) -> None:
         and state.pending_delivery(f.rel) is None
     ):
         state.forget(f.rel)
+
+
+def _warn_emptied(folder: Path, count: int, out: Collector) -> None:
+    if out.notices.first(("emptied", folder)):
+        out.warn(emptied_advice(folder, count))
 
 
 def _hold_named(f: TrackFile, detector: str, out: Collector) -> None:

@@ -724,3 +724,73 @@ def test_two_index_lines_for_one_file_written_while_a_peer_adds_an_item_are_both
     expected = title + parts + peer_item
     assert (a.store / "roles/qa/MEMORY.md").read_bytes() == expected
     assert (a.live / "MEMORY.md").read_bytes() == (b.live / "MEMORY.md").read_bytes() == expected
+
+
+def test_a_folder_swapped_for_a_symlink_and_then_an_empty_folder_deletes_nothing(
+    pair: tuple[Machine, Machine], tmp_path: Path
+) -> None:
+    """A role subfolder replaced by a symlink, later by an empty folder: its files' deletions are held
+    (the store and the peer keep every byte), nothing is delivered into it, the folder is named; removing
+    the empty folder itself is the deletion, and it syncs."""
+    a, b = pair
+    files = {f"team/{name}.md": f"{name}\n".encode() for name in ("one", "two", "three")}
+    (a.live / "MEMORY.md").write_bytes(b"- kept at the root\n")
+    for rel, data in files.items():
+        (a.live / rel).parent.mkdir(exist_ok=True)
+        (a.live / rel).write_bytes(data)
+    a.sync()
+    b.sync()
+    (a.live / "team").rename(tmp_path / "team.bak")
+    (a.live / "team").symlink_to(tmp_path / "team.bak")
+    a.sync()
+    (a.live / "team").unlink()
+    (a.live / "team").mkdir()
+    for _ in range(2):
+        warnings = a.publish().warnings + a.deliver().warnings
+        # each pass here has its own notices: named once by publish, once by deliver
+        assert [w.split(" ")[0] for w in warnings] == [str(a.live / "team")] * 2
+        assert "the store has 3 files" in warnings[0]
+    assert list((a.live / "team").iterdir()) == []
+    b.sync()
+    for rel, data in files.items():
+        assert (a.store / "roles/qa" / rel).read_bytes() == data
+        assert (b.live / rel).read_bytes() == data
+    (a.live / "team").rmdir()
+    a.sync()
+    b.sync()
+    assert not any((a.store / "roles/qa" / rel).exists() or (b.live / rel).exists() for rel in files)
+
+
+def test_a_tracked_root_emptied_like_a_mount_point_deletes_nothing_and_a_single_deletion_syncs(
+    pair: tuple[Machine, Machine],
+) -> None:
+    """A tracked folder found empty (a drive not mounted over its mount point) publishes no deletion and
+    gets nothing delivered, a peer's new file included; once its files are back, the peer's file arrives.
+    One entry an agent deletes from a folder it empties still syncs as a deletion."""
+    a, b = pair
+    (a.live / "MEMORY.md").write_bytes(b"- [one](one.md)\n")
+    (a.live / "one.md").write_bytes(b"one\n")
+    (a.live / "solo").mkdir()
+    (a.live / "solo" / "only.md").write_bytes(b"only\n")
+    append(a.live / DAILY, b"- [09:00] a line\n")
+    a.sync()
+    b.sync()
+    (a.live / "solo" / "only.md").unlink()
+    a.sync()
+    assert not (a.store / "roles/qa/solo/only.md").exists()
+    b.sync()
+    assert not (b.live / "solo" / "only.md").exists()
+    drive = a.live.parent / "drive"
+    a.live.rename(drive)
+    a.live.mkdir()
+    (b.live / "two.md").write_bytes(b"two\n")
+    b.sync()
+    a.sync()
+    assert sorted(p.name for p in a.live.iterdir()) == []
+    assert (a.store / "roles/qa/one.md").read_bytes() == b"one\n"
+    assert (a.store / "roles/qa/MEMORY.md").read_bytes() == b"- [one](one.md)\n"
+    a.live.rmdir()
+    drive.rename(a.live)
+    a.sync()
+    assert (a.live / "two.md").read_bytes() == b"two\n"
+    assert (a.live / "one.md").read_bytes() == b"one\n"
