@@ -27,11 +27,18 @@ def _passphrase(confirm: bool) -> str:
 
 
 @app.command("join")
-def join_command(url: Annotated[str, typer.Argument(help="URL of the encrypted remote to join.")]) -> int:
-    """Print this device's public key and verification code, for a member's `memsync key add`."""
+def join_command(
+    url: Annotated[str, typer.Argument(help="URL of the encrypted remote to join.")],
+    member: Annotated[
+        str | None,
+        typer.Option("--member", help="The code of the member adding you, read off its screen (NNNN-NNNN)."),
+    ] = None,
+) -> int:
+    """Print this device's public key and verification code, for a member's `memsync key add`; with
+    --member, take the remote's history only if that member sealed it."""
     from memsync.commands import keys
 
-    return _print(keys.join(url))
+    return _print(keys.join(url, member))
 
 
 @app.command("encrypt")

@@ -33,6 +33,7 @@ from memsync.errors import MemsyncError
 from memsync.hosts import claude_code
 from memsync.memoryfile.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.recall import embedding
+from memsync.store.facade import Store
 
 Level = Literal["OK", "WARN", "FAIL"]
 MIN_GIT = (2, 25)
@@ -274,6 +275,18 @@ def check_both_kept(store: StoreConfig) -> Check:
     )
 
 
+def check_removed(store: StoreConfig, config: Config) -> list[Check]:
+    """A FAIL per encrypted remote a member removed this device from (its verified removal notice)."""
+    if not store.encrypt:
+        return []
+    opened = Store(store, config.host, config.identity())
+    return [
+        Check("FAIL", f"remote {store.name}/{name}", said)
+        for name in sorted(store.remotes)
+        if (said := opened.removed(name)) is not None
+    ]
+
+
 def run_checks(path: Path | None = None) -> list[Check]:
     """Every check for the config file ``path`` (default ``config_path()``); a missing or invalid config
     is one FAIL line, and the checks that need it are skipped."""
@@ -305,6 +318,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
             checks.append(check_clock_ahead(store, config.host))
             checks.append(check_future_entries(store))
             checks.append(check_both_kept(store))
+            checks.extend(check_removed(store, config))
     checks.append(check_inotify(config))
     checks.append(check_hosts(config))
     checks.extend(check_indexes(config))

@@ -4,6 +4,7 @@ encrypted store's remote is sealed for and whose signed bundles it takes (``mems
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,12 @@ from memsync.base.fsio import create_exclusive
 from memsync.base.paths import config_path
 from memsync.commands.config_edits import reload_daemon, store_table
 from memsync.config.file import Config, StoreConfig, edit_config, load_config
-from memsync.crypt import keys
+from memsync.crypt import keys, trust
 from memsync.crypt.members import Member
 from memsync.errors import MemsyncError
 from memsync.store.access import cycle_lock, open_store
+
+_CODE = re.compile(r"[0-9]{4}-[0-9]{4}")
 
 
 def this_device() -> str:
@@ -27,18 +30,33 @@ def this_device() -> str:
     return f"{public} {signing} (verification code {keys.verification_code(public, signing)})"
 
 
-def join(url: str) -> list[str]:
+def join(url: str, member: str | None = None) -> list[str]:
     """This device's public keys (made when there are none: the age key it reads with, the signing key
     its bundles are signed with) and their verification code, and what to do to join the encrypted
-    remote at ``url``."""
+    remote at ``url``. With ``member`` (a member's verification code, read off its screen) this device's
+    first read of ``url`` takes the history only when that member sealed it. Raises ``MemsyncError``
+    when ``member`` is not a verification code."""
     identity = keys.device_key(create=True)
     public, signing = keys.public_key(identity), keys.signing_public(identity)
     code = keys.verification_code(public, signing)
+    if member is not None:
+        if not _CODE.fullmatch(member):
+            raise MemsyncError(
+                f"cannot join: {member!r} is not a verification code. Give the NNNN-NNNN code "
+                "`memsync key add` or `memsync key list` shows on the member's screen"
+            )
+        trust.expect(url, member)
+    checked = (
+        f"; this device takes the history only if device {member} sealed it"
+        if member is not None
+        else "; to check who adds you, run `memsync join URL --member CODE` with the code the member's "
+        "`memsync key add` shows, before the store add"
+    )
     return [
         f"this device's key: {public} {signing}",
         f"verification code: {code}",
         f"on a device that syncs {url}, run `memsync key add {public} {signing}` and check it shows code "
-        f"{code}; then here: `memsync store add NAME --remote {url} --encrypt`",
+        f"{code}; then here: `memsync store add NAME --remote {url} --encrypt`{checked}",
     ]
 
 
@@ -80,6 +98,8 @@ def key_add(
         "from its next sync"
         + ("" if signing else "; without its signing key, what it pushes is refused (it only reads)"),
         f"verification code: {member.device} (`memsync join` printed the same there?)",
+        f"this device's code: {_own_code()} (there, `memsync join URL --member {_own_code()}` checks that "
+        "this device sealed what it reads)",
     ]
 
 
@@ -166,6 +186,12 @@ def _encrypted(store: str | None, path: Path | None) -> tuple[Config, StoreConfi
             "Name an encrypted store with --store, or `memsync encrypt STORE`"
         )
     return config, encrypted[0]
+
+
+def _own_code() -> str:
+    """This device's verification code (its device id)."""
+    identity = keys.device_key(create=False)
+    return keys.verification_code(keys.public_key(identity), keys.signing_public(identity))
 
 
 def _signing(text: str) -> str:

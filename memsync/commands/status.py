@@ -28,7 +28,8 @@ def collect_status(path: Path) -> dict[str, Any]:
     where each store has path, branch, tracks (``track_listing.list_tracks``: path, store_path, files,
     exists, excludes), last_cycle, last_cycle_error, remotes (url, status, last_success, last_error,
     unpushed: the commits of the store that remote lacks as of the last fetch or push, read from the
-    store now; None for a missing store), unpushed (the most of those, else what the last cycle
+    store now; None for a missing store; removed: what a member's removal notice told this device about
+    an encrypted remote, else None), unpushed (the most of those, else what the last cycle
     counted), held_back_secrets (file, line, detector), emptied (folder, files, advice: a folder found
     empty while memsync knows its files, ``files.Emptied``), future_entries (file, store_path, id, created_at,
     host, advice: entries dated beyond ``clock.TOLERANCE_S`` in this clock's future), both_kept,
@@ -61,6 +62,7 @@ def collect_status(path: Path) -> dict[str, Any]:
                     "last_success": remotes.get(r, {}).get("last_success"),
                     "last_error": remotes.get(r, {}).get("last_error"),
                     "unpushed": unpushed[r],
+                    "removed": None if store is None else store.removed(r),
                 }
                 for r, url in store_cfg.remotes.items()
             },
@@ -139,6 +141,8 @@ def render_status(status: dict[str, Any]) -> str:
             if info.get("last_error"):
                 state += f"; last error: {info['last_error']}"
             lines.append(f"  remote {remote} ({info['url']}): {state}")
+            if info.get("removed"):
+                lines.append(f"  removed: {info['removed']}")
         for secret in store["held_back_secrets"]:
             lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
         for folder in store["emptied"]:

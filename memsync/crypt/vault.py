@@ -9,7 +9,8 @@ remote learns when a push happened and how big it was to within a size bucket, n
 a fast-forward of the remote's branch by one commit, never forced: when another device pushed first,
 the caller fetches, reads its commit and appends on top of it. ``refs/read`` marks the last commit this
 device has read (or written), so a fetch reads only what is new; ``refs/members`` (moved with it) the
-member list as of that commit, which judges the signer of the next.
+member list as of that commit, which judges the signer of the next; ``refs/removed`` (moved with it) what
+a member's verified removal notice told this device, while it stays removed.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ _MEMBERS = "refs/members"
 # A commit as of which this device must not push: bundles up to it build on one it could not read (what
 # it pushed would not build on the remote's memory).
 _STALLED = "refs/stalled"
+# What a verified removal notice said (one line): this device no longer pushes to the remote.
+_REMOVED = "refs/removed"
 _PENDING = "refs/pending"
 _LOCAL_TIMEOUT_S = 300.0
 # The author and committer of every ciphertext commit, at 2000-01-01 UTC: the same for every device.
@@ -42,13 +45,15 @@ _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 @dataclass(frozen=True)
 class _Refs:
     """What one read of the ciphertext repository's refs found: ``tip`` and ``read`` (None: absent), the
-    tip's parents, the member list as of ``read`` (None: none known) and the commit ``stalled`` marks."""
+    tip's parents, the member list as of ``read`` (None: none known), the commit ``stalled`` marks and
+    what a removal notice said (None: this device was not removed)."""
 
     tip: str | None
     read: str | None
     parents: tuple[str, ...]
     members: bytes | None
     stalled: str | None
+    removed: bytes | None
 
 
 @dataclass(frozen=True)
@@ -101,11 +106,13 @@ class Vault:
         return result
 
     def _refs(self) -> _Refs:
-        """``refs/tip`` (with its parents), ``refs/read``, ``refs/members`` and ``refs/stalled``, read by
-        one git, kept until a step moves a ref."""
+        """``refs/tip`` (with its parents), ``refs/read``, ``refs/members``, ``refs/stalled`` and
+        ``refs/removed``, read by one git, kept until a step moves a ref."""
         if self._known is None:
-            wanted = f"{_TIP}\n{_READ}\n{_MEMBERS}\n{_STALLED}\n".encode()
-            tip, read, members, stalled = _batch(self._check("cat-file", "--batch", stdin=wanted).stdout)
+            wanted = f"{_TIP}\n{_READ}\n{_MEMBERS}\n{_STALLED}\n{_REMOVED}\n".encode()
+            tip, read, members, stalled, removed = _batch(
+                self._check("cat-file", "--batch", stdin=wanted).stdout
+            )
             self._known = _Refs(
                 tip[0].decode() if tip else None,
                 read[0].decode() if read else None,
@@ -114,6 +121,7 @@ class Vault:
                 else (),
                 members[1] if members else None,
                 stalled[0].decode() if stalled else None,
+                removed[1] if removed else None,
             )
         return self._known
 
@@ -197,16 +205,32 @@ class Vault:
         refs = self._refs()
         return refs.tip is not None and refs.stalled == refs.tip
 
+    @property
+    def removed(self) -> str | None:
+        """What a member's verified removal notice told this device (one line), None when it was not
+        removed (or was added again since)."""
+        said = self._refs().removed
+        return None if said is None else said.decode("utf-8", "replace")
+
     def sealed(self, commit: str) -> bool:
         """True when ``commit`` holds a sealed bundle (not the plaintext history before encryption)."""
         return self._run("cat-file", "-e", f"{commit}:{DATA}").ok
 
-    def mark_read(self, commit: str, members: bytes | None, *, stalled: bool = False) -> None:
+    def mark_read(
+        self, commit: str, members: bytes | None, *, stalled: bool = False, removed: str | None = None
+    ) -> None:
         """Record ``commit`` as read, ``members`` (serialized; None: none known yet) as the member list as
-        of it, and whether this device is ``stalled`` as of it (must not push: missing a bundle those
-        before it build on), in one ref transaction: the next ``unread`` starts after it."""
+        of it, whether this device is ``stalled`` as of it (must not push: missing a bundle those
+        before it build on) and what a removal notice told it (``removed``; None: not removed), in one
+        ref transaction: the next ``unread`` starts after it."""
         moves = {_READ: commit, **({_STALLED: commit} if stalled else {})}
-        self._check("update-ref", "--stdin", stdin=self._moves(moves, members))
+        script = self._moves(moves, members)
+        if removed is not None:
+            said = self._check("hash-object", "-w", "--stdin", stdin=removed.encode()).out.strip()
+            script += f"update {_REMOVED} {said}\n".encode()
+        elif self._refs().removed is not None:
+            script += f"delete {_REMOVED}\n".encode()
+        self._check("update-ref", "--stdin", stdin=script)
         self._known = None
 
     def _moves(self, refs: dict[str, str], members: bytes | None) -> bytes:

@@ -169,6 +169,9 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
         fetched = fetch(g, remote)
         if fetched.failure is not None:
             return RemoteOutcome(remote, "offline", unreachable(g, remote, fetched.failure), merged=merged)
+        removed = sealed.vault(g, remote).removed if g.cfg.encrypt else None
+        if removed is not None:  # a member removed this device: nothing more goes there from here
+            return RemoteOutcome(remote, "rejected", removed, merged=merged)
         theirs = fetched.head
         head = g.rev("HEAD")
         seen = remotes.seen(g, remote)

@@ -266,7 +266,7 @@ class Store:
         """Change the members of the encrypted ``remote``: exchange with it, then push the whole
         history sealed and signed for its members plus ``add`` and less the one with recipient
         ``remove`` (``sealed.push``), so an added device reads all history and a removed one nothing
-        from then on, and its signature is refused;
+        from then on, and its signature is refused (a notice sealed for it alone tells it);
         a push another device beat is done again. Raises ``MemsyncError`` when the store is not
         encrypted, the remote is unknown or unreachable, or the exchange or push fails."""
         self._known_remote(remote, "change the keys of")
@@ -280,11 +280,32 @@ class Store:
             if outcome.status != "ok":
                 raise MemsyncError(f"cannot change the keys of {remote}: {outcome.message}. Retry")
             pushed = sealed.push(self._g, remote, add=add, remove=remove)
+            if pushed.ok and remove is not None and add is None:
+                self._notify_removed(remote, remove)
             if pushed.ok:
                 return
             if "[rejected]" not in pushed.out:
                 raise MemsyncError(f"cannot change the keys of {remote}: {pushed.reason}. Retry")
         raise MemsyncError(f"cannot change the keys of {remote}: other devices kept pushing first. Retry")
+
+    def _notify_removed(self, remote: str, recipient: str) -> None:
+        """Tell the device with ``recipient``, just removed from ``remote``, by a notice sealed for it
+        alone (``sealed.notify_removed``). A push between the removal and the notice (another device's)
+        puts the notice on top after an exchange; the members then name it once as unreadable."""
+        for _ in range(exchanging.PUSH_ATTEMPTS):
+            if sealed.notify_removed(self._g, remote, recipient).ok:
+                return
+            self.exchange([remote])
+        log.warning(
+            "store %s: %s: the removed device could not be told: others kept pushing", self.cfg.name, remote
+        )
+
+    def removed(self, remote: str) -> str | None:
+        """What a member's verified removal notice told this device about the encrypted ``remote`` (one
+        line: who removed it, how to rejoin), as of its last fetch; None when it was not removed. Reads
+        local refs only."""
+        self._require()
+        return sealed.vault(self._g, remote).removed if self.cfg.encrypt else None
 
     def members(self, remote: str) -> Members:
         """The members of the encrypted ``remote`` as of a fetch now (none: it holds no signed bundle this

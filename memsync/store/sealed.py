@@ -22,8 +22,11 @@ import weakref
 from dataclasses import replace
 from pathlib import Path
 
+from pyrage import x25519
+
 from memsync.base import git
-from memsync.crypt import envelope, keys
+from memsync.base.remote_url import redacted
+from memsync.crypt import envelope, keys, notice, trust
 from memsync.crypt.members import Member, Members
 from memsync.crypt.vault import Sealed, Vault
 from memsync.errors import MemsyncError
@@ -101,28 +104,50 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     # whole-history bundle cannot make it pass over a member's.
     whole = [i for i, item in enumerate(opened) if isinstance(item, envelope.Opened) and _whole(item.payload)]
     start = whole[-1] if whole and members is None else 0
+    first = opened[start] if whole and members is None else None
+    if isinstance(first, envelope.Opened):
+        _vouched(g, remote, v.url, first)
     missed: Sealed | None = None  # the first bundle this device could not open
     waiting = 0
+    removed = v.removed
+    mine = {keys.public_key(identity) for identity in identities}
+    dropped: str | None = None  # a bundle that removed a member: the notice sealed for it comes next
+    said: list[tuple[Sealed, str]] = []  # said once all are read: a notice silences its removal's line
     for sealed, item in zip(unread[start:], opened[start:], strict=True):
         if item is None:
             continue
         if isinstance(item, str):
+            if removed is not None or sealed.parent == dropped:
+                continue  # sealed after this device's removal, or the notice for the device removed
             problem: str | None = item
             missed = missed or sealed
+        elif notice.removed(item.payload) is not None:
+            problem, told = _noticed(g, remote, item, sealed.parent, members, mine)
+            if told is not None:
+                removed = told
+                said = [(each, why) for each, why in said if each.commit != sealed.parent]
+                missed = None if missed is not None and missed.commit == sealed.parent else missed
         else:
+            before = members
             problem, members = _admit(item, sealed.parent, members)
+            if problem is None and before is not None and members is not None:
+                dropped = sealed.commit if _dropped(before, members) else None
+                if removed is not None and mine & set(members.recipients):
+                    removed = None  # added again: it reads and pushes as before
             problem = problem or take(g, remote, item.payload)
             if problem == _MISSING_BASE and missed is not None:
                 waiting += 1  # said once below
                 continue
         if problem is not None:
-            log.warning(
-                "store %s: %s: encrypted bundle %s %s; nothing taken from it",
-                g.name,
-                remote,
-                sealed.commit[:10],
-                problem,
-            )
+            said.append((sealed, problem))
+    for sealed, problem in said:
+        log.warning(
+            "store %s: %s: encrypted bundle %s %s; nothing taken from it",
+            g.name,
+            remote,
+            sealed.commit[:10],
+            problem,
+        )
     if missed is not None and waiting:
         log.warning(
             "store %s: %s: %d later encrypted bundle(s) build on commits of bundle %s, which this device "
@@ -133,10 +158,14 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
             waiting,
             missed.commit[:10],
         )
+    if removed is not None and removed != v.removed:
+        log.warning("%s", removed)
     # Bundles wait on one this device could not read: its push would not build on them, and the others
     # would take its branch for a rewritten one. It does not push until a member's `key add` mends it.
     stalled = missed is not None and waiting > 0
-    v.mark_read(unread[-1].commit, None if members is None else members.dump(), stalled=stalled)
+    v.mark_read(
+        unread[-1].commit, None if members is None else members.dump(), stalled=stalled, removed=removed
+    )
     # Each bundle taken leaves loose objects (or a pack), and a device that only reads never reaches the
     # cycle's periodic gc: they would pile up and slow every git here. About one fetch with news in 16
     # lets `gc --auto` fold them (it does nothing below its thresholds).
@@ -171,6 +200,8 @@ def push(
     else:
         members = Members.parse(held) if held is not None else Members((Member(public, signing),))
         me = members.find(public, signing)
+    if v.removed is not None:
+        raise MemsyncError(v.removed)
     if me is None:
         raise MemsyncError(
             f"cannot push to {remote}: this device is not among its members (removed, or never added) or "
@@ -201,6 +232,96 @@ def push(
     if result.ok:
         g.check("update-ref", ref, head)
     return result
+
+
+def notify_removed(g: StoreGit, remote: str, recipient: str) -> git.Result:
+    """Push, on top of the ciphertext branch, a removal notice (``crypt.notice``) sealed for the device
+    with ``recipient`` alone and signed by this device, so that device is told who removed it instead of
+    finding only bundles it cannot read. Call it right after the push that removed it: the members pass
+    over the one commit after a removal that they cannot open. Returns git's result (a refused push:
+    exchange and call again)."""
+    v = vault(g, remote)
+    # Throwaway recipients (no one holds their keys) give its header as many stanzas as the members'
+    # bundles have, so the host cannot pick the notice out by its one stanza.
+    held = Members.parse(v.members) if v.members is not None else Members(())
+    decoys = [keys.public_key(x25519.Identity.generate()) for _ in held.members[1:]]
+    sealed = envelope.seal(
+        notice.notice(recipient),
+        [recipient, *decoys],
+        identity=keys.device_key(create=False),
+        members=b"",
+        parent=v.tip,
+    )
+    return v.push(v.append(sealed), v.members or b"")
+
+
+def _noticed(
+    g: StoreGit,
+    remote: str,
+    opened: envelope.Opened,
+    parent: str | None,
+    members: Members | None,
+    mine: set[str],
+) -> tuple[str | None, str | None]:
+    """Whether to believe the removal notice ``opened`` (on top of ciphertext commit ``parent``), given
+    the ``members`` this device knows before it and its own recipients ``mine``: (None, what to tell
+    the user) when a member signed it there for this device, else (why it is refused, None)."""
+    signer = opened.signer
+    if signer is None or members is None or members.find(signer.recipient, signer.signing) is None:
+        who = "unsigned" if signer is None else f"signed by device {signer.device}"
+        return (
+            f"is a removal notice that is refused: {who}, not a member at this point; nothing changed",
+            None,
+        )
+    if not opened.verify(parent):
+        return (
+            "is a removal notice that is refused: its signature does not verify (forged, or replayed from "
+            "elsewhere on the branch); nothing changed",
+            None,
+        )
+    if notice.removed(opened.payload) not in mine:
+        return "is a removal notice for another device's key: refused; nothing changed", None
+    identity = keys.device_key(create=False)
+    public, signing = keys.public_key(identity), keys.signing_public(identity)
+    return None, (
+        f"store {g.name}: this device was removed from the encrypted remote {remote} by device "
+        f"{signer.device}; what it fetched before stays readable here; it no longer receives or pushes. "
+        f"To rejoin: `memsync join {redacted(vault(g, remote).url)}` and ask a member to run "
+        f"`memsync key add {public} {signing}`"
+    )
+
+
+def _vouched(g: StoreGit, remote: str, url: str, start: envelope.Opened) -> None:
+    """Check who sealed ``start``, the bundle a first read of ``remote`` (at ``url``) takes its members
+    from: with a member expected there (`memsync join URL --member CODE`), it must be that member's;
+    without, say once that the members were not checked and how to check them. Raises ``MemsyncError``
+    (nothing taken) when another device sealed it."""
+    code = trust.expected(url)
+    signer = "no device" if start.signer is None else f"device {start.signer.device}"
+    if code is None:
+        log.warning(
+            "store %s: %s: took the members as %s listed them, unchecked: compare each code in "
+            "`memsync key list` with the one on that member's screen (`memsync join URL --member CODE` "
+            "checks it before anything is taken)",
+            g.name,
+            remote,
+            signer,
+        )
+    elif start.signer is None or start.signer.device != code:
+        raise MemsyncError(
+            f"cannot read {remote}: the history sealed for this device is signed by {signer}, not by "
+            f"{code}, the member given to `memsync join --member`, so nothing was taken. Check the code on "
+            f"that member's screen (`memsync key list` there) and run `memsync join {redacted(url)} "
+            "--member CODE` again"
+        )
+
+
+def _dropped(before: Members, after: Members) -> bool:
+    """True when ``after`` lost a member of ``before`` and gained none: a removal, which a notice follows
+    (a rotation, which also adds, has none)."""
+    return bool(set(before.recipients) - set(after.recipients)) and set(after.recipients) <= set(
+        before.recipients
+    )
 
 
 def _bundle(g: StoreGit, head: str, base: str | None) -> bytes:
