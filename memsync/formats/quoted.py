@@ -15,7 +15,7 @@ import html
 import html.entities
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 # A host name is a DNS label or a few: longer is no machine's name, only a way to crowd out the rest.
 MAX_HOST_CHARS = 64
@@ -59,14 +59,27 @@ _LOOKALIKES = str.maketrans(
 # Angle brackets that NFKC keeps apart from `<` and `>`.
 _ANGLES = str.maketrans("〈〉⟨⟩", "<><>")
 _FOLDED_CHARS = re.compile("[" + "".join(map(chr, {**_LOOKALIKES, **_ANGLES})) + "]")
-# A character reference as HTML reads it: numeric, or a name HTML knows, the longest first, since one
+# A character reference as HTML reads it: numeric, or a name HTML knows, the longest one there, since one
 # known without its `;` ends where the name ends (`&ltb` reads as `<b`, as a browser and
-# ``html.unescape`` read it).
-_ENTITY = re.compile(
-    r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|"
-    + "|".join(map(re.escape, sorted(html.entities.html5, key=len, reverse=True)))
-    + ")"
+# ``html.unescape`` read it). Every name is letters and digits, most with a `;` (``_entities`` looks
+# those up): only the hundred known without it make a regex (all 2,200 took a tenth of a second to
+# compile, at every start of a process that quotes).
+_REFERENCE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|([A-Za-z][A-Za-z0-9]*;?))")
+_BARE_NAME = re.compile(
+    "|".join(
+        map(re.escape, sorted((n for n in html.entities.html5 if not n.endswith(";")), key=len, reverse=True))
+    )
 )
+
+
+def _entities(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of the character references in ``text`` as HTML reads them, in order."""
+    for found in _REFERENCE.finditer(text):
+        name = found.group(1)
+        if name is None or (name.endswith(";") and name in html.entities.html5):
+            yield found.span()
+        elif (bare := _BARE_NAME.match(text, found.start() + 1)) is not None:
+            yield found.start(), bare.end()
 
 
 def _folded(text: str) -> tuple[str, list[int]]:
@@ -77,34 +90,42 @@ def _folded(text: str) -> tuple[str, list[int]]:
     folded: list[str] = []
     origin: list[int] = []
     at = 0
-    for entity in [*_ENTITY.finditer(text), None]:
-        end = len(text) if entity is None else entity.start()
-        for index in range(at, end):
+    for start, end in [*_entities(text), (len(text), len(text))]:
+        for index in range(at, start):
             char = unicodedata.normalize("NFKC", text[index]).translate(_ANGLES).translate(_LOOKALIKES)
             folded.append(char)
             origin.extend([index] * len(char))
-        if entity is not None:
-            char = html.unescape(entity.group(0))
+        if start < end:
+            char = html.unescape(text[start:end])
             folded.append(char)
-            origin.extend([entity.start()] * len(char))
-            at = entity.end()
+            origin.extend([start] * len(char))
+            at = end
     return "".join(folded), origin
 
 
-# One character or entity of a tag, as ``_quote_bracket`` reads it.
-_BRACKET = re.compile(_ENTITY.pattern + "|.", re.DOTALL)
+def _quote_brackets(tag: str) -> str:
+    """``tag`` with each character or entity that reads as an angle bracket replaced by ``OPEN`` or
+    ``CLOSE``."""
+    out: list[str] = []
+    at = 0
+    for start, end in [*_entities(tag), (len(tag), len(tag))]:
+        out.extend(_quote_bracket(char) for char in tag[at:start])
+        if start < end:
+            out.append(_quote_bracket(tag[start:end]))
+            at = end
+    return "".join(out)
 
 
-def _quote_bracket(unit: re.Match[str]) -> str:
+def _quote_bracket(unit: str) -> str:
     """A character or entity of a tag: ``OPEN`` or ``CLOSE`` for one that reads as an angle bracket."""
-    fold = _folded(unit.group(0))[0]
-    return OPEN if fold == "<" else CLOSE if fold == ">" else unit.group(0)
+    fold = _folded(unit)[0]
+    return OPEN if fold == "<" else CLOSE if fold == ">" else unit
 
 
 def _marked(text: str) -> str:
     """``text`` (one line) with each tag between ``OPEN`` and ``CLOSE`` (its angle brackets, in any
     spelling, replaced by them) and each speaker label between them."""
-    text = _rewritten(text, _TAG, lambda span: _BRACKET.sub(_quote_bracket, span))
+    text = _rewritten(text, _TAG, _quote_brackets)
     return _rewritten(text, _SPEAKER, lambda span: f"{OPEN}{span}{CLOSE}")
 
 

@@ -4,6 +4,7 @@ no exception, one bounded line, no control character, no markup posing as the ho
 from __future__ import annotations
 
 import html
+import html.entities
 import re
 import sys
 import unicodedata
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync.commands.session_items import Scope, parse_log
-from memsync.formats.quoted import CLOSE, OPEN, host_label, neutralise, neutralise_lines
+from memsync.formats.quoted import CLOSE, OPEN, _entities, host_label, neutralise, neutralise_lines
 
 TAG_START = re.compile(r"<[/!?A-Za-z|]")
 SPEAKER = re.compile(r"(?<![\w" + OPEN + r"])(Human|Assistant|System)\s*:")
@@ -133,3 +134,29 @@ def test_control_characters_in_a_message_forge_no_item() -> None:
         out, mark, scope, "bob", lambda sha: False, lambda path: frozenset({"- FORGED", "- real item"})
     )
     assert [(item.text, item.host, item.claimed) for item in items] == [("- real item", "bob", True)]
+
+
+# HTML's reading of character references, as one alternation of every name it knows, longest first.
+_REFERENCE = re.compile(
+    r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|"
+    + "|".join(map(re.escape, sorted(html.entities.html5, key=len, reverse=True)))
+    + ")"
+)
+_NAMES = sorted(html.entities.html5)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["&", "&#", "&#x", ";", "<", ">", "3c", "60", "b", " ", "&amp;lt;"]),
+            st.sampled_from(_NAMES).map(lambda name: "&" + name),
+            st.builds(lambda name, cut: name[:cut], st.sampled_from(_NAMES), st.integers(0, 8)),
+            st.text(max_size=4),
+        ),
+        max_size=10,
+    ).map("".join)
+)
+def test_character_references_are_read_as_html_reads_them(text: str) -> None:
+    """The references found in any text (the longest name HTML knows, with or without its ';') are the
+    ones one alternation of all of HTML's names finds, though only the names without ';' make a regex."""
+    assert list(_entities(text)) == [found.span() for found in _REFERENCE.finditer(text)]
