@@ -87,11 +87,10 @@ def rank(
         query, now=now, scope=scope, kinds=kinds, limit=SEMANTIC_DEPTH, least=SEMANTIC_FLOOR
     )
     every = fts_query(query, every=True)
-    whole = (
-        lexical  # one word: the same query
-        if every == match
-        else [hit.doc for hit in index.search(every, now=now, scope=scope, kinds=kinds, limit=limit)]
-    )
+    if every == match or not lexical:  # one word: the same query; no word found: none holds them all
+        whole = lexical
+    else:
+        whole = [hit.doc for hit in index.search(every, now=now, scope=scope, kinds=kinds, limit=limit)]
     return fuse(
         [lexical, [hit.doc for hit in meant], whole],
         limit,
