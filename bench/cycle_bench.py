@@ -43,10 +43,10 @@ sys.path.insert(0, str(REPO_ROOT))
 # Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from bench.idle import IdleResult, fill_role, idle_cost, load, make_roles  # noqa: E402
 from memsync.base.fsio import append_once  # noqa: E402
-from memsync.config.file import load_config  # noqa: E402
 from memsync.cycle.run import Cycle  # noqa: E402
 from memsync.cycle.session import Session  # noqa: E402
 from memsync.daemon.loop import SAFETY_PULL_FACTOR  # noqa: E402
+from memsync.tracks.resolve import load_tracks  # noqa: E402
 from tests.support.helpers import bare_remote, git, wait_for  # noqa: E402
 from tests.support.peers import DAY, ROLE_STORE, Peer  # noqa: E402
 
@@ -108,7 +108,7 @@ class SizeStore:
         self.peer = Peer.create(root, f"n{files}", bare_remote(root / f"remote-{files}.git"))
         self.peer.memory_file.unlink()  # the role directory holds all ``files`` tracked files
         self.daily = fill_store_role(self.peer.role_dir, files)
-        self.config = load_config(self.peer.config)
+        self.config = load_tracks(self.peer.config)
         self.session = Session()
         Cycle(self.config, self.config.stores["main"], self.session).run()  # everything published
         if f"{ROLE_STORE}/daily/{DAY}.md" not in git(self.peer.store, "ls-files"):

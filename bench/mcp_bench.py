@@ -35,9 +35,9 @@ sys.path.insert(0, str(REPO_ROOT))
 
 # Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from memsync.base.fsio import append_once  # noqa: E402
-from memsync.config.file import load_config  # noqa: E402
 from memsync.memoryfile.file import MemoryFile, NewEntry  # noqa: E402
 from memsync.recall.search import recall  # noqa: E402
+from memsync.tracks.resolve import load_tracks  # noqa: E402
 from tests.support.helpers import bare_remote  # noqa: E402
 from tests.support.mcp_client import mcp_session, ok  # noqa: E402
 from tests.support.peers import MEMORY_FILE, Peer, entry_line  # noqa: E402
@@ -129,7 +129,7 @@ async def _timed(fn: Callable[[int], Awaitable[object]], count: int) -> list[flo
 def _bench(root: Path, size: int, calls: int, cli_calls: int) -> None:
     peer = prepare(root, size)
     os.environ.update(peer.env)  # the in-process baselines read this peer's config and memory
-    config = load_config(peer.config)
+    config = load_tracks(peer.config)
     memory = MemoryFile(peer.memory_file)
     queries = [f"{WORDS[n % len(WORDS)]} {WORDS[(n * 5 + 2) % len(WORDS)]}" for n in range(calls)]
     results: dict[str, list[float]] = {}

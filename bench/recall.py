@@ -44,11 +44,11 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench import mcp_bench  # noqa: E402
 from bench.mcp_bench import figures, prepare, timed_calls  # noqa: E402
 from memsync.base.fsio import append_once  # noqa: E402
-from memsync.config.file import load_config  # noqa: E402
 from memsync.cycle.run import Cycle  # noqa: E402
 from memsync.cycle.session import Session  # noqa: E402
 from memsync.recall import embedding  # noqa: E402
 from memsync.recall.index import RecallIndex, Unusable, fts_query, size_of  # noqa: E402
+from memsync.tracks.resolve import load_tracks  # noqa: E402
 from memsync.tracks.tracked import tracked_memory  # noqa: E402
 from tests.support.mcp_client import mcp_session, ok  # noqa: E402
 from tests.support.peers import Peer, entry_line  # noqa: E402
@@ -171,7 +171,7 @@ def _bench(root: Path, size: int, calls: int, starts: int) -> None:
             version += timed_calls(lambda: peer.cli("--version"), 1)
 
     # A cycle with the index kept, against the same cycle without an index file.
-    config = load_config(peer.config)
+    config = load_tracks(peer.config)
     store_cfg = config.stores["main"]
     session = Session()
     Cycle(config, store_cfg, session).run()

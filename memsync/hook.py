@@ -56,7 +56,7 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
     if action == "sync-now":
         sync_now(path)
         return ""
-    from memsync.config.file import load_config
+    from memsync.tracks.resolve import load_tracks
 
     cwd, source, roots = payload.get("cwd"), payload.get("source"), payload.get("workspace_roots")
     if not (isinstance(cwd, str) and cwd):
@@ -67,13 +67,13 @@ def run(action: str, agent: str, config: Path | None = None, payload: dict[str, 
             return ""
         from memsync.commands.prompt_context import prompt_context  # recall: only for this action
 
-        found = prompt_context(load_config(path, discover=False), Path(cwd), agent, session, prompt)
+        found = prompt_context(load_tracks(path, discover=False), Path(cwd), agent, session, prompt)
         event = {"hookEventName": "UserPromptSubmit", "additionalContext": found}
         return json.dumps({"hookSpecificOutput": event}) if found else ""
     from memsync.commands.session_context import session_context
 
     source = source if isinstance(source, str) else "startup"
-    text = session_context(load_config(path, discover=False), Path(cwd), agent, source)
+    text = session_context(load_tracks(path, discover=False), Path(cwd), agent, source)
     if not text:
         return ""
     if agent == "copilot-cli":
@@ -94,9 +94,9 @@ def sync_now(path: Path) -> str:
             return f"asked the daemon (PID {pid}) to sync"
         except OSError:
             pass  # it just exited: sync here
-    from memsync.config.file import load_config
+    from memsync.tracks.resolve import load_tracks
 
-    config = load_config(path)
+    config = load_tracks(path)
     # A cycle takes seconds on a loaded machine and hosts wait for a hook's output to close before the
     # agent goes on (Gemini CLI at the end of every turn): a child in a session of its own, its output
     # on /dev/null, does the work (a store's error is not shown: the next cycle meets it again).

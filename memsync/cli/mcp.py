@@ -14,11 +14,12 @@ import typer
 
 from memsync.cli.app import app, note_no_store
 from memsync.commands import mcp_install as install
-from memsync.config.file import NO_STORE, current_config, no_store_note
+from memsync.config.file import NO_STORE, no_store_note
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.hosts.registry import NAMES
 from memsync.recall import DEFAULT_LIMIT
+from memsync.tracks.resolve import current_config
 
 mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")

@@ -33,7 +33,7 @@ from pathlib import Path
 from memsync.base.fsio import atomic_write
 from memsync.base.layout import is_ignored, kind_of
 from memsync.base.paths import StoreLayout, config_path
-from memsync.config.file import Config, StoreConfig, Track, load_config
+from memsync.config.file import Config, StoreConfig, Track
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.compact import compacted, ensure_compactable
 from memsync.formats.jsonl.parse import parse_memory
@@ -45,6 +45,7 @@ from memsync.sync.passes import publish
 from memsync.sync.records import AppendState, HeldLine, mark
 from memsync.sync.reports import describe_changes, track_name
 from memsync.sync.state import SyncState
+from memsync.tracks.resolve import load_tracks
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def compact(path: Path, config_file: Path | None = None, now: datetime | None = 
     """
     when = now or datetime.now(UTC)
     config_file = config_file or config_path()
-    config = load_config(config_file) if config_file.exists() else None
+    config = load_tracks(config_file) if config_file.exists() else None
     tracked = None if config is None else _find_tracked(path, config)
     # A store not created yet syncs nothing: its first reconcile publishes the compacted file by content.
     if config is None or tracked is None or not StoreLayout(tracked.store_cfg.path).exists:

@@ -15,7 +15,7 @@ from typing import Literal
 from memsync.base.fsio import atomic_write
 from memsync.base.paths import StoreLayout
 from memsync.commands.log import local_time
-from memsync.config.file import StoreConfig, load_stores
+from memsync.config.file import StoreConfig
 from memsync.cycle.store_facts import live_path, store_facts
 from memsync.errors import MemsyncError
 from memsync.formats.markdown.index import link_target, links_part, parse_index
@@ -23,6 +23,7 @@ from memsync.formats.markdown.skill import INDEX_NAME
 from memsync.merge.entry import BOTH_KEPT_NOTE, BOTH_KEPT_VERSION_PREFIX, VERSION_FROM
 from memsync.merge.labels import LABEL_TIME_FORMAT, split_label
 from memsync.store.facade import Store
+from memsync.tracks.resolve import load_stores
 
 Keep = Literal["1", "2", "both"]
 _NOTE = f"{BOTH_KEPT_NOTE}\n\n"

@@ -26,7 +26,7 @@ from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
 from memsync.commands import service
 from memsync.commands.detect import untracked_hosts
-from memsync.config.file import NETWORK_TIMEOUT_S, Config, StoreConfig, load_config
+from memsync.config.file import NETWORK_TIMEOUT_S, Config, StoreConfig
 from memsync.cycle.store_facts import emptied_folders, store_facts
 from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
@@ -34,6 +34,7 @@ from memsync.hosts import claude_code
 from memsync.memoryfile.clock import TOLERANCE_S, clock_skew, duration, future_in_store
 from memsync.recall import embedding
 from memsync.store.facade import Store
+from memsync.tracks.resolve import load_tracks
 
 Level = Literal["OK", "WARN", "FAIL"]
 MIN_GIT = (2, 25)
@@ -296,7 +297,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
         return checks  # every other check runs git
     checks.append(check_recall())
     try:
-        config = load_config(path)
+        config = load_tracks(path)
     except MemsyncError as exc:
         checks.append(Check("FAIL", "config", str(exc)))
         return checks

@@ -17,7 +17,7 @@ from memsync.base.paths import StoreLayout
 from memsync.base.wording import plural
 from memsync.commands.proposals import now_text
 from memsync.commands.store_records import append_record
-from memsync.config.file import Config, StoreConfig, load_stores
+from memsync.config.file import Config, StoreConfig
 from memsync.cycle.store_facts import emptied_folders, store_facts
 from memsync.errors import MemsyncError
 from memsync.secrets.allowed import ALLOWED_RECORD, line_hash
@@ -25,6 +25,7 @@ from memsync.store.access import cycle_lock, open_store
 from memsync.store.written import commit_written
 from memsync.sync.records import WholeState
 from memsync.sync.state import SyncState
+from memsync.tracks.resolve import load_stores
 
 _SHOWN_BYTES = 4096  # of a held line: enough to recognise it
 

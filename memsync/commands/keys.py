@@ -14,11 +14,12 @@ from pyrage import passphrase, x25519
 from memsync.base.fsio import create_exclusive
 from memsync.base.paths import config_path
 from memsync.commands.config_edits import reload_daemon, store_table
-from memsync.config.file import Config, StoreConfig, edit_config, load_config
+from memsync.config.file import Config, StoreConfig, load_config
 from memsync.crypt import keys, trust
 from memsync.crypt.members import Member
 from memsync.errors import MemsyncError
 from memsync.store.access import cycle_lock, open_store
+from memsync.tracks.resolve import edit_tracks
 
 _CODE = re.compile(r"[0-9]{4}-[0-9]{4}")
 
@@ -69,7 +70,7 @@ def encrypt(name: str, path: Path | None = None) -> list[str]:
     def mutate(raw: dict[str, Any]) -> None:
         store_table(raw, name)["encrypt"] = True
 
-    config = edit_config(cfg_path, mutate)
+    config = edit_tracks(cfg_path, mutate)
     store_cfg = config.stores[name]
     for remote in store_cfg.remotes:
         _reseal(config, store_cfg, remote)

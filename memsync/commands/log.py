@@ -11,9 +11,10 @@ from typing import Literal
 
 from memsync.base.paths import StoreLayout
 from memsync.commands.timeline import changes_in
-from memsync.config.file import Config, StoreConfig, load_stores
+from memsync.config.file import Config, StoreConfig
 from memsync.errors import MemsyncError
 from memsync.store.facade import Store
+from memsync.tracks.resolve import load_stores
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from datetime import date, datetime
 from pathlib import Path
 
 from memsync.base.paths import StoreLayout
-from memsync.config.file import load_stores
 from memsync.store.facade import Store
 from memsync.store.history import LogRecord
+from memsync.tracks.resolve import load_stores
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from memsync.base.argcheck import existing_parent
 from memsync.base.wording import plural
 from memsync.commands.proposals import gated
 from memsync.commands.proposals import propose as propose_entry
-from memsync.config.file import Config, current_config
+from memsync.config.file import Config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file, read_memory
@@ -23,6 +23,7 @@ from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
 from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.dupes import near_duplicates, similar_entry
 from memsync.recall.search import written
+from memsync.tracks.resolve import current_config
 from memsync.tracks.tracked import tracked_memory
 
 # A duplicate's text is shown up to this many characters (the file has it all).

@@ -19,13 +19,14 @@ from memsync.base.layout import is_append_only
 from memsync.base.paths import StoreLayout
 from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
-from memsync.config.file import Config, StoreConfig, load_stores
+from memsync.config.file import Config, StoreConfig
 from memsync.secrets.allowed import allowed_in
 from memsync.secrets.files import scan_appended, scan_name, scan_whole
 from memsync.store.facade import Store
 from memsync.sync import content
 from memsync.sync.appendonly import present_in
 from memsync.sync.files import TrackFile, track_files
+from memsync.tracks.resolve import load_stores
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ from typing import Any
 from memsync.base import argcheck
 from memsync.base.paths import config_path
 from memsync.commands.config_edits import Report, absolute, home_relative, reload_daemon
-from memsync.config.file import edit_config, load_config
+from memsync.config.file import ALIASES_TABLE
 from memsync.errors import MemsyncError
 from memsync.projects import identity
+from memsync.tracks.resolve import edit_tracks, load_tracks
 
 # Letters, digits and `._-`, in `/`-separated parts: `shop`, `acme/shop`, `git.example.org/org/shop`.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
@@ -39,14 +40,14 @@ def alias(path: Path, name: str, config: Path | None = None) -> Report:
         )
 
     def mutate(raw: dict[str, Any]) -> None:
-        raw.setdefault(identity.ALIASES_TABLE, {})[home_relative(project)] = name
+        raw.setdefault(ALIASES_TABLE, {})[home_relative(project)] = name
 
-    edit_config(cfg_path, mutate)
+    edit_tracks(cfg_path, mutate)
     lines: list[str] = []
     key = identity.identity_name(name)
     lines.append(f"project {project} is {name!r} now: its memory syncs under the key {key}")
     # Read again: the config was checked before the file held the alias, with the key it had then.
-    for store in load_config(cfg_path).stores.values():
+    for store in load_tracks(cfg_path).stores.values():
         for track in store.tracks:
             if key in PurePosixPath(track.store_path).parts:
                 lines.append(f"{track.live} syncs as {track.store_path} in store {store.name}")

@@ -53,7 +53,7 @@ from memsync.base.layout import STORE_META_DIR, is_ignored
 from memsync.base.wording import plural
 from memsync.commands.needle import RECORD_PREFIX, Needle
 from memsync.commands.store_records import append_and_commit
-from memsync.config.file import Config, StoreConfig, Track, load_stores
+from memsync.config.file import Config, StoreConfig, Track
 from memsync.cycle.run import sweep_stale_temps
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import parse_record
@@ -62,6 +62,7 @@ from memsync.store.facade import Store
 from memsync.store.rewrite import Rewriter, line_hash
 from memsync.store.written import commit_written
 from memsync.sync.state import SyncState
+from memsync.tracks.resolve import load_stores
 
 log = logging.getLogger(__name__)
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from memsync.base.wording import plural
 from memsync.commands.purge import adopt_purge_records, reset_sync_state
-from memsync.config.file import load_stores
 from memsync.cycle.run import Cycle
 from memsync.cycle.session import Session
 from memsync.errors import MemsyncError
 from memsync.store.access import cycle_lock, open_store
 from memsync.store.written import commit_written
 from memsync.sync.state import SyncState
+from memsync.tracks.resolve import load_stores
 
 
 def resync(path: Path, remote: str, store_name: str | None = None, *, adopt_unrelated: bool = False) -> str:

@@ -14,11 +14,12 @@ from pathlib import Path
 from memsync.commands.memory import write_entry
 from memsync.commands.proposals import REVIEW_RECORD, Review, now_text, reviews_of
 from memsync.commands.store_records import append_record
-from memsync.config.file import Config, StoreConfig, load_stores
+from memsync.config.file import Config, StoreConfig
 from memsync.errors import MemsyncError
 from memsync.formats.quoted import neutralise
 from memsync.memoryfile.file import MemoryFile
 from memsync.recall.search import written
+from memsync.tracks.resolve import load_stores
 
 _SHOWN = 200  # characters of a proposal's text per line of `memsync review`
 

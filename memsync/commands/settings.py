@@ -16,13 +16,13 @@ from memsync.base.paths import config_path
 from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
 from memsync.commands.config_edits import Report, reload_daemon, store_table
-from memsync.config.file import KNOWN_KEYS, Config, edit_config, load_config
+from memsync.config.file import ALIASES_TABLE, KNOWN_KEYS, Config, load_config
 from memsync.errors import MemsyncError
-from memsync.projects import identity
-from memsync.projects.identity import ALIASES_TABLE, aliases
+from memsync.projects.identity import aliases
+from memsync.tracks.resolve import edit_tracks
 
 # Tables, not settings: `project alias` writes the project aliases.
-_TABLES = {"author", "stores", identity.ALIASES_TABLE}
+_TABLES = {"author", "stores", ALIASES_TABLE}
 
 
 def _parts(key: str) -> list[str]:
@@ -64,7 +64,7 @@ def list_values(path: Path | None = None) -> tuple[str, ...]:
     ``config.KNOWN_KEYS``: the top-level keys, ``author.*``, per store its path, branch and remotes, the
     project aliases (``[projects]``), then how many paths each store tracks (``memsync status`` lists
     them). Raises ``MemsyncError`` for a config that does not load."""
-    config = load_config(path, discover=False)
+    config = load_config(path)
     keys = [
         *sorted(KNOWN_KEYS[""] - _TABLES - {ALIASES_TABLE}, key=lambda key: (key != "host", key)),
         *(f"author.{key}" for key in sorted(KNOWN_KEYS["author"])),
@@ -75,8 +75,7 @@ def list_values(path: Path | None = None) -> tuple[str, ...]:
     lines = [f"{key} = {_shown(key, _effective(config, key, _parts(key)))}" for key in keys]
     lines.extend(f'{ALIASES_TABLE}."{project}" = {alias}' for project, alias in aliases().items())
     lines.extend(
-        f"stores.{name}.track = {plural(len(store.tracks) + len(store.host_roots), 'path')} "
-        "(`memsync status` lists them)"
+        f"stores.{name}.track = {plural(len(store.entries), 'path')} (`memsync status` lists them)"
         for name, store in config.stores.items()
     )
     return tuple(lines)
@@ -151,7 +150,7 @@ def set_value(key: str, value: str, path: Path | None = None) -> Report:
                 table = table.setdefault(part, {})
         table[parts[-1]] = stored
 
-    edit_config(cfg_path, mutate)
+    edit_tracks(cfg_path, mutate)
     lines: list[str] = []
     lines.append(f"{key} = {stored!r}" if not isinstance(stored, str) else f"{key} = {_shown(key, stored)}")
     lines.extend(reload_daemon(cfg_path))

@@ -38,9 +38,7 @@ from memsync.config.file import (
     StoreConfig,
     Track,
     default_store_dir,
-    edit_config,
     load_config,
-    load_stores,
 )
 from memsync.daemon.instance import running_daemon_pid
 from memsync.daemon.loop import run_daemon
@@ -50,6 +48,7 @@ from memsync.store.access import ensure_store
 from memsync.store.facade import Store
 from memsync.store.remote_head import remote_head_branch
 from memsync.store.storeid import foreign_message
+from memsync.tracks.resolve import edit_tracks, load_stores, load_tracks
 
 __all__ = [
     "DEFAULT_REMOTE",
@@ -185,7 +184,7 @@ def init(
         if store is not None:
             argcheck.existing_parent(store, "--store")
         given = [argcheck.memory_path(track, "--track") for track in tracks]
-        existing = load_config(path) if path.exists() else None
+        existing = load_tracks(path) if path.exists() else None
         current = existing.stores.get(DEFAULT_STORE) if existing else None
         if current is not None:
             for key, want, have in (
@@ -251,10 +250,10 @@ def init(
 
         with undone_on_failure(path):
             if changed:
-                config = edit_config(path, mutate)
+                config = edit_tracks(path, mutate)
                 lines.append(f"config: {path} ({'created' if existing is None else 'updated'})")
             else:
-                config = existing if existing is not None else load_config(path)
+                config = existing if existing is not None else load_tracks(path)
                 lines.append(f"config: {path} (unchanged)")
             personal = config.stores[DEFAULT_STORE]
             lines.append(
@@ -345,7 +344,7 @@ def store_add(
         raw.setdefault("stores", {})[name] = table
 
     with undone_on_failure(cfg_path):
-        new = edit_config(cfg_path, mutate)
+        new = edit_tracks(cfg_path, mutate)
         lines: list[str] = []
         lines.extend(adopted)
         lines.append(_create_store(new, new.stores[name]))
@@ -361,14 +360,14 @@ def store_add(
 def store_list(config: Path | None = None) -> tuple[str, ...]:
     """One line per store of the config (``config``, default ``config_path()``): name, working tree,
     branch, remotes, how many paths it tracks. Raises ``MemsyncError`` (``NO_STORE``) without a store."""
-    loaded = load_config(config_path() if config is None else config, discover=False)
+    loaded = load_config(config_path() if config is None else config)
     if not loaded.stores:
         raise MemsyncError(NO_STORE)
     lines = []
     for store in loaded.stores.values():
         remotes = ", ".join(f"{name} {redacted(url)}" for name, url in store.remotes.items()) or "no remote"
         missing = "" if StoreLayout(store.path).exists else " (missing: `memsync init` or `sync` makes it)"
-        tracks = len(store.tracks) + len(store.host_roots)
+        tracks = len(store.entries)
         lines.append(
             f"{store.name}: {store.path}{missing}, branch {store.branch}, {remotes}, "
             f"{plural(tracks, 'tracked path')}"
@@ -403,7 +402,7 @@ def store_remove(name: str, config: Path | None = None) -> Report:
                     entry["exclude"] = sorted({*entry.get("exclude", []), rel})
                     kept_out.append((live, folder))
 
-    edit_config(cfg_path, mutate)
+    edit_tracks(cfg_path, mutate)
     lines: list[str] = []
     lines.append(f"store {name} removed from {cfg_path}: memsync no longer syncs it")
     lines.extend(

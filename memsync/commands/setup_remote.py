@@ -15,9 +15,10 @@ from memsync.commands.config_edits import (
     reload_daemon,
     store_table,
 )
-from memsync.config.file import NETWORK_TIMEOUT_S, edit_config, load_stores
+from memsync.config.file import NETWORK_TIMEOUT_S
 from memsync.errors import MemsyncError
 from memsync.store.remotes import local_remote_path
+from memsync.tracks.resolve import edit_tracks, load_stores
 
 # Before a config says otherwise (`network_timeout_s`): the remote's HEAD asked while making the store.
 REMOTE_TIMEOUT_S = NETWORK_TIMEOUT_S
@@ -41,7 +42,7 @@ def remote_add(name: str, url: str, store: str = DEFAULT_STORE, config: Path | N
             )
         remotes[name] = url
 
-    edited = edit_config(cfg_path, mutate)
+    edited = edit_tracks(cfg_path, mutate)
     lines: list[str] = []
     lines.append(f"store {store}: remote {name} = {redacted(url)}")
     warning = _local_remote_warning(url, edited.network_timeout_s)
@@ -104,7 +105,7 @@ def remote_remove(name: str, store: str = DEFAULT_STORE, config: Path | None = N
             )
         del remotes[name]
 
-    edit_config(cfg_path, mutate)
+    edit_tracks(cfg_path, mutate)
     lines: list[str] = []
     lines.append(f"store {store}: remote {name} removed (history already exchanged stays)")
     lines.extend(reload_daemon(cfg_path))

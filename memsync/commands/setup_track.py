@@ -20,9 +20,10 @@ from memsync.commands.config_edits import (
     tracked,
 )
 from memsync.commands.crossing import between
-from memsync.config.file import Track, edit_config, load_config
+from memsync.config.file import Track
 from memsync.errors import MemsyncError
 from memsync.projects.store_paths import default_store_path_for
+from memsync.tracks.resolve import edit_tracks, load_tracks
 
 
 def _entry_of(raw: dict[str, Any], store: str, live: Path) -> dict[str, Any]:
@@ -51,7 +52,7 @@ def track(
     """
     cfg_path = config_path() if config is None else config
     live = argcheck.memory_path(live, "PATH")
-    before = load_config(cfg_path)
+    before = load_tracks(cfg_path)
     existing = tracked(before, live)
     if existing is not None:
         where, store_path = existing
@@ -106,11 +107,11 @@ def track(
             entry["as"] = as_path
         store_table(raw, store).setdefault("track", []).append(entry)
 
-    new = edit_config(cfg_path, mutate)
+    new = edit_tracks(cfg_path, mutate)
     lines: list[str] = []
     store_cfg = new.stores[store]
     added = tracked(new, live)
-    assert added is not None  # edit_config validated the config with the new track in it
+    assert added is not None  # edit_tracks validated the config with the new track in it
     store_path = added[1]
     lines.append(f"tracking {live} in store {store} as {store_path}")
     lines.extend(
@@ -142,7 +143,7 @@ def _set_excluded(cfg_path: Path, store: str, folder: Track, live: Path, *, excl
         if not kept:
             del entry["exclude"]
 
-    edit_config(cfg_path, mutate)
+    edit_tracks(cfg_path, mutate)
     lines: list[str] = []
     lines.append(
         f"{live} is left out of the tracked folder {folder.live} (its exclude list); its files stay here "
@@ -162,7 +163,7 @@ def untrack(live: Path, exclude: bool = False, config: Path | None = None) -> Re
     it the error says so. Raises ``MemsyncError`` if ``live`` is not tracked."""
     cfg_path = config_path() if config is None else config
     live = absolute(live)
-    config_now = load_config(cfg_path)
+    config_now = load_tracks(cfg_path)
     found = tracked(config_now, live)
     folder = next(
         (
@@ -198,7 +199,7 @@ def untrack(live: Path, exclude: bool = False, config: Path | None = None) -> Re
             entry for entry in table.get("track", []) if absolute(Path(str(entry.get("path", "")))) != live
         ]
 
-    edit_config(cfg_path, mutate)
+    edit_tracks(cfg_path, mutate)
     lines: list[str] = []
     lines.append(f"no longer tracking {live}; {store_path} stays in store {store_cfg.name}")
     lines.extend(reload_daemon(cfg_path))

@@ -11,7 +11,6 @@ from memsync.base.paths import StoreLayout
 from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
 from memsync.commands.detect import untracked_hosts
-from memsync.config.file import load_config
 from memsync.cycle.status import read_status
 from memsync.cycle.store_facts import emptied_folders, live_path, store_facts
 from memsync.daemon.instance import running_daemon_pid
@@ -19,6 +18,7 @@ from memsync.hosts.claude_code import oversized_indexes, partly_loaded
 from memsync.memoryfile.clock import future_in_store
 from memsync.store.facade import Store
 from memsync.tracks.listing import list_tracks
+from memsync.tracks.resolve import load_tracks
 
 
 def collect_status(path: Path) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def collect_status(path: Path) -> dict[str, Any]:
     status file the last cycle
     wrote (facts read from the store itself are refreshed). Raises ``MemsyncError`` for a bad config.
     """
-    config = load_config(path)
+    config = load_tracks(path)
     pid = running_daemon_pid(path)
     stores: dict[str, Any] = {}
     for name, store_cfg in config.stores.items():

@@ -15,7 +15,7 @@ from pathlib import Path
 from memsync.base.paths import StoreLayout
 from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
-from memsync.config.file import Config, StoreConfig, load_stores
+from memsync.config.file import Config, StoreConfig
 from memsync.cycle.report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, CycleReport, log_report
 from memsync.cycle.run import Cycle
 from memsync.cycle.session import Session
@@ -23,6 +23,7 @@ from memsync.daemon.instance import instance_lock
 from memsync.errors import MemsyncError
 from memsync.store.exchange import RemoteOutcome
 from memsync.store.refs import head
+from memsync.tracks.resolve import load_stores
 
 log = logging.getLogger(__name__)
 

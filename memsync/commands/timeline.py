@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memsync.base.paths import StoreLayout
-from memsync.config.file import load_stores
 from memsync.formats.jsonl.canonical import parse_record
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.view import winner_key
 from memsync.memoryfile.file import MemoryFile
 from memsync.store.facade import Store
+from memsync.tracks.resolve import load_stores
 from memsync.tracks.tracked import Tracked, tracked_memory
 
 What = Literal["created", "superseded", "forgotten"]

@@ -40,11 +40,11 @@ from memsync.commands.review import decide, my_decision
 from memsync.commands.timeline import authors, timeline
 from memsync.commands.ui_chart import commits_chart
 from memsync.commands.undo import Change, Reinstate, Restore, Withdraw, undo
-from memsync.config.file import load_stores
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.search import recall, written
+from memsync.tracks.resolve import load_stores
 from memsync.tracks.tracked import locate, tracked_memory
 
 LOOPBACK = "127.0.0.1"

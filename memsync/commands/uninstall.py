@@ -56,7 +56,7 @@ def uninstall(
     read (fix it, then run uninstall again)."""
     path = config_path() if path is None else path
     try:
-        config = load_config(path, discover=False) if path.exists() else None
+        config = load_config(path) if path.exists() else None
     except MemsyncError:
         if purge:
             raise  # the stores to delete are unknown
@@ -121,8 +121,8 @@ def _projects(config: Config | None) -> list[Path]:
     found: list[Path] = [Path.cwd()]
     found.extend(Path(i.project) for i in installs.recorded() if i.project is not None)
     for store in config.stores.values() if config is not None else ():
-        for track in store.tracks:
-            parts = track.live.parts
+        for entry in store.entries:
+            parts = entry.live.parts
             for i in range(1, len(parts) - 1):
                 if parts[i : i + 2] == (".agents", "memory"):
                     found.append(Path(*parts[:i]))

@@ -28,8 +28,12 @@ Layout::
 
     [[stores.personal.track]]
     path = "~/.agents/memory"
-    as = "roles"                     # optional, default: default_store_path_for(path)
+    as = "roles"                     # optional, default: the default store path of `path`
     exclude = ["scout"]              # optional: paths inside a tracked folder left out of it
+
+``load_config`` reads and checks the file and nothing else: it runs no git and reads no host folder.
+What a track maps to in its store (default store paths, Claude Code's project folders, the overlap
+checks that need those paths) is ``memsync.tracks.resolve``'s.
 
 A key none of ``KNOWN_KEYS`` names is an error naming the key and its table: a typo or a key written
 under the wrong table (a top-level key after ``[stores.x.remotes]``) would otherwise be taken silently.
@@ -40,10 +44,9 @@ from __future__ import annotations
 import os
 import re
 import socket
-import stat
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -57,9 +60,6 @@ from memsync.base.fsio import atomic_write, writer_lock
 from memsync.base.paths import config_path
 from memsync.config.check import Checker
 from memsync.errors import MemsyncError
-from memsync.hosts import claude_code
-from memsync.projects import claude_folders, identity
-from memsync.projects.store_paths import default_store_path_for, legacy_store_paths_for, untaken
 
 DEFAULT_BRANCH = "main"
 # The store of this person's own memory (`init` creates it); any other store is shared with a team.
@@ -67,6 +67,8 @@ PERSONAL_STORE = "personal"
 NETWORK_TIMEOUT_S = 30.0
 # What a command that needs a store says when there is no config, or a config without a store.
 NO_STORE = "no memsync store here yet: run `memsync init` (or `memsync up`)"
+# The table of project aliases: absolute project path -> the identity the user named it by.
+ALIASES_TABLE = "projects"
 _TOP_NUMBERS = {
     "debounce_s": 1.0,
     "max_delay_s": 10.0,
@@ -77,7 +79,7 @@ _TOP_NUMBERS = {
 # The keys of each table of the config, in one place: a key added to the config goes here (and into
 # _validate). `stores.*.remotes` is a table of remote names, so it has no fixed keys.
 KNOWN_KEYS: Mapping[str, frozenset[str]] = {
-    "": frozenset({"host", "author", "stores", identity.ALIASES_TABLE, *_TOP_NUMBERS}),
+    "": frozenset({"host", "author", "stores", ALIASES_TABLE, *_TOP_NUMBERS}),
     "author": frozenset({"name", "email"}),
     "stores.*": frozenset({"path", "branch", "remotes", "track", "review", "encrypt"}),
     "stores.*.track[]": frozenset({"path", "as", "exclude"}),
@@ -87,12 +89,24 @@ BRANCH_NAME = re.compile(r"^(?!.*\.\.)(?!.*//)(?!.*@\{)[A-Za-z0-9._/-]+(?<![./])
 
 
 @dataclass(frozen=True)
+class TrackEntry:
+    """One ``[[stores.x.track]]`` table as the file says it: the live path, the store path ``as`` names
+    (None: the default, which ``memsync.tracks.resolve`` finds) and the ``exclude`` list as live paths
+    (sorted)."""
+
+    live: Path
+    store_path: str | None = None
+    excludes: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
 class Track:
     """One tracked path: a live memory file or role directory on this machine and its path in the store.
 
     ``excludes``: live paths inside ``live`` that are not synced with it: those another store tracks
     (they belong to that store alone: how one role of a tracked folder goes to a team store) and those
-    the track's own ``exclude`` list names (relative to ``live``). Sorted; derived by ``load_config``.
+    the track's own ``exclude`` list names (relative to ``live``). Sorted; derived by
+    ``memsync.tracks.resolve``.
     ``legacy``: the store paths earlier versions gave it, folded into ``store_path``
     (``memsync.cycle.legacy``).
     """
@@ -117,8 +131,10 @@ class HostRoot:
 
 @dataclass(frozen=True)
 class StoreConfig:
-    """One store: its git working tree, branch, remotes (name -> URL, in file order), tracked paths, and
-    the host folders whose project memory folders are tracks (``host_roots``)."""
+    """One store: its git working tree, branch, remotes (name -> URL, in file order), its tracks as the
+    file names them (``entries``) and, once ``memsync.tracks.resolve`` resolved them, its tracked paths
+    (``tracks``) and the host folders whose project memory folders are tracks (``host_roots``): both are
+    empty in the config as ``load_config`` reads it."""
 
     name: str
     path: Path
@@ -130,6 +146,7 @@ class StoreConfig:
     review: bool = False
     # True: its remotes receive only ciphertext (``memsync.store.sealed``); the store itself stays plain.
     encrypt: bool = False
+    entries: tuple[TrackEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,51 +186,16 @@ def default_store_dir(name: str) -> Path:
     return platformdirs.user_data_path("memsync") / "stores" / name
 
 
-def load_config(path: Path | None = None, *, discover: bool = True) -> Config:
-    """Read and validate the config at ``path`` (default ``config_path()``).
+def load_config(path: Path | None = None) -> Config:
+    """Read and validate the config at ``path`` (default ``config_path()``): reads the file and nothing
+    else (no git, no host folder; ``memsync.tracks.resolve`` gives the tracks).
 
-    Expands ``~`` in paths and fills defaults. A host folder of project memory folders (``host_roots``)
-    gives a track per project folder in it now, unless ``discover`` is False (the readers that need only
-    the configured tracks skip its git calls). A config with no stores is valid. Raises
+    Expands ``~`` in paths and fills defaults. A config with no stores is valid. Raises
     ``MemsyncError``: ``NO_STORE`` when the file is missing; naming the file (and the key, and its table)
     when it is not TOML, holds a key ``KNOWN_KEYS`` does not name, or a value is invalid.
     """
     path = config_path() if path is None else path
-    return _validate(_read_raw(path, missing_ok=False), Checker(path, KNOWN_KEYS), discover=discover)
-
-
-# The config as last loaded, by its file's path and (size, mtime_ns, inode): a tool call reads it again only
-# once the file changed. One with host folders is read each time (project folders in them come and go).
-_loaded: dict[Path, tuple[tuple[int, int, int], Config]] = {}
-
-
-def current_config() -> Config | None:
-    """The config at ``config_path()``, or None when there is none yet. Raises ``MemsyncError`` when it
-    exists but is invalid. A long-lived process (the MCP server) reads it again only once it changed."""
-    path = config_path()
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
-    kept = _loaded.get(path)
-    if kept is not None and kept[0] == stamp:
-        return kept[1]
-    config = load_config(path)
-    if not any(store.host_roots for store in config.stores.values()):
-        _loaded[path] = (stamp, config)
-    return config
-
-
-def load_stores(path: Path | None = None) -> Config:
-    """``load_config`` for a command that needs a store: raises ``MemsyncError`` (``NO_STORE``) when the
-    file is missing or names no store, and as ``load_config`` does otherwise."""
-    config = load_config(path)
-    if not config.stores:
-        raise MemsyncError(NO_STORE)
-    return config
+    return _validate(_read_raw(path, missing_ok=False), Checker(path, KNOWN_KEYS))
 
 
 def no_store_note(path: Path | None = None, until: str = "") -> str | None:
@@ -226,19 +208,19 @@ def no_store_note(path: Path | None = None, until: str = "") -> str | None:
     return f"note: {NO_STORE}{until}"
 
 
-def validate_raw(raw: Mapping[str, Any], path: Path) -> Config:
-    """Validate ``raw`` (a config as TOML data, e.g. after a change) as ``load_config`` would, but say
-    in an error that the change is at fault, not the file at ``path``. Raises ``MemsyncError``."""
-    return _validate(raw, Checker(path, KNOWN_KEYS, change=True))
-
-
-def edit_config(path: Path | None, mutate: Callable[[dict[str, Any]], None]) -> Config:
+def edit_config(
+    path: Path | None,
+    mutate: Callable[[dict[str, Any]], None],
+    then: Callable[[Config], Config] | None = None,
+) -> Config:
     """Change the config file under a lock: read its TOML document (empty if the file is missing), let
     ``mutate`` change it in place, validate, and write it back atomically. The document is tomlkit's: every
     other key, value, comment and blank line stays where it was. ``mutate`` stores plain TOML values (str,
-    not Path; a list of tables becomes ``[[array.of.tables]]``). Returns the new Config; raises
-    ``MemsyncError`` (file unchanged) when the file is invalid already (naming it), when the result
-    would be (naming the key, not the file), or when the file cannot be read.
+    not Path; a list of tables becomes ``[[array.of.tables]]``). ``then``, when given, checks the new
+    Config further before it is written (``memsync.tracks.resolve.edit_tracks``: its tracks) and gives
+    what is returned. Returns the new Config; raises ``MemsyncError`` (file unchanged) when the file is
+    invalid already (naming it), when the result would be (naming the key, not the file), or when the
+    file cannot be read.
     """
     path = config_path() if path is None else path
     with writer_lock(path):
@@ -250,7 +232,10 @@ def edit_config(path: Path | None, mutate: Callable[[dict[str, Any]], None]) -> 
         mutate(doc)
         _tables_as_arrays_of_tables(doc)
         new = tomlkit.dumps(doc)
-        config = validate_raw(_parse(path, new), path)
+        # The change, not the file, is at fault when the result is invalid.
+        config = _validate(_parse(path, new), Checker(path, KNOWN_KEYS, change=True))
+        if then is not None:
+            config = then(config)
         atomic_write(path, new.encode("utf-8"))
     return config
 
@@ -294,14 +279,14 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         raise MemsyncError(f"invalid config {path}: not valid TOML ({exc}). Fix the syntax") from exc
 
 
-def _validate(raw: Mapping[str, Any], check: Checker, *, discover: bool = True) -> Config:
+def _validate(raw: Mapping[str, Any], check: Checker) -> Config:
     check.unknown(raw, "", "")
     host = check.host(raw["host"], "host") if "host" in raw else socket.gethostname()
     numbers = {
         key: check.seconds(raw[key], key) if key in raw else default for key, default in _TOP_NUMBERS.items()
     }
-    for project, alias in check.table(raw.get(identity.ALIASES_TABLE, {}), identity.ALIASES_TABLE).items():
-        key = f'{identity.ALIASES_TABLE}."{project}"'
+    for project, alias in check.table(raw.get(ALIASES_TABLE, {}), ALIASES_TABLE).items():
+        key = f'{ALIASES_TABLE}."{project}"'
         check.string(alias, key)
         if not project.startswith(("/", "~")):
             raise check.fail(key, "must name a project by its absolute path")
@@ -310,9 +295,7 @@ def _validate(raw: Mapping[str, Any], check: Checker, *, discover: bool = True) 
     author_name = check.string(author["name"], "author.name") if "name" in author else None
     author_email = check.string(author["email"], "author.email") if "email" in author else None
     stores = {
-        name: _store(
-            check, check.name(name, f"stores.{name}"), check.table(table, f"stores.{name}"), discover
-        )
+        name: _store(check, check.name(name, f"stores.{name}"), check.table(table, f"stores.{name}"))
         for name, table in check.table(raw.get("stores", {}), "stores").items()
     }
     return Config(
@@ -320,36 +303,12 @@ def _validate(raw: Mapping[str, Any], check: Checker, *, discover: bool = True) 
         host=host,
         author_name=author_name,
         author_email=author_email,
-        stores=_with_excludes(stores),
+        stores=stores,
         **numbers,
     )
 
 
-def _with_excludes(stores: Mapping[str, StoreConfig]) -> dict[str, StoreConfig]:
-    """Give each track the live paths inside it that another store tracks (a nested track wins), beside
-    those its own ``exclude`` list names."""
-    everything = [(name, track.live) for name, store in stores.items() for track in store.tracks]
-
-    def nested(name: str, track: Track) -> set[Path]:
-        return {
-            live
-            for other, live in everything
-            if other != name and live != track.live and live.is_relative_to(track.live)
-        }
-
-    return {
-        name: replace(
-            store,
-            tracks=tuple(
-                replace(track, excludes=tuple(sorted({*track.excludes, *nested(name, track)})))
-                for track in store.tracks
-            ),
-        )
-        for name, store in stores.items()
-    }
-
-
-def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) -> StoreConfig:
+def _store(check: Checker, name: str, table: Mapping[str, Any]) -> StoreConfig:
     key = f"stores.{name}"
     check.unknown(table, "stores.*", key)
     store_dir = (
@@ -371,9 +330,7 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
     entries = table.get("track", [])
     if not isinstance(entries, list):
         raise check.fail(f"{key}.track", "must be an array of tables ([[" + key + ".track]])")
-    tracks: list[Track] = []
-    roots: list[HostRoot] = []
-    claimed: list[tuple[Path, str]] = []  # per entry: its live path and store path, for overlap checks
+    found: list[TrackEntry] = []
     for i, entry in enumerate(entries):
         tkey = f"{key}.track[{i}]"
         entry = check.table(entry, tkey)
@@ -383,33 +340,10 @@ def _store(check: Checker, name: str, table: Mapping[str, Any], discover: bool) 
         live = _expand(check.string(entry["path"], f"{tkey}.path"))
         if (why := argcheck.refusal(live)) is not None:
             raise check.fail(f"{tkey}.path", f"{live} is {why}, not agent memory: memsync never publishes it")
-        root = claude_code.is_projects_root(live)
-        if "as" in entry:
-            store_path = _store_path(check, entry["as"], f"{tkey}.as")
-        else:
-            store_path = claude_code.STORE_PREFIX if root else default_store_path_for(live)
-        for j, (other_live, other) in enumerate(claimed):
-            mine, theirs = PurePosixPath(store_path), PurePosixPath(other)
-            if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
-                raise check.fail(f"{tkey}.as", f"maps to {store_path!r}, overlapping track[{j}] ({other!r})")
-            if live.is_relative_to(other_live) or other_live.is_relative_to(live):
-                raise check.fail(f"{tkey}.path", f"{live} overlaps track[{j}] ({other_live}); track it once")
-        if live.is_relative_to(store_dir) or store_dir.is_relative_to(live):
-            raise check.fail(f"{tkey}.path", f"{live} overlaps the store itself ({store_dir})")
-        claimed.append((live, store_path))
+        store_path = _store_path(check, entry["as"], f"{tkey}.as") if "as" in entry else None
         excludes = _excludes(check, entry.get("exclude", []), f"{tkey}.exclude", live)
-        if root:  # one track per project memory folder in it, but those its exclude list names
-            held = claude_folders.store_keys(store_dir, store_path) if discover else frozenset()
-            roots.append(HostRoot(live, store_path, excludes, held))
-            found = claude_folders.expand_projects_root(live, store_path, excludes, held) if discover else []
-            tracks.extend(Track(m.live, m.store_path, legacy=m.legacy) for m in found)
-        else:
-            legacy = () if "as" in entry else legacy_store_paths_for(live)
-            tracks.append(Track(live=live, store_path=store_path, excludes=excludes, legacy=legacy))
-    # Only the legacy store paths no other track takes are folded (``store_paths.untaken``).
-    kept = untaken([track.store_path for track in tracks], [track.legacy for track in tracks])
-    tracks = [replace(track, legacy=legacy) for track, legacy in zip(tracks, kept, strict=True)]
-    return StoreConfig(name, store_dir, branch, remotes, tuple(tracks), tuple(roots), review, encrypt)
+        found.append(TrackEntry(live, store_path, excludes))
+    return StoreConfig(name, store_dir, branch, remotes, review=review, encrypt=encrypt, entries=tuple(found))
 
 
 def _excludes(check: Checker, value: object, key: str, live: Path) -> tuple[Path, ...]:

@@ -27,7 +27,7 @@ from types import FrameType
 
 from memsync.base.paths import config_path
 from memsync.base.wording import plural
-from memsync.config.file import Config, load_config
+from memsync.config.file import Config
 from memsync.cycle.report import EXIT_OK, log_report
 from memsync.cycle.session import Session
 from memsync.daemon.backoff import CAP_S, Remotes
@@ -41,6 +41,7 @@ from memsync.daemon.workers import CycleDone, Probed, Workers
 from memsync.errors import MemsyncError
 from memsync.hosts.arrivals import Arrivals
 from memsync.store.locks import StoreGuard
+from memsync.tracks.resolve import load_tracks
 from memsync.tracks.tracked import tracks_stale
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class Daemon:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.config: Config = load_config(path)
+        self.config: Config = load_tracks(path)
         self.events: queue.Queue[_Event] = queue.Queue()
         self.stop = threading.Event()
         self.workers = Workers(self.events.put, self.stop, Session())
@@ -277,7 +278,7 @@ class Daemon:
         self.reload_requested = False
         before = {name: set(store.tracks) for name, store in self.config.stores.items()}
         try:
-            self.config = load_config(self.path)
+            self.config = load_tracks(self.path)
         except MemsyncError as exc:
             log.error("config not reloaded, keeping the previous one: %s", exc)
             return

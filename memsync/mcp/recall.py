@@ -33,8 +33,8 @@ def recalled(query: str, scope: str | None, kind: str | None, limit: int) -> lis
     memory the current config tracks (``search.recall`` in a long-lived process). Raises MemsyncError
     (a bad query, limit or kind, an unreadable file or index, a bad config)."""
     # Imported when first called: the index, its readers and git history.
-    from memsync.config.file import current_config
     from memsync.recall.search import recall
+    from memsync.tracks.resolve import current_config
 
     hits = recall(current_config(), query, scope, (kind,) if kind else (), limit, background=True)
     return [hit.to_json() for hit in hits]
@@ -45,8 +45,8 @@ def warm() -> None:
     semantic model and vectors). Never raises: a failure is logged, and the recall that needs what
     failed meets it again."""
     try:
-        from memsync.config.file import current_config
         from memsync.recall.search import warm as warm_index
+        from memsync.tracks.resolve import current_config
 
         warm_index(current_config())
     except Exception:  # a cache warmed in the background: the recall itself reports

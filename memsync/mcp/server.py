@@ -29,7 +29,6 @@ from pydantic import AnyUrl, Field
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
 from memsync import __version__
-from memsync.config.file import current_config
 from memsync.errors import MemsyncError
 from memsync.mcp import recall as mcp_recall
 from memsync.mcp import resources as mcp_resources
@@ -40,6 +39,7 @@ from memsync.memoryfile.file import TEXT_MAX_CHARS, NewEntry
 from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT
 from memsync.recall.documents import HitJSON
 from memsync.recall.dupes import similar_entry
+from memsync.tracks.resolve import current_config
 
 log = logging.getLogger(__name__)
 

@@ -20,12 +20,13 @@ from memsync.base.paths import config_path
 from memsync.commands.crossing import check, crossing, personal_store
 from memsync.commands.memory import holder, write_entry
 from memsync.commands.proposals import Proposal, gated, propose
-from memsync.config.file import Config, current_config
+from memsync.config.file import Config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.quoted import neutralise_lines
 from memsync.memoryfile.file import MemoryFile, NewEntry
+from memsync.tracks.resolve import current_config
 from memsync.tracks.tracked import Format, Tracked, check_new_role, tracked_memory
 
 # A recall hit's id for a line names its file and line: `roles/qa/daily/2026-11-30.md:7`.

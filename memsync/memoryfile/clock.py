@@ -30,6 +30,7 @@ from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import ParsedMemory, Problem, parse_memory
 from memsync.formats.jsonl.records import Entry
+from memsync.tracks.resolve import load_tracks
 from memsync.tracks.tracked import locate
 
 TOLERANCE_S = 300.0
@@ -122,7 +123,7 @@ def future_entries(
 def future_problems(path: Path, parsed: ParsedMemory, now: datetime | None = None) -> list[Problem]:
     """``check``'s problems for the future-dated entries of the live memory file ``path``; hosts come
     from the history of the store that tracks it (config at ``config_path()``), when one does."""
-    config = load_config(config_path()) if config_path().is_file() else None
+    config = load_tracks(config_path()) if config_path().is_file() else None
     where = locate(config, path)
     history = None if config is None or where is None else (config.stores[where[0]].path, where[1])
     found = future_entries(parsed, now or datetime.now(UTC), str(path), history)

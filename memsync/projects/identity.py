@@ -33,10 +33,11 @@ from pathlib import Path
 from memsync.base import git
 from memsync.base.paths import config_path
 from memsync.base.remote_url import is_local_path
+from memsync.config.file import ALIASES_TABLE
 
 GIT_TIMEOUT_S = 10.0
 SEPARATOR = "~"
-ALIASES_TABLE = "projects"
+
 # Hosts whose owner and repository names are case-insensitive: there `Org/Shop` is `org/shop`.
 CASE_FOLDED_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})
 _DEFAULT_PORTS = {"ssh": "22", "git+ssh": "22", "ssh+git": "22", "git": "9418", "http": "80", "https": "443"}

@@ -295,11 +295,11 @@ def test_a_change_memsync_did_not_write_is_put_back_never_committed(tmp_path: Pa
 
 _KILLED_BEFORE_THE_COMMIT = """
 import os, signal
-from memsync.config.file import load_config
+from memsync.tracks.resolve import load_tracks
 from memsync.commands.sync import run_all
 from memsync.store.facade import Store
 Store.commit_all = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
-run_all(load_config())
+run_all(load_tracks())
 """
 
 

@@ -137,9 +137,9 @@ def test_a_peer_loses_the_dead_lines_in_its_store_and_keeps_the_same_view(
 
 
 EXCHANGE_ONLY = """
-from memsync.config.file import load_config
+from memsync.tracks.resolve import load_tracks
 from memsync.store.access import cycle_lock, open_store
-config = load_config()
+config = load_tracks()
 store_cfg = config.stores["main"]
 with cycle_lock(store_cfg):
     print([o.status for o in open_store(config, store_cfg).exchange()])

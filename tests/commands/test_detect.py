@@ -78,8 +78,8 @@ def test_legacy_dir_is_superseded_when_the_current_role_dir_exists(home: Path) -
 
 def test_claude_code_projects_auto_memory_and_codex_memories(home: Path, tmp_path: Path) -> None:
     from memsync.commands import setup
-    from memsync.config.file import load_config
     from memsync.hosts.claude_code import sanitize
+    from memsync.tracks.resolve import load_tracks
     from tests.support.helpers import git
 
     project = tmp_path / "src" / "shop"
@@ -105,7 +105,7 @@ def test_claude_code_projects_auto_memory_and_codex_memories(home: Path, tmp_pat
     assert (codex.found, codex.track, codex.store_path) == (Found.CODEX, True, None)
 
     setup.init()
-    store = load_config().stores["personal"]
+    store = load_tracks().stores["personal"]
     assert {t.store_path: t.live for t in store.tracks} == {
         "roles": home / ".agents/memory",
         "memory": home / ".agent-memory",

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from memsync.commands import doctor, setup
-from memsync.config.file import load_config
+from memsync.tracks.resolve import load_tracks
 from tests.support.helpers import git, run_cli
 
 
@@ -81,7 +81,7 @@ def test_doctor_fails_on_unreachable_remote_and_broken_store(home: Path, tmp_pat
 def test_clock_check_warns_about_peer_commits_from_the_future(home: Path, tmp_path: Path) -> None:
     remote = _bare(tmp_path / "remote.git")
     setup.init(remote=str(remote))
-    store = load_config().stores["personal"]
+    store = load_tracks().stores["personal"]
     git(store.path, "fetch", "-q", "origin")
 
     assert doctor.check_clock(store).level == "OK"

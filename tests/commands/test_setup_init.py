@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memsync.commands import setup
-from memsync.config.file import load_config
 from memsync.errors import MemsyncError
+from memsync.tracks.resolve import load_tracks
 from tests.conftest import isolated_env
 from tests.support.helpers import cli_main, git
 
@@ -100,7 +100,7 @@ def test_init_on_an_empty_home_tracks_the_default_folders_so_later_roles_sync(ho
     assert f"tracking {home}/.agents/memory as roles" in first.lines
     assert f"tracking {home}/.agent-memory as memory" in first.lines
     assert not again.changed and _config(home).read_bytes() == config_bytes
-    assert [t.store_path for t in load_config(_config(home)).stores["personal"].tracks] == ["roles", "memory"]
+    assert [t.store_path for t in load_tracks(_config(home)).stores["personal"].tracks] == ["roles", "memory"]
 
 
 def test_init_with_empty_bare_remote_pushes_the_new_store(home: Path, tmp_path: Path) -> None:
@@ -149,7 +149,7 @@ def test_init_leaves_memory_alone_that_a_tracked_directory_already_covers(home: 
         f"{home}/.agents/memory/scout is synced as roles/scout, as part of the tracked folder "
         in "\n".join(report.lines)
     )
-    assert [t.store_path for t in load_config(config).stores["personal"].tracks] == ["roles", "memory"]
+    assert [t.store_path for t in load_tracks(config).stores["personal"].tracks] == ["roles", "memory"]
 
 
 def test_init_with_a_remote_that_does_not_exist_leaves_no_config(home: Path, tmp_path: Path) -> None:
@@ -162,7 +162,7 @@ def test_init_with_a_remote_that_does_not_exist_leaves_no_config(home: Path, tmp
     remote = _bare(tmp_path / "remote.git")
     again = cli_main("init", "--remote", str(remote))
     assert again.returncode == 0, again.stderr
-    assert load_config(_config(home)).stores["personal"].remotes == {"origin": str(remote)}
+    assert load_tracks(_config(home)).stores["personal"].remotes == {"origin": str(remote)}
 
 
 def test_store_add_with_a_remote_that_fails_keeps_the_config_as_it_was(home: Path, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from memsync.cli import main
 from memsync.commands import setup
-from memsync.config.file import load_config
+from memsync.tracks.resolve import load_tracks
 from tests.support.helpers import git, run_cli
 
 
@@ -23,7 +23,7 @@ def test_missing_path_warns_in_the_output_and_is_added(home: Path, tmp_path: Pat
         "`memsync remote add`"
     )
     assert warning in result.stdout.splitlines()
-    assert load_config().stores["personal"].remotes == {"backup": str(missing)}
+    assert load_tracks().stores["personal"].remotes == {"backup": str(missing)}
 
 
 def test_directory_without_repository_warns(
@@ -34,7 +34,7 @@ def test_directory_without_repository_warns(
     plain.mkdir()
     assert main(["remote", "add", "backup", f"file://{plain}"]) == 0
     assert f"warning: file://{plain} is not a git repository (added anyway)" in capsys.readouterr().out
-    assert load_config().stores["personal"].remotes == {"backup": f"file://{plain}"}
+    assert load_tracks().stores["personal"].remotes == {"backup": f"file://{plain}"}
 
 
 @pytest.mark.parametrize(

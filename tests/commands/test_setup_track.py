@@ -13,9 +13,9 @@ import pytest
 from memsync.base.paths import config_path
 from memsync.commands import doctor, setup, setup_remote, setup_track
 from memsync.commands.sync import run_all_from
-from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.projects.identity import local_key
+from memsync.tracks.resolve import load_tracks
 from tests.conftest import isolated_env
 from tests.support.helpers import cli_main, git, run_cli, wait_for
 
@@ -209,6 +209,6 @@ def test_track_in_another_store_takes_the_path_out_of_the_enclosing_track(home: 
         f"{role} is taken out of the tracked {home / '.agents' / 'memory'} (store personal): it syncs "
         "with store team only"
     ) in report.lines
-    stores = load_config(_config(home)).stores
+    stores = load_tracks(_config(home)).stores
     assert [t.excludes for t in stores["personal"].tracks] == [(role,), ()]
     assert [(t.live, t.store_path, t.excludes) for t in stores["team"].tracks] == [(role, "roles/qa", ())]

@@ -19,6 +19,7 @@ from memsync.config.file import Config, Identity, Track, default_store_dir, edit
 from memsync.errors import MemsyncError
 from memsync.projects.identity import local_key
 from memsync.projects.store_paths import default_store_path_for, legacy_store_paths_for
+from memsync.tracks.resolve import load_tracks
 from tests.support.helpers import git
 
 FULL = """\
@@ -57,7 +58,7 @@ def _write(path: Path, text: str) -> Path:
 
 
 def test_full_config_loads_with_expanded_paths(home: Path, tmp_path: Path) -> None:
-    config = load_config(_write(tmp_path / "config.toml", FULL))
+    config = load_tracks(_write(tmp_path / "config.toml", FULL))
     assert config.host == "laptop"
     assert (config.debounce_s, config.max_delay_s, config.pull_interval_s, config.partial_line_grace_s) == (
         2.0,
@@ -131,16 +132,6 @@ def test_missing_file_says_run_init(tmp_path: Path) -> None:
         ("[[stores.p.track]]\npath = '/x'\nas = '../up'\n", "stores.p.track[0].as"),
         ("[[stores.p.track]]\npath = '/x'\nas = '/abs'\n", "stores.p.track[0].as"),
         ("[[stores.p.track]]\npath = '/x'\nas = '.git/hooks'\n", "stores.p.track[0].as"),
-        (
-            "[[stores.p.track]]\npath = '/a'\nas = 'roles'\n"
-            "[[stores.p.track]]\npath = '/b'\nas = 'roles/b'\n",
-            "stores.p.track[1].as",
-        ),
-        (
-            "[[stores.p.track]]\npath = '/a'\nas = 'x'\n[[stores.p.track]]\npath = '/a/b'\nas = 'y'\n",
-            "stores.p.track[1].path",
-        ),
-        ("[stores.p]\npath = '/s'\n[[stores.p.track]]\npath = '/s/inside'\n", "stores.p.track[0].path"),
     ],
 )
 def test_invalid_values_name_the_key_and_the_file(tmp_path: Path, text: str, key: str) -> None:

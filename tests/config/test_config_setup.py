@@ -7,7 +7,8 @@ import logging
 
 import pytest
 
-from memsync.config.file import Config, load_config
+from memsync.config.file import Config
+from memsync.tracks.resolve import load_tracks
 from tests.support.helpers import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "config.example.toml"
@@ -15,7 +16,7 @@ EXAMPLE = REPO_ROOT / "config.example.toml"
 
 def test_example_loads_without_warnings(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        config = load_config(EXAMPLE)
+        config = load_tracks(EXAMPLE)
     assert caplog.records == []  # no unknown key
     assert list(config.stores) == ["personal", "team"]
     assert [t.store_path for t in config.stores["personal"].tracks] == [
@@ -28,7 +29,7 @@ def test_example_loads_without_warnings(caplog: pytest.LogCaptureFixture) -> Non
 
 def test_example_states_the_real_defaults() -> None:
     """The example's durations are the defaults it documents, so copying it changes nothing by accident."""
-    config = load_config(EXAMPLE)
+    config = load_tracks(EXAMPLE)
     defaults = {f.name: f.default for f in dataclasses.fields(Config) if f.name.endswith("_s")}
     assert defaults and {name: getattr(config, name) for name in defaults} == defaults
     text = EXAMPLE.read_text()

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.hosts.claude_code import sanitize
 from memsync.projects import claude_folders
 from memsync.projects.claude_folders import expand_projects_root, project_memory, project_path
 from memsync.projects.identity import local_key
 from memsync.projects.store_paths import legacy_store_paths_for
+from memsync.tracks.resolve import load_tracks
 from tests.support.claude_fixtures import checkout, claude_folder
 from tests.support.helpers import git, wait_for
 from tests.support.peers import Peer, running, sync
@@ -195,7 +195,7 @@ def test_the_projects_folder_becomes_one_track_per_memory_folder(home: Path, tmp
         '[[stores.personal.track]]\npath = "~/.claude/projects"\n'
         '[[stores.personal.track]]\npath = "~/.claude/memory"\n'
     )
-    store = load_config(config_file).stores["personal"]
+    store = load_tracks(config_file).stores["personal"]
     by_path = {track.store_path: track.live for track in store.tracks}
     root = home / ".claude" / "projects"
     assert store.host_roots[0].live == root and store.host_roots[0].prefix == "claude/projects"
@@ -209,7 +209,7 @@ def test_the_projects_folder_becomes_one_track_per_memory_folder(home: Path, tmp
         "claude/memory": home / ".claude" / "memory",
     }
     assert [m.store_path for m in expand_projects_root(root)] == list(by_path)[:3]
-    bare = load_config(config_file, discover=False).stores["personal"]
+    bare = load_tracks(config_file, discover=False).stores["personal"]
     assert [t.store_path for t in bare.tracks] == ["claude/memory"] and bare.host_roots == store.host_roots
 
 
@@ -224,7 +224,7 @@ def test_a_project_memory_folder_tracked_alone_overlaps_the_projects_folder(
         '[[stores.personal.track]]\npath = "~/.claude/projects"\n'
     )
     with pytest.raises(MemsyncError, match=r"track\[1\].*overlapping track\[0\]"):
-        load_config(config_file)
+        load_tracks(config_file)
 
 
 def test_track_and_untrack_the_projects_folder_from_the_cli(home: Path, tmp_path: Path) -> None:
@@ -266,7 +266,7 @@ def test_a_folder_without_memory_is_tracked_when_the_store_holds_its_project(
         f'[stores.personal]\npath = "{store_dir}"\n[[stores.personal.track]]\npath = "~/.claude/projects"\n'
     )
 
-    store = load_config(config_file).stores["personal"]
+    store = load_tracks(config_file).stores["personal"]
 
     assert store.host_roots[0].held == {"github.com~org~shop", local_key(root / sanitize(str(unknown)))}
     # The shop's folder, by its checkout's remote; not the blog (not in the store), not the folder whose

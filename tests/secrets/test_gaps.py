@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from memsync.base.paths import config_path
 from memsync.cli import main
-from memsync.config.file import load_stores
 from memsync.secrets import scan_text
 from memsync.secrets.files import scan_appended, scan_whole
+from memsync.tracks.resolve import load_stores
 from tests.support.helpers import cli_main, git
 
 TOKEN = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"  # made up, in GitHub's shape

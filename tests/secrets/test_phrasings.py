@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.base.paths import config_path
-from memsync.config.file import load_stores
 from memsync.secrets import scan_text
 from memsync.secrets.files import scan_whole
+from memsync.tracks.resolve import load_stores
 from tests.support.helpers import cli_main, git
 
 HALF, REST = "ghp_1234567890abcdefghij", "ABCDEFGHIJ123456"  # made up: together GitHub's shape

@@ -32,9 +32,9 @@ from typing import Any
 import tomli_w
 
 from memsync.base.fsio import append_once, atomic_write
-from memsync.config.file import load_config
 from memsync.store.access import ensure_store
 from memsync.store.remotes import local_remote_path
+from memsync.tracks.resolve import load_tracks
 from tests.conftest import isolated_env
 from tests.support.helpers import cli_main, git, wait_for
 from tests.support.servers.process import in_netns
@@ -140,7 +140,7 @@ class Peer:
         """Create the store the way memsync does (cloned from the remote if it has history). Over a
         network remote, or with ``own_process`` (an encrypted store: this peer's key lives in its own
         config dir), it runs in a subprocess with this peer's environment (and namespace)."""
-        config = load_config(self.config)
+        config = load_tracks(self.config)
         if (
             not own_process
             and self.netns is None
@@ -155,9 +155,9 @@ class Peer:
             return
         self.run_python(
             "from pathlib import Path\n"
-            "from memsync.config.file import load_config\n"
+            "from memsync.tracks.resolve import load_tracks\n"
             "from memsync.store.access import ensure_store\n"
-            f"config = load_config(Path({str(self.config)!r}))\n"
+            f"config = load_tracks(Path({str(self.config)!r}))\n"
             "for store_cfg in config.stores.values():\n"
             "    ensure_store(config, store_cfg)\n"
         )
@@ -323,7 +323,7 @@ class Peer:
 
     def load_config(self) -> Any:
         """This peer's parsed config."""
-        return load_config(self.config)
+        return load_tracks(self.config)
 
     def configure(self, remotes: Mapping[str, str] | None = None, **top: object) -> None:
         """Rewrite this peer's config: its store's ``remotes`` (name -> URL, in this order) and the

@@ -235,3 +235,19 @@ def test_each_circle_is_a_real_closed_path_and_every_cycle_is_in_one(edges: dict
     components = {frozenset(n for n in cyclic if n in reachable[m] and m in reachable[n]) for m in cyclic}
     assert len(found) == len(components)
     assert {path[0] for path in found} == {min(component) for component in components}
+
+
+def test_config_is_a_leaf_that_imports_only_base_and_errors() -> None:
+    """``load_config`` reads the file alone: config/ imports nothing of memsync but base/ and errors, and
+    its row of the layer contract sits just above base/ (nothing but base/ and errors below it)."""
+    graph = CHECK.import_graph(CHECK.load_modules(REPO_ROOT, "memsync"))
+    outside = {
+        (module, target)
+        for module, targets in graph.items()
+        if module == "memsync.config" or module.startswith("memsync.config.")
+        for target in targets
+        if target.split(".")[:2] not in (["memsync", "config"], ["memsync", "base"], ["memsync", "errors"])
+    }
+    assert outside == set()
+    [contract] = CHECK.load_contracts(REPO_ROOT)
+    assert contract.rows[-3:] == (("memsync.config",), ("memsync.base",), ("memsync.errors",))

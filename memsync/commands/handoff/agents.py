@@ -9,9 +9,9 @@ from pathlib import Path
 from memsync.base.argcheck import existing_parent
 from memsync.base.paths import config_path
 from memsync.commands.handoff.mapping import Agent, AgentFormat
-from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import is_header, parse_record
+from memsync.tracks.resolve import load_tracks
 from memsync.tracks.tracked import check_new_role, is_role_dir, member_format
 
 
@@ -33,7 +33,7 @@ def _tracked() -> list[tuple[set[str], Path]]:
     if not config_path().is_file():
         return []
     result = []
-    for store in load_config().stores.values():
+    for store in load_tracks().stores.values():
         for track in store.tracks:
             fmt: AgentFormat = "jsonl" if track.live.suffix == ".jsonl" else "role"
             names = {

@@ -61,12 +61,12 @@ from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Agent, Filters, 
 from memsync.commands.handoff.reading import read_items
 from memsync.commands.handoff.to_jsonl import Plan, as_entry, secret_skips, to_memory_file
 from memsync.commands.handoff.to_role import to_role_dir
-from memsync.config.file import load_config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.prompt import prompt_line, render_prompt
 from memsync.formats.jsonl.records import FORMAT, Header
 from memsync.formats.jsonl.timestamps import format_timestamp
+from memsync.tracks.resolve import load_tracks
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def handoff(
         raise MemsyncError("handoff: no TO given. Name the receiving agent, or use --format prompt or --out")
     moved = None
     if target is not None and fmt == "write" and out is None:
-        config = load_config() if config_path().is_file() else None
+        config = load_tracks() if config_path().is_file() else None
         what = f"handoff {source.name} -> {target.name}"
         moved = handed_crossing(config, source.path, target.path, what, consent, dry_run or yes)
     report = _handoff(

@@ -21,13 +21,14 @@ from memsync.commands.handoff.mapping import (
     log_id,
 )
 from memsync.commands.proposals import gated, propose, reviews_of
-from memsync.config.file import Config, StoreConfig, load_config
+from memsync.config.file import Config, StoreConfig
 from memsync.formats.jsonl.canonical import canonical_json
 from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import USER_SOURCE, Entry, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp
 from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.secrets import scan_text
+from memsync.tracks.resolve import load_tracks
 
 
 def _provenance_tags(tags: Sequence[str], from_name: str) -> tuple[str, ...]:
@@ -107,7 +108,7 @@ def to_memory_file(
     """Append each item's entry to TO unless TO already has a record with its id (ids are kept). A TO that
     a store set to review syncs gets no entry: each is proposed there instead (unless a proposal with its
     text waits or was approved), like an agent's ``remember``."""
-    config = load_config() if config_path().is_file() else None
+    config = load_tracks() if config_path().is_file() else None
     gate = gated(config, target.path)
     if gate is not None and config is not None:
         return _propose(config, gate, target, items, from_name, plan, dry_run)
