@@ -144,7 +144,8 @@ def key_rotate(path: Path | None = None) -> list[str]:
 
 def key_list(store: str | None = None, path: Path | None = None) -> list[str]:
     """One line per member of each remote of store ``store``: device id (its verification code), age key,
-    whether it signs, who added it, and which is this device."""
+    whether it signs, who added it, and which is this device; first, on a device a member removed, who
+    removed it (its list is then the last it read)."""
     config, store_cfg = _encrypted(store, path)
     mine = keys.public_key(keys.device_key(create=True))
     lines = []
@@ -152,6 +153,9 @@ def key_list(store: str | None = None, path: Path | None = None) -> list[str]:
         opened = open_store(config, store_cfg)
         for remote in store_cfg.remotes:
             members = opened.members(remote).members
+            removed = opened.removed(remote)
+            if removed is not None:  # its list is the last one it read: say so before it
+                lines.append(f"{remote}: {removed}")
             lines.append(f"{remote}: {len(members)} device{'' if len(members) == 1 else 's'}")
             lines += [
                 f"  {m.device}  {m.recipient}  {'signs' if m.signing else 'reads only'}"

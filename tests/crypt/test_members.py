@@ -102,6 +102,8 @@ def test_a_removed_device_is_told_by_whom_and_stops_pushing_while_the_rest_sync_
     assert f"removed from the encrypted remote origin by device {alice_id}" in status
     doctor = carol.cli("doctor").stdout
     assert f"by device {alice_id}" in doctor
+    listed = carol.cli("key", "list").stdout
+    assert f"this device was removed from the encrypted remote origin by device {alice_id}" in listed
     # Bob and alice sync on, told nothing about a notice they cannot read.
     reply = bob.append_entry("bob answers alice")
     heard = cli_ok(bob, "sync")
