@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import psutil
 import pytest
+from hypothesis import settings
 
 from tests.support.helpers import CORPUS, bare_remote
 
@@ -49,6 +50,11 @@ def isolated_env(home: Path) -> dict[str, str]:
 
 
 os.environ.update(isolated_env(_SESSION_ROOT / "home"))
+
+# No per-example deadline: a wall-clock bound that a loaded machine (or a pattern compiled on first use)
+# makes fail, and says nothing of correctness.
+settings.register_profile("memsync", deadline=None)
+settings.load_profile("memsync")
 
 
 # How long a test's own processes and threads get to end after its fixtures stopped them: a bound on a

@@ -64,7 +64,9 @@ class Daemon:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.config: Config = load_tracks(path)
-        self.events: queue.Queue[_Event] = queue.Queue()
+        # Signal handlers put on it: a SimpleQueue's put is reentrant, while a Queue's lock, held by the get
+        # a handler interrupted, would deadlock the main thread (and SIGTERM would only end at the deadline).
+        self.events: queue.SimpleQueue[_Event] = queue.SimpleQueue()
         self.stop = threading.Event()
         self.workers = Workers(self.events.put, self.stop, Session())
         self.stopping = False

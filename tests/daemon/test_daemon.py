@@ -262,3 +262,50 @@ def test_a_failing_cycle_is_retried_with_backoff_and_never_kills_the_daemon(
     delays = [float(x) for x in re.findall(r"next retry in ([0-9.]+) s", log)]
     assert delays == [2.0**i for i in range(len(delays))], delays
     assert "local only" not in log
+
+
+# The daemon's own handler of SIGUSR1 (a hook's "sync now") run while the main thread is inside the
+# code of the loop's event queue, at each line of it (where the handler of a signal that arrives then
+# runs), as the loop reads it: 100 signals, each one's wake-up read back.
+_SIGNALS_DURING_GETS = """
+import os, queue, signal, sys, threading
+from pathlib import Path
+from memsync.daemon.loop import Daemon
+
+daemon = Daemon(Path(sys.argv[1]))
+signal.signal(signal.SIGUSR1, daemon._on_signal)
+QUEUE_CODE = {queue.__file__, threading.__file__}
+
+def signal_inside_the_queue(frame, event, arg):
+    if event == "line" and frame.f_code.co_filename in QUEUE_CODE:
+        os.kill(os.getpid(), signal.SIGUSR1)
+    return signal_inside_the_queue
+
+taken = 0
+sys.settrace(signal_inside_the_queue)
+for _ in range(100):
+    os.kill(os.getpid(), signal.SIGUSR1)
+    daemon.events.get(timeout=5)
+    taken += 1
+sys.settrace(None)
+print(taken)
+"""
+
+
+def test_a_signal_that_interrupts_the_loop_reading_its_events_cannot_deadlock_it(home: Path) -> None:
+    """A handler that put its wake-up on a queue whose lock the interrupted get held hung the main
+    thread for ever; a SIGTERM then only ended at the stop deadline (the daemon's last resort)."""
+    config = home / "config.toml"
+    config.write_text('host = "alice"\n')
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _SIGNALS_DURING_GETS, str(config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the signal handler deadlocked the thread reading the daemon's event queue")
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == 100  # every handler's wake-up reached the reader
