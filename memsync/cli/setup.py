@@ -217,7 +217,13 @@ def config_set_command(
 @service_app.command("install")
 def service_install_command() -> int:
     """Install the daemon as a user service (systemd user unit, launchd agent); start it where possible."""
-    return _print(service.install().lines)
+    report = service.install()
+    if report.active:
+        return _print(report.lines)
+    # Nothing runs the daemon now: a script must not take this for an installed service.
+    _print(report.lines[:-1])
+    typer.echo(report.lines[-1], err=True)
+    return 1
 
 
 @service_app.command("uninstall")

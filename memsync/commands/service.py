@@ -171,7 +171,7 @@ def user_systemd() -> str | None:
     if sys.platform == "darwin":
         return "macOS has no systemd"
     if shutil.which("systemctl") is None:
-        return "systemctl is not installed"
+        return "systemd --user is not available here (systemctl is not installed)"
     try:
         state = _systemctl("is-system-running").stdout.strip()
     except subprocess.TimeoutExpired:
@@ -179,15 +179,15 @@ def user_systemd() -> str | None:
     if state in ("running", "degraded", "starting", "initializing", "maintenance"):
         return None
     answer = state or "no answer"
-    return f"no user systemd manager is reachable (systemctl --user is-system-running: {answer})"
+    return f"systemd --user is not available here (systemctl --user is-system-running: {answer})"
 
 
 def _fallback(reason: str) -> str:
     command = shlex.join(daemon_argv())
     return (
-        f"not started, and nothing will start it: {reason}, so the unit is only a file. Run the daemon "
-        "another way, e.g. "
-        f"`nohup {command} >>~/.memsync.log 2>&1 &`, or from your session's autostart."
+        f"service install: not started, and nothing will start it: {reason}, so the service file is only a "
+        "file. Run `memsync up` (the daemon, in a terminal left open), or in the background "
+        f"`nohup {command} >>~/.memsync.log 2>&1 &`, or from your session's autostart"
     )
 
 

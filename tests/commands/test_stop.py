@@ -34,6 +34,11 @@ def test_stop_ends_the_daemon_up_started_and_up_does_not_start_a_second(home: Pa
         assert f"a memsync daemon is already running for {_config(home)} (PID {first.pid})" in again.stdout
         assert "`memsync stop` stops it" in again.stdout
         assert first.poll() is None
+        # `daemon` was asked to be the daemon here and cannot: exit 1 (README "Exit codes"), one line.
+        refused = run_cli("daemon", timeout=60)
+        assert refused.returncode == 1, refused.stderr
+        assert f"(PID {first.pid})" in refused.stderr and "Traceback" not in refused.stderr
+        assert first.poll() is None
 
         stopped = run_cli("stop", timeout=60)
         assert stopped.returncode == 0, stopped.stderr
@@ -57,7 +62,7 @@ def test_stop_promises_no_restart_from_a_unit_no_service_manager_runs(home: Path
     (home / ".agents" / "memory" / "dev").mkdir(parents=True)
     assert run_cli("init").returncode == 0
     installed = run_cli("service", "install")
-    assert "not started, and nothing will start it" in installed.stdout, installed.stdout
+    assert "not started, and nothing will start it" in installed.stderr, installed.stderr
     daemon = subprocess.Popen(
         [sys.executable, "-m", "memsync", "daemon"],
         stdout=subprocess.DEVNULL,

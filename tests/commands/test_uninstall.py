@@ -206,7 +206,7 @@ def test_purge_after_connect_in_an_existing_claude_dir_leaves_nothing_memsync_ma
     setup.init()
     (home / ".claude").mkdir()  # Claude Code's, before memsync: it stays
     _ok("connect", "claude-code")
-    _ok("service", "install")  # no user systemd here: the unit is written, not started
+    run_cli("service", "install")  # no user systemd here: the unit is written, not started (exit 1)
     made = [home / ".claude.json", home / ".claude" / "settings.json"]
     assert all(path.exists() for path in made)
 
