@@ -16,6 +16,7 @@ from memsync.cycle.store_facts import emptied_folders, live_path, store_facts
 from memsync.daemon.instance import running_daemon_pid
 from memsync.hosts.claude_code import oversized_indexes, partly_loaded
 from memsync.memoryfile.clock import future_in_store
+from memsync.secrets.files import NOT_UTF8
 from memsync.store.facade import Store
 from memsync.tracks.listing import list_tracks
 from memsync.tracks.resolve import load_tracks
@@ -144,7 +145,11 @@ def render_status(status: dict[str, Any]) -> str:
             if info.get("removed"):
                 lines.append(f"  removed: {info['removed']}")
         for secret in store["held_back_secrets"]:
-            lines.append(f"  held back (secret): {secret['file']}:{secret['line']} ({secret['detector']})")
+            where = f"{secret['file']}:{secret['line']}"
+            if secret["detector"] == NOT_UTF8:
+                lines.append(f"  held back (not UTF-8 text): {where} (re-save it as UTF-8)")
+            else:
+                lines.append(f"  held back (secret): {where} ({secret['detector']})")
         for folder in store["emptied"]:
             lines.append(f"  held: {folder['advice']}")
         for entry in store["future_entries"]:

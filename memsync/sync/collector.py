@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from memsync.base.layout import kind_of
 from memsync.base.writers import positional_writers
+from memsync.secrets.files import NOT_UTF8
 from memsync.sync.clashes import Clash
 from memsync.sync.files import TrackFile
 from memsync.sync.notices import Notices
@@ -73,7 +74,10 @@ class Collector:
         """Report the lines of ``f`` the secret scanner held back (DESIGN I6), with a warning each."""
         for item in held:
             self.held.append(HeldBack(f.rel, item.line, item.detector))
-            self.warn(f"{f.live}: line {item.line} held back, it looks like a secret ({item.detector})")
+            if item.detector == NOT_UTF8:  # no scanner can read it: held for that, not as a secret
+                self.warn(f"{f.live}: line {item.line} held back: not UTF-8 text. Re-save it as UTF-8")
+            else:
+                self.warn(f"{f.live}: line {item.line} held back, it looks like a secret ({item.detector})")
 
     def appended(self, f: TrackFile, lines: int, entries: int = 0, tombstones: int = 0) -> None:
         """Report ``lines`` lines (``entries`` and ``tombstones`` among them) appended to ``f``'s store or

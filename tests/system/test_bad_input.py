@@ -144,7 +144,13 @@ def test_text_that_is_not_utf8_stays_local_and_is_reported(pair: tuple[Peer, Pee
     (alice.role_dir / "utf16.md").write_bytes(
         "---\nname: x\n---\n\nkey AKIAQ3EGRTYXPL7NMB2D\n".encode("utf-16")
     )
-    both_sync(alice, bob)
+    said = both_sync(alice, bob)
+    # Held for what it is, not called a secret (it may be one: no scanner can say).
+    assert f"{alice.memory_file}: line 3 held back: not UTF-8 text. Re-save it as UTF-8" in said
+    assert "looks like a secret" not in said
+    listed = alice.cli_ok("status").stdout
+    assert f"held back (not UTF-8 text): {alice.role_dir / DAILY}:2 (re-save it as UTF-8)" in listed
+    assert "held back (secret)" not in listed
     assert lines(bob.read_live(MEMORY_FILE)) == lines(HEADER + before + after)
     assert bob.read_live(DAILY) == b"- [09:00] fine\n- [09:02] also fine\n"
     assert not (bob.role_dir / "utf16.md").exists()
