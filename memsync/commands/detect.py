@@ -82,12 +82,14 @@ HOST_KINDS = frozenset(
 def untracked_hosts(config: Config, home: Path | None = None) -> list[Location]:
     """The agent hosts' memory locations under ``home`` that ``init`` would track and that no store of
     ``config`` tracks, holds or leaves out (``exclude``): a host installed after ``memsync init``, whose
-    memory syncs once ``init`` runs again. Reads the file system only."""
+    memory syncs once ``init`` runs again; only folders that exist (a host's folder without its memory
+    folder yet, such as ``~/.claude`` alone, is not named). Reads the file system only."""
     return [
         loc
         for loc in detect(home)
         if loc.track
         and loc.found in HOST_KINDS
+        and loc.live.exists()
         and tracked(config, loc.live) is None
         and not any(overlapping(config, loc.live, name) for name in config.stores)
     ]

@@ -18,6 +18,11 @@ def test_status_and_doctor_name_hosts_installed_after_init(home: Path) -> None:
     quiet = run_cli("status")
     assert quiet.returncode == 0, quiet.stderr
     assert "not synced" not in quiet.stdout
+    # Claude Code installed, no project memory yet: nothing named that does not exist.
+    (home / ".claude").mkdir()
+    for command in ("status", "doctor"):
+        said = run_cli(command).stdout
+        assert "not synced" not in said and str(home / ".claude" / "projects") not in said, said
 
     # Claude Code and Codex are installed afterwards and write memory.
     memory = home / ".claude" / "projects" / "-home-ada-shop" / "memory"
@@ -33,8 +38,8 @@ def test_status_and_doctor_name_hosts_installed_after_init(home: Path) -> None:
     ) in status.stdout.splitlines()
     assert f"not synced: Codex memories folder {codex}" in status.stdout
     listed = json.loads(run_cli("status", "--json").stdout)["untracked_hosts"]
-    agents = home / ".claude" / "agent-memory"  # Claude Code's subagent memory, once it has some
-    assert [host["path"] for host in listed] == [str(projects), str(codex), str(agents)]
+    # Claude Code's subagent memory (~/.claude/agent-memory) is named once it exists.
+    assert [host["path"] for host in listed] == [str(projects), str(codex)]
     doctor = run_cli("doctor")
     assert f"agent hosts: not synced: Claude Code projects folder {projects}; Codex memories folder" in (
         doctor.stdout
