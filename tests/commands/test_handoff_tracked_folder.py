@@ -78,3 +78,17 @@ def test_an_unknown_name_is_answered_with_the_tracked_agents_and_a_syncing_path(
     )
     assert main(["handoff", "python-dev", "reviewer"]) == 1
     assert "give its path in a tracked folder, such as ~/.agents/memory/reviewer" in capsys.readouterr().err
+
+
+def test_the_path_suggested_for_a_new_role_is_one_handoff_accepts(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`handoff ada nonexist.md` suggested ~/.agents/memory/nonexist.md, which was then refused (a role
+    has no .md): the hint names a path that works."""
+    _default_config(home)
+    write_role(home / ".agents" / "memory" / "python-dev")
+    assert main(["handoff", "python-dev", "nonexist.md"]) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("such as ~/.agents/memory/nonexist"), line
+    assert main(["handoff", "python-dev", "~/.agents/memory/nonexist", "--dry-run"]) == 0
+    assert "cannot be a new role" not in capsys.readouterr().err

@@ -11,6 +11,7 @@ from memsync.base.paths import config_path
 from memsync.commands.handoff.mapping import Agent, AgentFormat
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.canonical import is_header, parse_record
+from memsync.formats.markdown.skill import is_role_name
 from memsync.tracks.resolve import load_tracks
 from memsync.tracks.tracked import check_new_role, is_role_dir, member_format
 
@@ -115,9 +116,12 @@ def resolve_agent(spec: str, *, create: bool = False) -> Agent:
             "Give one of those names or an existing path"
         )
     if "/" not in spec and path.suffix != ".jsonl":
+        # The path suggested must be one check_new_role accepts: a role's name has no suffix.
+        role = path.stem if path.suffix else spec
         raise MemsyncError(
             f"handoff: {spec!r} is not a tracked agent. To create a new role that syncs, "
-            f"give its path in a tracked folder, such as ~/.agents/memory/{spec}"
+            "give its path in a tracked folder, such as "
+            + (f"~/.agents/memory/{role}" if is_role_name(role) else "~/.agents/memory/NAME (a plain name)")
         )
     path = existing_parent(path, "TO")
     fmt = "jsonl" if path.suffix == ".jsonl" else "role"
