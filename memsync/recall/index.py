@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from memsync.base.database import Database
 from memsync.base.paths import state_dir
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import parse_memory
@@ -149,23 +150,16 @@ class _Vectors:
 _KEPT: dict[str, _Vectors] = {}
 
 
-class RecallIndex:
-    """An open index (``open``, ``rebuild`` or ``in_memory``); close it with ``close`` or ``with``.
+class RecallIndex(Database):
+    """An open index (``open``, ``rebuild`` or ``in_memory``); close it with ``close`` or ``with``
+    (``Database``).
 
     One connection per instance, used by one thread at a time. ``path``: the index file (None in
     memory), what names the vectors a process keeps of it (``_Vectors``)."""
 
     def __init__(self, db: sqlite3.Connection, path: Path | None = None) -> None:
-        self._db = db
-        # Closing the index is closing its connection: ``close`` is the connection's own.
-        self.close = db.close
+        super().__init__(db)
         self.path = path
-
-    def __enter__(self) -> RecallIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @classmethod
     def open(cls, path: Path) -> RecallIndex:

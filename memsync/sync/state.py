@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
+from memsync.base.database import Database
 from memsync.base.paths import STATE_DB
 from memsync.sync.records import AppendState, HeldLine, PendingDelivery, PendingPublish, Record, WholeState
 from memsync.sync.state_rows import (
@@ -38,8 +39,9 @@ from memsync.sync.state_rows import (
 _PLACEHOLDERS = ", ".join("?" * (2 + len(STATE_COLUMNS.split(","))))
 
 
-class SyncState:
-    """The sync state database of one store, at ``<meta_dir>/state.sqlite`` (created if missing).
+class SyncState(Database):
+    """The sync state database of one store, at ``<meta_dir>/state.sqlite`` (created if missing); close it
+    with ``close`` or ``with`` (``Database``).
 
     Every method is one transaction (inside ``batch``, one savepoint of the batch's transaction): after a
     crash the database holds either the old or the new record, never a mix. Not thread-safe; one cycle
@@ -50,9 +52,7 @@ class SyncState:
     def __init__(self, meta_dir: Path) -> None:
         meta_dir.mkdir(parents=True, exist_ok=True)
         self.path = meta_dir / STATE_DB
-        self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-        # Closing the state is closing its connection: ``close`` is the connection's own.
-        self.close = self._db.close
+        super().__init__(sqlite3.connect(self.path, isolation_level=None, timeout=30.0))
         self._batching = False
         self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: a committed transaction survives power loss too, not only a killed process.
@@ -72,14 +72,6 @@ class SyncState:
                     self._db.execute(statement)
             if version < STATE_VERSION:
                 self._db.execute(f"PRAGMA user_version = {STATE_VERSION}")
-
-    def __enter__(self) -> SyncState:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def scrub(self) -> None:
         """Leave no copy of replaced or deleted records on disk (after a purge): freed pages are zeroed

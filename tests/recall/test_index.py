@@ -200,3 +200,24 @@ def test_recall_never_returns_a_dead_entry(tmp_path_factory: pytest.TempPathFact
         with kept_index([source], path=where) as index:
             found = {hit.doc.id for hit in index.search(fts_query("harbor"), now=at, limit=100)}
         assert found == {entry.id for entry in read_memory(path).view(at)}
+
+
+def test_close_optimizes_once_and_a_second_close_is_harmless(tmp_path: Path) -> None:
+    """SQLite's advice before closing a connection that ran queries: ``PRAGMA optimize`` (it analyzes what
+    the planner asked statistics for); closing twice is safe, a use after the close fails as sqlite3 says."""
+    live = tmp_path / "ada.jsonl"
+    MemoryFile(live).remember(NewEntry("harbor note", "fact"), now=NOW)
+    where = tmp_path / "index.sqlite"
+    index = RecallIndex.rebuild(where, [Tracked(None, live.name, live, "jsonl")])
+    assert [hit.doc.body for hit in index.search(fts_query("harbor"), now=NOW, limit=5)] == ["harbor note"]
+    ran: list[str] = []
+    index._db.set_trace_callback(ran.append)
+    index.close()
+    index.close()
+    assert ran.count("PRAGMA optimize") == 1
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        index.search(fts_query("harbor"), now=NOW, limit=5)
+    with RecallIndex.open(where) as again:  # the index closed is whole
+        assert [hit.doc.body for hit in again.search(fts_query("harbor"), now=NOW, limit=5)] == [
+            "harbor note"
+        ]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memsync.sync.records import AppendState, HeldLine, PendingDelivery, PendingPublish, WholeState
 from memsync.sync.state import SyncState
 from tests.support.helpers import REPO_ROOT, wait_for
@@ -159,3 +161,21 @@ def test_scrub_leaves_no_copy_of_a_replaced_record_on_disk(tmp_path: Path) -> No
         )
     for path in tmp_path.iterdir():
         assert secret not in path.read_bytes(), path
+
+
+def test_close_optimizes_once_and_a_second_close_is_harmless(tmp_path: Path) -> None:
+    """SQLite's advice before closing a connection that ran queries: ``PRAGMA optimize``; closing twice is
+    safe, and a use after the close fails as sqlite3 says."""
+    state = SyncState(tmp_path / "meta")
+    state.put(WholeState("roles/qa/MEMORY.md", synced=b"# Memory\n", synced_known=True))
+    ran: list[str] = []
+    state._db.set_trace_callback(ran.append)
+    state.close()
+    state.close()
+    assert ran.count("PRAGMA optimize") == 1
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        state.get("roles/qa/MEMORY.md")
+    with SyncState(tmp_path / "meta") as again:  # the state closed is whole
+        assert again.get("roles/qa/MEMORY.md") == WholeState(
+            "roles/qa/MEMORY.md", synced=b"# Memory\n", synced_known=True
+        )
