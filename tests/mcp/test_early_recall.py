@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memsync.memoryfile.file import MemoryFile, NewEntry
-from memsync.recall.index import index_path
-from tests.support.helpers import run_cli
+from memsync.recall.index import RecallIndex, fts_query, index_path
+from tests.support.helpers import run_cli, wait_for
 from tests.support.mcp_lines import RawServer, hold_sdk, initialize, line
 
 _INITIALIZED = line({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -113,3 +113,30 @@ def test_a_recall_during_the_warm_up_answers_from_the_memory_as_it_is(
         server.process.wait(timeout=30)
     assert set(_hits(first)) == live, first
     assert set(_hits(second)) == live, second
+
+
+def test_the_server_readies_recall_from_its_start_before_any_recall(
+    deploys: dict[str, str], home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From its start, with the SDK's import held and no request after ``initialize`` (its client still
+    thinking), the server brings a stale kept index up to date: the warm-up runs before the SDK, not
+    once a later request arrives, so a first recall finds the index ready."""
+    assert run_cli("recall", "deploys").returncode == 0  # the index kept
+    added = MemoryFile(home / ".agent-memory" / "ada.jsonl").remember(NewEntry("Deploys need two approvals."))
+
+    def indexed() -> bool:
+        with RecallIndex.open(index_path()) as index:
+            found = index.search(fts_query("approvals"), now=datetime.now(UTC), limit=10)
+        return [hit.doc.id for hit in found] == [added.id]
+
+    assert not indexed()
+    gate = hold_sdk(tmp_path, monkeypatch)
+    server = RawServer(tmp_path, "ready")
+    try:
+        server.send(initialize("2025-11-25") + _INITIALIZED)
+        assert [answer["id"] for answer in server.until(0)] == [0]
+        wait_for(indexed, timeout=60, what="the kept index brought up to date by the warm-up")
+        assert not gate.exists()
+    finally:
+        server.process.kill()
+        server.process.wait(timeout=30)
