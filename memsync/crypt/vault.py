@@ -10,7 +10,9 @@ a fast-forward of the remote's branch by one commit, never forced: when another 
 the caller fetches, reads its commit and appends on top of it. ``refs/read`` marks the last commit this
 device has read (or written), so a fetch reads only what is new; ``refs/members`` (moved with it) the
 member list as of that commit, which judges the signer of the next; ``refs/removed`` (moved with it) what
-a member's verified removal notice told this device, while it stays removed.
+a member's verified removal notice told this device, while it stays removed. A device's first fetch
+takes the tip commit alone (``--depth=1``) and deepens only until it reaches a whole-history bundle it
+can read (a snapshot), so its cost does not grow with the branch's history.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memsync.base import git
+from memsync.base.fsio import atomic_write
 from memsync.errors import MemsyncError
 
 DATA = "data.age"
@@ -40,6 +43,8 @@ _LOCAL_TIMEOUT_S = 300.0
 # The author and committer of every ciphertext commit, at 2000-01-01 UTC: the same for every device.
 GENERIC = "memsync <memsync@invalid> 946684800 +0000"
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
+# Bundles read or pushed here since the last whole-history one (a snapshot): one number in this file.
+_SINCE = "memsync-since-snapshot"
 
 
 @dataclass(frozen=True)
@@ -125,15 +130,20 @@ class Vault:
             )
         return self._known
 
-    def fetch(self) -> git.Result | None:
-        """Fetch the remote's ciphertext branch (``tip``): None when done (the remote may have no branch
-        yet), else the failed git's result."""
+    def fetch(self, deepen: int = 0) -> git.Result | None:
+        """Fetch the remote's ciphertext branch (``tip``): the tip commit alone on this repository's first
+        fetch, ``deepen`` more commits of its history when given. None when done (the remote may have no
+        branch yet), else the failed git's result."""
         self._known = None
+        depth = (
+            (f"--deepen={deepen}",) if deepen else () if (self.git_dir / "HEAD").exists() else ("--depth=1",)
+        )
         result = self._run(
             "fetch",
             "--quiet",
             "--no-tags",
             "--no-write-fetch-head",
+            *depth,
             self.url,
             f"+refs/heads/{self.branch}:{_TIP}",
             timeout=self.network_timeout_s,
@@ -149,6 +159,25 @@ class Vault:
     def tip(self) -> str | None:
         """The remote's ciphertext head as of the last fetch or push, None when it has none."""
         return self._refs().tip
+
+    @property
+    def shallow(self) -> bool:
+        """True while this repository lacks the older part of the branch (a first fetch takes the tip)."""
+        return (self.git_dir / "shallow").exists()
+
+    @property
+    def since_snapshot(self) -> int:
+        """Bundles read or pushed here since the last whole-history one (0 when none is known)."""
+        try:
+            return int((self.git_dir / _SINCE).read_text() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def count_since_snapshot(self, bundles: int) -> None:
+        """Record ``bundles`` as the count since the last whole-history bundle (a hint: a lost write only
+        delays the next snapshot)."""
+        if bundles != self.since_snapshot:
+            atomic_write(self.git_dir / _SINCE, str(bundles).encode(), durable=False)
 
     @property
     def read(self) -> str | None:
@@ -177,6 +206,12 @@ class Vault:
                 "nothing read from it. Ask who force-pushed; memsync never does"
             )
         found = self._blobs([f"{parents[0]}:{DATA}" for parents in listed])
+        if self.shallow and listed and len(listed[0]) == 1:
+            # The oldest commit fetched is a shallow one: git hides its parent, which its signature covers.
+            commit = self._blobs([listed[0][0]])[0]
+            listed[0] += [line[7:].decode() for line in commit.splitlines() if line.startswith(b"parent ")][
+                :1
+            ]
         return [
             Sealed(parents[0], data, parents[1] if len(parents) > 1 else None)
             for parents, data in zip(listed, found, strict=True)

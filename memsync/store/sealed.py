@@ -37,6 +37,10 @@ _UNREADABLE = "cannot be read: "
 # Why a bundle whose base commits are missing here was not taken.
 _MISSING_BASE = "cannot be taken: it builds on commits this device does not have"
 _SHA = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+# Bundles after a snapshot (a whole-history bundle) at which a member's push makes the next one: a new
+# device's first fetch reads at most that many after the snapshot it starts from. Each snapshot adds the
+# whole history's ciphertext to the remote (which never forgets: fast-forward only), so it is rare.
+SNAPSHOT_EVERY = 500
 # Objects in a bundle from which its pack is kept as a pack rather than loose objects: git's own
 # threshold for a fetched pack (transfer.unpackLimit's default).
 _UNPACK_LIMIT = 100
@@ -79,15 +83,16 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
         return None
     # A device that read from this remote before and has no key now lost it: an error, not a new key.
     identities = keys.device_keys(create=v.read is None)
-    opened: list[envelope.Opened | str | None] = []
-    for sealed in unread:
-        if not sealed.data:  # no ciphertext: the remote's plaintext history from before it was encrypted
-            opened.append(None)
-            continue
-        try:
-            opened.append(envelope.unseal(sealed.data, identities))
-        except MemsyncError as exc:
-            opened.append(f"{_UNREADABLE}{exc}")
+    opened = [_open(sealed, identities) for sealed in unread]
+    # A first fetch took the tip alone: deepen, doubling, until a whole-history bundle readable here (a
+    # snapshot) is in, or the whole branch is.
+    while v.read is None and v.shallow and not any(_readable_whole(item) for item in opened):
+        failure = v.fetch(deepen=len(unread))
+        if failure is not None:
+            return failure
+        older = v.unread()[: -len(unread)]
+        opened[:0] = [_open(sealed, identities) for sealed in older]
+        unread[:0] = older
     if not any(isinstance(item, envelope.Opened) for item in opened) and g.rev(ref) is None:
         public = keys.public_key(identities[0])
         raise MemsyncError(
@@ -102,13 +107,14 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     # A first read starts at the last whole-history bundle readable here (all before it: history from
     # before this device was added); a device that knows the members reads every bundle, so a forged
     # whole-history bundle cannot make it pass over a member's.
-    whole = [i for i, item in enumerate(opened) if isinstance(item, envelope.Opened) and _whole(item.payload)]
+    whole = [i for i, item in enumerate(opened) if _readable_whole(item)]
     start = whole[-1] if whole and members is None else 0
     first = opened[start] if whole and members is None else None
     if isinstance(first, envelope.Opened):
         _vouched(g, remote, v.url, first)
     missed: Sealed | None = None  # the first bundle this device could not open
-    waiting = 0
+    waiting: list[Sealed] = []  # bundles that build on commits this device lacks
+    since = v.since_snapshot
     removed = v.removed
     mine = {keys.public_key(identity) for identity in identities}
     dropped: str | None = None  # a bundle that removed a member: the notice sealed for it comes next
@@ -116,6 +122,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     for sealed, item in zip(unread[start:], opened[start:], strict=True):
         if item is None:
             continue
+        since += 1
         if isinstance(item, str):
             if removed is not None or sealed.parent == dropped:
                 continue  # sealed after this device's removal, or the notice for the device removed
@@ -135,11 +142,20 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
                 if removed is not None and mine & set(members.recipients):
                     removed = None  # added again: it reads and pushes as before
             problem = problem or take(g, remote, item.payload)
-            if problem == _MISSING_BASE and missed is not None:
-                waiting += 1  # said once below
+            if problem is None and _whole(item.payload):
+                # A whole history taken: whatever this device missed before it is in it.
+                missed, waiting, since = None, [], 0
+            elif problem is None and members is not None and _stanzas(sealed.data) != len(members.members):
+                # Sealed for another member list than the current one (a device added meanwhile may
+                # miss it): the next push snapshots, so every member reads it.
+                since = SNAPSHOT_EVERY
+            if problem == _MISSING_BASE:
+                waiting.append(sealed)  # said below, unless a whole history after it mends it
                 continue
         if problem is not None:
             said.append((sealed, problem))
+    if missed is None:
+        said += [(sealed, _MISSING_BASE) for sealed in waiting]
     for sealed, problem in said:
         log.warning(
             "store %s: %s: encrypted bundle %s %s; nothing taken from it",
@@ -152,17 +168,18 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
         log.warning(
             "store %s: %s: %d later encrypted bundle(s) build on commits of bundle %s, which this device "
             "could not read; nothing taken from them, and nothing pushed from here until a member's "
-            "`memsync key add` of this device seals the whole history for it again",
+            "next snapshot or `memsync key add` of this device seals the whole history for it again",
             g.name,
             remote,
-            waiting,
+            len(waiting),
             missed.commit[:10],
         )
     if removed is not None and removed != v.removed:
         log.warning("%s", removed)
     # Bundles wait on one this device could not read: its push would not build on them, and the others
-    # would take its branch for a rewritten one. It does not push until a member's `key add` mends it.
-    stalled = missed is not None and waiting > 0
+    # would take its branch for a rewritten one. It does not push until a whole history mends it.
+    stalled = missed is not None and bool(waiting)
+    v.count_since_snapshot(since)
     v.mark_read(
         unread[-1].commit, None if members is None else members.dump(), stalled=stalled, removed=removed
     )
@@ -231,6 +248,16 @@ def push(
     result = v.push(v.append(sealed), listed)
     if result.ok:
         g.check("update-ref", ref, head)
+        since = 0 if whole else v.since_snapshot + 1
+        if since >= SNAPSHOT_EVERY:
+            # A snapshot: the whole history again, for the members as of now, as one more fast-forward.
+            # Refused when another device pushed meanwhile: still due, the next push makes it on top.
+            snapshot = envelope.seal(
+                _bundle(g, head, None), members.recipients, identity=identity, members=listed, parent=v.tip
+            )
+            if v.push(v.append(snapshot), listed).ok:
+                since = 0
+        v.count_since_snapshot(since)
     return result
 
 
@@ -366,6 +393,29 @@ def _admit(
         return f"is refused: {exc}", members
 
 
+def _open(sealed: Sealed, identities: list[x25519.Identity]) -> envelope.Opened | str | None:
+    """``sealed`` opened with ``identities``: what it holds, why it cannot be read, or None for a commit
+    without ciphertext (the remote's plaintext history from before it was encrypted)."""
+    if not sealed.data:
+        return None
+    try:
+        return envelope.unseal(sealed.data, identities)
+    except MemsyncError as exc:
+        return f"{_UNREADABLE}{exc}"
+
+
+def _readable_whole(item: envelope.Opened | str | None) -> bool:
+    """True for an opened bundle that holds a whole history."""
+    return isinstance(item, envelope.Opened) and _whole(item.payload)
+
+
+def _stanzas(data: bytes) -> int:
+    """How many recipients the age file ``data`` is sealed for: its header's X25519 and ssh-ed25519
+    stanzas (age adds a random "grease" stanza of another type, not counted)."""
+    header = data[: data.find(b"\n---")]
+    return sum(1 for line in header.splitlines() if line.startswith((b"-> X25519 ", b"-> ssh-ed25519 ")))
+
+
 def _whole(bundle: bytes) -> bool:
     """True for a bundle that needs no commit beforehand (no prerequisite lines): all of a history."""
     header = bundle[: bundle.find(b"\n\n") + 1] if b"\n\n" in bundle else bundle
@@ -388,6 +438,11 @@ def take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
     ]
     if len(tips) != 1 or not _SHA.fullmatch(tips[0]) or not tips[0].strip(b"0"):  # zeros: a deletion
         return f"cannot be taken: no {g.cfg.branch} branch in it"
+    if (
+        not any(line.startswith(b"-") for line in bundle[len(_BUNDLE_HEAD) : end].splitlines())
+        and g.rev(tracking(g, remote)) == tips[0].decode()
+    ):
+        return None  # a snapshot of what this device already took: it adds nothing, nothing to write
     pack = bundle[end + 2 :]
     count = int.from_bytes(pack[8:12], "big") if pack.startswith(b"PACK") else 0
     write = (
