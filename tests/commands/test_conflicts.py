@@ -20,9 +20,7 @@ def _local(seconds: int) -> str:
 
 
 def _ok(peer: Peer, *args: str) -> str:
-    done = peer.cli(*args)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return done.stdout
+    return peer.main_ok(*args).stdout
 
 
 def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
@@ -43,7 +41,7 @@ def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
     index.write_text("- [Deploys](deploys.md) — on Thursdays\n")
     _ok(alice, "sync")
     alice_time = int(alice.store_git("log", "-1", "--format=%at"))
-    bob.cli("sync")  # bob's commit is replayed onto alice's: a rebase, where git swaps the sides
+    bob.main("sync")  # bob's commit is replayed onto alice's: a rebase, where git swaps the sides
     bob_time = int(bob.store_git("log", "-1", "--format=%at", "--grep=Memsync-Host: bob"))
     # Each version is labelled with the host and time (UTC) of the commit that wrote it, in the file.
     assert entry.read_text() == head + (
@@ -68,7 +66,9 @@ def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
         f"    1: bob, {_local(bob_time)}: - [Deploys](deploys.md) — on Thursdays",
         f"    2: alice, {_local(alice_time)}: - [Deploys](deploys.md) — on Wednesdays",
     ], listed
-    assert "conflicts in main: 1 file with two versions kept: `memsync conflicts`" in bob.cli("doctor").stdout
+    assert (
+        "conflicts in main: 1 file with two versions kept: `memsync conflicts`" in bob.main("doctor").stdout
+    )
 
     keep = "2"  # the version alice wrote
     said = _ok(bob, "resolve", str(entry), "--keep", keep)
@@ -81,7 +81,7 @@ def test_two_versions_are_listed_with_host_and_time_and_resolved_by_an_edit(
     _ok(alice, "sync")
     assert (alice.role_dir / "deploys.md").read_text() == head + "Deploy on Wednesdays, after the standup.\n"
     assert (alice.role_dir / "MEMORY.md").read_text() == "- [Deploys](deploys.md) — on Wednesdays\n"
-    assert "no file holds two kept versions" in bob.cli("doctor").stdout
+    assert "no file holds two kept versions" in bob.main("doctor").stdout
 
-    refused = bob.cli("resolve", str(entry), "--keep", "1")
+    refused = bob.main("resolve", str(entry), "--keep", "1")
     assert refused.returncode == 1 and "holds no two kept versions" in refused.stderr

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from memsync.mcp.tools import history
-from tests.support.helpers import bare_remote, run_cli
+from tests.support.helpers import bare_remote, cli_main, run_cli
 
 
-def _ok(*args: str, env: dict[str, str] | None = None) -> str:
-    result = run_cli(*args, env=env)
+def _ok(*args: str) -> str:
+    result = cli_main(*args)
     assert result.returncode == 0, (args, result.stdout, result.stderr)
     return result.stdout
 
@@ -35,7 +35,7 @@ def two_stores(home: Path, tmp_path: Path) -> tuple[Path, Path]:
 def test_log_of_a_live_path_asks_only_the_store_that_tracks_it(two_stores: tuple[Path, Path]) -> None:
     personal, team = two_stores
     for live, store, other in [(personal, "personal", "team"), (team, "team", "personal")]:
-        result = run_cli("log", str(live))
+        result = cli_main("log", str(live))
         assert result.returncode == 0, result.stderr
         assert f"[{store}] " in result.stdout and f"[{other}]" not in result.stdout
         assert f"    memory/{live.name}" in result.stdout.splitlines()
@@ -47,7 +47,10 @@ def test_log_filters_by_time_host_and_count_and_shows_local_times(two_stores: tu
     _ok("config", "set", "host", "bob")
     _ok("remember", "Bob was here.", "--file", str(personal))
     _ok("sync")
-    everything = _ok("log", env={"TZ": "Asia/Kolkata"})
+    # A process of its own: the zone is read once, at the interpreter's start.
+    zoned = run_cli("log", env={"TZ": "Asia/Kolkata"})
+    assert zoned.returncode == 0, zoned.stderr
+    everything = zoned.stdout
     heads = [line for line in everything.splitlines() if not line.startswith(" ")]
     assert len(heads) >= 3 and all(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d IST  ", h) for h in heads), heads
     assert heads[0].split()[3] == "bob"  # newest first, over both stores
@@ -60,5 +63,5 @@ def test_log_filters_by_time_host_and_count_and_shows_local_times(two_stores: tu
     assert len(
         [ln for ln in _ok("log", "--since", "2000-01-01").splitlines() if not ln.startswith(" ")]
     ) == len(heads)
-    bad = run_cli("log", "--since", "last week")
+    bad = cli_main("log", "--since", "last week")
     assert bad.returncode == 1 and "--since 'last week' is not a date" in bad.stderr

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from memsync.commands.proposals import REVIEW_RECORD, parse_records
 from tests.conftest import isolated_env
-from tests.support.helpers import bare_remote, run_cli
+from tests.support.helpers import bare_remote, cli_main
 from tests.support.mcp_client import mcp_session, ok
 from tests.support.peers import HEADER
 
@@ -22,7 +22,7 @@ TEAM_FILE = Path("team") / "shared.jsonl"
 
 
 def _ok(env: dict[str, str], *args: str) -> str:
-    result = run_cli(*args, env=env)
+    result = cli_main(*args, env=env)
     assert result.returncode == 0, (args, result.stdout, result.stderr)
     return result.stdout
 
@@ -100,7 +100,7 @@ def test_a_proposal_reaches_the_other_machine_as_a_proposal_and_memory_only_once
         ("approved", "bob", "Test User <test@example.invalid>")
     ]
     assert "no proposal waits" in _ok(a, "review")
-    again = run_cli("review", "reject", done["id"], "--why", "late", env=a)
+    again = cli_main("review", "reject", done["id"], "--why", "late", env=a)
     assert again.returncode == 1 and "approved by" in again.stderr and "Traceback" not in again.stderr
 
 
@@ -142,7 +142,7 @@ def test_personal_memory_and_a_persons_own_remember_are_never_held(tmp_path: Pat
     _ok(a, "remember", "A person's own team note.", "--file", str(live_a))
     assert "A person's own team note." in _live_text(live_a)
     personal = Path(a["HOME"]) / ".agent-memory" / "notes.jsonl"
-    refused = run_cli("remember", "Mine.", "--file", str(personal), "--propose", env=a)
+    refused = cli_main("remember", "Mine.", "--file", str(personal), "--propose", env=a)
     assert refused.returncode == 1 and "no store set to review" in refused.stderr
     assert "Mine." not in _live_text(personal)
     assert json.loads(_ok(a, "config", "get", "stores.team.review").strip().lower()) is True

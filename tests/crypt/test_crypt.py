@@ -34,8 +34,9 @@ def encrypted_peer(root: Path, name: str, remote: Path, member: Peer | None = No
 
 
 def cli_ok(peer: Peer, *args: str) -> subprocess.CompletedProcess[str]:
-    """``peer.cli(ARGS)``, required to exit 0."""
-    return peer.cli_ok(*args)
+    """``memsync ARGS`` through the CLI's entry point in this process (a sync, a join, a key command: the
+    same path as a process without an interpreter's start-up each), required to exit 0."""
+    return peer.main_ok(*args)
 
 
 def remote_bytes(remote: Path) -> bytes:

@@ -15,20 +15,20 @@ def test_status_shows_unpushed_commits_per_remote(tmp_path: Path, remote: Path) 
     gone = tmp_path / "gone.git"
     alice.configure({"origin": str(remote), "backup": str(gone)})
     alice.append_entry("first")
-    assert alice.cli("sync").returncode == 75
+    assert alice.main("sync").returncode == 75
     alice.append_entry("second")
-    assert alice.cli("sync").returncode == 75
+    assert alice.main("sync").returncode == 75
     commits = int(git(alice.store, "rev-list", "--count", "HEAD"))
     assert commits >= 2
 
-    shown = alice.cli("status", "--json")
+    shown = alice.main("status", "--json")
     assert shown.returncode == 0, shown.stderr
     store = json.loads(shown.stdout)["stores"]["main"]
     assert store["remotes"]["origin"]["unpushed"] == 0
     assert store["remotes"]["backup"]["unpushed"] == commits  # never reached: lacks every commit
     assert store["unpushed"] == commits
 
-    text = alice.cli("status").stdout
+    text = alice.main("status").stdout
     assert f"  remote origin ({remote}): last exchange 2" in text
     (origin,) = [line for line in text.splitlines() if line.startswith("  remote origin ")]
     assert origin.endswith("; commits waiting to be pushed: 0"), origin

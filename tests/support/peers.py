@@ -204,6 +204,12 @@ class Peer:
         assert done.returncode == 0, f"{self.name}: memsync {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
         return done
 
+    def main_ok(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``main(ARGS)``, required to exit 0."""
+        done = self.main(*args)
+        assert done.returncode == 0, f"{self.name}: memsync {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
     # --- the daemon -------------------------------------------------------------------------------
 
     def start(self, *args: str, wait_ready: bool = True, env: Mapping[str, str] = {}) -> int:
