@@ -84,9 +84,18 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     # A device that read from this remote before and has no key now lost it: an error, not a new key.
     identities = keys.device_keys(create=v.read is None)
     opened = [_open(sealed, identities) for sealed in unread]
-    # A first fetch took the tip alone: deepen, doubling, until a whole-history bundle readable here (a
-    # snapshot) is in, or the whole branch is.
-    while v.read is None and v.shallow and not any(_readable_whole(item) for item in opened):
+    # A first read starts from a whole-history bundle readable here; given the member expected to have
+    # sealed it (`join --member`), from one that member signed, not a later snapshot by another.
+    vouching = trust.expected(v.url) if v.read is None else None
+
+    def starts(item: envelope.Opened | str | None) -> bool:
+        return _readable_whole(item) and (
+            vouching is None or (isinstance(item, envelope.Opened) and _signed_by(item, vouching))
+        )
+
+    # A first fetch took the tip alone: deepen, doubling, until a bundle to start from is in, or the
+    # whole branch is.
+    while v.read is None and v.shallow and not any(starts(item) for item in opened):
         failure = v.fetch(deepen=len(unread))
         if failure is not None:
             return failure
@@ -107,7 +116,9 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     # A first read starts at the last whole-history bundle readable here (all before it: history from
     # before this device was added); a device that knows the members reads every bundle, so a forged
     # whole-history bundle cannot make it pass over a member's.
-    whole = [i for i, item in enumerate(opened) if _readable_whole(item)]
+    whole = [i for i, item in enumerate(opened) if starts(item)] or [
+        i for i, item in enumerate(opened) if _readable_whole(item)
+    ]
     start = whole[-1] if whole and members is None else 0
     first = opened[start] if whole and members is None else None
     if isinstance(first, envelope.Opened):
@@ -402,6 +413,11 @@ def _open(sealed: Sealed, identities: list[x25519.Identity]) -> envelope.Opened 
         return envelope.unseal(sealed.data, identities)
     except MemsyncError as exc:
         return f"{_UNREADABLE}{exc}"
+
+
+def _signed_by(opened: envelope.Opened, device: str) -> bool:
+    """True when ``opened`` names ``device`` (a device id) as its signer."""
+    return opened.signer is not None and opened.signer.device == device
 
 
 def _readable_whole(item: envelope.Opened | str | None) -> bool:

@@ -1,0 +1,38 @@
+"""Snapshots and whole-history bundles on an encrypted remote, end to end (CLI subprocesses, each device
+with its own HOME and key, a real bare remote): a device told which member seals its history starts
+from that member's bundle even when another member sealed a whole history after it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.crypt.test_crypt import cli_ok, encrypted_peer
+from tests.crypt.test_members import _keys
+from tests.support.helpers import bare_remote
+from tests.support.peers import MEMORY_STORE, Peer
+
+
+@pytest.mark.slow
+def test_a_device_told_its_member_starts_from_that_members_bundle_under_a_later_snapshot(
+    tmp_path: Path,
+) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
+    early = alice.append_entry("alice's early lesson")
+    for peer in (alice, bob):
+        cli_ok(peer, "sync")
+    _, _, alice_id = _keys(alice)
+    carol = Peer.create(tmp_path, "carol", remote, init_store=False)
+    cli_ok(carol, "join", str(remote), "--member", alice_id)
+    age, signing, _ = _keys(carol)
+    cli_ok(alice, "key", "add", age, signing)
+    # Bob then seals the whole history again (adding dave), on top of alice's bundle for carol.
+    dave = Peer.create(tmp_path, "dave", remote, init_store=False)
+    cli_ok(bob, "key", "add", *_keys(dave)[:2])
+    taken = cli_ok(carol, "store", "add", "team", "--remote", str(remote), "--encrypt")
+    assert "unchecked" not in taken.stderr and "encrypted bundle" not in taken.stderr, taken.stderr
+    stores = carol.home / ".local" / "share" / "memsync" / "stores"
+    assert early in (stores / "team" / MEMORY_STORE).read_bytes()
