@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from memsync.errors import MemsyncError
 from memsync.hosts import jsonc_text, mcp_install, registry, yaml_text
 from memsync.hosts.settings_file import BACKUP_SUFFIX
-from tests.support.helpers import cli_main, run_cli
+from tests.support.helpers import cli_main
 
 CLAUDE = json.dumps(
     {
@@ -213,14 +213,14 @@ def test_connect_twice_then_disconnect_gives_back_every_byte(home: Path, host: s
     originals = _write(home, host)
     path = mcp_install.config_file(host)
     assert path in originals
-    assert _line(run_cli("connect", "--status").stdout, host) == f"{host}: found; not connected ({path})"
+    assert _line(cli_main("connect", "--status").stdout, host) == f"{host}: found; not connected ({path})"
 
-    dry = run_cli("connect", "--dry-run", host)
+    dry = cli_main("connect", "--dry-run", host)
     assert dry.returncode == 0, dry.stderr
     assert f"+++ {path}" in dry.stdout and sys.executable in dry.stdout
     assert all(p.read_bytes() == data for p, data in originals.items())  # nothing written
 
-    first = run_cli("connect", host)
+    first = cli_main("connect", host)
     assert first.returncode == 0 and "registered memsync's MCP server" in first.stdout, first.stderr
     entry = mcp_install.registered(host)
     assert entry == mcp_install.server_entry(host)
@@ -229,17 +229,17 @@ def test_connect_twice_then_disconnect_gives_back_every_byte(home: Path, host: s
     connected = {p: p.read_bytes() for p in originals}
     assert all(connected[p] != data for p, data in originals.items())  # hooks too, where memsync has some
 
-    again = run_cli("connect", host)
+    again = cli_main("connect", host)
     assert again.returncode == 0 and "already registered" in again.stdout, again.stderr
     assert {p: p.read_bytes() for p in originals} == connected
-    status = _line(run_cli("connect", "--status").stdout, host)
+    status = _line(cli_main("connect", "--status").stdout, host)
     assert status == f"{host}: found; connected ({path}); config matches"
 
-    gone = run_cli("disconnect", host)
+    gone = cli_main("disconnect", host)
     assert gone.returncode == 0 and "removed memsync's MCP server" in gone.stdout, gone.stderr
     assert {p: p.read_bytes() for p in originals} == originals
     assert mcp_install.registered(host) is None
-    assert "not connected" in _line(run_cli("connect", "--status").stdout, host)
+    assert "not connected" in _line(cli_main("connect", "--status").stdout, host)
 
 
 def test_status_flags_an_entry_of_another_memsync_and_a_host_not_installed(home: Path) -> None:

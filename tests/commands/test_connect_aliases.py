@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from memsync.hosts import mcp_install
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 
 OPENCODE = """{
   "$schema": "https://opencode.ai/config.json",
@@ -23,23 +23,23 @@ def test_mcp_install_takes_every_host_and_uninstall_gives_back_every_byte(home: 
     path = home / ".config" / "opencode" / "opencode.json"
     path.parent.mkdir(parents=True)
     path.write_text(OPENCODE)
-    done = run_cli("mcp", "install", "opencode")
+    done = cli_main("mcp", "install", "opencode")
     assert done.returncode == 0, done.stderr
     assert f"registered memsync's MCP server with opencode in {path}" in done.stdout
     assert mcp_install.registered("opencode") == mcp_install.server_entry("opencode")
     assert "// remote servers too" in path.read_text()
-    gone = run_cli("mcp", "uninstall", "opencode")
+    gone = cli_main("mcp", "uninstall", "opencode")
     assert gone.returncode == 0 and f"removed memsync's MCP server from {path}" in gone.stdout, gone.stderr
     assert path.read_text() == OPENCODE
-    unknown = run_cli("mcp", "install", "emacs")
+    unknown = cli_main("mcp", "install", "emacs")
     assert unknown.returncode == 1 and "unknown agent host 'emacs'" in unknown.stderr
     assert "Traceback" not in unknown.stderr
 
 
 def test_copilot_keeps_its_required_servers_object_after_disconnect(home: Path) -> None:
     path = home / ".copilot" / "mcp-config.json"
-    assert run_cli("connect", "copilot-cli").returncode == 0
+    assert cli_main("connect", "copilot-cli").returncode == 0
     assert set(json.loads(path.read_text())["mcpServers"]) == {"memsync"}
-    gone = run_cli("disconnect", "copilot-cli")
+    gone = cli_main("disconnect", "copilot-cli")
     assert gone.returncode == 0, gone.stderr
     assert json.loads(path.read_text()) == {"mcpServers": {}}  # Copilot CLI refuses a file without it

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from memsync.hosts import hooks
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 from tests.support.peers import Peer, sync
 
 GEMINI = json.dumps(
@@ -95,7 +95,7 @@ def test_connect_adds_the_hosts_own_hooks_and_disconnect_gives_back_every_byte(h
         path.write_text(before)
     (home / ".copilot").mkdir(exist_ok=True)  # Copilot CLI's MCP file lives beside
 
-    done = run_cli("connect", host)
+    done = cli_main("connect", host)
     assert done.returncode == 0, done.stderr
     assert f"{host}: installed memsync's hooks in {path} ({', '.join(events)})" in done.stdout
     data = json.loads(path.read_text())
@@ -116,12 +116,12 @@ def test_connect_adds_the_hosts_own_hooks_and_disconnect_gives_back_every_byte(h
     if host == "cursor":
         assert data["hooks"]["afterFileEdit"] == [{"command": "./hooks/format.sh"}]
         assert data["hooks"]["stop"][0] == {"command": "say"}
-    status = run_cli("hooks", "status").stdout
+    status = cli_main("hooks", "status").stdout
     assert f"{host}: installed in {path}" in status and "runs this memsync" in status
 
-    again = run_cli("connect", host)
+    again = cli_main("connect", host)
     assert f"{host}: memsync's hooks are already installed in {path}" in again.stdout, again.stderr
-    gone = run_cli("disconnect", host)
+    gone = cli_main("disconnect", host)
     assert gone.returncode == 0, gone.stderr
     if before is None:  # Copilot CLI: memsync's own file, gone with its hooks
         assert not path.exists() and f"deleted memsync's hooks file {path}" in gone.stdout
@@ -134,12 +134,12 @@ def test_hooks_install_alone_takes_the_new_hosts_and_keeps_the_mcp_entry_out(
 ) -> None:
     project = tmp_path / "shop"
     project.mkdir()
-    done = run_cli("hooks", "install", "cursor", "--project", str(project))
+    done = cli_main("hooks", "install", "cursor", "--project", str(project))
     assert done.returncode == 0, done.stderr
     path = project / ".cursor" / "hooks.json"
     assert set(_ours(json.loads(path.read_text()))) == {"sessionStart", "stop", "sessionEnd", "preCompact"}
     assert not (project / ".cursor" / "mcp.json").exists()
-    done = run_cli("hooks", "install", "copilot-cli", "--project", str(project))
+    done = cli_main("hooks", "install", "copilot-cli", "--project", str(project))
     assert done.returncode == 0 and (project / ".github" / "hooks" / "memsync.json").is_file(), done.stderr
 
 
@@ -162,7 +162,7 @@ def test_an_older_gemini_install_on_pre_compress_is_updated_by_connect_and_remov
     )
 
     path.write_text(older)
-    assert run_cli("connect", "gemini-cli").returncode == 0
+    assert cli_main("connect", "gemini-cli").returncode == 0
     now = json.loads(path.read_text())
     assert (
         set(_ours(now)) == {"SessionStart", "AfterAgent", "SessionEnd"} and "PreCompress" not in now["hooks"]
@@ -170,7 +170,7 @@ def test_an_older_gemini_install_on_pre_compress_is_updated_by_connect_and_remov
     assert now["hooks"]["BeforeTool"] == data["hooks"]["BeforeTool"]
 
     path.write_text(older)
-    gone = run_cli("disconnect", "gemini-cli")
+    gone = cli_main("disconnect", "gemini-cli")
     assert gone.returncode == 0, gone.stderr
     assert json.loads(path.read_text()) == data
 
@@ -193,7 +193,7 @@ def _run(
 
 def test_installed_commands_fail_open_when_memsync_is_gone(home: Path, tmp_path: Path) -> None:
     for host in CASES:
-        assert run_cli("hooks", "install", host).returncode == 0
+        assert cli_main("hooks", "install", host).returncode == 0
     commands = [
         h["command"] if "command" in h else h["bash"]
         for host, (name, *_rest) in CASES.items()
