@@ -39,8 +39,9 @@ _MISSING_BASE = "cannot be taken: it builds on commits this device does not have
 _SHA = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 # Bundles after a snapshot (a whole-history bundle) at which a member's push makes the next one: a new
 # device's first fetch reads at most that many after the snapshot it starts from. Each snapshot adds the
-# whole history's ciphertext to the remote (which never forgets: fast-forward only), so it is rare.
-SNAPSHOT_EVERY = 500
+# whole history's ciphertext, padded, to the remote (which never forgets: fast-forward only): at 1,000
+# one-entry cycles that is about what the 1,000 bundles weigh (docs/design.md), so no more often.
+SNAPSHOT_EVERY = 1000
 # Objects in a bundle from which its pack is kept as a pack rather than loose objects: git's own
 # threshold for a fetched pack (transfer.unpackLimit's default).
 _UNPACK_LIMIT = 100
