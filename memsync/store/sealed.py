@@ -247,7 +247,7 @@ def push(
     # Nothing new (the remote has HEAD): a re-seal for other recipients, of the whole history too.
     whole = add is not None or remove is not None or theirs in (None, head)
     # The list travels when it may be news to a reader (a change, the first seal, a whole history a new
-    # device starts from); the others carry none and keep it, so a one-entry bundle stays in 1 KiB.
+    # device starts from); the others carry none and keep it: a one-entry bundle stays in the smallest one.
     news = add is not None or remove is not None or held is None or whole
     listed = members.dump()
     sealed = envelope.seal(
