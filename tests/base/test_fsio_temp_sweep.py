@@ -53,7 +53,7 @@ def test_sync_removes_old_temp_files_only(tmp_path: Path) -> None:
     alice = Peer.create(tmp_path, "alice", bare_remote(tmp_path / "remote.git"))
     alice.write_curated("harbor", "The harbor site blocks requests without a user agent.\n")
     alice.append_entry("first lesson")
-    assert alice.cli("sync").returncode == 0
+    assert alice.main("sync").returncode == 0
     outside = tmp_path / "outside"
     old = [
         plant(alice.role_dir / f"{TEMP_PREFIX}a1b2c3d4", SECRET.encode()),
@@ -76,7 +76,7 @@ def test_sync_removes_old_temp_files_only(tmp_path: Path) -> None:
     before = tree(*roots)
     commits = alice.commits()
 
-    result = alice.cli("-v", "sync")
+    result = alice.main("-v", "sync")
 
     assert result.returncode == 0, result.stderr
     assert "removed 5 memsync temp files" in result.stderr
@@ -94,10 +94,10 @@ def test_purge_removes_old_temp_files_holding_the_text(tmp_path: Path) -> None:
     along with the text in the live files and history."""
     alice = Peer.create(tmp_path, "alice", bare_remote(tmp_path / "remote.git"))
     alice.append_entry(SECRET)
-    assert alice.cli("sync").returncode == 0
+    assert alice.main("sync").returncode == 0
     leftover = plant(alice.role_dir / f"{TEMP_PREFIX}k1l2m3n4", alice.memory_file.read_bytes())
 
-    result = alice.cli("purge", "48151623", "--yes")
+    result = alice.main("purge", "48151623", "--yes")
 
     assert result.returncode == 0, result.stderr
     assert not leftover.exists()

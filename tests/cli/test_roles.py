@@ -11,7 +11,7 @@ import pytest
 
 from memsync.cli import main
 from memsync.formats.markdown.roledir import RoleDir
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 
 
 def copy_role(corpus: Path, name: str, dest: Path) -> Path:
@@ -24,7 +24,7 @@ def copy_role(corpus: Path, name: str, dest: Path) -> Path:
 
 
 def ok(*args: str) -> str:
-    result = run_cli(*args)
+    result = cli_main(*args)
     assert "Traceback" not in result.stderr
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -92,7 +92,7 @@ def test_default_cap_still_names_every_entry_of_the_long_claude_folder(corpus: P
 
 def test_check_on_the_corpus_role_directories(corpus: Path, tmp_path: Path) -> None:
     scout = copy_role(corpus, "scout", tmp_path)
-    result = run_cli("check", str(scout))
+    result = cli_main("check", str(scout))
     assert "Traceback" not in result.stderr
     assert result.returncode == 1
     problem = f"{scout / 'efficiency_audit_gotchas.md'}:1: type 'preventive' is not one of"
@@ -115,11 +115,11 @@ def test_prompt_on_the_corpus_role_directories(corpus: Path, tmp_path: Path) -> 
 
 
 def test_snapshot_errors_are_one_line_and_exit_1(tmp_path: Path) -> None:
-    result = run_cli("snapshot", str(tmp_path / "missing"))
+    result = cli_main("snapshot", str(tmp_path / "missing"))
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr.startswith(f"memsync: role directory {tmp_path / 'missing'}: not a directory.")
     assert result.stderr.count("\n") == 1
-    result = run_cli("snapshot", str(tmp_path), "--max-bytes", "100")
+    result = cli_main("snapshot", str(tmp_path), "--max-bytes", "100")
     assert result.returncode == 1
     assert "too small: use at least 512" in result.stderr
     assert not (tmp_path / "snapshot.md").exists()

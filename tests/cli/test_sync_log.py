@@ -9,7 +9,7 @@ import pytest
 from memsync.cli import main
 from memsync.commands import setup
 from memsync.memoryfile.file import MemoryFile, NewEntry
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 
 
 def _no_history(target: str) -> str:
@@ -27,9 +27,9 @@ def synced(home: Path) -> tuple[Path, str]:
 
 
 def test_log_of_an_unknown_path_or_id_says_so_and_exits_1(synced: tuple[Path, str], tmp_path: Path) -> None:
-    result = run_cli("log", "/nonexistent")
+    result = cli_main("log", "/nonexistent")
     assert (result.returncode, result.stdout, result.stderr) == (1, "", _no_history("/nonexistent") + "\n")
-    result = run_cli("log", "deadbeef")
+    result = cli_main("log", "deadbeef")
     assert (result.returncode, result.stdout, result.stderr) == (1, "", _no_history("deadbeef") + "\n")
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from memsync.cli import main
 from memsync.commands import setup
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 
 
 def test_status_with_the_store_missing_says_so_and_exits_1(
@@ -19,7 +19,7 @@ def test_status_with_the_store_missing_says_so_and_exits_1(
     assert main(["status"]) == 0
     store = home / ".local" / "share" / "memsync" / "stores" / "personal"
     shutil.rmtree(store)
-    result = run_cli("status")
+    result = cli_main("status")
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines()[2] == (
         f"store personal: missing, no git repository at {store}. Run `memsync init` to create it, "

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memsync.projects.identity import local_key
-from tests.support.helpers import cli_main, git, run_cli
+from tests.support.helpers import cli_main, git
 
 
 def _status(home: Path) -> dict[str, object]:
-    result = run_cli("status", "--json")
+    result = cli_main("status", "--json")
     assert result.returncode == 0, result.stderr
     data: dict[str, object] = json.loads(result.stdout)
     return data
@@ -32,8 +32,8 @@ def _role(home: Path, name: str, files: int) -> Path:
 def test_status_lists_each_track_with_its_store_path_and_file_count(home: Path) -> None:
     _role(home, "scout", 3)
     _role(home, "writer", 2)
-    assert run_cli("init").returncode == 0
-    text = run_cli("status").stdout
+    assert cli_main("init").returncode == 0
+    text = cli_main("status").stdout
     assert f"  tracking {home}/.agents/memory as roles (5 files)" in text.splitlines()
     assert f"  tracking {home}/.agent-memory as memory (does not exist yet)" in text.splitlines()
     store = _status(home)["stores"]["personal"]  # type: ignore[index]
@@ -46,10 +46,10 @@ def test_status_lists_each_track_with_its_store_path_and_file_count(home: Path) 
 def test_untrack_of_a_role_in_a_tracked_folder_says_so_and_exclude_leaves_it_out(home: Path) -> None:
     scout = _role(home, "scout", 2)
     _role(home, "writer", 1)
-    assert run_cli("init").returncode == 0
-    assert run_cli("sync").returncode == 0
+    assert cli_main("init").returncode == 0
+    assert cli_main("sync").returncode == 0
 
-    refused = run_cli("untrack", str(scout))
+    refused = cli_main("untrack", str(scout))
     assert refused.returncode == 1
     assert refused.stderr == (
         f"memsync: cannot untrack {scout}: it is not tracked on its own but as part of the tracked folder "
@@ -57,23 +57,23 @@ def test_untrack_of_a_role_in_a_tracked_folder_says_so_and_exclude_leaves_it_out
         f"{scout}`, or stop syncing the folder with `memsync untrack {scout.parent}`\n"
     )
 
-    excluded = run_cli("untrack", "--exclude", str(scout))
+    excluded = cli_main("untrack", "--exclude", str(scout))
     assert excluded.returncode == 0, excluded.stderr
     assert f"{scout} is left out of the tracked folder {scout.parent}" in excluded.stdout
     (scout / "daily" / "2026-01-01.md").write_text("# Daily log — 2026-01-01\n\n- [09:00] stays here\n")
-    assert run_cli("sync").returncode == 0
+    assert cli_main("sync").returncode == 0
     store_dir = home / ".local" / "share" / "memsync" / "stores" / "personal"
     assert "stays here" not in git(store_dir, "show", "HEAD:roles/scout/daily/2026-01-01.md")
     store = _status(home)["stores"]["personal"]  # type: ignore[index]
     assert store["tracks"][0]["excludes"] == [str(scout)]
     assert store["tracks"][0]["files"] == 1
     assert store["untracked"] == ["roles/scout/"]
-    assert f"    left out: {scout}" in run_cli("status").stdout.splitlines()
+    assert f"    left out: {scout}" in cli_main("status").stdout.splitlines()
 
-    back = run_cli("track", str(scout))
+    back = cli_main("track", str(scout))
     assert back.returncode == 0, back.stderr
     assert f"{scout} syncs again as roles/scout" in back.stdout
-    assert run_cli("sync").returncode == 0
+    assert cli_main("sync").returncode == 0
     assert "stays here" in git(store_dir, "show", "HEAD:roles/scout/daily/2026-01-01.md")
     assert _status(home)["stores"]["personal"]["untracked"] == []  # type: ignore[index]
 
