@@ -38,6 +38,7 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl.compact import compacted, ensure_compactable
 from memsync.formats.jsonl.parse import parse_memory
 from memsync.memoryfile.file import MemoryFile
+from memsync.store import sealed
 from memsync.store.access import cycle_lock, open_store
 from memsync.store.commit import put_back_strays
 from memsync.store.written import commit_written
@@ -151,6 +152,8 @@ def _compact_tracked(config: Config, tracked: _Tracked, now: datetime) -> Compac
                     atomic_write(store_file, store_before)
                 raise
             state.put(_state_after(current, accounted, expected, _read(tracked.live)))
+            if store_cfg.encrypt:  # and its remotes' ciphertext: the next push snapshots it
+                sealed.snapshot_next(store.git)
             removed = (
                 0
                 if store_before is None or store_after is None

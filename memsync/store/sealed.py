@@ -273,6 +273,15 @@ def push(
     return result
 
 
+def snapshot_next(g: StoreGit) -> None:
+    """Make the next push to each of the encrypted store ``g``'s remotes a snapshot too (``memsync
+    compact``), where this device has read that remote; the others start from one anyway."""
+    for remote in g.cfg.remotes:
+        v = vault(g, remote)
+        if (v.git_dir / "HEAD").exists():
+            v.count_since_snapshot(SNAPSHOT_EVERY)
+
+
 def notify_removed(g: StoreGit, remote: str, recipient: str) -> git.Result:
     """Push, on top of the ciphertext branch, a removal notice (``crypt.notice``) sealed for the device
     with ``recipient`` alone and signed by this device, so that device is told who removed it instead of

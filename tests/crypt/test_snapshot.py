@@ -4,6 +4,7 @@ from that member's bundle even when another member sealed a whole history after 
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,28 @@ def test_a_device_told_its_member_starts_from_that_members_bundle_under_a_later_
     assert "unchecked" not in taken.stderr and "encrypted bundle" not in taken.stderr, taken.stderr
     stores = carol.home / ".local" / "share" / "memsync" / "stores"
     assert early in (stores / "team" / MEMORY_STORE).read_bytes()
+
+
+def _commits(remote: Path) -> int:
+    """How many commits the remote's branch holds."""
+    counted = subprocess.run(
+        ["git", "-C", str(remote), "rev-list", "--count", "main"], capture_output=True, text=True, check=True
+    )
+    return int(counted.stdout)
+
+
+@pytest.mark.slow
+def test_compact_on_an_encrypted_store_makes_the_next_push_a_snapshot(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    alice = encrypted_peer(tmp_path, "alice", remote)
+    alice.append_entry("alice's first lesson")
+    cli_ok(alice, "sync")
+    before = _commits(remote)
+    cli_ok(alice, "compact", str(alice.memory_file))
+    alice.append_entry("after compacting")
+    cli_ok(alice, "sync")
+    # Its bundle, then the snapshot on top; the push after is one commit again.
+    assert _commits(remote) == before + 2
+    alice.append_entry("and after that")
+    cli_ok(alice, "sync")
+    assert _commits(remote) == before + 3
