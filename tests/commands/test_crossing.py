@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.support.handoff_fixtures import tree, write_memory, write_role
-from tests.support.helpers import bare_remote, cli_main, run_cli
+from tests.support.helpers import bare_remote, cli_main
 from tests.support.mcp_client import call, mcp_session, ok, text_of
 
 
@@ -21,9 +21,9 @@ def _two_stores(home: Path, tmp_path: Path) -> tuple[Path, Path]:
     store (remote team.git) tracking ~/.agents/memory/reviewer, tracked before it existed."""
     write_role(home / ".agents" / "memory" / "qa")
     personal, team = bare_remote(tmp_path / "personal.git"), bare_remote(tmp_path / "team.git")
-    assert run_cli("init", "--remote", str(personal)).returncode == 0
-    assert run_cli("store", "add", "team", "--remote", str(team)).returncode == 0
-    tracked = run_cli("track", str(home / ".agents" / "memory" / "reviewer"), "--store", "team")
+    assert cli_main("init", "--remote", str(personal)).returncode == 0
+    assert cli_main("store", "add", "team", "--remote", str(team)).returncode == 0
+    tracked = cli_main("track", str(home / ".agents" / "memory" / "reviewer"), "--store", "team")
     assert tracked.returncode == 0, tracked.stderr
     (home / ".agents" / "memory" / "reviewer").mkdir()
     (home / ".agents" / "memory" / "reviewer" / "MEMORY.md").write_text("# Memory index — reviewer\n")
@@ -74,7 +74,7 @@ def test_tracking_a_synced_personal_role_into_the_team_store_needs_yes(home: Pat
 def test_mcp_remember_and_handoff_into_team_memory_need_the_store(home: Path, tmp_path: Path) -> None:
     _, team = _two_stores(home, tmp_path)
     notes = write_memory(home / "team-notes" / "shared.jsonl", [])
-    assert run_cli("track", str(notes), "--store", "team").returncode == 0
+    assert cli_main("track", str(notes), "--store", "team").returncode == 0
     before = notes.read_bytes()
     reviewer = home / ".agents" / "memory" / "reviewer"
     reviewer_before = tree(reviewer)

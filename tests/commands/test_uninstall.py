@@ -18,7 +18,7 @@ from memsync.daemon.instance import pid_file
 from memsync.hosts import mcp_install
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
 from memsync.hosts.settings_file import BACKUP_SUFFIX
-from tests.support.helpers import bare_remote, run_cli, wait_for
+from tests.support.helpers import bare_remote, cli_main, wait_for
 
 THEIR_CLAUDE = {
     "model": "opus",
@@ -27,8 +27,8 @@ THEIR_CLAUDE = {
 THEIR_CODEX = 'model = "o3"\n\n[mcp_servers.docs]\ncommand = "docs-server"\n'
 
 
-def _ok(*args: str, cwd: Path | None = None) -> list[str]:
-    done = run_cli(*args, cwd=cwd)
+def _ok(*args: str) -> list[str]:
+    done = cli_main(*args)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
@@ -120,7 +120,7 @@ def test_purge_deletes_stores_only_once_pushed_or_forced(home: Path, tmp_path: P
     stores = home / ".local" / "share" / "memsync" / "stores"
     config = home / ".config" / "memsync" / "config.toml"
 
-    refused = run_cli("uninstall", "--purge")
+    refused = cli_main("uninstall", "--purge")
     assert refused.returncode == 1
     assert f"cannot purge store team ({stores / 'team'}): it has no remote" in refused.stderr
     assert "--force" in refused.stderr
@@ -146,7 +146,7 @@ def test_purge_force_deletes_a_store_no_remote_has(home: Path) -> None:
     (home / ".agents" / "memory" / "dev").mkdir(parents=True)
     setup.init()
     store = home / ".local" / "share" / "memsync" / "stores" / "personal"
-    assert run_cli("uninstall", "--purge").returncode == 1 and store.is_dir()
+    assert cli_main("uninstall", "--purge").returncode == 1 and store.is_dir()
     done = _ok("uninstall", "--purge", "--force")
     assert f"deleted store personal {store}" in done and not store.exists()
     # nothing of memsync's is left behind, not even its empty directories
@@ -159,7 +159,7 @@ def test_a_broken_config_does_not_keep_the_hooks_in(home: Path) -> None:
     config = home / ".config" / "memsync" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text("stores = [not toml\n")
-    purge = run_cli("uninstall", "--purge")
+    purge = cli_main("uninstall", "--purge")
     assert purge.returncode == 1 and "invalid config" in purge.stderr
     done = _ok("uninstall")
     assert (
@@ -206,7 +206,7 @@ def test_purge_after_connect_in_an_existing_claude_dir_leaves_nothing_memsync_ma
     setup.init()
     (home / ".claude").mkdir()  # Claude Code's, before memsync: it stays
     _ok("connect", "claude-code")
-    run_cli("service", "install")  # no user systemd here: the unit is written, not started (exit 1)
+    cli_main("service", "install")  # no user systemd here: the unit is written, not started (exit 1)
     made = [home / ".claude.json", home / ".claude" / "settings.json"]
     assert all(path.exists() for path in made)
 
