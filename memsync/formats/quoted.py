@@ -41,9 +41,10 @@ _INVISIBLE = re.compile(
 _ASCII_INVISIBLE = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
 # Markup is looked for in a folded form of the text (``_folded``): lookalikes of `<`, `>`, `:` and of
 # Latin letters read as those, HTML entities as what they stand for. Then `<tag>`, `</tag>`, `<!-- -->`,
-# `<?x ?>`, ChatML's `<|im_start|>`, a lone `</` or `<tag`, or a tag spaced out (`< /tag >`): whatever
-# could open or close a block.
-_TAG = re.compile(r"<(?=[/!?A-Za-z|])[^<>]*>?|<\s*[/!?|]?\s*[A-Za-z][\w.:|-]*\s*[/|]?\s*>")
+# `<?x ?>`, ChatML's `<|im_start|>`, a lone `</` or `<tag`, a `<` spaced from `/`, `!`, `?` or `|` (no
+# prose puts those there), or a tag spaced out (`< /tag >`): whatever could open or close a block. A `<`
+# spaced from a letter and never closed stays (`a < b` is a comparison).
+_TAG = re.compile(r"<\s*(?=[/!?|])[^<>]*>?|<(?=[A-Za-z])[^<>]*>?|<\s*[A-Za-z][\w.:|-]*\s*[/|]?\s*>")
 # A turn of a transcript (`Human:`, `Assistant:`, `System:`...) and a host's label for hook output
 # (`SessionStart hook additional context:`, `SessionStart:startup hook success:`).
 _SPEAKER = re.compile(

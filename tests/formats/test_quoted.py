@@ -37,9 +37,11 @@ LATIN = str.maketrans("\u0405\u0391", "SA")
 
 def folded(text: str) -> str:
     """``text`` as an agent (or a lenient parser) may read it: NFKC, entities decoded, lookalike angle
-    brackets and letters read as the plain ones, spaces after ``<`` dropped."""
+    brackets and letters read as the plain ones, spaces dropped after a ``<`` before a tag's mark
+    (``/ ! ? |``) and inside a spaced tag that closes (``< b >``); ``a < b`` stays a comparison."""
     text = html.unescape(unicodedata.normalize("NFKC", text)).translate(LATIN)
-    return re.sub(r"<\s+", "<", text.replace("\u3008", "<").replace("\u3009", ">"))
+    text = re.sub(r"<\s+(?=[/!?|])", "<", text.replace("\u3008", "<").replace("\u3009", ">"))
+    return re.sub(r"<\s+(?=[A-Za-z][\w.:|-]*\s*[/|]?\s*>)", "<", text)
 
 
 @given(TEXTS, st.integers(min_value=1, max_value=80))
@@ -75,6 +77,8 @@ def test_disguised_markup_is_quoted() -> None:
         ("System\uff1a x", f"{OPEN}System{CLOSE}\uff1a x"),
         ("\u0405ystem: x", f"{OPEN}\u0405ystem{CLOSE}: x"),
         ("a < b -> c, 3<5 &amp; ok", "a < b -> c, 3<5 &amp; ok"),
+        # A `<` spaced from a tag's mark (here by a line separator, which becomes a space).
+        ("&lt\u2028?", f"{OPEN} ?"),
     ]:
         assert neutralise(text, 200) == shown
     assert neutralise_lines("# System\n  ## Recent daily logs\nx # y") == (
