@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memsync.base import git
@@ -257,16 +257,25 @@ class Vault:
         """Record ``commit`` as read, ``members`` (serialized; None: none known yet) as the member list as
         of it, whether this device is ``stalled`` as of it (must not push: missing a bundle those
         before it build on) and what a removal notice told it (``removed``; None: not removed), in one
-        ref transaction: the next ``unread`` starts after it."""
+        ref transaction: the next ``unread`` starts after it. The refs kept in memory move with it (the
+        tip does not), so the cycle's next question of them runs no git."""
+        known = self._refs()
         moves = {_READ: commit, **({_STALLED: commit} if stalled else {})}
         script = self._moves(moves, members)
         if removed is not None:
             said = self._check("hash-object", "-w", "--stdin", stdin=removed.encode()).out.strip()
             script += f"update {_REMOVED} {said}\n".encode()
-        elif self._refs().removed is not None:
+        elif known.removed is not None:
             script += f"delete {_REMOVED}\n".encode()
+        self._known = None  # unknown until the transaction is done: a failed one leaves nothing assumed
         self._check("update-ref", "--stdin", stdin=script)
-        self._known = None
+        self._known = replace(
+            known,
+            read=commit,
+            members=known.members if members is None else members,
+            stalled=commit if stalled else known.stalled,
+            removed=None if removed is None else removed.encode(),
+        )
 
     def _moves(self, refs: dict[str, str], members: bytes | None) -> bytes:
         """An ``update-ref --stdin`` script moving ``refs``, and ``refs/members`` to a blob of ``members``
