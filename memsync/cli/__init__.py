@@ -1,6 +1,7 @@
 """The typer CLI. Thin: each command parses options, calls the library and prints.
 
-Each submodule registers one group of commands on ``app``; importing them here wires them in.
+Each submodule registers one group of commands on ``app``; importing them here wires them in. A command
+imports the library it calls in its body: every process (each hook call) imports all of them.
 """
 
 import memsync.cli.conflicts  # registers conflicts, resolve

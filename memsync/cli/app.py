@@ -22,7 +22,6 @@ from typer._click.globals import get_current_context
 
 from memsync import __version__
 from memsync.base.paths import state_dir
-from memsync.config.file import no_store_note
 from memsync.errors import MemsyncError
 
 EXIT_USER = 1
@@ -95,6 +94,8 @@ def daemon_log_times() -> None:
 def note_no_store(until: str) -> None:
     """Say on stderr, before `memsync init`, that what a command just set up does nothing ``until`` then
     (``config.no_store_note``)."""
+    from memsync.config.file import no_store_note
+
     note = no_store_note(until=until)
     if note is not None:
         typer.echo(note, err=True)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memsync.base.argcheck import existing_parent
+from memsync.base.defaults import DEFAULT_HANDOFF_BYTES
 from memsync.cli.app import app
-from memsync.commands.handoff.handoff import handoff, import_file
-from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Filters, HandoffReport
-from memsync.commands.handoff.reading import parse_since
 from memsync.formats.jsonl.records import KINDS
+
+if TYPE_CHECKING:
+    from memsync.commands.handoff.mapping import HandoffReport
 
 _AGENT_HELP = "a tracked role or memory file by name, or a path to a role directory or *.jsonl memory file"
 
@@ -93,7 +93,7 @@ def handoff_command(
         typer.Option(
             "--max-bytes", help="Size cap in bytes of the --format prompt block; it is cut at whole entries."
         ),
-    ] = DEFAULT_MAX_BYTES,
+    ] = DEFAULT_HANDOFF_BYTES,
     output_format: Annotated[
         OutputFormat | None,
         typer.Option("--format", help="prompt: print a block for the receiver's context instead of writing."),
@@ -126,6 +126,11 @@ def handoff_command(
     Entries that look like secrets are skipped and listed. Handing the same memory twice adds nothing.
     A running daemon syncs the result like any other write.
     """
+    from memsync.base.argcheck import existing_parent
+    from memsync.commands.handoff.handoff import handoff
+    from memsync.commands.handoff.mapping import Filters
+    from memsync.commands.handoff.reading import parse_since
+
     filters = Filters(
         scopes=tuple(scope or ()),
         kinds=tuple(kind or ()),
@@ -164,5 +169,7 @@ def import_command(
     ] = False,
 ) -> int:
     """Receive a memory file into AGENT with handoff's rules: ids kept, nothing twice, secrets skipped."""
+    from memsync.commands.handoff.handoff import import_file
+
     _print(import_file(file, to_agent, dry_run=dry_run), to_stderr=False)
     return 0

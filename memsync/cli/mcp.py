@@ -12,14 +12,11 @@ from typing import Annotated
 
 import typer
 
+from memsync.base.defaults import DEFAULT_RECALL_LIMIT
 from memsync.cli.app import app, note_no_store
-from memsync.commands import mcp_install as install
-from memsync.config.file import NO_STORE, no_store_note
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.hosts.registry import NAMES
-from memsync.recall import DEFAULT_LIMIT
-from memsync.tracks.resolve import current_config
 
 mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")
@@ -56,6 +53,8 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
 
     The MCP half of `memsync connect HOST`.
     """
+    from memsync.commands import mcp_install as install
+
     typer.echo(install.install_line(host, project))
     note_no_store(": until then the MCP tools find only the default memory file")
     return 0
@@ -64,6 +63,8 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
 @mcp_app.command("uninstall")
 def uninstall_command(host: HostArgument, project: ProjectOption = None) -> int:
     """Remove memsync's entry from HOST's config file (nothing else)."""
+    from memsync.commands import mcp_install as install
+
     typer.echo(install.uninstall_line(host, project))
     return 0
 
@@ -71,6 +72,8 @@ def uninstall_command(host: HostArgument, project: ProjectOption = None) -> int:
 @mcp_app.command("status")
 def status_command(project: ProjectOption = None) -> int:
     """Show, for each agent host, whether memsync's MCP server is registered and with which interpreter."""
+    from memsync.commands import mcp_install as install
+
     for line in install.status_lines(project):
         typer.echo(line)
     return 0
@@ -88,14 +91,16 @@ def recall_command(
     ] = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="How many hits at most (1 to 100).")
-    ] = DEFAULT_LIMIT,
+    ] = DEFAULT_RECALL_LIMIT,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,
 ) -> int:
     """Search the tracked memory by keywords, best first, each hit with who wrote it and when.
 
     Searches memory-file entries, curated entries, indexes and daily logs; each hit has its id, file,
     the host that wrote it and the date."""
+    from memsync.config.file import NO_STORE, no_store_note
     from memsync.recall.search import recall
+    from memsync.tracks.resolve import current_config
 
     hits = recall(current_config(), query, scope, kinds or (), limit)
     before_init = no_store_note() is not None  # only the default memory file was searched

@@ -11,14 +11,10 @@ from typing import Annotated
 
 import typer
 
+from memsync.base.defaults import DEFAULT_PROMPT_BYTES, DEFAULT_SNAPSHOT_BYTES
 from memsync.cli.app import app
-from memsync.commands import memory
 from memsync.formats.jsonl.location import default_memory_path
-from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
 from memsync.formats.jsonl.records import KINDS, USER_SOURCE
-from memsync.formats.markdown.roledir import DEFAULT_SNAPSHOT_BYTES
-from memsync.mcp.prompt import prompt_text
-from memsync.memoryfile.file import NewEntry
 
 _FILE_HELP = "Memory file (agent-memory/0.1 JSON Lines). Default: ~/.agent-memory/<user>.jsonl."
 
@@ -86,6 +82,9 @@ def remember_command(
     Refused when the text looks like it holds a secret (memory must never store one), and while this
     machine's clock runs ahead of its remotes' (the entry would outrank later corrections everywhere).
     """
+    from memsync.commands import memory
+    from memsync.memoryfile.file import NewEntry
+
     typer.echo(
         memory.remember_line(
             NewEntry(
@@ -115,6 +114,8 @@ def dupes_command(
 
     Needs the semantic extra. Nothing is deleted: supersede or forget one of a pair yourself.
     """
+    from memsync.commands import memory
+
     typer.echo("\n".join(memory.dupes_lines(store)))
     return 0
 
@@ -125,6 +126,8 @@ def forget_command(
     file: Annotated[Path | None, typer.Option("--file", "-f", help=_FILE_HELP)] = None,
 ) -> int:
     """Delete an entry for good by appending a tombstone for its id."""
+    from memsync.commands import memory
+
     typer.echo(memory.forget_line(entry_id, file))
     return 0
 
@@ -141,6 +144,8 @@ def show_command(
 
     Lines that are not valid entries are skipped with a warning; `memsync check` lists them.
     """
+    from memsync.commands import memory
+
     lines, problems = memory.show_lines(file, scope, as_json=as_json)
     for line in lines:
         typer.echo(line)
@@ -180,6 +185,8 @@ def prompt_command(
     For a memory file: entries grouped by kind, filtered by scope, the user's own entries first.
     For a role directory: its snapshot text (index, entries, latest daily logs), not written to disk.
     """
+    from memsync.mcp.prompt import prompt_text
+
     target = path if path is not None else default_memory_path()
     text = prompt_text(target, scope, kinds or (), max_bytes)
     typer.echo(text, nl=False)
@@ -195,6 +202,8 @@ def compact_command(
     Refused while another memsync process writes the file. Run it when no agent is writing. A file memsync
     tracks is compacted in its store too (and committed), so the dead lines stay removed on every machine.
     """
+    from memsync.commands import memory
+
     typer.echo(memory.compact_line(file))
     return 0
 
@@ -208,6 +217,8 @@ def check_command(
     Entries dated in the future of this machine's clock are listed with the host that wrote them and how
     to correct them. Exit code 0 when there is nothing to fix, 1 when problems are listed.
     """
+    from memsync.commands import memory
+
     problems = memory.check_lines(path)
     for problem in problems:
         typer.echo(problem)

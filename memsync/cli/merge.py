@@ -13,7 +13,6 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app
-from memsync.merge.driver import run_merge_driver
 
 
 @app.command("merge-driver", hidden=True)
@@ -28,4 +27,6 @@ def merge_driver(
 
     Exit 0 when merged; 1 when it failed, OURS left unchanged (git then reports a conflict).
     """
+    from memsync.merge.driver import run_merge_driver
+
     raise typer.Exit(run_merge_driver(kind, base, ours, theirs, path or str(ours)))

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app
-from memsync.commands import project
 
 project_app = typer.Typer(
     help="Name a project's identity, which decides whose memory it shares.", no_args_is_help=True
@@ -26,6 +25,8 @@ def alias_command(
     A project without a git remote stays on its machine until named; one with a remote is keyed by it
     unless named. What it synced under its previous key is folded in.
     """
+    from memsync.commands import project
+
     for line in project.alias(path, name).lines:
         typer.echo(line)
     return 0

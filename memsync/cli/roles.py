@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
+from memsync.base.defaults import DEFAULT_SNAPSHOT_BYTES
 from memsync.cli.app import app
-from memsync.formats.markdown.migrate import migrate
-from memsync.formats.markdown.roledir import DEFAULT_SNAPSHOT_BYTES, RoleDir
 
 
 @app.command("snapshot")
@@ -25,6 +24,8 @@ def snapshot_command(
 
     Meant for an agent host's launch hook. Reads and writes local files only; it never syncs.
     """
+    from memsync.formats.markdown.roledir import RoleDir
+
     result = RoleDir(role_dir).snapshot(max_bytes)
     cut = f", cut to fit {max_bytes} bytes" if result.cut else ""
     typer.echo(f"wrote {result.path} ({result.size} bytes{cut})")
@@ -43,6 +44,8 @@ def migrate_command(
     Never overwrites anything; a .claude/memory/ holding MEMORY.md is Claude Code's own memory folder
     and is left alone.
     """
+    from memsync.formats.markdown.migrate import migrate
+
     steps = migrate(root, apply=apply)
     if not steps:
         typer.echo(f"nothing to migrate under {root}")

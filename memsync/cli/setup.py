@@ -13,8 +13,6 @@ from typing import Annotated
 import typer
 
 from memsync.cli.app import app, daemon_log_times, note_no_store
-from memsync.commands import service
-from memsync.commands.demo import run_demo
 
 store_app = typer.Typer(help="Manage stores (git repositories memsync syncs through).", no_args_is_help=True)
 remote_app = typer.Typer(help="Manage a store's remotes.", no_args_is_help=True)
@@ -217,6 +215,8 @@ def config_set_command(
 @service_app.command("install")
 def service_install_command() -> int:
     """Install the daemon as a user service (systemd user unit, launchd agent); start it where possible."""
+    from memsync.commands import service
+
     report = service.install()
     if report.active:
         return _print(report.lines)
@@ -229,12 +229,16 @@ def service_install_command() -> int:
 @service_app.command("uninstall")
 def service_uninstall_command() -> int:
     """Stop the user service and remove its unit file."""
+    from memsync.commands import service
+
     return _print(service.uninstall().lines)
 
 
 @service_app.command("status")
 def service_status_command() -> int:
     """Whether the user service is installed and running."""
+    from memsync.commands import service
+
     return _print(service.status().lines)
 
 
@@ -254,4 +258,6 @@ def demo_command(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary directory afterwards.")] = False,
 ) -> int:
     """Two simulated machines sharing one remote in a temp dir: memory arriving, merges, history."""
+    from memsync.commands.demo import run_demo
+
     return run_demo(typer.echo, keep=keep)

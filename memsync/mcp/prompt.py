@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from memsync.base.defaults import DEFAULT_PROMPT_BYTES, DEFAULT_SNAPSHOT_BYTES
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES
-from memsync.formats.markdown.roledir import DEFAULT_SNAPSHOT_BYTES, role_prompt
+from memsync.formats.markdown.roledir import role_prompt
 from memsync.memoryfile.file import MemoryFile
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from memsync.base.defaults import DEFAULT_RECALL_LIMIT
 from memsync.errors import MemsyncError
-from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT
+from memsync.recall import MAX_LIMIT
 
 if TYPE_CHECKING:
     from memsync.recall.documents import HitJSON
@@ -66,7 +67,7 @@ def _arguments(message: dict[str, Any]) -> tuple[str, str | None, str | None, in
     if not isinstance(arguments, dict) or set(arguments) - _ARGUMENTS:
         return None
     query, scope, kind = arguments.get("query"), arguments.get("scope"), arguments.get("kind")
-    limit = arguments.get("limit", DEFAULT_LIMIT)
+    limit = arguments.get("limit", DEFAULT_RECALL_LIMIT)
     if not isinstance(query, str) or not query or (scope is not None and not isinstance(scope, str)):
         return None
     if any(has_lone_surrogate(text) for text in (query, scope or "")):

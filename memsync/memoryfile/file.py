@@ -16,13 +16,14 @@ from typing import Any
 
 import filelock
 
+from memsync.base.defaults import DEFAULT_PROMPT_BYTES
 from memsync.base.fsio import append_once, atomic_write, read_range, writer_lock
 from memsync.errors import MemsyncError
 from memsync.formats.bounded_json import MAX_LINE_BYTES
 from memsync.formats.jsonl.canonical import canonical_json, is_header, parse_record
 from memsync.formats.jsonl.compact import compacted, ensure_compactable
 from memsync.formats.jsonl.parse import ParsedMemory, parse_memory, read_bytes, read_memory
-from memsync.formats.jsonl.prompt import DEFAULT_PROMPT_BYTES, render_prompt
+from memsync.formats.jsonl.prompt import render_prompt
 from memsync.formats.jsonl.records import FORMAT, USER_SOURCE, Entry, Header, Record, Tombstone
 from memsync.formats.jsonl.timestamps import format_timestamp, parse_expiry, parse_timestamp
 from memsync.formats.jsonl.validate import record_from_obj

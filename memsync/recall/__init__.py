@@ -7,5 +7,4 @@ itself. This module stays light: the MCP server imports it at start-up.
 
 from __future__ import annotations
 
-DEFAULT_LIMIT = 10
 MAX_LIMIT = 100

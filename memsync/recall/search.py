@@ -19,10 +19,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync.base.defaults import DEFAULT_RECALL_LIMIT
 from memsync.config.file import Config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
-from memsync.recall import DEFAULT_LIMIT, MAX_LIMIT, embedding
+from memsync.recall import MAX_LIMIT, embedding
 from memsync.recall.documents import Hit, shown_text
 from memsync.recall.index import RecallIndex, Unusable, fts_query, index_path
 from memsync.recall.ranking import Ranked, Vantage, fuse, here
@@ -72,7 +73,7 @@ def rank(
     vantage: Vantage,
     scope: str | None = None,
     kinds: Sequence[str] = (),
-    limit: int = DEFAULT_LIMIT,
+    limit: int = DEFAULT_RECALL_LIMIT,
 ) -> list[Ranked]:
     """The at most ``limit`` best documents of ``index`` for the free-text ``query`` that are alive at
     ``now`` (``scope`` and ``kinds`` filter as ``RecallIndex.search`` does), in scope order seen from
@@ -236,7 +237,7 @@ def recall(
     query: str,
     scope: str | None = None,
     kinds: Sequence[str] = (),
-    limit: int = DEFAULT_LIMIT,
+    limit: int = DEFAULT_RECALL_LIMIT,
     now: datetime | None = None,
     *,
     vantage: Vantage | None = None,

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memsync.base.defaults import DEFAULT_SNAPSHOT_BYTES
 from memsync.base.fsio import TEMP_PREFIX
 from memsync.errors import MemsyncError
-from memsync.formats.markdown.roledir import DEFAULT_SNAPSHOT_BYTES, QUOTED_NOTE, RoleDir, role_prompt
+from memsync.formats.markdown.roledir import QUOTED_NOTE, RoleDir, role_prompt
 
 
 def filled_role(path: Path) -> RoleDir:

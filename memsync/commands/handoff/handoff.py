@@ -53,11 +53,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from memsync.base.defaults import DEFAULT_HANDOFF_BYTES
 from memsync.base.fsio import atomic_write
 from memsync.base.paths import config_path
 from memsync.commands.crossing import handed_crossing
 from memsync.commands.handoff.agents import agent_name, is_memory_file, resolve_agent
-from memsync.commands.handoff.mapping import DEFAULT_MAX_BYTES, Agent, Filters, HandoffReport, Item, Skip
+from memsync.commands.handoff.mapping import Agent, Filters, HandoffReport, Item, Skip
 from memsync.commands.handoff.reading import read_items
 from memsync.commands.handoff.to_jsonl import Plan, as_entry, secret_skips, to_memory_file
 from memsync.commands.handoff.to_role import to_role_dir
@@ -110,7 +111,7 @@ def handoff(
     from_agent: str,
     to_agent: str | None,
     filters: Filters | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = DEFAULT_HANDOFF_BYTES,
     dry_run: bool = False,
     fmt: Literal["write", "prompt"] = "write",
     out: Path | None = None,
@@ -161,7 +162,7 @@ def import_file(
         source,
         resolve_agent(to_agent, create=True),
         Filters(),
-        DEFAULT_MAX_BYTES,
+        DEFAULT_HANDOFF_BYTES,
         dry_run,
         "write",
         None,

@@ -18,7 +18,6 @@ from memsync.formats.markdown.reading import CuratedEntry
 from memsync.formats.markdown.skill import TYPE_TO_KIND as TYPE_TO_KIND  # re-exported: handoff maps by it
 from memsync.formats.markdown.skill import kind_for_type as kind_for_type
 
-DEFAULT_MAX_BYTES = 32_000
 HANDOFF_TAG = "handoff:"
 LOG_TAG = "daily-log"
 # Ends the daily-log line a receiver gets; such receipts are not knowledge and are never handed on.

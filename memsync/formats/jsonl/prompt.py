@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from memsync.base.defaults import DEFAULT_PROMPT_BYTES
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KIND_TITLES, KINDS, Entry
 from memsync.formats.jsonl.view import scope_matches
 from memsync.formats.quoted import neutralise
 
-DEFAULT_PROMPT_BYTES = 4000
 # An entry is a sentence or a few; past this its line is cut (the file keeps it whole).
 ENTRY_CHARS = 2000
 # After a user entry: quoted as what its JSON says, since any peer can write `source: "user"` (the

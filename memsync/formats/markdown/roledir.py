@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memsync.base.defaults import DEFAULT_SNAPSHOT_BYTES
 from memsync.base.fsio import append_once, atomic_write, create_exclusive, writer_lock
 from memsync.base.layout import is_ignored
 from memsync.errors import MemsyncError
@@ -44,7 +45,6 @@ from memsync.formats.markdown.skill import (
 )
 from memsync.formats.quoted import LINE_CHARS, neutralise, neutralise_lines
 
-DEFAULT_SNAPSHOT_BYTES = 32_000
 MIN_SNAPSHOT_BYTES = 512
 RECENT_LOGS = 3
 # Before a quoted snapshot: its lines may be any peer's, and the agent must read them as such.
