@@ -20,7 +20,7 @@ import typer
 from typer._click import Command
 from typer._click.globals import get_current_context
 
-from memsync import __version__
+import memsync
 from memsync.base.paths import state_dir
 from memsync.errors import MemsyncError
 
@@ -44,7 +44,7 @@ FIRST_COMMANDS = ("init", "up", "status", "sync")
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"memsync {__version__}")
+        typer.echo(f"memsync {memsync.__version__}")
         raise typer.Exit()
 
 
@@ -110,7 +110,7 @@ def _write_crash_log(exc: BaseException) -> Path:
     path = crash_log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as log:
-        log.write(f"--- {datetime.now(UTC).isoformat()} memsync {__version__} argv={sys.argv!r}\n")
+        log.write(f"--- {datetime.now(UTC).isoformat()} memsync {memsync.__version__} argv={sys.argv!r}\n")
         log.write("".join(traceback.format_exception(exc)))
     return path
 
