@@ -94,12 +94,33 @@ def cli_main(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Com
     out, err = io.StringIO(), io.StringIO()
     with (
         _environ(env or {}),
+        _fresh_caches(),
         _fresh_logging(),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
     ):
         code = main(list(args))
     return subprocess.CompletedProcess(["memsync", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _fresh_caches() -> Iterator[None]:
+    """memsync's per-process caches (its ``functools`` caches, such as the user's ``core.sshCommand``)
+    empty for the call, as in a new process, and emptied again after it: a value read under one call's
+    environment (its HOME) must not serve another test's call in this process."""
+
+    def clear() -> None:
+        for name, module in list(sys.modules.items()):
+            if name == "memsync" or name.startswith("memsync."):
+                for value in list(vars(module).values()):
+                    if getattr(value, "__module__", None) == name and hasattr(value, "cache_clear"):
+                        value.cache_clear()
+
+    clear()
+    try:
+        yield
+    finally:
+        clear()
 
 
 @contextlib.contextmanager
