@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -180,23 +180,7 @@ def emptied_advice(folder: Path, count: int) -> str:
 def _holds_a_file(folder: Path) -> bool:
     """Whether ``folder`` holds a file (not an ignored one) at any depth; stops at the first. An
     unreadable folder counts as holding one (it is not known to be empty)."""
-    pending = [("", os.fspath(folder))]
-    while pending:
-        prefix, directory = pending.pop()
-        try:
-            with os.scandir(directory) as listing:
-                entries = list(listing)
-        except OSError:
-            return True
-        for entry in entries:
-            label = prefix + entry.name
-            if _is_ignored(label):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                pending.append((label + "/", entry.path))
-            else:
-                return True
-    return False
+    return any(True for _ in _entries(folder))  # None, an unreadable folder, counts too
 
 
 def _listed(live_root: Path, store_root: Path, label: str, state: SyncState, prefix: str) -> bool:
@@ -262,6 +246,26 @@ def _walk(root: Path, *, follow_inside: bool) -> set[str]:
     if not root.is_dir():
         return found
     real_root = root.resolve()
+    for item in _entries(root):
+        if item is None:
+            continue
+        label, entry = item
+        if entry.is_file(follow_symlinks=False):
+            found.add(label)
+        elif follow_inside and entry.is_symlink():
+            try:
+                target = Path(entry.path).resolve()
+            except (OSError, RuntimeError):  # a symlink loop: Python 3.11 raises RuntimeError
+                continue
+            if target.is_relative_to(real_root) and target.is_file():
+                found.add(label)
+    return found
+
+
+def _entries(root: Path) -> Iterator[tuple[str, os.DirEntry[str]] | None]:
+    """Every entry under ``root`` that is not a directory (files, symlinks, special files), with its
+    relative POSIX path, ignored paths skipped; directories are entered, never through a symlink. None
+    for each directory that could not be listed (its content is unknown)."""
     # os.scandir's entries know their type from the directory listing: no stat per file.
     pending = [("", os.fspath(root))]
     while pending:
@@ -270,6 +274,7 @@ def _walk(root: Path, *, follow_inside: bool) -> set[str]:
             with os.scandir(directory) as listing:
                 entries = list(listing)
         except OSError:
+            yield None
             continue
         for entry in entries:
             label = prefix + entry.name
@@ -277,13 +282,5 @@ def _walk(root: Path, *, follow_inside: bool) -> set[str]:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 pending.append((label + "/", entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                found.add(label)
-            elif follow_inside and entry.is_symlink():
-                try:
-                    target = Path(entry.path).resolve()
-                except (OSError, RuntimeError):  # a symlink loop: Python 3.11 raises RuntimeError
-                    continue
-                if target.is_relative_to(real_root) and target.is_file():
-                    found.add(label)
-    return found
+            else:
+                yield label, entry
