@@ -109,10 +109,12 @@ def test_every_invisible_code_point_is_removed_and_nothing_else() -> None:
     for point in range(sys.maxunicode + 1):
         char = chr(point)
         category = unicodedata.category(char)
+        if category == "Cn":  # unassigned in this Python's Unicode: newer ones may be format characters
+            continue
         shown = neutralise(f"a{char}b", 10)
         if category in ("Cc", "Cf", "Cs", "Co") and char not in "\t\n\v\f\r":
             assert shown == "ab", hex(point)
-        elif category != "Cn":  # unassigned in this Python's Unicode: newer ones may be format characters
+        else:
             reads_as_angle = unicodedata.normalize("NFKC", char) in "<>\u3008\u3009\u27e8\u27e9"
             assert shown in (f"a{char}b", "a b") or reads_as_angle, hex(point)
 
