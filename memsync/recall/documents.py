@@ -19,7 +19,7 @@ from typing import Literal
 
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
-from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.parse import ParsedMemory, read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.markdown.roledir import RoleDir
@@ -176,8 +176,10 @@ def entry_documents(source: Tracked, entries: Iterable[Entry]) -> Iterator[Docum
         )
 
 
-def _memory_documents(source: Tracked) -> Iterator[Document]:
-    return entry_documents(source, read_memory(source.live).view(_BEFORE_ANY_EXPIRY))
+def memory_documents(source: Tracked, memory: ParsedMemory) -> Iterator[Document]:
+    """The documents of the memory file ``source`` as ``memory`` (its parsed bytes) gives it: every entry
+    of its view, expiring ones included (``Document.live_at`` tells)."""
+    return entry_documents(source, memory.view(_BEFORE_ANY_EXPIRY))
 
 
 def _role_documents(source: Tracked) -> Iterator[Document]:
@@ -236,7 +238,9 @@ def source_documents(source: Tracked) -> list[Document]:
     expiring entries included (``Document.live_at`` tells). Raises MemsyncError for an unreadable file."""
     if not source.live.exists():
         return []
-    return list(_memory_documents(source) if source.format == "jsonl" else _role_documents(source))
+    if source.format == "jsonl":
+        return list(memory_documents(source, read_memory(source.live)))
+    return list(_role_documents(source))
 
 
 def source_files(source: Tracked) -> list[Path]:

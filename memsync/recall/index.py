@@ -6,7 +6,8 @@ It is a cache, disposable like basic-memory's: the files are the truth. Each tra
 ``mtime_ns`` and inode are recorded when its memory file or role directory (a *source*) is indexed;
 ``refresh`` stats every tracked file (nothing else) and re-indexes the sources whose files differ,
 appeared or vanished, so a recall never answers from a stale source. Writers (remember, forget) and the
-daemon's cycles refresh the sources they changed at once. A missing index, one of another format
+daemon's cycles refresh the sources they changed at once; a memory file that only grew is read from
+where it ended (``_appended``: a one-line append costs that line, not the file). A missing index, one of another format
 (``PRAGMA user_version``) or a corrupt one raises ``Unusable``; ``rebuild`` makes it anew in place.
 
 Ranking is BM25 (Porter stemming, Unicode words, diacritics folded): the words of a query (less its
@@ -17,6 +18,7 @@ comes back.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -31,19 +33,26 @@ from pathlib import Path
 from memsync.base.database import Database
 from memsync.base.paths import state_dir
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.parse import parse_memory
+from memsync.formats.jsonl.parse import NumberedRecord, parse_memory, read_bytes
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.jsonl.view import scope_matches
 from memsync.recall import embedding
-from memsync.recall.documents import MARK, Document, entry_documents, source_documents, source_files
+from memsync.recall.documents import (
+    MARK,
+    Document,
+    entry_documents,
+    memory_documents,
+    source_documents,
+    source_files,
+)
 from memsync.store.history import LogRecord
 from memsync.tracks.tracked import Tracked
 
 log = logging.getLogger(__name__)
 
 # Bumped whenever the tables or what is indexed change: an index of another format is rebuilt.
-FORMAT = 4
+FORMAT = 5
 _WORD = re.compile(r"\w+")
 # A question's function words: left out of a query that has other words, where they would only bring
 # every text that happens to use them.
@@ -51,11 +60,16 @@ _STOPWORDS = frozenset(
     "a an and are as at be by can do does did for from how i in is it its me my of on or our should so "  # noqa: SIM905
     "that the their then there these this to was we what when where which who why will with you your".split()
 )
-_PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+# A memory file grown since it was indexed is taken as appended to when the bytes that ended it then (this
+# many, or fewer in a smaller file) are the same now: their hash (``edge``) is kept with the source.
+_EDGE = 4096
+# The longest header line read back to parse what was appended.
+_HEADER_MAX = 64 * 1024
 _BUSY_MS = 5000
 _SCHEMA = (
+    # ``edge``: a memory file's (``_EDGE``); NULL for a role directory.
     "CREATE TABLE sources(id INTEGER PRIMARY KEY, live TEXT NOT NULL UNIQUE, store TEXT, "
-    "store_path TEXT NOT NULL, format TEXT NOT NULL)",
+    "store_path TEXT NOT NULL, format TEXT NOT NULL, edge BLOB)",
     "CREATE TABLE files(path TEXT PRIMARY KEY, source TEXT NOT NULL, size INTEGER, mtime_ns INTEGER, "
     "ino INTEGER)",
     "CREATE INDEX files_source ON files(source)",
@@ -65,6 +79,11 @@ _SCHEMA = (
     "line INTEGER, date TEXT, "
     "needle TEXT, scope TEXT, expires TEXT, expires_ts REAL)",
     "CREATE INDEX docs_source ON docs(source)",
+    # Every id a memory file's lines name (entries, dead or alive, tombstones, supersede targets), as a
+    # 31-bit hash (``_hash``): what tells an appended entry whose id is new from one the view must weigh
+    # against earlier lines, without reading them. A collision only costs a full re-index.
+    "CREATE TABLE named(source INTEGER NOT NULL, hash INTEGER NOT NULL, PRIMARY KEY (source, hash)) "
+    "WITHOUT ROWID",
     "CREATE VIRTUAL TABLE fts USING fts5(title, body, content='docs', content_rowid='rowid', "
     "tokenize='porter unicode61 remove_diacritics 2')",
     "CREATE TRIGGER docs_added AFTER INSERT ON docs BEGIN "
@@ -234,18 +253,43 @@ class RecallIndex(Database):
         for source in sources:
             live = str(source.live)
             self._drop(live)
-            files = [(path, _stamp(path)) for path in source_files(source)]
             number = db.execute(
                 "INSERT INTO sources(live, store, store_path, format) VALUES (?, ?, ?, ?)",
                 (live, source.store, source.store_path, source.format),
             ).lastrowid
             assert number is not None
-            self._record(live, files)
-            self._insert(number, source.live, source_documents(source))
+            if source.format == "jsonl":
+                self._index_memory(number, source)
+            else:
+                self._record(live, [(path, _stamp(path)) for path in source_files(source)])
+                self._insert(number, source.live, source_documents(source))
+
+    def _index_memory(self, number: int, source: Tracked) -> None:
+        """Index the memory file ``source`` (source ``number``) whole: its view, the ids its lines name,
+        its stamp and edge (inside a transaction). Raises MemsyncError when it is unreadable."""
+        stamp = _stamp(source.live)
+        if stamp is None:
+            return  # vanished: nothing to search, nothing recorded (its return is seen as a change)
+        data = read_bytes(source.live)
+        memory = parse_memory(data)
+        # The size read, with the stamp taken before: a line appended meanwhile changed the mtime, so
+        # the next refresh sees the file as changed and reads it again.
+        self._record(str(source.live), [(source.live, (len(data), stamp[1], stamp[2]))])
+        self._db.execute("UPDATE sources SET edge = ? WHERE id = ?", (_edge(data), number))
+        self._name(number, memory.records)
+        self._insert(number, source.live, memory_documents(source, memory))
+
+    def _name(self, number: int, records: Iterable[NumberedRecord]) -> None:
+        """Record the ids ``records`` name as named in source ``number`` (inside a transaction)."""
+        self._db.executemany(
+            "INSERT OR IGNORE INTO named(source, hash) VALUES (?, ?)",
+            ((number, _hash(name)) for numbered in records for name in _names(numbered)),
+        )
 
     def _drop(self, live: str) -> None:
         """Forget everything of the source ``live`` (inside a transaction)."""
         self._db.execute("DELETE FROM docs WHERE source = (SELECT id FROM sources WHERE live = ?)", (live,))
+        self._db.execute("DELETE FROM named WHERE source = (SELECT id FROM sources WHERE live = ?)", (live,))
         self._db.execute("DELETE FROM files WHERE source = ?", (live,))
         self._db.execute("DELETE FROM sources WHERE live = ?", (live,))
 
@@ -257,30 +301,37 @@ class RecallIndex(Database):
 
     def _appended(self, source: Tracked) -> bool:
         """Index what was appended to the memory file ``source`` since it was indexed, when that is
-        only new entries (no earlier line names their ids, none supersedes) and tombstones (inside a
+        only new entries (ids no earlier line names, none superseding) and tombstones (inside a
         transaction); False, having changed nothing, when it is anything else: a full re-index then
-        gives the view. A memory file of 10,000 entries is not read again for one appended line."""
-        live = str(source.live)
-        row = self._db.execute("SELECT size, ino FROM files WHERE path = ?", (live,)).fetchone()
-        number = self._db.execute("SELECT id FROM sources WHERE live = ?", (live,)).fetchone()
-        stamp = _stamp(source.live)
-        if (
-            source.format != "jsonl"
-            or number is None
-            or row is None
-            or stamp is None
-            or stamp[2] != row[1]
-            or stamp[0] <= row[0]
-        ):
+        gives the view. Only the appended bytes are read and parsed, with the header line and the
+        ``_EDGE`` bytes that ended the file when it was indexed: the file counts as appended to when it
+        kept its inode, grew, and those bytes are the same (their hash: ``edge``). A file rewritten,
+        replaced or cut is read whole again; so is one whose earlier bytes were rewritten in place while
+        it grew, unless its last ``_EDGE`` bytes stayed the same (memsync and git replace a file
+        through a rename; an editor that writes in place changes its end)."""
+        if source.format != "jsonl":
             return False
+        live = str(source.live)
+        row = self._db.execute(
+            "SELECT f.size, f.ino, s.id, s.edge FROM files f JOIN sources s ON s.live = f.source "
+            "WHERE f.path = ?",
+            (live,),
+        ).fetchone()
+        stamp = _stamp(source.live)
+        if row is None or row[3] is None or stamp is None or stamp[2] != row[1] or stamp[0] <= row[0]:
+            return False
+        size, number, edge = row[0], row[2], row[3]
+        start = max(0, size - _EDGE)
         try:
-            data = source.live.read_bytes()
+            with source.live.open("rb") as handle:
+                header = handle.readline(_HEADER_MAX)
+                handle.seek(start)
+                ended = handle.read(size - start)
+                tail = handle.read()
         except OSError:
             return False
-        before, tail = data[: row[0]], data[row[0] :]
-        if not before.endswith(b"\n") or not tail.endswith(b"\n"):
+        if _edge(ended) != edge or not ended.endswith(b"\n") or not tail.endswith(b"\n"):
             return False
-        header = before[: before.index(b"\n") + 1]
         parsed = parse_memory(header + tail)
         lines = [line for line in tail.split(b"\n") if line.strip()]
         if parsed.problems or parsed.header is None or len(parsed.records) != len(lines):
@@ -290,26 +341,25 @@ class RecallIndex(Database):
         for numbered in parsed.records:
             record = numbered.record
             if isinstance(record, Entry):
-                # An id no earlier line names (as JSON writes a plain id: its bytes as they are).
-                plain = _PLAIN_ID.fullmatch(record.id) is not None
                 if (
                     record.supersedes is not None
-                    or not plain
-                    or record.id.encode() in before
                     or record.id in gone
+                    or any(doc.id == record.id for doc in fresh)
+                    or self._db.execute(
+                        "SELECT 1 FROM named WHERE source = ? AND hash = ?", (number, _hash(record.id))
+                    ).fetchone()
+                    is not None
                 ):
-                    return False
-                if any(doc.id == record.id for doc in fresh):
                     return False
                 fresh.extend(entry_documents(source, [record]))
             else:
                 gone.append(record.id)
         fresh = [doc for doc in fresh if doc.id not in gone]
-        self._db.executemany(
-            "DELETE FROM docs WHERE source = ? AND id = ?", ((number[0], id_) for id_ in gone)
-        )
-        self._record(live, [(source.live, (len(data), stamp[1], stamp[2]))])
-        self._insert(number[0], source.live, fresh)
+        self._db.executemany("DELETE FROM docs WHERE source = ? AND id = ?", ((number, id_) for id_ in gone))
+        self._record(live, [(source.live, (size + len(tail), stamp[1], stamp[2]))])
+        self._db.execute("UPDATE sources SET edge = ? WHERE id = ?", (_edge(ended + tail), number))
+        self._name(number, parsed.records)
+        self._insert(number, source.live, fresh)
         return True
 
     def _insert(self, number: int, live: Path, docs: Iterable[Document]) -> None:
@@ -563,6 +613,23 @@ class RecallIndex(Database):
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (store, file, needle, record.sha, record.host, record.date.isoformat()),
             )
+
+
+def _edge(data: bytes) -> bytes:
+    """The hash of the last ``_EDGE`` bytes of ``data`` (the bytes of a memory file up to a point)."""
+    return hashlib.blake2b(data[-_EDGE:], digest_size=16).digest()
+
+
+def _names(numbered: NumberedRecord) -> Iterator[str]:
+    """The ids a record's line names: its own, and for an entry the one it supersedes."""
+    yield numbered.record.id
+    if isinstance(numbered.record, Entry) and numbered.record.supersedes is not None:
+        yield numbered.record.supersedes
+
+
+def _hash(name: str) -> int:
+    """A 31-bit hash of an id (four bytes in a SQLite row)."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=4).digest(), "big") >> 1
 
 
 def _connect(where: str) -> sqlite3.Connection:

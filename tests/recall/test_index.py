@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memsync.base.fsio import append_once, atomic_write
 from memsync.cli import main
 from memsync.formats.jsonl.parse import read_memory
 from memsync.memoryfile.file import MemoryFile, NewEntry
@@ -26,7 +27,7 @@ from memsync.recall.search import kept_index
 from memsync.tracks.tracked import Tracked
 from tests.support.helpers import run_cli, wait_for
 from tests.support.mcp_client import mcp_session, ok
-from tests.support.peers import Peer, running
+from tests.support.peers import Peer, entry_line, running
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -221,3 +222,125 @@ def test_close_optimizes_once_and_a_second_close_is_harmless(tmp_path: Path) -> 
         assert [hit.doc.body for hit in again.search(fts_query("harbor"), now=NOW, limit=5)] == [
             "harbor note"
         ]
+
+
+def _header() -> bytes:
+    return b'{"created_at":"2026-12-01T00:00:00Z","format":"agent-memory/0.1"}\n'
+
+
+def _bytes_read() -> int:
+    """The bytes this process has read through ``read``-like calls so far (Linux ``/proc/self/io``)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+def test_a_refresh_after_one_appended_line_reads_that_line_not_the_file(tmp_path: Path) -> None:
+    """The daemon's cycle and a writer refresh the index after an append: what they read is the appended
+    bytes (and the header, the last few KiB the index saw, and pages of the index), not the whole memory
+    file again."""
+    live = tmp_path / "ada.jsonl"
+    filler = " ".join(f"harbor{n}" for n in range(200))  # ~1.6 KB per entry
+    # Forgotten entries: a file as large as a living one's, without the time to index its texts.
+    lines = [entry_line(f"{filler} {n}", id=f"old{n}") for n in range(400)]
+    lines += [b'{"deleted":true,"id":"old%d"}\n' % n for n in range(400)]
+    append_once(live, _header() + b"".join(lines), create=True)
+    where = tmp_path / "index.sqlite"
+    source = Tracked(None, live.name, live, "jsonl")
+    RecallIndex.rebuild(where, [source]).close()
+    append_once(live, entry_line("the lighthouse keeper retired"))
+    size = live.stat().st_size
+    with RecallIndex.open(where) as index:
+        before = _bytes_read()
+        assert index.refresh([source]) == 1
+        read = _bytes_read() - before
+        hits = [hit.doc.body for hit in index.search(fts_query("lighthouse"), now=NOW, limit=5)]
+    assert hits == ["the lighthouse keeper retired"]
+    assert size > 600_000
+    assert read < size // 4, f"{read} bytes read for one line appended to a file of {size}"
+
+
+def test_a_file_rewritten_in_place_while_it_grew_is_read_whole(tmp_path: Path) -> None:
+    """A memory file edited in place (same inode) and grown looks like an append by its size and inode:
+    the bytes that ended it tell that it was not, so the edited entry is indexed as it now reads."""
+    live = tmp_path / "ada.jsonl"
+    first = entry_line("the ferry leaves at noon")
+    append_once(live, _header() + first + entry_line("the bakery opens early"), create=True)
+    where = tmp_path / "index.sqlite"
+    source = Tracked(None, live.name, live, "jsonl")
+    RecallIndex.rebuild(where, [source]).close()
+    inode = live.stat().st_ino
+    edited = live.read_bytes().replace(b"ferry leaves at noon", b"ferry leaves at nine")
+    with live.open("r+b") as handle:  # as an editor that writes in place does
+        handle.write(edited + entry_line("the tide turns at six"))
+    assert live.stat().st_ino == inode
+    with RecallIndex.open(where) as index:
+        index.refresh([source])
+        assert [hit.doc.body for hit in index.search(fts_query("ferry"), now=NOW, limit=5)] == [
+            "the ferry leaves at nine"
+        ]
+        assert [hit.doc.body for hit in index.search(fts_query("tide"), now=NOW, limit=5)] == [
+            "the tide turns at six"
+        ]
+
+
+@st.composite
+def _appends(draw: st.DrawFn) -> list[tuple[str, int]]:
+    """Lines appended to a memory file, each (what, earlier line number): a new entry, a new version of
+    an earlier id, a tombstone, an entry superseding an earlier id, an entry whose id an earlier
+    ``supersedes`` named in advance; or the file rewritten through a rename without its line ``n``."""
+    return draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["new", "new", "version", "tombstone", "supersede", "named", "rewrite"]),
+                st.integers(0, 30),
+            ),
+            min_size=1,
+            max_size=20,
+        )
+    )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_appends(), batch=st.booleans())
+def test_the_index_follows_appended_lines_as_the_view_does(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int]], batch: bool
+) -> None:
+    """Whatever is appended (or the file rewritten), one line or several between two refreshes, the kept
+    index holds exactly the view's entries: nothing dead comes back, nothing alive is missing."""
+    root = tmp_path_factory.mktemp("memory")
+    live = root / "ada.jsonl"
+    append_once(live, _header() + entry_line("harbor start", id="s0"), create=True)
+    where = root / "index.sqlite"
+    source = Tracked(None, live.name, live, "jsonl")
+    RecallIndex.rebuild(where, [source]).close()
+    ids = ["s0"]
+    for n, (op, pick) in enumerate(ops):
+        earlier = ids[pick % len(ids)]
+        fresh = f"e{n}"
+        stamp = f"2026-12-01T00:{n:02d}:00.000000Z"
+        if op == "rewrite":
+            lines = live.read_bytes().split(b"\n")
+            kept = [
+                line for number, line in enumerate(lines) if number == 0 or number != 1 + pick % len(lines)
+            ]
+            atomic_write(live, b"\n".join(kept))
+            continue
+        line = {
+            "new": entry_line(f"harbor {n}", id=fresh, created_at=stamp),
+            "version": entry_line(f"harbor again {n}", id=earlier, created_at=stamp),
+            "tombstone": (
+                b'{"deleted":true,"id":"' + earlier.encode() + b'","created_at":"' + stamp.encode() + b'"}\n'
+            ),
+            "supersede": entry_line(f"harbor fix {n}", id=fresh, supersedes=earlier, created_at=stamp),
+            "named": entry_line(f"harbor ahead {n}", id=fresh, supersedes=f"later{n}", created_at=stamp)
+            + entry_line(f"harbor later {n}", id=f"later{n}", created_at=stamp),
+        }[op]
+        append_once(live, line)
+        ids.append(fresh)
+        if batch and n % 2 == 0:
+            continue
+        with kept_index([source], path=where) as index:
+            found = {hit.doc.id for hit in index.search(fts_query("harbor"), now=NOW, limit=200)}
+        assert found == {entry.id for entry in read_memory(live).view(NOW)}
