@@ -7,8 +7,9 @@ It is a cache, disposable like basic-memory's: the files are the truth. Each tra
 ``refresh`` stats every tracked file (nothing else) and re-indexes the sources whose files differ,
 appeared or vanished, so a recall never answers from a stale source. Writers (remember, forget) and the
 daemon's cycles refresh the sources they changed at once; a memory file that only grew is read from
-where it ended (``_appended``: a one-line append costs that line, not the file). A missing index, one of another format
-(``PRAGMA user_version``) or a corrupt one raises ``Unusable``; ``rebuild`` makes it anew in place.
+where it ended (``_appended``: a one-line append costs that line, not the file). A missing index, one
+of another format (``PRAGMA user_version``) or a corrupt one raises ``Unusable``; ``rebuild`` makes it
+anew in place.
 
 Ranking is BM25 (Porter stemming, Unicode words, diacritics folded): the words of a query (less its
 function words) are OR-ed, so a hit need not hold them all, and a match in an entry's name or tags counts
