@@ -11,9 +11,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import filelock
+if TYPE_CHECKING:
+    import filelock
 
 from memsync.base.paths import state_dir
 
@@ -155,6 +156,9 @@ def writer_lock(path: Path) -> filelock.FileLock:
     The lock file lives under ``$XDG_STATE_HOME/memsync/locks/``, never beside the memory file, so it is
     not mistaken for memory. Returns an unacquired ``filelock.FileLock``; use it as a context manager.
     """
+    # Imported here: readers (recall, a server's first answer) import this module and take no lock.
+    import filelock
+
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
     lock_dir = state_dir() / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)

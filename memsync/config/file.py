@@ -48,18 +48,19 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
-import tomlkit
-from tomlkit.container import Container
-from tomlkit.items import AoT, Array, Table
 
 from memsync.base import argcheck, git
 from memsync.base.fsio import atomic_write, writer_lock
 from memsync.base.paths import config_path
 from memsync.config.check import Checker
 from memsync.errors import MemsyncError
+
+if TYPE_CHECKING:
+    from tomlkit.container import Container
+    from tomlkit.items import Table
 
 DEFAULT_BRANCH = "main"
 # The store of this person's own memory (`init` creates it); any other store is shared with a team.
@@ -222,6 +223,9 @@ def edit_config(
     invalid already (naming it), when the result would be (naming the key, not the file), or when the
     file cannot be read.
     """
+    # Imported here: only an edit keeps comments; every reader of the config takes tomllib's values.
+    import tomlkit
+
     path = config_path() if path is None else path
     with writer_lock(path):
         text = _read_text(path, missing_ok=True)
@@ -243,6 +247,9 @@ def edit_config(
 def _tables_as_arrays_of_tables(container: Container | Table) -> None:
     """Write a list of tables ``mutate`` created (``track``) as ``[[stores.x.track]]``, as a person
     would, rather than one line of inline tables."""
+    import tomlkit
+    from tomlkit.items import AoT, Array, Table
+
     for key, value in list(container.items()):
         if isinstance(value, Array) and value and all(isinstance(item, dict) for item in value):
             tables = [tomlkit.table() for _ in value]

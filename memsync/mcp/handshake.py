@@ -20,7 +20,9 @@ answered here too (``recall.call_result``: the same recall, the SDK's answer; th
 line). What a recall needs is readied from the start, in the thread that then imports the SDK
 (``recall.warm``, before the SDK: the two would share one interpreter lock, each slowing the other,
 and a client's first recall, often sent at once after ``initialize``, waits for the warm-up only). The
-first other request, or the SDK being loaded, ends the handshake.
+SDK's import then waits for the client's first request after the handshake (at most ``SDK_WAIT_S``), so
+that a first recall is not answered beside it either. The first other request, or the SDK being loaded,
+ends the handshake.
 
 ``tests/mcp/test_handshake.py`` checks these constants and the tool list against the SDK's.
 """
@@ -48,6 +50,9 @@ CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": False},
 }
 _SERVER_MODULE = "memsync.mcp.server"
+# How long the SDK's import, once recall is ready, waits for the client's first request after the
+# handshake: a client that asks nothing yet finds the SDK loaded all the same soon after.
+SDK_WAIT_S = 1.0
 _RECALL_MODULES = ("memsync.recall.search", "memsync.recall.provenance", "pydantic_core")
 
 
@@ -139,8 +144,9 @@ def serve() -> None:
     """Serve MCP over stdin/stdout until the client closes stdin: ``initialize``, the first
     ``tools/list`` and the recalls before the SDK is loaded answered here while the SDK is imported
     (module doc), everything after by the SDK's server."""
+    asked = threading.Event()  # the client's first request after the handshake is answered
     # A daemon thread: a failed import is raised again, with its traceback, by the import below.
-    loading = threading.Thread(target=_load, name="mcp-import", daemon=True)
+    loading = threading.Thread(target=_load, args=(asked,), name="mcp-import", daemon=True)
     loading.start()
     lines = [sys.stdin.buffer.readline()]
     answered: list[str | int] = []
@@ -158,21 +164,26 @@ def serve() -> None:
         # Recalls before the SDK is loaded are answered here, and never reach it.
         while line and (recalled := answer_call(line)) is not None:
             _write(recalled[1])
+            asked.set()
             line = sys.stdin.buffer.readline() if loading.is_alive() else b""
         lines.append(line)
+    asked.set()
     from memsync.mcp.server import serve as serve_sdk
 
     serve_sdk(Greeting(tuple(line for line in lines if line), frozenset(answered)))
 
 
-def _load() -> None:
-    """Import what a recall needs and ready it (``recall.warm``), then the SDK's server: recalls are
-    answered here until the SDK is loaded, so a client's first one (often at once after ``initialize``)
-    waits for the warm-up alone. The model's load holds the interpreter for a while: it comes last in the
-    warm-up, once the imports before it let ``initialize`` and ``tools/list`` be answered."""
+def _load(asked: threading.Event) -> None:
+    """Import what a recall needs and ready it (``recall.warm``), then, once ``asked`` is set (the
+    client's first request after the handshake answered) or ``SDK_WAIT_S`` passed, the SDK's server:
+    recalls are answered here until the SDK is loaded, so a client's first one (often at once after
+    ``initialize``) waits for the warm-up alone. The model's load holds the interpreter for a while: it
+    comes last in the warm-up, once the imports before it let ``initialize`` and ``tools/list`` be
+    answered."""
     for module in _RECALL_MODULES:
         importlib.import_module(module)
     mcp_recall.warm()
+    asked.wait(SDK_WAIT_S)
     importlib.import_module(_SERVER_MODULE)
 
 

@@ -22,7 +22,6 @@ from typing_extensions import TypedDict  # not typing's: pydantic needs this one
 from memsync.formats.jsonl.parse import ParsedMemory, read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_timestamp
-from memsync.formats.markdown.roledir import RoleDir
 from memsync.formats.markdown.skill import DAILY_DIR, kind_for_type
 from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
 from memsync.tracks.tracked import Tracked
@@ -183,6 +182,10 @@ def memory_documents(source: Tracked, memory: ParsedMemory) -> Iterator[Document
 
 
 def _role_documents(source: Tracked) -> Iterator[Document]:
+    # Imported here: only re-indexing a role directory reads markdown and its YAML front matter, and a
+    # kept index answers a server's first recall without it.
+    from memsync.formats.markdown.roledir import RoleDir
+
     role = RoleDir(source.live)
     items = role.index_items()
     entries = role.entries()

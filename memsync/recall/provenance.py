@@ -19,13 +19,14 @@ from datetime import UTC, datetime
 from typing import TypedDict
 
 from memsync.base.paths import StoreLayout
-from memsync.config.file import Config
+from memsync.config.file import NETWORK_TIMEOUT_S, Config, StoreConfig
 from memsync.formats.quoted import host_label
 from memsync.recall.documents import Hit
 from memsync.recall.index import RecallIndex
-from memsync.store.facade import Store
+from memsync.store import history
 from memsync.store.history import LogRecord
 from memsync.store.refs import written_here
+from memsync.store.repo import StoreGit
 
 
 class Attribution(TypedDict):
@@ -44,13 +45,23 @@ def _local_date(hit: Hit) -> str:
     return moment.isoformat(timespec="seconds")
 
 
+def _store_git(config: Config, store_cfg: StoreConfig) -> StoreGit | None:
+    """git in the store ``store_cfg``, None when it has no repository or no commit yet."""
+    if not StoreLayout(store_cfg.path).exists:
+        return None
+    g = StoreGit(store_cfg, config.host, config.identity(), NETWORK_TIMEOUT_S, None)
+    return None if g.rev("HEAD") is None else g
+
+
 def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) -> list[Attribution]:
-    """The attribution of each of ``hits``, in order: one git call per hit in a store, except for an
-    entry or line whose introducing commit ``index`` recorded (it never changes). The date is what the
-    item itself says (an entry's ``created_at``, a log line's day and time), else the commit's date,
-    else the file's modification time. Raises ``MemsyncError`` when git fails in a store."""
+    """The attribution of each of ``hits``, in order: one git call per store, and one per hit in a
+    store except for an entry or line whose introducing commit ``index`` recorded (it never changes).
+    The date is what the item itself says (an entry's ``created_at``, a log line's day and time), else
+    the commit's date, else the file's modification time.
+    Raises ``MemsyncError`` when git fails in a store."""
     here = config.host if config is not None else socket.gethostname()
-    stores: dict[str, Store | None] = {}  # None: no repository there yet
+    # Read through the store's git alone (no ``Store``: its import is most of a first recall's).
+    stores: dict[str, StoreGit | None] = {}  # None: no repository there yet, or no commit
     made: dict[str, frozenset[str]] = {}  # per store, its reflog: read when a commit names this host
     result: list[Attribution] = []
     for hit in hits:
@@ -61,18 +72,17 @@ def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) ->
         if config is not None and doc.source.store is not None and rel is not None:
             store_cfg = config.stores[doc.source.store]
             if store_cfg.name not in stores:
-                there = StoreLayout(store_cfg.path).exists
-                stores[store_cfg.name] = Store(store_cfg, config.host, config.identity()) if there else None
-            store = stores[store_cfg.name]
-            if store is not None:
+                stores[store_cfg.name] = _store_git(config, store_cfg)
+            g = stores[store_cfg.name]
+            if g is not None:
                 if doc.needle is not None:
                     record = index.provenance(store_cfg.name, rel, doc.needle)
                     if record is None:
-                        record = store.introduced(doc.needle, rel)
+                        record = history.introduced(g, doc.needle, rel)
                         if record is not None:
                             index.note_provenance(store_cfg.name, rel, doc.needle, record)
                 else:
-                    record = next(iter(store.log(rel, limit=1)), None)
+                    record = history.last_change(g, rel)
         if record is None:
             result.append(Attribution(host=here, date=doc.date or _local_date(hit), committed=False))
         else:

@@ -385,13 +385,10 @@ class Store:
         return list(searched if limit is None else itertools.islice(searched, limit))
 
     def introduced(self, text: str, path: str) -> LogRecord | None:
-        """The oldest commit whose change to store path ``path`` adds or removes ``text`` (``git log -S``,
-        merges skipped: a merged line is credited to the commit that wrote it), None when there is none.
-        Raises ``MemsyncError`` when git fails."""
+        """``history.introduced`` in this store; None before its first commit. Raises ``MemsyncError``
+        when the store is missing or git fails."""
         self._require()
-        if self._g.rev("HEAD") is None:
-            return None
-        return next(history.searched(self._g, text, ("--reverse", "--", path)), None)
+        return None if self._g.rev("HEAD") is None else history.introduced(self._g, text, path)
 
     def added_lines(self, sha: str) -> list[bytes]:
         """The lines commit ``sha`` adds (its diff's ``+`` lines, without the ``+``); [] when git cannot

@@ -68,6 +68,19 @@ def searched(g: StoreGit, text: str, extra: tuple[str, ...]) -> Iterator[LogReco
             yield dataclasses.replace(record, files=kept)
 
 
+def introduced(g: StoreGit, text: str, path: str) -> LogRecord | None:
+    """The oldest commit whose change to store path ``path`` adds or removes ``text`` (``git log -S``,
+    merges skipped: a merged line is credited to the commit that wrote it), None when there is none.
+    The store has a commit (``HEAD``). Raises ``MemsyncError`` when git fails."""
+    return next(searched(g, text, ("--reverse", "--", path)), None)
+
+
+def last_change(g: StoreGit, path: str) -> LogRecord | None:
+    """The latest commit that changed store path ``path`` (``files`` empty), None when none did. The
+    store has a commit (``HEAD``). Raises ``MemsyncError`` when git fails."""
+    return next(iter(records(g.check(*LOG_ARGS, "-n1", "--", path).out)), None)
+
+
 def may_be_path(selector: str) -> bool:
     """Whether ``selector`` can name a file (no NUL, within the longest path): else it is only text."""
     return "\0" not in selector and len(selector.encode("utf-8", "surrogatepass")) <= _PATH_MAX_BYTES

@@ -15,6 +15,21 @@ from memsync.recall.index import RecallIndex, fts_query, index_path
 from tests.support.helpers import run_cli, wait_for
 from tests.support.mcp_lines import RawServer, hold_sdk, initialize, line
 
+# What a lexical recall needs none of: the config's editor, the CLI, YAML front matter, the writers'
+# lock, the store beyond its history, the SDK and its models, the semantic extra.
+_NOT_FOR_A_RECALL = (
+    "tomlkit",
+    "typer",
+    "click",
+    "yaml",
+    "filelock",
+    "pydantic",
+    "mcp",
+    "mcp_types",
+    "numpy",
+    "memsync.store.facade",
+    "memsync.cli",
+)
 _INITIALIZED = line({"jsonrpc": "2.0", "method": "notifications/initialized"})
 _TOOLS = line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
@@ -140,3 +155,35 @@ def test_the_server_readies_recall_from_its_start_before_any_recall(
     finally:
         server.process.kill()
         server.process.wait(timeout=30)
+
+
+def test_a_first_lexical_recall_imports_only_what_it_needs(
+    deploys: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new server's first recall, sent at once after ``initialize`` (the semantic extra hidden, the
+    index kept, hosts from git), is answered with the live entries having imported neither the SDK nor
+    anything else a recall does not need (``python -X importtime``: every module, as it is loaded)."""
+    assert run_cli("sync").returncode == 0
+    assert run_cli("recall", "deploys").returncode == 0  # the index kept
+    gate = hold_sdk(tmp_path, monkeypatch)
+    with (tmp_path / "sitecustomize.py").open("a") as custom:
+        custom.write("sys.modules['wordllama'] = None  # lexical recall\n")
+    server = RawServer(tmp_path, "imports", ("-X", "importtime"))
+    try:
+        server.send(initialize("2025-11-25") + _INITIALIZED + _recall(1, query="deploys"))
+        first = server.until(1)[-1]
+        assert not gate.exists()
+    finally:
+        server.process.kill()
+        server.process.wait(timeout=30)
+    assert set(_hits(first)) == {deploys["alive"], deploys["corrected"]}
+    assert {hit["host"] for hit in first["result"]["structuredContent"]["hits"]} != {""}
+    # `import time: self | cumulative | name`, the name indented by its depth.
+    log = (tmp_path / "imports.log").read_text()
+    imported = {row.rsplit("|", 1)[1].strip() for row in log.splitlines() if row.startswith("import time:")}
+    # (The server's own ``importlib.import_module`` calls are not listed; what they import is.)
+    assert {"memsync.recall.index", "memsync.store.history"} <= imported
+    needless = sorted(
+        name for name in imported if any(name == n or name.startswith(f"{n}.") for n in _NOT_FOR_A_RECALL)
+    )
+    assert needless == []

@@ -28,9 +28,10 @@ def initialize(version: str) -> bytes:
 class RawServer:
     """`memsync mcp` in a subprocess, its answers read as they come."""
 
-    def __init__(self, tmp_path: Path, name: str) -> None:
+    def __init__(self, tmp_path: Path, name: str, options: tuple[str, ...] = ()) -> None:
+        """Start it, ``options`` given to the interpreter, its stderr written to ``<name>.log``."""
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "memsync", "mcp"],
+            [sys.executable, *options, "-m", "memsync", "mcp"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=(tmp_path / f"{name}.log").open("w"),
@@ -77,8 +78,9 @@ import importlib.machinery, os, sys, time
 
 
 class _Held:
-    """The loader of the MCP SDK's package, which runs it only once the test opens the gate (a file
-    appears): the wait holds that package's import lock alone, so other imports go on meanwhile."""
+    """The loader of the MCP SDK's package (or of memsync's server module, which imports the SDK and
+    its models), which runs it only once the test opens the gate (a file appears): the wait holds that
+    module's import lock alone, so other imports go on meanwhile."""
 
     def __init__(self, loader):
         self._loader = loader
@@ -97,10 +99,10 @@ class _Held:
 
 
 class _Gate:
-    """Holds the MCP SDK's import until the test opens the gate."""
+    """Holds the MCP SDK's import, and the server module's, until the test opens the gate."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != "mcp":
+        if name not in ("mcp", "memsync.mcp.server"):
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None:
