@@ -43,8 +43,8 @@ _LOCAL_TIMEOUT_S = 300.0
 # The author and committer of every ciphertext commit, at 2000-01-01 UTC: the same for every device.
 GENERIC = "memsync <memsync@invalid> 946684800 +0000"
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
-# Bundles read or pushed here since the last whole-history one (a snapshot): one number in this file.
-_SINCE = "memsync-since-snapshot"
+# Present while this device's next push is to make a snapshot (a whole-history bundle) too.
+_DUE = "memsync-snapshot-due"
 
 
 @dataclass(frozen=True)
@@ -166,18 +166,17 @@ class Vault:
         return (self.git_dir / "shallow").exists()
 
     @property
-    def since_snapshot(self) -> int:
-        """Bundles read or pushed here since the last whole-history one (0 when none is known)."""
-        try:
-            return int((self.git_dir / _SINCE).read_text() or 0)
-        except (OSError, ValueError):
-            return 0
+    def snapshot_due(self) -> bool:
+        """True when this device's next push is to make a snapshot too (``due``)."""
+        return (self.git_dir / _DUE).exists()
 
-    def count_since_snapshot(self, bundles: int) -> None:
-        """Record ``bundles`` as the count since the last whole-history bundle (a hint: a lost write only
-        delays the next snapshot)."""
-        if bundles != self.since_snapshot:
-            atomic_write(self.git_dir / _SINCE, str(bundles).encode(), durable=False)
+    def due(self, snapshot: bool) -> None:
+        """Record whether this device's next push is to make a snapshot too (a hint: a lost write only
+        delays one, or makes one more)."""
+        if snapshot and not self.snapshot_due:
+            atomic_write(self.git_dir / _DUE, b"", durable=False)
+        elif not snapshot:
+            (self.git_dir / _DUE).unlink(missing_ok=True)
 
     @property
     def read(self) -> str | None:

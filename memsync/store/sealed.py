@@ -37,11 +37,6 @@ _UNREADABLE = "cannot be read: "
 # Why a bundle whose base commits are missing here was not taken.
 _MISSING_BASE = "cannot be taken: it builds on commits this device does not have"
 _SHA = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-# Bundles after a snapshot (a whole-history bundle) at which a member's push makes the next one: a new
-# device's first fetch reads at most that many after the snapshot it starts from. Each snapshot adds the
-# whole history's ciphertext, padded, to the remote (which never forgets: fast-forward only): at 1,000
-# one-entry cycles that is about what the 1,000 bundles weigh (docs/design.md), so no more often.
-SNAPSHOT_EVERY = 1000
 # Objects in a bundle from which its pack is kept as a pack rather than loose objects: git's own
 # threshold for a fetched pack (transfer.unpackLimit's default).
 _UNPACK_LIMIT = 100
@@ -126,7 +121,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
         _vouched(g, remote, v.url, first)
     missed: Sealed | None = None  # the first bundle this device could not open
     waiting: list[Sealed] = []  # bundles that build on commits this device lacks
-    since = v.since_snapshot
+    due = v.snapshot_due
     removed = v.removed
     mine = {keys.public_key(identity) for identity in identities}
     dropped: str | None = None  # a bundle that removed a member: the notice sealed for it comes next
@@ -134,7 +129,6 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     for sealed, item in zip(unread[start:], opened[start:], strict=True):
         if item is None:
             continue
-        since += 1
         if isinstance(item, str):
             if removed is not None or sealed.parent == dropped:
                 continue  # sealed after this device's removal, or the notice for the device removed
@@ -156,11 +150,11 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
             problem = problem or take(g, remote, item.payload)
             if problem is None and _whole(item.payload):
                 # A whole history taken: whatever this device missed before it is in it.
-                missed, waiting, since = None, [], 0
+                missed, waiting, due = None, [], False
             elif problem is None and members is not None and _stanzas(sealed.data) != len(members.members):
                 # Sealed for another member list than the current one (a device added meanwhile may
                 # miss it): the next push snapshots, so every member reads it.
-                since = SNAPSHOT_EVERY
+                due = True
             if problem == _MISSING_BASE:
                 waiting.append(sealed)  # said below, unless a whole history after it mends it
                 continue
@@ -191,7 +185,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     # Bundles wait on one this device could not read: its push would not build on them, and the others
     # would take its branch for a rewritten one. It does not push until a whole history mends it.
     stalled = missed is not None and bool(waiting)
-    v.count_since_snapshot(since)
+    v.due(due)
     v.mark_read(
         unread[-1].commit, None if members is None else members.dump(), stalled=stalled, removed=removed
     )
@@ -260,16 +254,15 @@ def push(
     result = v.push(v.append(sealed), listed)
     if result.ok:
         g.check("update-ref", ref, head)
-        since = 0 if whole else v.since_snapshot + 1
-        if since >= SNAPSHOT_EVERY:
+        due = v.snapshot_due and not whole
+        if due:
             # A snapshot: the whole history again, for the members as of now, as one more fast-forward.
             # Refused when another device pushed meanwhile: still due, the next push makes it on top.
             snapshot = envelope.seal(
                 _bundle(g, head, None), members.recipients, identity=identity, members=listed, parent=v.tip
             )
-            if v.push(v.append(snapshot), listed).ok:
-                since = 0
-        v.count_since_snapshot(since)
+            due = not v.push(v.append(snapshot), listed).ok
+        v.due(due)
     return result
 
 
@@ -279,7 +272,7 @@ def snapshot_next(g: StoreGit) -> None:
     for remote in g.cfg.remotes:
         v = vault(g, remote)
         if (v.git_dir / "HEAD").exists():
-            v.count_since_snapshot(SNAPSHOT_EVERY)
+            v.due(True)
 
 
 def notify_removed(g: StoreGit, remote: str, recipient: str) -> git.Result:

@@ -1,8 +1,9 @@
 """Snapshots of an encrypted remote's ciphertext branch (``memsync.store.sealed``): a whole-history
-bundle pushed as one more fast-forward. On the store API, real stores, real git, a real bare remote: a
-new device's first fetch takes the tip alone and deepens only to the latest snapshot; a device that read
-everything before a snapshot skips it without writing a pack; snapshots made while others push at once
-lose nothing."""
+bundle pushed as one more fast-forward, when one is due (after ``memsync compact``, or a bundle sealed for
+another member list), never by a count of pushes. On the store API, real stores, real git, a real bare
+remote: a new device's first fetch takes the tip alone and deepens only to the latest snapshot; a device
+that read everything before a snapshot skips it without writing a pack; snapshots made while others push
+at once lose nothing."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from memsync.store import sealed
 from memsync.store.facade import Store
 from tests.store.test_sealed import FILE, device, entry
 from tests.support.helpers import bare_remote
-from tests.support.stores import read
+from tests.support.stores import commit_count, read
 
 
 def objects(git_dir: Path) -> int:
@@ -55,11 +56,32 @@ def vault_dir(store: Store) -> Path:
     return sealed.vault(store._g, "origin").git_dir
 
 
+def test_pushes_make_no_snapshot_however_many_bundles_went_by(tmp_path: Path, home: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    writer = device(tmp_path, "writer", remote, encrypt=True)
+    entry(writer, "entry-0")
+    assert writer.exchange()[0].status == "ok"
+    # The count of bundles since the last snapshot that memsync kept before, 999 here: it made the next
+    # push a snapshot too, the whole history again on a remote that keeps everything.
+    (vault_dir(writer) / "memsync-since-snapshot").write_text("999")
+    before = commit_count(remote, "main")
+    for i in range(1, 4):
+        entry(writer, f"entry-{i}")
+        assert writer.exchange()[0].status == "ok"
+    # One commit a push, its bundle: no snapshot among them.
+    assert commit_count(remote, "main") == before + 3
+    sizes = subprocess.run(
+        ["git", "-C", str(remote), "cat-file", "--batch-check=%(objectsize)"],
+        input="".join(f"main~{i}:{DATA}\n" for i in range(3)),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert all(int(size) < 2048 for size in sizes)  # each in the smallest bucket
+
+
 @pytest.mark.slow
-def test_a_new_device_starts_from_the_latest_snapshot_and_fetches_less(
-    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(sealed, "SNAPSHOT_EVERY", 60)
+def test_a_new_device_starts_from_the_latest_snapshot_and_fetches_less(tmp_path: Path, home: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     writer = device(tmp_path, "writer", remote, encrypt=True)
     lines = []
@@ -69,8 +91,10 @@ def test_a_new_device_starts_from_the_latest_snapshot_and_fetches_less(
     before = device(tmp_path, "before", remote, encrypt=True)
     assert read(before, FILE) == "".join(lines)
     fetched_before = objects(vault_dir(before))
-    # Ten more bundles reach SNAPSHOT_EVERY: the writer's push of the tenth makes a snapshot on top.
+    # Ten more bundles, the last after a `memsync compact`: its push makes a snapshot on top.
     for i in range(50, 60):
+        if i == 59:
+            sealed.snapshot_next(writer.git)
         lines.append(entry(writer, f"entry-{i:02d}"))
         assert writer.exchange()[0].status == "ok"
     assert whole_bundles(remote) == 1
@@ -89,7 +113,6 @@ def test_a_new_device_starts_from_the_latest_snapshot_and_fetches_less(
 def test_a_device_that_read_everything_skips_a_snapshot_without_writing_objects(
     tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sealed, "SNAPSHOT_EVERY", 2)
     remote = bare_remote(tmp_path / "remote.git")
     writer, reader = (
         device(tmp_path, "writer", remote, encrypt=True),
@@ -100,6 +123,7 @@ def test_a_device_that_read_everything_skips_a_snapshot_without_writing_objects(
         lines.append(entry(writer, f"entry-{i}"))
         assert writer.exchange()[0].status == "ok"
         assert reader.exchange()[0].status == "ok"
+    sealed.snapshot_next(writer.git)
     lines.append(entry(writer, "the third"))
     assert writer.exchange()[0].status == "ok"  # its bundle, then a snapshot on top
     assert whole_bundles(remote) == 1
@@ -117,10 +141,7 @@ def test_a_device_that_read_everything_skips_a_snapshot_without_writing_objects(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
-def test_snapshots_made_while_others_push_lose_nothing(
-    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, seed: int
-) -> None:
-    monkeypatch.setattr(sealed, "SNAPSHOT_EVERY", 2 + seed)
+def test_snapshots_made_while_others_push_lose_nothing(tmp_path: Path, home: Path, seed: int) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     peers = [device(tmp_path, f"peer{i}", remote, encrypt=True) for i in range(3)]
     for peer in peers:
@@ -129,6 +150,8 @@ def test_snapshots_made_while_others_push_lose_nothing(
 
     def run(peer: Store, n: int) -> None:
         for i in range(6):
+            if i % (2 + seed) == 1:  # as after a `memsync compact` there
+                sealed.snapshot_next(peer.git)
             written.append(entry(peer, f"peer{n}-{i}-{seed}"))
             peer.exchange()
 
