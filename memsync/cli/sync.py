@@ -92,7 +92,8 @@ def sync_command(
 
     One line per store on stdout: what it committed, each remote's outcome, what it delivered; a failure
     is a warning or an error on stderr (the line names it). With -v each step is also logged on stderr as
-    it happens. Exit 0 when everything is pushed, 75 when committed but not pushed, 1 on error.
+    it happens. Exit 0 when everything is pushed, 75 when committed but not pushed, 77 when committed but
+    a member removed this device from an encrypted remote, 1 on error.
     """
     if dry_run:
         return _preview(config, shown=False)

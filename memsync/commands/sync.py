@@ -16,7 +16,7 @@ from memsync.base.paths import StoreLayout
 from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
 from memsync.config.file import Config, StoreConfig
-from memsync.cycle.report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, CycleReport, log_report
+from memsync.cycle.report import EXIT_ERROR, EXIT_NOT_PUSHED, EXIT_OK, EXIT_REMOVED, CycleReport, log_report
 from memsync.cycle.run import Cycle
 from memsync.cycle.session import Session
 from memsync.daemon.instance import instance_lock
@@ -113,8 +113,9 @@ def run_all(config: Config, say: Callable[[str], None] | None = None) -> int:
     """One cycle over every store of ``config`` (what `memsync sync` does), logged in the order it happens
     (commit, each remote as it is contacted and its outcome, a warning once when it failed, delivery),
     then, when ``say`` is given, one :func:`result_line` per store (or its failure) to it; the exit code
-    is 0 when everything is pushed, 75 when committed but something is not pushed, 1 when a cycle
-    failed."""
+    is 0 when everything is pushed, 75 when committed but something is not pushed, 77 when committed
+    but a member removed this device from an encrypted remote, 1 when a cycle failed (the first of 1,
+    77, 75 that applies)."""
     session = Session()  # one command's cycles: each store opened once, each dangling link warned once
     code = EXIT_OK
     results: list[str] = []
@@ -130,7 +131,9 @@ def run_all(config: Config, say: Callable[[str], None] | None = None) -> int:
             name, dataclasses.replace(report, commit_message=None) if commit_said else report, remotes=False
         )
         results.append(result_line(store_cfg, report))
-        if not report.ok and code == EXIT_OK:
+        if any(outcome.status == "removed" for outcome in report.remotes) and code != EXIT_ERROR:
+            code = EXIT_REMOVED
+        elif not report.ok and code == EXIT_OK:
             code = EXIT_NOT_PUSHED
     if say is not None:
         for line in results:

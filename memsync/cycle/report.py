@@ -16,6 +16,9 @@ log = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_NOT_PUSHED = 75
+# Committed, but a member removed this device from an encrypted remote: nothing goes there any more
+# (sysexits' EX_NOPERM), unlike 75's offline remote that a later sync reaches.
+EXIT_REMOVED = 77
 EXIT_ERROR = 1
 MAX_MESSAGE_CHARS = 16_000
 

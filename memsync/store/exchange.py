@@ -32,7 +32,7 @@ PUSH_ATTEMPTS = 12
 RETRY_JITTER_S = 0.05
 RETRY_JITTER_CAP_S = 4.0
 
-Status = Literal["ok", "offline", "rejected", "diverged", "unrelated", "conflict"]
+Status = Literal["ok", "offline", "rejected", "removed", "diverged", "unrelated", "conflict"]
 
 _RETRYABLE_PUSH = re.compile(
     r"fetch first|non-fast-forward|stale info|cannot lock ref|failed to update ref|incorrect old value"
@@ -52,7 +52,9 @@ class RemoteOutcome:
     """What one exchange with one remote did.
 
     ``status``: ``ok`` (fetched, merged and pushed what there was), ``offline`` (unreachable; ``message``
-    says why in one line), ``rejected`` (the remote refused the push), ``diverged`` (its history was
+    says why in one line), ``rejected`` (the remote refused the push), ``removed`` (a member removed this
+    device from the encrypted remote: nothing exchanged; its removal notice, said in full by the fetch
+    that read it, stays in ``sealed.vault(...).removed``), ``diverged`` (its history was
     rewritten; memsync stopped exchanging with it until ``resync``), ``unrelated`` (it holds another
     repository: nothing exchanged, ``resync`` refuses it unless told to adopt it), ``conflict`` (a merge
     could not be completed and was aborted). ``pushed``: commits were pushed; ``merged``: remote commits
@@ -169,9 +171,16 @@ def exchange_one(g: StoreGit, remote: str) -> RemoteOutcome:
         fetched = fetch(g, remote)
         if fetched.failure is not None:
             return RemoteOutcome(remote, "offline", unreachable(g, remote, fetched.failure), merged=merged)
-        removed = sealed.vault(g, remote).removed if g.cfg.encrypt else None
-        if removed is not None:  # a member removed this device: nothing more goes there from here
-            return RemoteOutcome(remote, "rejected", removed, merged=merged)
+        if g.cfg.encrypt and sealed.vault(g, remote).removed is not None:
+            # A member removed this device: nothing more goes there from here. The fetch that read the
+            # notice said it in full; each exchange after says this much.
+            return RemoteOutcome(
+                remote,
+                "removed",
+                f"this device was removed from {remote}, an encrypted remote of store {g.name}: nothing is "
+                "exchanged with it (`memsync status` says who removed it and how to rejoin)",
+                merged=merged,
+            )
         theirs = fetched.head
         head = g.rev("HEAD")
         seen = remotes.seen(g, remote)

@@ -33,6 +33,18 @@ def encrypted_peer(root: Path, name: str, remote: Path, member: Peer | None = No
     return encrypted(peer, member)
 
 
+def two_members(root: Path, entry: str) -> tuple[Path, Peer, Peer, bytes]:
+    """A bare remote under ``root`` and two members of it, alice and bob (added by alice), after alice
+    wrote an entry holding ``entry`` and each synced: the remote, alice, bob and that entry's line."""
+    remote = bare_remote(root / "remote.git")
+    alice = encrypted_peer(root, "alice", remote)
+    bob = encrypted_peer(root, "bob", remote, member=alice)
+    line = alice.append_entry(entry)
+    for peer in (alice, bob):
+        cli_ok(peer, "sync")
+    return remote, alice, bob, line
+
+
 def cli_ok(peer: Peer, *args: str) -> subprocess.CompletedProcess[str]:
     """``memsync ARGS`` through the CLI's entry point in this process (a sync, a join, a key command: the
     same path as a process without an interpreter's start-up each), required to exit 0."""
@@ -415,11 +427,7 @@ def test_bundles_built_on_a_missed_one_are_named_once_and_the_next_snapshot_mend
 
 @pytest.mark.slow
 def test_a_rotated_key_reads_all_history_and_the_old_one_nothing_new(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = encrypted_peer(tmp_path, "alice", remote)
-    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
-    early = alice.append_entry("before the rotation")
-    cli_ok(alice, "sync")
+    remote, alice, bob, early = two_members(tmp_path, "before the rotation")
     old = (bob.config.parent / "device.key").read_text()
     rotated = cli_ok(bob, "key", "rotate")
     assert "opens nothing pushed from now on" in rotated.stdout

@@ -5,8 +5,10 @@ remote."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pyrage
@@ -15,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync.crypt import envelope, keys, notice
-from tests.crypt.test_crypt import cli_ok, encrypted_peer
-from tests.support.helpers import bare_remote
+from tests.crypt.test_crypt import cli_ok, encrypted_peer, two_members
+from tests.support.helpers import bare_remote, wait_for
 from tests.support.peers import MEMORY_STORE, Peer
 
 _KEYS = re.compile(r"key: (age1\w+) (ed25519:\S+)\nverification code: (\S+)")
@@ -88,14 +90,21 @@ def test_a_removed_device_is_told_by_whom_and_stops_pushing_while_the_rest_sync_
     cli_ok(alice, "sync")
     kept = carol.append_entry("carol's own line, kept here")
     done = carol.cli("sync")
-    said = [line for line in done.stderr.splitlines() if "this device was removed" in line]
-    assert said and all(f"by device {alice_id}" in line for line in said), done.stderr
-    assert "stays readable here" in said[0] and "memsync key add" in said[0]
+    # Said in full once, by the sync that read the notice: by whom, what stays readable, how to rejoin.
+    full = [line for line in done.stderr.splitlines() if "stays readable here" in line]
+    assert len(full) == 1 and f"by device {alice_id}" in full[0] and "memsync key add" in full[0], done.stderr
     assert "cannot be read" not in done.stderr and "encrypted bundle" not in done.stderr
-    assert done.returncode != 0  # the exchange with that remote did not happen: a script sees it
+    assert done.returncode == 77  # committed here, and nothing goes to that remote any more
     head = _head(remote)
+    # Each later sync says it in one short line pointing to `memsync status`, with the same exit code.
     again = carol.cli("sync")
+    said = [line for line in again.stderr.splitlines() if "removed" in line]
+    assert len(said) == 1 and "memsync status" in said[0] and "stays readable" not in again.stderr, (
+        again.stderr
+    )
+    assert again.returncode == 77
     assert "cannot be read" not in again.stderr and _head(remote) == head  # nothing pushed by carol
+    assert carol.status()["stores"]["main"]["remotes"]["origin"]["status"] == "removed"
     assert kept in carol.memory_file.read_bytes() and kept in carol.read_store(MEMORY_STORE)
     assert after not in carol.memory_file.read_bytes()
     status = cli_ok(carol, "status").stdout
@@ -138,13 +147,46 @@ def test_a_removed_device_is_told_by_whom_and_stops_pushing_while_the_rest_sync_
 
 
 @pytest.mark.slow
+def test_a_daemon_on_a_removed_device_says_it_once_and_neither_pushes_nor_spins(tmp_path: Path) -> None:
+    remote, alice, bob, _ = two_members(tmp_path, "before bob's removal")
+    bob_age, _, _ = _keys(bob)
+    _, _, alice_id = _keys(alice)
+    trace = tmp_path / "bob-trace"
+    offset = bob.start(env={"GIT_TRACE2_EVENT": str(trace)})
+    try:
+        cli_ok(alice, "key", "remove", bob_age)
+        told_at = _head(remote)
+        bob.append_entry("bob writes after his removal")
+        wait_for(lambda: "stays readable here" in bob.log(offset), timeout=60, what="bob told")
+        started, traced = time.monotonic(), trace.stat().st_size
+        for i in range(3):  # cycles go on: each entry is committed in bob's store
+            line = bob.append_entry(f"bob keeps writing {i}")
+            wait_for(lambda line=line: line in bob.read_store(MEMORY_STORE), timeout=30, what="committed")
+        # The remote, backed off, is tried again now and then (a member may add this device again).
+        wait_for(lambda: bob.log(offset).count("a remote is tried again") >= 2, timeout=60, what="retries")
+        elapsed = time.monotonic() - started
+        events = [json.loads(e) for e in trace.read_bytes()[traced:].decode().splitlines() if e.strip()]
+        assert not bob.proc_dead()
+    finally:
+        assert bob.stop() == 0
+    said = bob.log(offset)
+    # The full line once, with who removed it; any other line about it is the short state.
+    assert said.count("stays readable here") == 1 and f"by device {alice_id}" in said, said
+    short = [
+        line for line in said.splitlines() if "device was removed" in line and "stays readable" not in line
+    ]
+    assert short and all("memsync status" in line for line in short), said
+    assert _head(remote) == told_at  # nothing pushed after the notice
+    # It fetches the remote no more often than its pull timer (2 s) would: backed off, not spinning.
+    fetches = [
+        e for e in events if e.get("event") == "start" and e["argv"][1:2] == ["fetch"] and "/" not in e["sid"]
+    ]
+    assert len(fetches) <= 3 + elapsed / 2, (len(fetches), elapsed)
+
+
+@pytest.mark.slow
 def test_a_new_device_takes_the_history_only_from_the_member_it_was_told(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = encrypted_peer(tmp_path, "alice", remote)
-    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
-    early = alice.append_entry("alice's early lesson")
-    for peer in (alice, bob):
-        cli_ok(peer, "sync")
+    remote, alice, bob, early = two_members(tmp_path, "alice's early lesson")
     _, _, alice_id = _keys(alice)
     _, _, bob_id = _keys(bob)
     # Carol read bob's code where she should have read alice's: alice seals her history, so carol takes

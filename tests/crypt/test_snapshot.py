@@ -4,27 +4,22 @@ from that member's bundle even when another member sealed a whole history after 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.crypt.test_crypt import cli_ok, encrypted_peer
+from tests.crypt.test_crypt import cli_ok, encrypted_peer, two_members
 from tests.crypt.test_members import _keys
 from tests.support.helpers import bare_remote
 from tests.support.peers import MEMORY_STORE, Peer
+from tests.support.stores import commit_count
 
 
 @pytest.mark.slow
 def test_a_device_told_its_member_starts_from_that_members_bundle_under_a_later_snapshot(
     tmp_path: Path,
 ) -> None:
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = encrypted_peer(tmp_path, "alice", remote)
-    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
-    early = alice.append_entry("alice's early lesson")
-    for peer in (alice, bob):
-        cli_ok(peer, "sync")
+    remote, alice, bob, early = two_members(tmp_path, "alice's early lesson")
     _, _, alice_id = _keys(alice)
     carol = Peer.create(tmp_path, "carol", remote, init_store=False)
     cli_ok(carol, "join", str(remote), "--member", alice_id)
@@ -39,26 +34,18 @@ def test_a_device_told_its_member_starts_from_that_members_bundle_under_a_later_
     assert early in (stores / "team" / MEMORY_STORE).read_bytes()
 
 
-def _commits(remote: Path) -> int:
-    """How many commits the remote's branch holds."""
-    counted = subprocess.run(
-        ["git", "-C", str(remote), "rev-list", "--count", "main"], capture_output=True, text=True, check=True
-    )
-    return int(counted.stdout)
-
-
 @pytest.mark.slow
 def test_compact_on_an_encrypted_store_makes_the_next_push_a_snapshot(tmp_path: Path) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     alice = encrypted_peer(tmp_path, "alice", remote)
     alice.append_entry("alice's first lesson")
     cli_ok(alice, "sync")
-    before = _commits(remote)
+    before = commit_count(remote, "main")
     cli_ok(alice, "compact", str(alice.memory_file))
     alice.append_entry("after compacting")
     cli_ok(alice, "sync")
     # Its bundle, then the snapshot on top; the push after is one commit again.
-    assert _commits(remote) == before + 2
+    assert commit_count(remote, "main") == before + 2
     alice.append_entry("and after that")
     cli_ok(alice, "sync")
-    assert _commits(remote) == before + 3
+    assert commit_count(remote, "main") == before + 3
