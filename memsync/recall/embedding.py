@@ -134,12 +134,18 @@ def to_blob(vector: Matrix) -> bytes:
     """One vector (a row of ``embed``) as the bytes stored for it: each component scaled so the largest
     is ``_LEVELS``, rounded, and kept in four bits (two per byte, offset by 8): an eighth of float32's
     size, so 256 dimensions add 128 bytes per document (the index stays within twice the memory it
-    covers) and bench/recall_eval.py's recall is what float32 vectors give."""
+    covers) and bench/recall_eval.py's recall is what float32 vectors give. Any finite vector keeps its
+    direction, however small; the zero vector, and a vector with a NaN or infinite component (it has no
+    direction: ``embed`` never gives one), are stored as the zero vector, similar to nothing."""
     import numpy as np
 
-    row = np.asarray(vector, dtype=np.float32).reshape(-1)
+    row = np.asarray(vector, dtype=np.float64).reshape(-1)
     largest = float(np.abs(row).max(initial=0.0))
-    levels = np.rint(row * (_LEVELS / largest)) if largest > 0 else np.zeros_like(row)
+    if largest > 0 and np.isfinite(row).all():
+        # Divided first: _LEVELS / largest overflows for the smallest components (float32's below 2e-38).
+        levels = np.rint(row / largest * _LEVELS)
+    else:
+        levels = np.zeros_like(row)
     nibbles = (levels + 8).astype(np.uint8)
     return (nibbles[0::2] << 4 | nibbles[1::2]).tobytes()
 
