@@ -145,9 +145,9 @@ class Found:
 Stamp = tuple[int, int, int]
 
 
-def _stamp(path: Path) -> Stamp | None:
+def _stamp(path: Path | str) -> Stamp | None:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -294,7 +294,7 @@ class RecallIndex(Database):
         self._db.execute("DELETE FROM files WHERE source = ?", (live,))
         self._db.execute("DELETE FROM sources WHERE live = ?", (live,))
 
-    def _record(self, live: str, files: Iterable[tuple[Path, Stamp | None]]) -> None:
+    def _record(self, live: str, files: Iterable[tuple[Path | str, Stamp | None]]) -> None:
         self._db.executemany(
             "INSERT OR REPLACE INTO files(path, source, size, mtime_ns, ino) VALUES (?, ?, ?, ?, ?)",
             ((str(path), live, *stamp) for path, stamp in files if stamp is not None),
@@ -406,7 +406,7 @@ class RecallIndex(Database):
             if held.get(live) != (source.store, source.store_path, source.format):
                 stale.append(source)
                 continue
-            now = {str(path): stamp for path in source_files(source) if (stamp := _stamp(path)) is not None}
+            now = {path: stamp for path in source_files(source) if (stamp := _stamp(path)) is not None}
             if now != stamps.get(live, {}):
                 stale.append(source)
         tracked = {str(source.live) for source in sources}

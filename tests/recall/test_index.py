@@ -344,3 +344,35 @@ def test_the_index_follows_appended_lines_as_the_view_does(
         with kept_index([source], path=where) as index:
             found = {hit.doc.id for hit in index.search(fts_query("harbor"), now=NOW, limit=200)}
         assert found == {entry.id for entry in read_memory(live).view(NOW)}
+
+
+def test_the_kept_index_sees_each_file_of_a_role_directory_change(tmp_path: Path) -> None:
+    """The check before each search stats every markdown file of a role directory: a daily log appended
+    to in place, a note added, a note removed are each seen at the next refresh; other files are not
+    looked at."""
+    role = tmp_path / "role"
+    (role / "daily").mkdir(parents=True)
+    (role / "MEMORY.md").write_text("# Memory\n")
+    log = role / "daily" / "2026-11-30.md"
+    log.write_text("# Daily log — 2026-11-30\n\n- [09:00] The crane was inspected.\n")
+    source = Tracked(None, "role", role, "role")
+    where = tmp_path / "index.sqlite"
+
+    def found(word: str) -> list[str]:
+        with kept_index([source], path=where) as index:
+            return [hit.doc.body.strip() for hit in index.search(fts_query(word), now=NOW, limit=5)]
+
+    assert found("crane") == ["The crane was inspected."]
+    append_once(log, b"- [10:00] The crane was repainted.\n")
+    assert sorted(found("crane")) == ["The crane was inspected.", "The crane was repainted."]
+    note = role / "ferry.md"
+    note.write_text(
+        "---\nname: Ferry\ndescription: the ferry\ntype: project\n---\n\nThe ferry runs hourly.\n"
+    )
+    assert found("hourly") == ["The ferry runs hourly."]
+    (role / "notes.txt").write_text("hourly words outside markdown\n")
+    (role / "daily" / ".md").write_text("hourly words in a nameless file\n")
+    with RecallIndex.open(where) as index:
+        assert index.refresh([source]) == 0
+    note.unlink()
+    assert found("hourly") == []
