@@ -308,8 +308,8 @@ class RecallIndex(Database):
         ``_EDGE`` bytes that ended the file when it was indexed: the file counts as appended to when it
         kept its inode, grew, and those bytes are the same (their hash: ``edge``). A file rewritten,
         replaced or cut is read whole again; so is one whose earlier bytes were rewritten in place while
-        it grew, unless its last ``_EDGE`` bytes stayed the same (memsync and git replace a file
-        through a rename; an editor that writes in place changes its end)."""
+        it grew, unless its last ``_EDGE`` bytes stayed the same (memsync and git append or rename; it
+        takes an editor that writes in place)."""
         if source.format != "jsonl":
             return False
         live = str(source.live)
