@@ -50,7 +50,8 @@ def objects_holding(repo: Path, text: bytes, *, reachable_only: bool) -> int:
 
 
 def run(peer: Peer, *args: str, expect: int = 0) -> str:
-    result = peer.cli(*args)
+    # In-process (cli_main): the command and its output are tested here, not the interpreter's start.
+    result = peer.main(*args)
     assert result.returncode == expect, f"{peer.name} {args}: exit {result.returncode}\n{result.stderr}"
     assert "Traceback" not in result.stderr
     return result.stdout + result.stderr
@@ -124,10 +125,10 @@ def test_purge_an_entry_by_id_and_refuse_what_is_not_one(tmp_path: Path) -> None
     assert entry_id.encode() not in shown and right in shown
     assert objects_holding(remote, entry_id.encode(), reachable_only=True) == 0
     assert "was not found" in run(alice, "purge", "--entry", entry_id, "--yes")
-    refused = alice.cli("purge", "ab", "--yes")
+    refused = alice.main("purge", "ab", "--yes")
     assert refused.returncode == 1 and "at least 4 characters" in refused.stderr
     assert alice.cli("purge", PIN).returncode == 1  # no terminal and no --yes: refuses
-    unknown = alice.cli("purge", PIN, "--store", "team", "--yes")
+    unknown = alice.main("purge", PIN, "--store", "team", "--yes")
     assert unknown.returncode == 1 and "no store named 'team'" in unknown.stderr
 
 
