@@ -1,6 +1,6 @@
 """Before `memsync init`, through the real CLI: a command that needs a store says so in one line and
-exits 1, whether there is no config at all or a config without a store. The first case runs `python -m
-memsync` processes; the others call the same entry point in-process (``cli_main``), which is faster."""
+exits 1, whether there is no config at all or a config without a store. The first case runs one `python
+-m memsync` process; the rest call the same entry point in-process (``cli_main``), which is faster."""
 
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ def needs_a_store(home: Path) -> list[tuple[str, ...]]:
 
 def test_without_a_config_every_command_needing_a_store_says_run_init(home: Path) -> None:
     (home / "notes").mkdir(parents=True)
+    result = run_cli("sync")
+    assert (result.returncode, result.stderr) == (1, NO_STORE)
     for args in needs_a_store(home):
-        result = run_cli(*args)
+        result = cli_main(*args)
         assert (result.returncode, result.stderr) == (1, NO_STORE), args
     assert not (home / ".config" / "memsync" / "config.toml").exists()
 
