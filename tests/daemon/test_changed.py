@@ -19,7 +19,8 @@ MANY = 300
 
 
 def _peer(tmp_path: Path, remote: Path, name: str) -> Iterator[Peer]:
-    peer = Peer.create(tmp_path, name, remote, pull_interval_s=0.5)
+    # A short pull interval: the safety timer's cycles that two tests wait for come every 1.2 s.
+    peer = Peer.create(tmp_path, name, remote, pull_interval_s=0.2)
     yield peer
     if not peer.proc_dead():
         peer.kill()
