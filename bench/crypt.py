@@ -28,6 +28,7 @@ from typing import TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memsync.config.file import Identity, StoreConfig  # after sys.path
+from memsync.crypt import keys, trust
 from memsync.store.facade import Store
 
 FILE = "memory/memory.jsonl"
@@ -36,6 +37,13 @@ P = TypeVar("P")  # a peer of a race
 
 def store(root: Path, name: str, remote: Path, encrypt: bool) -> Store:
     cfg = StoreConfig(name, root / name, remotes={"origin": str(remote)}, encrypt=encrypt)
+    if encrypt:
+        # Every store here is one device (one key): the members it reads are its own, expected as a
+        # `join --member` would, so the first read of each store checks them and says nothing.
+        identity = keys.device_key(create=True)
+        trust.expect(
+            str(remote), keys.verification_code(keys.public_key(identity), keys.signing_public(identity))
+        )
     return Store.init_or_clone(cfg, Identity(name, f"{name}@example.invalid"), name)
 
 

@@ -45,13 +45,18 @@ GENERIC = "memsync <memsync@invalid> 946684800 +0000"
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # Present while this device's next push is to make a snapshot (a whole-history bundle) too.
 _DUE = "memsync-snapshot-due"
+# The tip's bundle is read by the same git as the refs (a fetch that brings one bundle then runs one git
+# here, not two) unless the tip last seen here was bigger than this (bytes): a snapshot, most likely
+# still the tip, is not read again for nothing at each fetch.
+_TIP_WITH_REFS = 64 * 1024
 
 
 @dataclass(frozen=True)
 class _Refs:
     """What one read of the ciphertext repository's refs found: ``tip`` and ``read`` (None: absent), the
-    tip's parents, the member list as of ``read`` (None: none known), the commit ``stalled`` marks and
-    what a removal notice said (None: this device was not removed)."""
+    tip's parents, the member list as of ``read`` (None: none known), the commit ``stalled`` marks,
+    what a removal notice said (None: this device was not removed) and the tip's ``data.age`` (None:
+    not read with the refs)."""
 
     tip: str | None
     read: str | None
@@ -59,6 +64,7 @@ class _Refs:
     members: bytes | None
     stalled: str | None
     removed: bytes | None
+    tip_data: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,8 @@ class Vault:
             "GIT_CONFIG_COUNT": "0",
         }
         self._known: _Refs | None = None
+        # The size of the tip's bundle as last read here (0: none read yet).
+        self._tip_size = 0
 
     def _run(self, *args: str, timeout: float = _LOCAL_TIMEOUT_S, stdin: bytes | None = None) -> git.Result:
         if not (self.git_dir / "HEAD").exists():
@@ -111,13 +119,20 @@ class Vault:
         return result
 
     def _refs(self) -> _Refs:
-        """``refs/tip`` (with its parents), ``refs/read``, ``refs/members``, ``refs/stalled`` and
-        ``refs/removed``, read by one git, kept until a step moves a ref."""
+        """``refs/tip`` (with its parents), ``refs/read``, ``refs/members``, ``refs/stalled``,
+        ``refs/removed`` and the tip's bundle (unless the last tip seen was big), read by one git, kept
+        until a step moves a ref."""
         if self._known is None:
+            with_data = self._tip_size <= _TIP_WITH_REFS
             wanted = f"{_TIP}\n{_READ}\n{_MEMBERS}\n{_STALLED}\n{_REMOVED}\n".encode()
-            tip, read, members, stalled, removed = _batch(
-                self._check("cat-file", "--batch", stdin=wanted).stdout
+            tip, read, members, stalled, removed, *data = _batch(
+                self._check(
+                    "cat-file", "--batch", stdin=wanted + (f"{_TIP}:{DATA}\n".encode() if with_data else b"")
+                ).stdout
             )
+            tip_data = data[0][1] if data and data[0] else None
+            if tip_data is not None:
+                self._tip_size = len(tip_data)
             self._known = _Refs(
                 tip[0].decode() if tip else None,
                 read[0].decode() if read else None,
@@ -127,6 +142,7 @@ class Vault:
                 members[1] if members else None,
                 stalled[0].decode() if stalled else None,
                 removed[1] if removed else None,
+                tip_data,
             )
         return self._known
 
@@ -192,7 +208,9 @@ class Vault:
         if tip is None or tip == read:
             return []
         if read is not None and refs.parents == (read,):  # one commit since the last read: no walk
-            return [Sealed(tip, self._blobs([f"{tip}:{DATA}"])[0], read)]
+            data = refs.tip_data if refs.tip_data is not None else self._blobs([f"{tip}:{DATA}"])[0]
+            self._tip_size = len(data)
+            return [Sealed(tip, data, read)]
         # One git lists the new commits with their parents: ``read`` is in the tip's history exactly when
         # it is the parent of one of them (the first commit after it on any path from the tip).
         span = [tip] if read is None else [tip, "--not", read]
@@ -205,6 +223,7 @@ class Vault:
                 "nothing read from it. Ask who force-pushed; memsync never does"
             )
         found = self._blobs([f"{parents[0]}:{DATA}" for parents in listed])
+        self._tip_size = len(found[-1]) if found else 0
         if self.shallow and listed and len(listed[0]) == 1:
             # The oldest commit fetched is a shallow one: git hides its parent, which its signature covers.
             commit = self._blobs([listed[0][0]])[0]

@@ -100,8 +100,7 @@ def fetch(g: StoreGit, remote: str) -> Fetched:
     branch = g.cfg.branch
     tracking = f"refs/remotes/{remote}/{branch}"
     if g.cfg.encrypt:
-        failure = sealed.fetch(g, remote)
-        return Fetched(g.rev(tracking)) if failure is None else Fetched(None, failure)
+        return Fetched(*sealed.fetch(g, remote))
     result = g.remote(
         "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, f"+refs/heads/{branch}:{tracking}"
     )

@@ -61,22 +61,23 @@ def tracking(g: StoreGit, remote: str) -> str:
     return f"refs/remotes/{remote}/{g.cfg.branch}"
 
 
-def fetch(g: StoreGit, remote: str) -> git.Result | None:
+def fetch(g: StoreGit, remote: str) -> tuple[str | None, git.Result | None]:
     """Fetch ``remote``'s ciphertext and bring every new bundle this device can read, signed by a member,
-    into its tracking ref (deleted when the remote has no ciphertext yet). Returns the failed git's result
-    when the remote cannot be reached, else None. Raises ``MemsyncError`` when the remote holds
-    ciphertext of which this device can read nothing, or its ciphertext history was rewritten."""
+    into its tracking ref (deleted when the remote has no ciphertext yet). Returns the tracking ref's
+    head then (None: none) and None, or None and the failed git's result when the remote cannot be
+    reached. Raises ``MemsyncError`` when the remote holds ciphertext of which this device can read
+    nothing, or its ciphertext history was rewritten."""
     v = vault(g, remote)
     failure = v.fetch()
     if failure is not None:
-        return failure
+        return None, failure
     ref = tracking(g, remote)
     if v.tip is None:
         g.run("update-ref", "-d", ref)
-        return None
+        return None, None
     unread = v.unread()
     if not unread:
-        return None
+        return g.rev(ref), None
     # A device that read from this remote before and has no key now lost it: an error, not a new key.
     identities = keys.device_keys(create=v.read is None)
     opened = [_open(sealed, identities) for sealed in unread]
@@ -94,7 +95,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     while v.read is None and v.shallow and not any(starts(item) for item in opened):
         failure = v.fetch(deepen=len(unread))
         if failure is not None:
-            return failure
+            return None, failure
         older = v.unread()[: -len(unread)]
         opened[:0] = [_open(sealed, identities) for sealed in older]
         unread[:0] = older
@@ -126,6 +127,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     mine = {keys.public_key(identity) for identity in identities}
     dropped: str | None = None  # a bundle that removed a member: the notice sealed for it comes next
     said: list[tuple[Sealed, str]] = []  # said once all are read: a notice silences its removal's line
+    head: str | None = None  # the tracking ref as the last bundle taken left it (None: as it was)
     for sealed, item in zip(unread[start:], opened[start:], strict=True):
         if item is None:
             continue
@@ -148,6 +150,8 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
                 if removed is not None and mine & set(members.recipients):
                     removed = None  # added again: it reads and pushes as before
             problem = problem or take(g, remote, item.payload)
+            if problem is None:
+                head = _head(g, item.payload)
             if problem is None and _whole(item.payload):
                 # A whole history taken: whatever this device missed before it is in it.
                 missed, waiting, due = None, [], False
@@ -195,7 +199,7 @@ def fetch(g: StoreGit, remote: str) -> git.Result | None:
     if unread[-1].commit.startswith("0"):
         g.gc_auto()
         v.gc_auto()
-    return None
+    return head if head is not None else g.rev(ref), None
 
 
 def push(
@@ -441,6 +445,23 @@ def _whole(bundle: bytes) -> bool:
     return bundle.startswith(_BUNDLE_HEAD) and not any(line.startswith(b"-") for line in header.splitlines())
 
 
+def _head(g: StoreGit, bundle: bytes) -> str | None:
+    """The head of the store's branch that the bundle ``bundle`` (peer content: any bytes) names, None
+    when it is not a git bundle or names no such head, or several, or a deletion."""
+    end = bundle.find(b"\n\n")
+    if not bundle.startswith(_BUNDLE_HEAD) or end < 0:
+        return None
+    wanted = f"refs/heads/{g.cfg.branch}".encode()
+    tips = [
+        line.split(b" ", 1)[0]
+        for line in bundle[len(_BUNDLE_HEAD) : end].splitlines()
+        if not line.startswith(b"-") and line.split(b" ", 1)[1:] == [wanted]
+    ]
+    if len(tips) != 1 or not _SHA.fullmatch(tips[0]) or not tips[0].strip(b"0"):  # zeros: a deletion
+        return None
+    return tips[0].decode()
+
+
 def take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
     """Bring the bundle ``bundle`` (peer content: any bytes) into ``remote``'s tracking ref: None when
     done, else why not in a few words. Its pack is written the way a fetch writes a received one
@@ -449,17 +470,12 @@ def take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
     end = bundle.find(b"\n\n")
     if not bundle.startswith(_BUNDLE_HEAD) or end < 0:
         return "cannot be taken: not a git bundle"
-    wanted = f"refs/heads/{g.cfg.branch}".encode()
-    tips = [
-        line.split(b" ", 1)[0]
-        for line in bundle[len(_BUNDLE_HEAD) : end].splitlines()
-        if not line.startswith(b"-") and line.split(b" ", 1)[1:] == [wanted]
-    ]
-    if len(tips) != 1 or not _SHA.fullmatch(tips[0]) or not tips[0].strip(b"0"):  # zeros: a deletion
+    head = _head(g, bundle)
+    if head is None:
         return f"cannot be taken: no {g.cfg.branch} branch in it"
     if (
         not any(line.startswith(b"-") for line in bundle[len(_BUNDLE_HEAD) : end].splitlines())
-        and g.rev(tracking(g, remote)) == tips[0].decode()
+        and g.rev(tracking(g, remote)) == head
     ):
         return None  # a snapshot of what this device already took: it adds nothing, nothing to write
     pack = bundle[end + 2 :]
@@ -471,7 +487,7 @@ def take(g: StoreGit, remote: str, bundle: bytes) -> str | None:
     )
     result = g.run(*write, stdin=pack)
     if result.ok:
-        result = g.run("update-ref", tracking(g, remote), tips[0].decode())
+        result = g.run("update-ref", tracking(g, remote), head)
     if result.ok:
         return None
     # Only a failed bundle asks whether its base is here: a bundle built on one this device missed.
