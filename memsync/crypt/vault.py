@@ -8,7 +8,8 @@ Authors, committers, dates and messages are the same on every commit (``GENERIC`
 remote learns when a push happened and how big it was to within a size bucket, nothing else. A push is
 a fast-forward of the remote's branch by one commit, never forced: when another device pushed first,
 the caller fetches, reads its commit and appends on top of it. ``refs/read`` marks the last commit this
-device has read (or written), so a fetch reads only what is new; ``refs/members`` (moved with it) the
+device has read (or written: a push taken by the remote is recorded in a file, ``memsync-pushed``, and
+in ``refs/read`` by the next commit's ``fast-import``), so a fetch reads only what is new; ``refs/members`` (moved with it) the
 member list as of that commit, which judges the signer of the next; ``refs/removed`` (moved with it) what
 a member's verified removal notice told this device, while it stays removed. A device's first fetch
 takes the tip commit alone (``--depth=1``) and deepens only until it reaches a whole-history bundle it
@@ -49,6 +50,12 @@ _DUE = "memsync-snapshot-due"
 # here, not two) unless the tip last seen here was bigger than this (bytes): a snapshot, most likely
 # still the tip, is not read again for nothing at each fetch.
 _TIP_WITH_REFS = 64 * 1024
+# The commit this device's last push put on the remote, written (no git) once the remote took it: with
+# ``refs/read`` as its parent it counts as read too, until the next ``append`` moves ``refs/read``
+# itself. A push then runs no git here after it; a crash before the file is written only makes the
+# next fetch read this device's own bundle again, which changes nothing.
+_PUSHED = "memsync-pushed"
+_HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 @dataclass(frozen=True)
@@ -124,21 +131,31 @@ class Vault:
         until a step moves a ref."""
         if self._known is None:
             with_data = self._tip_size <= _TIP_WITH_REFS
+            try:
+                pushed = (self.git_dir / _PUSHED).read_text().strip()
+            except OSError:
+                pushed = ""
             wanted = f"{_TIP}\n{_READ}\n{_MEMBERS}\n{_STALLED}\n{_REMOVED}\n".encode()
-            tip, read, members, stalled, removed, *data = _batch(
+            tip, read, members, stalled, removed, *rest = _batch(
                 self._check(
-                    "cat-file", "--batch", stdin=wanted + (f"{_TIP}:{DATA}\n".encode() if with_data else b"")
+                    "cat-file",
+                    "--batch",
+                    stdin=wanted
+                    + (f"{pushed}\n".encode() if _HEX.fullmatch(pushed) else b"\n")
+                    + (f"{_TIP}:{DATA}\n".encode() if with_data else b""),
                 ).stdout
             )
+            own, data = rest[0], rest[1:]
             tip_data = data[0][1] if data and data[0] else None
             if tip_data is not None:
                 self._tip_size = len(tip_data)
+            read_at = read[0].decode() if read else None
+            if own is not None and _parents(own[1])[:1] == ((read_at,) if read_at else ()):
+                read_at = own[0].decode()  # this device's last push, on top of what it had read
             self._known = _Refs(
                 tip[0].decode() if tip else None,
-                read[0].decode() if read else None,
-                tuple(line[7:].decode() for line in tip[1].splitlines() if line.startswith(b"parent "))
-                if tip
-                else (),
+                read_at,
+                _parents(tip[1]) if tip else (),
                 members[1] if members else None,
                 stalled[0].decode() if stalled else None,
                 removed[1] if removed else None,
@@ -305,9 +322,11 @@ class Vault:
     def append(self, sealed: bytes) -> str:
         """A new commit on top of ``tip`` holding ``sealed``; returns its sha (not pushed; no ref moved
         but a scratch one). One ``git fast-import`` writes it all."""
-        tip = self.tip
+        tip, read = self.tip, self.read
         stream = b"".join(
             [
+                # What is known read (``_PUSHED`` included) is recorded in ``refs/read`` by this same git.
+                f"reset {_READ}\nfrom {read}\n\n".encode() if read is not None else b"",
                 f"reset {_PENDING}\ncommit {_PENDING}\nmark :1\n".encode(),
                 f"author {GENERIC}\ncommitter {GENERIC}\n".encode(),
                 b"data 6\nsealed\n",
@@ -325,9 +344,9 @@ class Vault:
         return self._check("fast-import", "--quiet", "--force", "--done", stdin=stream).out.strip()
 
     def push(self, commit: str, members: bytes) -> git.Result:
-        """Push ``commit`` to the remote's branch, never forced; on success it is the ``tip`` and read, and
-        ``members`` (serialized) the member list as of it. Returns git's result (``--porcelain``: a
-        refused push has a line starting with ``!``)."""
+        """Push ``commit`` (made by ``append``) to the remote's branch, never forced; on success it is the
+        ``tip`` and read, and ``members`` (serialized) the member list as of it. Returns git's result
+        (``--porcelain``: a refused push has a line starting with ``!``)."""
         result = self._run(
             "push",
             "--porcelain",
@@ -336,10 +355,25 @@ class Vault:
             f"{commit}:refs/heads/{self.branch}",
             timeout=self.network_timeout_s,
         )
-        if result.ok:
+        known = self._refs()
+        if result.ok and known.read == known.tip and members == known.members:
+            # On top of all that was read, the list unchanged: the file says it is read (``_PUSHED``), the
+            # next fetch moves ``refs/tip``.
+            atomic_write(self.git_dir / _PUSHED, commit.encode(), durable=False)
+            self._known = replace(
+                known, tip=commit, read=commit, parents=(known.tip,) if known.tip else (), tip_data=None
+            )
+        elif result.ok:
             self._check("update-ref", "--stdin", stdin=self._moves({_TIP: commit, _READ: commit}, members))
             self._known = None
         return result
+
+
+def _parents(commit: bytes) -> tuple[str, ...]:
+    """The parents named by the commit object ``commit``."""
+    return tuple(
+        line[7:].decode() for line in commit.split(b"\n\n", 1)[0].splitlines() if line.startswith(b"parent ")
+    )
 
 
 def _batch(out: bytes) -> list[tuple[bytes, bytes] | None]:

@@ -16,16 +16,16 @@ from hypothesis import strategies as st
 from memsync.config.file import StoreConfig
 from memsync.store import sealed
 from memsync.store.facade import Store
-from tests.support.helpers import bare_remote
+from tests.support.helpers import bare_remote, git
 from tests.support.stores import append, commit, identity, read
 
 FILE = "memory/memory.jsonl"
 HEAD = b"# v2 git bundle\n"
 # Git processes an encrypted cycle may run beyond the plaintext one: writer (vault cat-file,
-# pack-objects, fast-import, vault refs, tracking ref), reader (vault cat-file with the new bundle, the
-# objects written, tracking ref, read mark; the tracking ref's head is known without a rev-parse).
-# Before: 9 and 6, then 5 and 5.
-EXTRA_WRITER_GITS = 5
+# pack-objects, fast-import, tracking ref; the vault's refs move with the next fast-import and fetch),
+# reader (vault cat-file with the new bundle, the objects written, tracking ref, read mark; the tracking
+# ref's head is known without a rev-parse). Before: 9 and 6, then 5 and 5.
+EXTRA_WRITER_GITS = 4
 EXTRA_READER_GITS = 3
 
 
@@ -84,6 +84,33 @@ def test_an_encrypted_cycle_runs_few_git_processes_beyond_a_plaintext_one(
     sealed_ = cycle_gits(tmp_path / "sealed", monkeypatch, encrypt=True)
     assert sealed_[0] - plain[0] <= EXTRA_WRITER_GITS, (plain, sealed_)
     assert sealed_[1] - plain[1] <= EXTRA_READER_GITS, (plain, sealed_)
+
+
+def test_a_push_moves_no_ciphertext_ref_after_it_and_a_remote_rolled_back_is_still_refused(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    writer = device(tmp_path, "writer", remote, encrypt=True)
+    entry(writer, "first")
+    assert writer.exchange()[0].status == "ok"
+    entry(writer, "second")
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    assert writer.exchange()[0].status == "ok"
+    monkeypatch.delenv("GIT_TRACE2_EVENT")
+    started = [
+        event["argv"][1]
+        for event in map(json.loads, trace.read_text().splitlines())
+        if event["event"] == "start" and "/" not in event["sid"]
+    ]
+    # After the push only the store's tracking ref moves: that the ciphertext was read is a file.
+    assert started[started.index("push") + 1 :] == ["update-ref"], started
+    # The host rolls its branch back behind that push: still a rewrite, nothing read from it.
+    git(remote, "update-ref", "refs/heads/main", "main~1")
+    entry(writer, "third")
+    outcome = writer.exchange()[0]
+    assert outcome.status == "conflict" and "ciphertext history" in outcome.message, outcome
+    assert "was rewritten" in outcome.message and not outcome.pushed
 
 
 @pytest.mark.slow
