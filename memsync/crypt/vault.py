@@ -9,11 +9,12 @@ remote learns when a push happened and how big it was to within a size bucket, n
 a fast-forward of the remote's branch by one commit, never forced: when another device pushed first,
 the caller fetches, reads its commit and appends on top of it. ``refs/read`` marks the last commit this
 device has read (or written: a push taken by the remote is recorded in a file, ``memsync-pushed``, and
-in ``refs/read`` by the next commit's ``fast-import``), so a fetch reads only what is new; ``refs/members`` (moved with it) the
-member list as of that commit, which judges the signer of the next; ``refs/removed`` (moved with it) what
-a member's verified removal notice told this device, while it stays removed. A device's first fetch
-takes the tip commit alone (``--depth=1``) and deepens only until it reaches a whole-history bundle it
-can read (a snapshot), so its cost does not grow with the branch's history.
+in ``refs/read`` by the next commit's ``fast-import``), so a fetch reads only what is new;
+``refs/members`` (moved with it) the member list as of that commit, which judges the signer of the
+next; ``refs/removed`` (moved with it) what a member's verified removal notice told this device, while
+it stays removed. A device's first fetch takes the tip commit alone (``--depth=1``) and deepens only
+until it reaches a whole-history bundle it can read (a snapshot), so its cost does not grow with the
+branch's history.
 """
 
 from __future__ import annotations
