@@ -8,8 +8,8 @@ Authors, committers, dates and messages are the same on every commit (``GENERIC`
 remote learns when a push happened and how big it was to within a size bucket, nothing else. A push is
 a fast-forward of the remote's branch by one commit, never forced: when another device pushed first,
 the caller fetches, reads its commit and appends on top of it. ``refs/read`` marks the last commit this
-device has read (or written: a push taken by the remote is recorded in a file, ``memsync-pushed``, and
-in ``refs/read`` by the next commit's ``fast-import``), so a fetch reads only what is new;
+device has read (or written; when nothing moves with it, in a file on top of ``refs/read``:
+``memsync-read``), so a fetch reads only what is new;
 ``refs/members`` (moved with it) the member list as of that commit, which judges the signer of the
 next; ``refs/removed`` (moved with it) what a member's verified removal notice told this device, while
 it stays removed. A device's first fetch takes the tip commit alone (``--depth=1``) and deepens only
@@ -51,11 +51,11 @@ _DUE = "memsync-snapshot-due"
 # here, not two) unless the tip last seen here was bigger than this (bytes): a snapshot, most likely
 # still the tip, is not read again for nothing at each fetch.
 _TIP_WITH_REFS = 64 * 1024
-# The commit this device's last push put on the remote, written (no git) once the remote took it: with
-# ``refs/read`` as its parent it counts as read too, until the next ``append`` moves ``refs/read``
-# itself. A push then runs no git here after it; a crash before the file is written only makes the
-# next fetch read this device's own bundle again, which changes nothing.
-_PUSHED = "memsync-pushed"
+# The read mark when only it moves (a bundle read or pushed, the member list and the other refs as they
+# were): "<refs/read> <commit read>" in this file, written without git; it holds while ``refs/read`` is
+# still what it names (a ref transaction that moves the others moves ``refs/read`` too and so voids it).
+# A crash before it is written only makes the next fetch read those bundles again, which changes nothing.
+_READ_FILE = "memsync-read"
 _HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
@@ -63,8 +63,8 @@ _HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 class _Refs:
     """What one read of the ciphertext repository's refs found: ``tip`` and ``read`` (None: absent), the
     tip's parents, the member list as of ``read`` (None: none known), the commit ``stalled`` marks,
-    what a removal notice said (None: this device was not removed) and the tip's ``data.age`` (None:
-    not read with the refs)."""
+    what a removal notice said (None: this device was not removed), the tip's ``data.age`` (None: not
+    read with the refs) and ``refs/read`` itself (``read`` is the read mark's file when it holds)."""
 
     tip: str | None
     read: str | None
@@ -73,6 +73,7 @@ class _Refs:
     stalled: str | None
     removed: bytes | None
     tip_data: bytes | None = None
+    read_ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,37 +133,40 @@ class Vault:
         until a step moves a ref."""
         if self._known is None:
             with_data = self._tip_size <= _TIP_WITH_REFS
-            try:
-                pushed = (self.git_dir / _PUSHED).read_text().strip()
-            except OSError:
-                pushed = ""
             wanted = f"{_TIP}\n{_READ}\n{_MEMBERS}\n{_STALLED}\n{_REMOVED}\n".encode()
-            tip, read, members, stalled, removed, *rest = _batch(
+            tip, read, members, stalled, removed, *data = _batch(
                 self._check(
-                    "cat-file",
-                    "--batch",
-                    stdin=wanted
-                    + (f"{pushed}\n".encode() if _HEX.fullmatch(pushed) else b"\n")
-                    + (f"{_TIP}:{DATA}\n".encode() if with_data else b""),
+                    "cat-file", "--batch", stdin=wanted + (f"{_TIP}:{DATA}\n".encode() if with_data else b"")
                 ).stdout
             )
-            own, data = rest[0], rest[1:]
             tip_data = data[0][1] if data and data[0] else None
             if tip_data is not None:
                 self._tip_size = len(tip_data)
-            read_at = read[0].decode() if read else None
-            if own is not None and _parents(own[1])[:1] == ((read_at,) if read_at else ()):
-                read_at = own[0].decode()  # this device's last push, on top of what it had read
+            read_ref = read[0].decode() if read else None
             self._known = _Refs(
                 tip[0].decode() if tip else None,
-                read_at,
+                self._read_mark(read_ref),
                 _parents(tip[1]) if tip else (),
                 members[1] if members else None,
                 stalled[0].decode() if stalled else None,
                 removed[1] if removed else None,
                 tip_data,
+                read_ref,
             )
         return self._known
+
+    def _read_mark(self, read_ref: str | None) -> str | None:
+        """The last commit read here: the read mark's file (``_READ_FILE``) while ``refs/read`` is still
+        ``read_ref``, the one it was written on, else ``read_ref``."""
+        try:
+            on, _, mark = (self.git_dir / _READ_FILE).read_text().strip().partition(" ")
+        except OSError:
+            return read_ref
+        return mark if on == (read_ref or "-") and _HEX.fullmatch(mark) else read_ref
+
+    def _move_read(self, known: _Refs, commit: str) -> None:
+        """Record ``commit`` as read in the read mark's file, on top of ``refs/read`` as ``known``."""
+        atomic_write(self.git_dir / _READ_FILE, f"{known.read_ref or '-'} {commit}\n".encode(), durable=False)
 
     def fetch(self, deepen: int = 0) -> git.Result | None:
         """Fetch the remote's ciphertext branch (``tip``): the tip commit alone on this repository's first
@@ -293,9 +297,19 @@ class Vault:
         """Record ``commit`` as read, ``members`` (serialized; None: none known yet) as the member list as
         of it, whether this device is ``stalled`` as of it (must not push: missing a bundle those
         before it build on) and what a removal notice told it (``removed``; None: not removed), in one
-        ref transaction: the next ``unread`` starts after it. The refs kept in memory move with it (the
-        tip does not), so the cycle's next question of them runs no git."""
+        ref transaction, or in the read mark's file alone when nothing else moves: the next ``unread``
+        starts after it. The refs kept in memory move with it (the tip does not), so the cycle's next
+        question of them runs no git."""
         known = self._refs()
+        if (
+            (members is None or members == known.members)
+            and not stalled
+            and removed is None
+            and known.removed is None
+        ):
+            self._move_read(known, commit)
+            self._known = replace(known, read=commit)
+            return
         moves = {_READ: commit, **({_STALLED: commit} if stalled else {})}
         script = self._moves(moves, members)
         if removed is not None:
@@ -323,11 +337,9 @@ class Vault:
     def append(self, sealed: bytes) -> str:
         """A new commit on top of ``tip`` holding ``sealed``; returns its sha (not pushed; no ref moved
         but a scratch one). One ``git fast-import`` writes it all."""
-        tip, read = self.tip, self.read
+        tip = self.tip
         stream = b"".join(
             [
-                # What is known read (``_PUSHED`` included) is recorded in ``refs/read`` by this same git.
-                f"reset {_READ}\nfrom {read}\n\n".encode() if read is not None else b"",
                 f"reset {_PENDING}\ncommit {_PENDING}\nmark :1\n".encode(),
                 f"author {GENERIC}\ncommitter {GENERIC}\n".encode(),
                 b"data 6\nsealed\n",
@@ -357,10 +369,9 @@ class Vault:
             timeout=self.network_timeout_s,
         )
         known = self._refs()
-        if result.ok and known.read == known.tip and members == known.members:
-            # On top of all that was read, the list unchanged: the file says it is read (``_PUSHED``), the
-            # next fetch moves ``refs/tip``.
-            atomic_write(self.git_dir / _PUSHED, commit.encode(), durable=False)
+        if result.ok and members == known.members:
+            # The list unchanged: only the read mark moves (its file); the next fetch moves ``refs/tip``.
+            self._move_read(known, commit)
             self._known = replace(
                 known, tip=commit, read=commit, parents=(known.tip,) if known.tip else (), tip_data=None
             )
