@@ -8,9 +8,10 @@ by a person) and a keyword question made of the answer's three rarest words; for
 question for every live entry of its memory files and the written paraphrases.
 
 Printed for each ranker: recall@1, recall@5, MRR, and how many dead entries (superseded, tombstoned,
-expired) came back in any top 5, over all the questions and over a held-out half (the fusion's parameters
-were chosen on the other half), through recall's own index (memsync/recall/, in memory): lexical is its
-BM25 search, hybrid fuses it with its search by meaning (the ``semantic`` extra) as ``recall`` does.
+expired) came back in any top 5, over all the questions, over the tuning half (the fusion's parameters
+were chosen on it) and over the other, held-out half, through recall's own index (memsync/recall/, in
+memory): lexical is its BM25 search, hybrid fuses it with its search by meaning (the ``semantic`` extra)
+as ``recall`` does.
 
 With ``--session-start``, also the context a session starts with (``session_start``), the queries
 being the session's first prompts: how often the session-start context holds an answer in its first
@@ -335,11 +336,13 @@ def held_out(query: Query) -> bool:
 
 def evaluate(root: Path, corpus: Path | None = CORPUS) -> dict[str, Score]:
     """The figures of each ranker available here: lexical, and hybrid when the extra is installed, over
-    all the questions, over the held-out half (``held_out``), and over the paraphrases and the keyword
+    all the questions, over the tuning half and the held-out half apart (``held_out``: a change of the
+    fusion is kept only when it does better on both), and over the paraphrases and the keyword
     questions apart (``paraphrased``): keywords are found by either ranker, so the paraphrases are
     where a better model or ranking shows."""
     memory = build(root, corpus)
     subsets: dict[str, Callable[[Query], bool]] = {
+        "tuning half": lambda query: not held_out(query),
         "held-out half": held_out,
         "paraphrases": paraphrased,
         "keywords": lambda query: not paraphrased(query),

@@ -66,7 +66,9 @@ def test_hybrid_returns_no_dead_entry_and_beats_lexical_by_eight_points(
 @pytest.mark.xfail(
     strict=True,
     reason="the strongest static model found whose weights ship inside a package (wordllama, 256 "
-    "dimensions) reaches 0.791: the paraphrased questions share almost no word with their answers",
+    "dimensions) reaches 0.791 (tuning half 0.787, held-out 0.795): the paraphrased questions share almost "
+    "no word with their answers, and late interaction over its token vectors or query expansion from its "
+    "vocabulary did no better on both halves (docs/design.md)",
 )
 def test_hybrid_reaches_recall_at_5_of_090(figures: dict[str, recall_eval.Score]) -> None:
     assert figures["hybrid"].recall5 >= 0.90
@@ -84,6 +86,22 @@ def test_the_figures_are_broken_down_into_paraphrases_and_keyword_questions(
         assert found == pytest.approx(whole.recall5 * whole.queries)
     # Keywords drawn from the answer find it; a paraphrase mostly does not.
     assert figures["lexical, keywords"].recall5 >= 0.95 > 0.5 > figures["lexical, paraphrases"].recall5
+
+
+def test_the_figures_are_given_for_the_tuning_half_and_the_held_out_half(
+    figures: dict[str, recall_eval.Score],
+) -> None:
+    """A change of the fusion is judged on both halves: each ranker's figures over the half its
+    parameters were chosen on and over the other; together they are all the questions, each about half."""
+    lines, _ = recall_eval.report(figures)
+    for name in ("lexical", "hybrid") if embedding.available() else ("lexical",):
+        whole, tuning, held = (figures[f"{name}{part}"] for part in ("", ", tuning half", ", held-out half"))
+        assert tuning.queries + held.queries == whole.queries
+        assert min(tuning.queries, held.queries) >= 0.4 * whole.queries
+        found = tuning.recall5 * tuning.queries + held.recall5 * held.queries
+        assert found == pytest.approx(whole.recall5 * whole.queries)
+        assert tuning.dead + held.dead == whole.dead
+        assert any(line.startswith(f"{name}, tuning half queries {tuning.queries} ") for line in lines)
 
 
 @needs_extra
