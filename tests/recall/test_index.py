@@ -289,11 +289,14 @@ def test_a_file_rewritten_in_place_while_it_grew_is_read_whole(tmp_path: Path) -
 def _appends(draw: st.DrawFn) -> list[tuple[str, int]]:
     """Lines appended to a memory file, each (what, earlier line number): a new entry, a new version of
     an earlier id, a tombstone, an entry superseding an earlier id, an entry whose id an earlier
-    ``supersedes`` named in advance; or the file rewritten through a rename without its line ``n``."""
+    ``supersedes`` named in advance; or the file rewritten without its line ``n``, through a rename, or in
+    place with a new entry at its end (same inode, grown: an append by its stat)."""
     return draw(
         st.lists(
             st.tuples(
-                st.sampled_from(["new", "new", "version", "tombstone", "supersede", "named", "rewrite"]),
+                st.sampled_from(
+                    ["new", "new", "version", "tombstone", "supersede", "named", "rewrite", "in place"]
+                ),
                 st.integers(0, 30),
             ),
             min_size=1,
@@ -320,24 +323,34 @@ def test_the_index_follows_appended_lines_as_the_view_does(
         earlier = ids[pick % len(ids)]
         fresh = f"e{n}"
         stamp = f"2026-12-01T00:{n:02d}:00.000000Z"
-        if op == "rewrite":
+        if op in ("rewrite", "in place"):
             lines = live.read_bytes().split(b"\n")
             kept = [
                 line for number, line in enumerate(lines) if number == 0 or number != 1 + pick % len(lines)
             ]
-            atomic_write(live, b"\n".join(kept))
-            continue
-        line = {
-            "new": entry_line(f"harbor {n}", id=fresh, created_at=stamp),
-            "version": entry_line(f"harbor again {n}", id=earlier, created_at=stamp),
-            "tombstone": (
-                b'{"deleted":true,"id":"' + earlier.encode() + b'","created_at":"' + stamp.encode() + b'"}\n'
-            ),
-            "supersede": entry_line(f"harbor fix {n}", id=fresh, supersedes=earlier, created_at=stamp),
-            "named": entry_line(f"harbor ahead {n}", id=fresh, supersedes=f"later{n}", created_at=stamp)
-            + entry_line(f"harbor later {n}", id=f"later{n}", created_at=stamp),
-        }[op]
-        append_once(live, line)
+            if op == "rewrite":
+                atomic_write(live, b"\n".join(kept))
+                continue
+            with live.open("r+b") as handle:  # as an editor that writes in place does
+                handle.write(b"\n".join(kept).rstrip(b"\n") + b"\n" + entry_line(f"harbor {n}", id=fresh))
+                handle.truncate()
+        else:
+            append_once(
+                live,
+                {
+                    "new": entry_line(f"harbor {n}", id=fresh, created_at=stamp),
+                    "version": entry_line(f"harbor again {n}", id=earlier, created_at=stamp),
+                    "tombstone": b'{"deleted":true,"id":"%s","created_at":"%s"}\n'
+                    % (earlier.encode(), stamp.encode()),
+                    "supersede": entry_line(
+                        f"harbor fix {n}", id=fresh, supersedes=earlier, created_at=stamp
+                    ),
+                    "named": entry_line(
+                        f"harbor ahead {n}", id=fresh, supersedes=f"later{n}", created_at=stamp
+                    )
+                    + entry_line(f"harbor later {n}", id=f"later{n}", created_at=stamp),
+                }[op],
+            )
         ids.append(fresh)
         if batch and n % 2 == 0:
             continue
