@@ -31,17 +31,17 @@ def test_init_track_inside_a_default_folder_succeeds_and_tracks_it_once(
     """It failed naming a config file that did not exist (the folder track overlapped the given one)."""
     live = home / inside
     live.parent.mkdir(parents=True)
-    first = run_cli("init", "--track", str(live))
+    first = cli_main("init", "--track", str(live))
     assert first.returncode == 0, first.stderr
     covered = f"{live} is synced as {store_path}, as part of the tracked folder {live.parent}"
     assert covered in first.stdout.splitlines()
     assert [t["path"] for t in _tracks(home)] == ["~/.agents/memory", "~/.agent-memory"]
 
-    again = run_cli("init", "--track", str(live))
+    again = cli_main("init", "--track", str(live))
     assert again.returncode == 0, again.stderr
     assert covered in again.stdout.splitlines() and "(unchanged)" in again.stdout
 
-    track = run_cli("track", str(live))
+    track = cli_main("track", str(live))
     assert track.returncode == 0, track.stderr
     assert track.stdout.splitlines() == [covered]
     assert [t["path"] for t in _tracks(home)] == ["~/.agents/memory", "~/.agent-memory"]
@@ -116,18 +116,18 @@ def test_a_host_name_with_a_line_break_or_too_long_is_refused_naming_the_key(hom
     _config(home).write_text("[stores.personal]\n")
     before = _config(home).read_bytes()
     for value, why in ((forged, "holds a control character"), ("x" * 65, "65 characters long (at most 64)")):
-        result = run_cli("config", "set", "host", value)
+        result = cli_main("config", "set", "host", value)
         assert result.returncode == 1
         assert "`host`" in result.stderr and why in result.stderr, result.stderr
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert _config(home).read_bytes() == before
-    assert run_cli("config", "set", "host", "alpha-2").returncode == 0
+    assert cli_main("config", "set", "host", "alpha-2").returncode == 0
 
     _config(home).write_text('host = "alpha\\tbeta"\n[stores.personal]\n')  # edited by hand
-    status = run_cli("status")
+    status = cli_main("status")
     assert status.returncode == 1 and f"invalid config {_config(home)}: `host`" in status.stderr
 
     _config(home).unlink()
-    init = run_cli("init", "--host", forged)
+    init = cli_main("init", "--host", forged)
     assert init.returncode == 1 and "`host`" in init.stderr and "control character" in init.stderr
     assert not _config(home).exists() or "gamma" not in _config(home).read_text()
