@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memsync.hosts.settings_file import BACKUP_SUFFIX
-from tests.support.helpers import cli_main, run_cli
+from tests.support.helpers import cli_main
 
 # A user's Claude Code settings as Claude Code writes them (two-space JSON), with hooks of their own.
 CLAUDE_SETTINGS: dict[str, Any] = {
@@ -48,7 +48,7 @@ def test_claude_code_user_settings_survive_install_and_uninstall(home: Path) -> 
     path = home / ".claude" / "settings.json"
     original = write_settings(path, CLAUDE_SETTINGS)
 
-    done = run_cli("hooks", "install", "claude-code")
+    done = cli_main("hooks", "install", "claude-code")
     assert done.returncode == 0, done.stderr
     assert f"installed memsync's hooks in {path}" in done.stdout
     after = json.loads(path.read_text())
@@ -73,20 +73,20 @@ def test_claude_code_user_settings_survive_install_and_uninstall(home: Path) -> 
     assert (path.parent / ("settings.json" + BACKUP_SUFFIX)).read_bytes() == original
 
     installed = path.read_bytes()
-    again = run_cli("hooks", "install", "claude-code")
+    again = cli_main("hooks", "install", "claude-code")
     assert again.returncode == 0 and "already installed" in again.stdout
     assert path.read_bytes() == installed
 
-    status = run_cli("hooks", "status")
+    status = cli_main("hooks", "status")
     assert (
         "claude-code: installed in" in status.stdout and "runs this memsync; 3 other hooks" in status.stdout
     )
     assert "codex: not installed" in status.stdout
 
-    removed = run_cli("hooks", "uninstall", "claude-code")
+    removed = cli_main("hooks", "uninstall", "claude-code")
     assert removed.returncode == 0 and "other hooks kept" in removed.stdout
     assert path.read_bytes() == original
-    assert "no memsync hooks" in run_cli("hooks", "uninstall", "claude-code").stdout
+    assert "no memsync hooks" in cli_main("hooks", "uninstall", "claude-code").stdout
 
 
 def test_a_file_without_hooks_and_tabs_comes_back_the_same(home: Path) -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from memsync.errors import MemsyncError
 from memsync.hosts import codex, mcp_install
 from memsync.hosts.settings_file import edit_file
-from tests.support.helpers import cli_main, run_cli
+from tests.support.helpers import cli_main
 
 CLAUDE = {
     "numStartups": 12,
@@ -61,7 +61,7 @@ def _files(home: Path) -> dict[str, tuple[Path, bytes]]:
 @pytest.mark.parametrize("host", ["claude-code", "codex", "cursor"])
 def test_install_twice_then_uninstall_gives_back_the_same_bytes(home: Path, host: mcp_install.Host) -> None:
     path, original = _files(home)[host]
-    first = run_cli("mcp", "install", host)
+    first = cli_main("mcp", "install", host)
     assert first.returncode == 0 and "registered memsync's MCP server" in first.stdout, first.stderr
     installed = path.read_bytes()
     entry = mcp_install.registered(host)
@@ -79,15 +79,15 @@ def test_install_twice_then_uninstall_gives_back_the_same_bytes(home: Path, host
         assert list(servers) == [*json.loads(original)["mcpServers"], "memsync"]
         assert data["projects"] == CLAUDE["projects"] if host == "claude-code" else True
         assert (servers["memsync"].get("type") == "stdio") is (host == "claude-code")
-    again = run_cli("mcp", "install", host)
+    again = cli_main("mcp", "install", host)
     assert again.returncode == 0 and "already registered" in again.stdout
     assert path.read_bytes() == installed
-    status = run_cli("mcp", "status")
+    status = cli_main("mcp", "status")
     assert f"{host}: registered in {path}: {sys.executable} -P -m memsync mcp" in status.stdout
-    removed = run_cli("mcp", "uninstall", host)
+    removed = cli_main("mcp", "uninstall", host)
     assert removed.returncode == 0 and "removed" in removed.stdout
     assert path.read_bytes() == original
-    assert run_cli("mcp", "uninstall", host).stdout.startswith("memsync's MCP server was not registered")
+    assert cli_main("mcp", "uninstall", host).stdout.startswith("memsync's MCP server was not registered")
     assert path.read_bytes() == original
 
 
