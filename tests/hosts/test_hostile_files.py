@@ -39,11 +39,15 @@ def _one_line_refusal(result: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.parametrize("content", [b"", b"  \n", b'{\n  "numStartups": 12,\n  "oauthAcc'])
-def test_an_empty_or_half_written_file_is_refused_and_left_alone(home: Path, content: bytes) -> None:
+def test_an_empty_or_half_written_file_is_refused_and_left_alone(
+    home: Path, content: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A short wait for a host to finish writing: the file stays the same, so the refusal is what is tested.
+    monkeypatch.setattr(settings_file, "SETTLE_S", 0.1)
     path = home / ".claude.json"
     path.write_bytes(content)
     for args in (("mcp", "install", "claude-code"), ("mcp", "uninstall", "claude-code")):
-        said = _one_line_refusal(run_cli(*args))
+        said = _one_line_refusal(cli_main(*args))
         assert ".claude.json" in said and ("empty" in said or "not valid JSON" in said)
         assert path.read_bytes() == content
         assert not path.with_name(path.name + BACKUP_SUFFIX).exists()
