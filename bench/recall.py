@@ -12,10 +12,8 @@ committed by one `memsync sync`. Measured, with the ratio to its baseline and a 
    LIMIT 10`` over an in-memory table of the same texts): target p95 <= 2.5x;
    Measured for each mode: lexical (the semantic extra hidden from the server) and, where the extra is
    installed, hybrid, each against a raw baseline measured just before it;
-2. the first recall of a new server (index kept) sent at once after its ``initialize``, in each mode:
-   target <= 300 ms at 10,000;
-   beside it the server's ``initialize`` (spawn to answer) against `python -m memsync --version`, the two
-   alternated: target <= 1.5x;
+2. start-up (``initialize`` against `--version`, a new server's first recall): ``bench/mcp_start.py``,
+   which reads the server's own CPU time too;
 3. keeping the index current in a cycle: a daemon-style cycle (in-process ``cycle.Cycle``, reused session,
    the changed path given) after one entry appended, with the index kept against the same cycle with no
    index file (the refresh then stops at once): target <= 1.10x;
@@ -120,7 +118,7 @@ def _modes(root: Path) -> dict[str, dict[str, str]]:
     return modes
 
 
-def _bench(root: Path, size: int, calls: int, starts: int) -> None:
+def _bench(root: Path, size: int, calls: int) -> None:
     peer = prepare(root, size, _text)
     os.environ.update(peer.env)
     texts = [_text(n) for n in range(size)]
@@ -151,25 +149,6 @@ def _bench(root: Path, size: int, calls: int, starts: int) -> None:
         results[f"raw {mode}"] = _raw_baseline(texts, queries, 3)
         anyio.run(serve, mode)
 
-    # Start-up: initialize, then the first recall (the index kept), in new servers, no think time.
-    init: list[float] = []
-    first: dict[str, list[float]] = {mode: [] for mode in modes}
-
-    async def start_once(n: int, mode: str) -> None:
-        with (root / "start.log").open("w") as err:
-            start = time.perf_counter()
-            async with mcp_session(modes[mode], err) as mcp:
-                init.append(time.perf_counter() - start)
-                start = time.perf_counter()
-                await ok(mcp, "recall", {"query": queries[n % len(queries)]})
-                first[mode].append(time.perf_counter() - start)
-
-    version: list[float] = []
-    for n in range(starts):  # alternated: all see the same load on a shared machine
-        for mode in modes:
-            anyio.run(start_once, n, mode)
-            version += timed_calls(lambda: peer.cli("--version"), 1)
-
     # A cycle with the index kept, against the same cycle without an index file.
     config = load_tracks(peer.config)
     store_cfg = config.stores["main"]
@@ -196,11 +175,9 @@ def _bench(root: Path, size: int, calls: int, starts: int) -> None:
     )
     on_disk = size_of(index)
 
-    i50, _ = figures(init)
-    v50, _ = figures(version)
     c50, _ = figures(with_index)
     b50, _ = figures(without)
-    print(f"{size} entries, {calls} queries, {starts} server starts, load {os.getloadavg()[0]:.1f}:")
+    print(f"{size} entries, {calls} queries, load {os.getloadavg()[0]:.1f}:")
     for mode in modes:
         m50, m95 = figures(results[f"mcp recall {mode}"])
         r50, r95 = figures(results[f"raw {mode}"])
@@ -210,13 +187,6 @@ def _bench(root: Path, size: int, calls: int, starts: int) -> None:
     if "no index" in results:
         no_index = results["no index"][0] * 1000
         print(f"  first recall, no index  {no_index:8.1f} ms (a fresh scan; index built aside)")
-    print(f"  mcp initialize          p50 {i50:8.1f} ms  --version p50 {v50:8.1f} ms")
-    print(f"  ratio (p50)             {i50 / v50:8.2f}x  {_verdict(i50 / v50, 1.5)}")
-    for mode in modes:
-        f50, f95 = figures(first[mode])
-        verdict = "PASS" if f95 <= 300 else "MISSED"
-        print(f"  first recall after init, {mode:7s} p50 {f50:8.1f} ms  p95 {f95:8.1f} ms")
-        print(f"    target <= 300 ms: {verdict}")
     print(f"  cycle with index        p50 {c50:8.1f} ms  without p50 {b50:8.1f} ms")
     print(f"  ratio (p50)             {c50 / b50:8.2f}x  {_verdict(c50 / b50, 1.1)}")
     print(f"  index size              {on_disk / 1e6:8.2f} MB  memory {covered / 1e6:8.2f} MB")
@@ -228,14 +198,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000", help="entries in the memory file, comma-separated")
     parser.add_argument("--calls", type=int, default=100, help="recall queries per measure")
-    parser.add_argument("--starts", type=int, default=5, help="server starts (initialize, first recall)")
     parser.add_argument("--quick", action="store_true", help="200 entries, few calls: checks the script runs")
     args = parser.parse_args()
     sizes = [200] if args.quick else [int(s) for s in args.sizes.split(",")]
-    calls, starts = (10, 2) if args.quick else (args.calls, args.starts)
+    calls = 10 if args.quick else args.calls
     with tempfile.TemporaryDirectory(prefix="memsync-recall-bench-") as tmp:
         for size in sizes:
-            _bench(Path(tmp), size, calls, starts)
+            _bench(Path(tmp), size, calls)
     return 0
 
 

@@ -53,7 +53,7 @@ _SERVER_MODULE = "memsync.mcp.server"
 # How long the SDK's import, once recall is ready, waits for the client's first request after the
 # handshake: a client that asks nothing yet finds the SDK loaded all the same soon after.
 SDK_WAIT_S = 1.0
-_RECALL_MODULES = ("memsync.recall.search", "memsync.recall.provenance", "pydantic_core")
+_RECALL_MODULES = ("memsync.recall.search", "memsync.recall.provenance")
 
 
 def initialize_result(params: Any) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ imported. Imports nothing of the SDK.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -88,10 +89,12 @@ def call_result(message: dict[str, Any]) -> dict[str, Any] | None:
     if arguments is None:
         return None
     try:
-        import pydantic_core  # the SDK's serialiser: the text is the SDK's to the byte
-
         structured = {"hits": recalled(*arguments)}
-        text = pydantic_core.to_json(structured, fallback=str, indent=2).decode()
+        # The SDK's text is pydantic_core's JSON, indented by 2: for these values (strings, integers,
+        # scores rounded to 4 places, booleans, null) the standard library writes the same bytes, and
+        # imports nothing. A string UTF-8 cannot hold raises here and is left to the SDK.
+        text = json.dumps(structured, ensure_ascii=False, indent=2)
+        text.encode()
     except MemsyncError as exc:
         log.info("recall_tool refused: %s", exc)
         return {"content": [{"type": "text", "text": str(exc)}], "isError": True}

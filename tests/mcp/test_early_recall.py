@@ -24,6 +24,7 @@ _NOT_FOR_A_RECALL = (
     "yaml",
     "filelock",
     "pydantic",
+    "pydantic_core",
     "mcp",
     "mcp_types",
     "numpy",
