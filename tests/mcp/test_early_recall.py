@@ -12,7 +12,7 @@ import pytest
 
 from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.index import RecallIndex, fts_query, index_path
-from tests.support.helpers import run_cli, wait_for
+from tests.support.helpers import cli_main, run_cli, wait_for
 from tests.support.mcp_lines import RawServer, hold_sdk, initialize, line
 
 # What a lexical recall needs none of: the config's editor, the CLI, YAML front matter, the writers'
@@ -164,8 +164,8 @@ def test_a_first_lexical_recall_imports_only_what_it_needs(
     """A new server's first recall, sent at once after ``initialize`` (the semantic extra hidden, the
     index kept, hosts from git), is answered with the live entries having imported neither the SDK nor
     anything else a recall does not need (``python -X importtime``: every module, as it is loaded)."""
-    assert run_cli("sync").returncode == 0
-    assert run_cli("recall", "deploys").returncode == 0  # the index kept
+    assert cli_main("sync").returncode == 0
+    assert cli_main("recall", "deploys").returncode == 0  # the index kept
     gate = hold_sdk(tmp_path, monkeypatch)
     with (tmp_path / "sitecustomize.py").open("a") as custom:
         custom.write("sys.modules['wordllama'] = None  # lexical recall\n")
