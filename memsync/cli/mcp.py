@@ -97,7 +97,8 @@ def recall_command(
     """Search the tracked memory by keywords, best first, each hit with who wrote it and when.
 
     Searches memory-file entries, curated entries, indexes and daily logs; each hit has its id, file,
-    the host that wrote it and the date."""
+    the host that wrote it and the date. With the semantic extra, a hit that holds no word of the query
+    (found by meaning alone) says "(by meaning)"."""
     from memsync.config.file import NO_STORE, no_store_note
     from memsync.recall.search import recall
     from memsync.tracks.resolve import current_config
@@ -106,13 +107,16 @@ def recall_command(
     before_init = no_store_note() is not None  # only the default memory file was searched
     if before_init and not hits:
         raise MemsyncError(f"nothing matches {query!r} in the default memory file: {NO_STORE}")
+    if hits and all(hit.by_meaning for hit in hits):
+        typer.echo(f"memsync recall: no text holds a word of {query!r}; the closest in meaning:", err=True)
     for hit in hits:
         shown = hit.to_json()  # peers' names and text neutralised
         if as_json:
             typer.echo(json.dumps(shown, ensure_ascii=False))
         else:
             where = shown["store_path"] or shown["file"]
-            typer.echo(f"{shown['id']}  {shown['date']}  {shown['host']}  {where}\n    {shown['text']}")
+            how = "  (by meaning)" if hit.by_meaning else ""
+            typer.echo(f"{shown['id']}  {shown['date']}  {shown['host']}  {where}{how}\n    {shown['text']}")
     if before_init:
         note_no_store(": only the default memory file was searched")
     elif not hits:

@@ -347,6 +347,10 @@ TOOL_LIST = r"""{
      "HitJSON": {
       "description": "A hit as plain JSON data (:meth:`Hit.to_json`).",
       "properties": {
+       "by_meaning": {
+        "title": "By Meaning",
+        "type": "boolean"
+       },
        "committed": {
         "title": "Committed",
         "type": "boolean"
@@ -436,7 +440,8 @@ TOOL_LIST = r"""{
        "host",
        "date",
        "committed",
-       "score"
+       "score",
+       "by_meaning"
       ],
       "title": "HitJSON",
       "type": "object"

@@ -92,13 +92,15 @@ class HitJSON(TypedDict):
     date: str
     committed: bool
     score: float
+    by_meaning: bool
 
 
 @dataclass(frozen=True)
 class Hit:
     """A returned document with its ``score`` (higher is better), ``text`` (what matched: the entry, or
     the matching lines of a note or log, neutralised), ``host`` (who committed it; this machine's host
-    when it is not committed yet) and ``date`` (ISO 8601)."""
+    when it is not committed yet), ``date`` (ISO 8601) and ``by_meaning`` (found by the semantic search
+    alone: it holds no word of the query)."""
 
     doc: Document
     score: float
@@ -106,6 +108,7 @@ class Hit:
     host: str = ""
     date: str = ""
     committed: bool = False
+    by_meaning: bool = False
 
     def to_json(self) -> HitJSON:
         """The hit as plain JSON data (what the MCP ``recall`` tool and `memsync recall --json` give).
@@ -124,6 +127,7 @@ class Hit:
             date=self.date,
             committed=self.committed,
             score=round(self.score, 4),
+            by_meaning=self.by_meaning,
         )
 
 

@@ -66,10 +66,12 @@ def here(cwd: Path | None = None) -> Vantage:
 
 @dataclass(frozen=True)
 class Ranked:
-    """A document in the final order with its fused score (higher is better)."""
+    """A document in the final order with its fused score (higher is better); ``by_meaning`` when only
+    the semantic list held it (no word of the query is in it)."""
 
     doc: Document
     score: float
+    by_meaning: bool = False
 
 
 def fuse(

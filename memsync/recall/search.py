@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -92,12 +93,16 @@ def rank(
         whole = lexical
     else:
         whole = [hit.doc for hit in index.search(every, now=now, scope=scope, kinds=kinds, limit=limit)]
-    return fuse(
+    fused = fuse(
         [lexical, [hit.doc for hit in meant], whole],
         limit,
         vantage,
         weights=(1.0, SEMANTIC_WEIGHT, ALL_WORDS_WEIGHT),
     )
+    # Said with each hit: a query no text holds a word of still gets the closest texts by meaning, and
+    # a reader must be able to tell those from a match (nonsense is "close" to something).
+    worded = {doc.key for doc in (*lexical, *whole)}
+    return [replace(item, by_meaning=item.doc.key not in worded) for item in fused]
 
 
 def kept_index(
@@ -266,10 +271,13 @@ def recall(
                 )
                 for item in ranked
             ]
-            hits = [Hit(item.doc, item.score, text) for item, text in zip(ranked, texts, strict=True)]
+            hits = [
+                Hit(item.doc, item.score, text, by_meaning=item.by_meaning)
+                for item, text in zip(ranked, texts, strict=True)
+            ]
             attributed = attribute(config, hits, index)
     except (sqlite3.Error, OSError) as exc:
         raise MemsyncError(
             f"recall: the search index {index_path()} failed ({exc}). Delete it: memsync rebuilds it"
         ) from exc
-    return [Hit(hit.doc, hit.score, hit.text, **fields) for hit, fields in zip(hits, attributed, strict=True)]
+    return [replace(hit, **fields) for hit, fields in zip(hits, attributed, strict=True)]

@@ -242,3 +242,21 @@ def test_an_entry_holding_every_word_of_the_query_is_not_crowded_out_by_meaning(
     assert result.returncode == 0, result.stderr
     texts = [json.loads(line)["text"] for line in result.stdout.splitlines()]
     assert answer in texts, texts
+
+
+def test_a_hit_that_holds_no_word_of_the_query_says_it_was_found_by_meaning(home: Path) -> None:
+    """Meaning always finds something "closest", even for nonsense: each hit says whether it holds a word
+    of the query, and a query no text holds a word of says so before its hits."""
+    _write_memory(home, FACTS)
+    nonsense = cli_main("recall", "qwxzv plorkt")
+    assert nonsense.returncode == 0, nonsense.stderr
+    assert "no text holds a word of 'qwxzv plorkt'; the closest in meaning:" in nonsense.stderr
+    shown = [line for line in nonsense.stdout.splitlines() if not line.startswith("    ")]
+    assert shown and all(line.endswith("(by meaning)") for line in shown), shown
+    worded = cli_main("recall", "--json", "Friday deploys")
+    assert worded.returncode == 0, worded.stderr
+    hits = [json.loads(line) for line in worded.stdout.splitlines()]
+    flags = {hit["text"]: hit["by_meaning"] for hit in hits}
+    assert flags[FACTS[1]] is False, flags
+    assert any(flags.values()), flags  # the rest of the list is filled by meaning, and says so
+    assert "no text holds a word" not in worded.stderr
