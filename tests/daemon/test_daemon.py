@@ -98,20 +98,20 @@ def test_notify_socket_gets_ready(tmp_path: Path, alice: Peer) -> None:
 
 def test_sync_exit_codes(tmp_path: Path, alice: Peer, remote: Path) -> None:
     alice.append_entry("to push")
-    result = alice.cli("sync")
+    result = alice.main("sync")
     assert result.returncode == 0, result.stderr
     assert "committed memory: +1 entry" in result.stdout
     moved = remote.with_name("moved.git")
     remote.rename(moved)
     line = alice.append_entry("cannot be pushed now")
-    result = alice.cli("sync")
+    result = alice.main("sync")
     assert result.returncode == 75, result.stderr
     assert line in alice.read_store(MEMORY_STORE)
     moved.rename(remote)
-    assert alice.cli("sync").returncode == 0
+    assert alice.main("sync").returncode == 0
     assert line in remote_file(remote, MEMORY_STORE)
     alice.config.write_text(alice.config.read_text().replace(str(alice.store), str(tmp_path / "nowhere")))
-    result = alice.cli("sync")
+    result = alice.main("sync")
     assert result.returncode == 1
     assert "memsync init" in result.stderr and "Traceback" not in result.stderr
 
@@ -135,7 +135,7 @@ def test_status_reports_everything(tmp_path: Path, alice: Peer, remote: Path) ->
         },
     )
     alice.append_entry("unpushed").rstrip()
-    assert alice.cli("sync").returncode == 0
+    assert alice.main("sync").returncode == 0
     status = alice.status()
     store = status["stores"]["main"]
     assert status["daemon"] == {"running": False, "pid": None}
@@ -152,7 +152,7 @@ def test_status_reports_everything(tmp_path: Path, alice: Peer, remote: Path) ->
     assert store["both_kept"] == [str(alice.role_dir / "conflicted.md")]
     assert store["untracked"] == ["roles/other-role/"]
     assert store["size_bytes"] > 1000
-    text = alice.cli("status").stdout
+    text = alice.main("status").stdout
     for needle in (
         "daemon: not running",
         "store main",
@@ -165,7 +165,7 @@ def test_status_reports_everything(tmp_path: Path, alice: Peer, remote: Path) ->
         assert needle in text, text
     remote.rename(remote.with_name("gone.git"))
     alice.append_entry("stuck locally")
-    assert alice.cli("sync").returncode == 75
+    assert alice.main("sync").returncode == 75
     store = alice.status()["stores"]["main"]
     assert store["unpushed"] == 1
     assert store["remotes"]["origin"]["last_error"] and store["remotes"]["origin"]["last_success"]
@@ -175,26 +175,26 @@ def test_log_shows_host_and_changes(tmp_path: Path, alice: Peer, remote: Path) -
     line = alice.append_entry("remember the harbor")
     entry_id = json.loads(line)["id"]
     (alice.role_dir / "topic.md").write_text("a topic\n")
-    assert alice.cli("sync").returncode == 0
-    out = alice.cli("log").stdout
+    assert alice.main("sync").returncode == 0
+    out = alice.main("log").stdout
     assert "alice" in out and "memory: +1 entry" in out and f"{ROLE_STORE}/topic.md" in out
-    by_path = alice.cli("log", str(alice.role_dir / "topic.md")).stdout
+    by_path = alice.main("log", str(alice.role_dir / "topic.md")).stdout
     assert "topic.md" in by_path and MEMORY_STORE not in by_path
-    by_id = alice.cli("log", entry_id).stdout
+    by_id = alice.main("log", entry_id).stdout
     assert "+1 entry" in by_id and f"    {MEMORY_STORE}" in by_id
     assert f"    {ROLE_STORE}/topic.md" not in by_id
     assert "added: remember the harbor" in by_id
     newer = alice.append_entry("remember the harbor and its user agent", supersedes=entry_id)
     alice.append_entry("", deleted=True, id=entry_id)
-    assert alice.cli("sync").returncode == 0
-    by_id = alice.cli("log", entry_id).stdout
+    assert alice.main("sync").returncode == 0
+    by_id = alice.main("log", entry_id).stdout
     assert f"superseded by {json.loads(newer)['id']}: remember the harbor and its user agent" in by_id
     assert "deleted (tombstone)" in by_id
 
 
 def test_resync_adopts_a_rewritten_remote_history(tmp_path: Path, alice: Peer, remote: Path) -> None:
     kept = alice.append_entry("alice's memory survives the rewrite")
-    assert alice.cli("sync").returncode == 0
+    assert alice.main("sync").returncode == 0
     # Someone rewrites the remote's history: a fresh root commit of the same store (its id kept),
     # force-pushed.
     work = tmp_path / "rewriter"
@@ -207,17 +207,17 @@ def test_resync_adopts_a_rewritten_remote_history(tmp_path: Path, alice: Peer, r
     git(work, "add", "-A")
     git(work, "commit", "-qm", "rewritten")
     git(work, "push", "-q", "--force", str(remote), "main")
-    assert alice.cli("sync").returncode == 75
+    assert alice.main("sync").returncode == 75
     status = alice.status()["stores"]["main"]["remotes"]["origin"]
     assert status["status"] == "diverged" and "resync" in status["last_error"]
-    result = alice.cli("resync", "origin")
+    result = alice.main("resync", "origin")
     assert result.returncode == 0, result.stderr
     assert "adopted origin" in result.stdout
     assert kept in remote_file(remote, MEMORY_STORE)
     assert remote_file(remote, "roles/qa/from-rewrite.md") == b"new history\n"
     assert (alice.role_dir / "from-rewrite.md").read_bytes() == b"new history\n"
     assert alice.read_live(MEMORY_FILE).count(kept) == 1
-    assert alice.cli("resync", "nosuch").returncode == 1
+    assert alice.main("resync", "nosuch").returncode == 1
 
 
 def test_daemon_once_runs_one_cycle(alice: Peer, remote: Path) -> None:
