@@ -19,9 +19,9 @@ def _position(lines: list[str], text: str) -> int:
 def test_sync_v_says_commit_then_exchange_then_delivery(tmp_path: Path, remote: Path) -> None:
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     alice.append_entry("alice's lesson")
-    assert alice.cli("sync").returncode == 0
+    assert alice.main("sync").returncode == 0
     bob.append_entry("bob's lesson")
-    said = bob.cli("sync", "-v")
+    said = bob.main("sync", "-v")
     assert said.returncode == 0, said.stderr
     lines = said.stderr.splitlines()
     order = [
@@ -65,7 +65,7 @@ def test_an_unreachable_remote_is_one_line_naming_it_once_with_its_url(tmp_path:
 def test_sync_prints_its_result_per_store_on_stdout_and_nothing_with_q(tmp_path: Path, remote: Path) -> None:
     alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
     alice.append_entry("alice's lesson")
-    first = alice.cli("sync")
+    first = alice.main("sync")
     assert first.returncode == 0, first.stderr
     # Each fact once: the result line on stdout, no log line on stderr repeating it.
     assert (first.stdout, first.stderr) == (
@@ -73,13 +73,13 @@ def test_sync_prints_its_result_per_store_on_stdout_and_nothing_with_q(tmp_path:
         "",
     )
     bob.append_entry("bob's lesson")
-    said = bob.cli("sync")
+    said = bob.main("sync")
     assert said.returncode == 0, said.stderr
     assert (said.stdout, said.stderr) == (
         "store main: committed memory: +1 entry; origin: merged and pushed; delivered 1 file\n",
         "",
     )
     alice.append_entry("alice again")
-    quiet = alice.cli("sync", "-q")
+    quiet = alice.main("sync", "-q")
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
     assert any(b"alice again" in blob for blob in remote_blobs(remote))  # quiet, yet synced
