@@ -57,7 +57,7 @@ def test_init_refuses_a_code_repository_and_writes_nothing(home: Path, tmp_path:
     remote = _code_repo(tmp_path)
     refs = _refs(remote)
 
-    result = run_cli("init", "--remote", str(remote))
+    result = cli_main("init", "--remote", str(remote))
 
     _assert_refused(result.stderr, result.returncode, remote)
     assert _refs(remote) == refs
@@ -66,10 +66,10 @@ def test_init_refuses_a_code_repository_and_writes_nothing(home: Path, tmp_path:
     for made in (".config/memsync", ".local/share/memsync", ".local/state/memsync"):
         assert not (home / made).exists(), made  # not even an empty directory
     # The user's next step works: the same repository, memory on a branch of its own.
-    again = run_cli("init", "--remote", str(remote), "--branch", "memsync")
+    again = cli_main("init", "--remote", str(remote), "--branch", "memsync")
     assert again.returncode == 0, again.stderr
     assert "which had no branch memsync" in again.stdout and "which was empty" not in again.stdout
-    assert run_cli("sync").returncode == 0
+    assert cli_main("sync").returncode == 0
     assert _refs(remote).count("refs/heads/main ") == 1 and git(remote, "rev-parse", "main") == git(
         tmp_path / "code-work", "rev-parse", "main"
     )

@@ -76,12 +76,12 @@ def test_a_bad_alias_is_refused_with_one_line(tmp_path: Path, remote: Path) -> N
         ((str(a.home / "missing"), "app"), "is not a directory"),
         ((str(a.home), "app"), "not a project"),
     ):
-        refused = a.cli("project", "alias", *args)
+        refused = a.main("project", "alias", *args)
         assert refused.returncode == 1 and reason in refused.stderr, refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
     assert a.config.read_bytes() == before
-    named = a.cli("project", "alias", str(project), "acme/app")
+    named = a.main("project", "alias", str(project), "acme/app")
     assert (
         named.returncode == 0 and "is 'acme/app' now: its memory syncs under the key acme~app" in named.stdout
     )
-    assert "acme/app" in a.config.read_text() and a.cli("config", "list").returncode == 0
+    assert "acme/app" in a.config.read_text() and a.main("config", "list").returncode == 0
