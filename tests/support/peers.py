@@ -321,8 +321,9 @@ class Peer:
             return 0
 
     def status(self) -> dict[str, Any]:
-        """``memsync status --json`` of this peer, parsed (exit 1 means a store is missing: still JSON)."""
-        result = self.cli("status", "--json")
+        """``memsync status --json`` of this peer, parsed (exit 1 means a store is missing: still JSON);
+        in this process (``main``) but for a peer in a network namespace."""
+        result = self.cli("status", "--json") if self.netns else self.main("status", "--json")
         assert result.returncode in (0, 1), result.stderr
         parsed: dict[str, Any] = json.loads(result.stdout)
         return parsed
