@@ -33,16 +33,17 @@ def encrypted_peer(root: Path, name: str, remote: Path, member: Peer | None = No
     return encrypted(peer, member)
 
 
-def two_members(root: Path, entry: str) -> tuple[Path, Peer, Peer, bytes]:
-    """A bare remote under ``root`` and two members of it, alice and bob (added by alice), after alice
-    wrote an entry holding ``entry`` and each synced: the remote, alice, bob and that entry's line."""
+def synced_members(root: Path, entry: str, first: str, *others: str) -> tuple[Path, list[Peer], bytes]:
+    """A bare remote under ``root`` and a member of it per name (``first`` makes the store and adds the
+    ``others``), after ``first`` wrote an entry holding ``entry`` and each synced: the remote, the
+    members in that order and that entry's line."""
     remote = bare_remote(root / "remote.git")
-    alice = encrypted_peer(root, "alice", remote)
-    bob = encrypted_peer(root, "bob", remote, member=alice)
-    line = alice.append_entry(entry)
-    for peer in (alice, bob):
+    peers = [encrypted_peer(root, first, remote)]
+    peers += [encrypted_peer(root, name, remote, member=peers[0]) for name in others]
+    line = peers[0].append_entry(entry)
+    for peer in peers:
         cli_ok(peer, "sync")
-    return remote, alice, bob, line
+    return remote, peers, line
 
 
 def cli_ok(peer: Peer, *args: str) -> subprocess.CompletedProcess[str]:
@@ -293,12 +294,9 @@ def test_bad_ciphertext_is_named_in_one_line_each_and_nothing_taken_from_it(tmp_
 
 @pytest.mark.slow
 def test_a_removed_device_that_still_pushes_is_refused_by_name_and_the_rest_syncs_on(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = encrypted_peer(tmp_path, "alice", remote)
-    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
-    carol = encrypted_peer(tmp_path, "carol", remote, member=alice)
-    for peer in (alice, bob, carol):
-        cli_ok(peer, "sync")
+    remote, (alice, bob, carol), _ = synced_members(
+        tmp_path, "before carol's removal", "alice", "bob", "carol"
+    )
     known = {
         peer.name: re.search(
             r"key: (age1\w+) (ed25519:\S+)\nverification code: (\S+)", cli_ok(peer, "join", "URL").stdout
@@ -427,7 +425,7 @@ def test_bundles_built_on_a_missed_one_are_named_once_and_the_next_snapshot_mend
 
 @pytest.mark.slow
 def test_a_rotated_key_reads_all_history_and_the_old_one_nothing_new(tmp_path: Path) -> None:
-    remote, alice, bob, early = two_members(tmp_path, "before the rotation")
+    remote, (alice, bob), early = synced_members(tmp_path, "before the rotation", "alice", "bob")
     old = (bob.config.parent / "device.key").read_text()
     rotated = cli_ok(bob, "key", "rotate")
     assert "opens nothing pushed from now on" in rotated.stdout

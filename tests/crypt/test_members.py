@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync.crypt import envelope, keys, notice
-from tests.crypt.test_crypt import cli_ok, encrypted_peer, two_members
-from tests.support.helpers import bare_remote, wait_for
+from tests.crypt.test_crypt import cli_ok, synced_members
+from tests.support.helpers import wait_for
 from tests.support.peers import MEMORY_STORE, Peer
 
 _KEYS = re.compile(r"key: (age1\w+) (ed25519:\S+)\nverification code: (\S+)")
@@ -61,12 +61,9 @@ def test_a_notice_read_from_any_bytes_names_a_recipient_or_none(data: bytes) -> 
 
 @pytest.mark.slow
 def test_a_removed_device_is_told_by_whom_and_stops_pushing_while_the_rest_sync_on(tmp_path: Path) -> None:
-    remote = bare_remote(tmp_path / "remote.git")
-    alice = encrypted_peer(tmp_path, "alice", remote)
-    bob = encrypted_peer(tmp_path, "bob", remote, member=alice)
-    carol = encrypted_peer(tmp_path, "carol", remote, member=alice)
-    for peer in (alice, bob, carol):
-        cli_ok(peer, "sync")
+    remote, (alice, bob, carol), _ = synced_members(
+        tmp_path, "before carol's removal", "alice", "bob", "carol"
+    )
     _, _, alice_id = _keys(alice)
     carol_age, carol_signing, carol_id = _keys(carol)
     # A notice signed by a device that is no member is refused in one line and changes nothing.
@@ -148,7 +145,7 @@ def test_a_removed_device_is_told_by_whom_and_stops_pushing_while_the_rest_sync_
 
 @pytest.mark.slow
 def test_a_daemon_on_a_removed_device_says_it_once_and_neither_pushes_nor_spins(tmp_path: Path) -> None:
-    remote, alice, bob, _ = two_members(tmp_path, "before bob's removal")
+    remote, (alice, bob), _ = synced_members(tmp_path, "before bob's removal", "alice", "bob")
     bob_age, _, _ = _keys(bob)
     _, _, alice_id = _keys(alice)
     trace = tmp_path / "bob-trace"
@@ -186,7 +183,7 @@ def test_a_daemon_on_a_removed_device_says_it_once_and_neither_pushes_nor_spins(
 
 @pytest.mark.slow
 def test_a_new_device_takes_the_history_only_from_the_member_it_was_told(tmp_path: Path) -> None:
-    remote, alice, bob, early = two_members(tmp_path, "alice's early lesson")
+    remote, (alice, bob), early = synced_members(tmp_path, "alice's early lesson", "alice", "bob")
     _, _, alice_id = _keys(alice)
     _, _, bob_id = _keys(bob)
     # Carol read bob's code where she should have read alice's: alice seals her history, so carol takes

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.crypt.test_crypt import cli_ok, encrypted_peer, two_members
+from tests.crypt.test_crypt import cli_ok, encrypted_peer, synced_members
 from tests.crypt.test_members import _keys
 from tests.support.helpers import bare_remote
 from tests.support.peers import MEMORY_STORE, Peer
@@ -19,7 +19,7 @@ from tests.support.stores import commit_count
 def test_a_device_told_its_member_starts_from_that_members_bundle_under_a_later_snapshot(
     tmp_path: Path,
 ) -> None:
-    remote, alice, bob, early = two_members(tmp_path, "alice's early lesson")
+    remote, (alice, bob), early = synced_members(tmp_path, "alice's early lesson", "alice", "bob")
     _, _, alice_id = _keys(alice)
     carol = Peer.create(tmp_path, "carol", remote, init_store=False)
     cli_ok(carol, "join", str(remote), "--member", alice_id)
