@@ -104,9 +104,21 @@ def test_cycle_bench_quick_runs() -> None:
 def test_recall_bench_quick_runs() -> None:
     """The recall benchmark's smoke run: each figure against its baseline, a verdict per target."""
     out = _quick("recall.py", 300)
-    for label in ("recall via MCP", "raw FTS5 query", "mcp initialize", "first recall after init"):
+    for label in ("recall via MCP", "raw FTS5 query", "cycle with index", "index size"):
         assert label in out
-    # Per ranker measured (lexical; hybrid where the semantic extra is installed): the MCP p95 ratio and the
-    # first recall after init; then initialize, the cycle with the index and the index size.
+    # Per ranker measured (lexical; hybrid where the semantic extra is installed): the MCP p95 ratio; then
+    # the cycle with the index and the index size.
     rankers = 2 if "recall via MCP, hybrid" in out else 1
-    assert out.count("PASS") + out.count("MISSED") == 2 * rankers + 3
+    assert out.count("PASS") + out.count("MISSED") == rankers + 2
+
+
+@pytest.mark.slow
+def test_mcp_start_bench_quick_runs() -> None:
+    """The start-up benchmark's smoke run: initialize against --version and the first recall after it, in
+    wall and in the server's CPU time, a verdict for each."""
+    out = _quick("mcp_start.py", 300)
+    for label in ("initialize wall", "initialize cpu", "first recall after initialize, lexical cpu"):
+        assert label in out
+    # initialize (wall, CPU), then per ranker (lexical; hybrid where the extra is installed) wall and CPU.
+    rankers = 2 if "first recall after initialize, hybrid" in out else 1
+    assert out.count("PASS") + out.count("MISSED") == 2 + 2 * rankers
