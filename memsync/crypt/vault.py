@@ -102,7 +102,11 @@ class Vault:
             **git.noninteractive_env(network_timeout_s),
             "GIT_DIR": str(git_dir),
             "GIT_CONFIG_PARAMETERS": "",
-            "GIT_CONFIG_COUNT": "0",
+            # No `git maintenance run --auto` after each fetch (one git more per cycle): ``gc_auto`` runs
+            # about one fetch with news and one push in 16.
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "maintenance.auto",
+            "GIT_CONFIG_VALUE_0": "false",
         }
         self._known: _Refs | None = None
         # The size of the tip's bundle as last read here (0: none read yet).
@@ -378,6 +382,8 @@ class Vault:
         elif result.ok:
             self._check("update-ref", "--stdin", stdin=self._moves({_TIP: commit, _READ: commit}, members))
             self._known = None
+        if result.ok and commit.startswith("0"):
+            self.gc_auto()  # a device that only pushes folds its loose objects too
         return result
 
 
