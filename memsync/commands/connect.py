@@ -38,17 +38,37 @@ def connect(host: str, project: Path | None = None, dry_run: bool = False) -> li
         if hooked is not None:
             plans.append(lambda: hooks.planned(hooked, project, add=True))
         return [line for plan in plans for line in _diff(*plan())]
-    path = mcp_install.config_file(host, project)
-    shared = hooked is not None and host_hooks.settings_path(hooked, project) == path
-    before = _bytes(path) if shared else None
+    files = _files(host, project)
+    found = {file: _bytes(file) for file in files}
+    mcp_file = mcp_install.config_file(host, project)
+    ours = {mcp_file} if mcp_install.registered(host, project) is not None else set()
+    if hooked is not None and hooks_installed(hooked, project):
+        ours.add(host_hooks.settings_path(hooked, project))
     lines = [install_line(host, project)]
     if hooked is not None:
         lines += hooks.install(hooked, project)
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
-    if before is not None and backup.exists():
-        # Gemini CLI, Qwen Code: two edits of one file; its backup is the file as connect found it.
-        atomic_write(backup, before)
+    for file, before in found.items():
+        backup = file.with_name(file.name + BACKUP_SUFFIX)
+        if len(files) == 1 and hooked is not None and backup.exists():
+            # Gemini CLI, Qwen Code: two edits of one file; its backup is the file as connect found it,
+            # and there is none when there was no file (the second edit saved the first's half).
+            if before is None:
+                backup.unlink()
+                lines = [line for line in lines if not line.endswith(f"{file}{BACKUP_SUFFIX}")]
+            else:
+                atomic_write(backup, before)
+        installs.seal(file, before, clean=file not in ours)
     return lines
+
+
+def _files(host: str, project: Path | None) -> list[Path]:
+    """The files connect edits for ``host``: its MCP config and, where memsync has hooks, its hook
+    settings (one file for Gemini CLI and Qwen Code)."""
+    hooked = _hooked(host)
+    files = [mcp_install.config_file(host, project)]
+    if hooked is not None:
+        files.append(host_hooks.settings_path(hooked, project))
+    return list(dict.fromkeys(files))
 
 
 def _bytes(path: Path) -> bytes | None:
@@ -59,16 +79,28 @@ def _bytes(path: Path) -> bytes | None:
 
 
 def disconnect(host: str, project: Path | None = None) -> list[str]:
-    """Remove what :func:`connect` added for ``host`` (its MCP entry and hooks), nothing else. Returns
-    the lines to print. Raises MemsyncError for an unknown host or a file memsync cannot read."""
+    """Remove what :func:`connect` added for ``host`` (its MCP entry and hooks), nothing else: a file
+    still exactly as connect left it is put back byte for byte (or deleted, with the directories memsync
+    made for it); another has memsync's entries taken out, and is deleted when memsync created it and
+    nothing else is left. Returns the lines to print. Raises MemsyncError for an unknown host or a file
+    memsync cannot read."""
     registry.spec(host)
     hooked = _hooked(host)
-    lines = [uninstall_line(host, project)]
-    files = {mcp_install.config_file(host, project)}
-    if hooked is not None:
+    files = set(_files(host, project))
+    entries = [e for e in installs.recorded() if Path(e.path) in files]
+    lines, restored = installs.restore(entries)
+    if mcp_install.config_file(host, project) not in restored:
+        lines.append(uninstall_line(host, project))
+    if hooked is not None and host_hooks.settings_path(hooked, project) not in restored:
         lines += hooks.uninstall(hooked, project)
-        files.add(host_hooks.settings_path(hooked, project))
-    lines += installs.remove_created([e for e in installs.recorded() if Path(e.path) in files])
+    lines += installs.remove_created([e for e in entries if Path(e.path) not in restored])
+    lines += installs.remove_dirs(entries)
+    for file in sorted(files - restored):
+        backup = file.with_name(file.name + BACKUP_SUFFIX)
+        if backup.exists():
+            lines.append(
+                f"{file} changed since `memsync connect`: the file before this edit is kept as {backup}"
+            )
     installs.drop(files)
     return lines
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memsync.commands.installs import record
+from memsync.commands.installs import new_dirs, record
 from memsync.errors import MemsyncError
 from memsync.hosts import codex
 from memsync.hosts.hooks import (
@@ -41,10 +41,10 @@ def install(host: Host, project: Path | None = None) -> list[str]:
     that does not exist."""
     path = _target(host, project)
     wanted = list(handlers(host))
-    existed, dir_existed = path.exists(), path.parent.exists()
+    existed, dirs = path.exists(), new_dirs(path)
     changed = edit_json_object(path, _change(host, path, add=True))
     # Recorded even when they were there already, so uninstall visits this file wherever it is.
-    record(path, host, "hooks", created=not existed, created_dir=not dir_existed, project=project)
+    record(path, host, "hooks", created=not existed, dirs=dirs, project=project)
     if not changed:
         return [f"{host}: memsync's hooks are already installed in {path}"]
     lines = [f"{host}: installed memsync's hooks in {path} ({', '.join(h.event for h in wanted)})"]

@@ -1,34 +1,47 @@
 """The record of where memsync wrote into agent hosts' files (hooks, MCP entries), so `memsync uninstall`
-visits every place an install or connect touched, even a project directory it would not discover.
+visits every place an install or connect touched, even a project directory it would not discover, and
+`disconnect` / `uninstall` can leave each file and directory as memsync found it.
 
 A JSON list in memsync's state dir, one entry per (file, what was added): the file, its host, what was
-added, whether memsync created the file, the ``--project`` directory (None: the user's settings).
+added, whether memsync created the file, the directories it created for it, the ``--project`` directory
+(None: the user's settings), and, once `connect` is done with the file (:func:`seal`), the digest of the
+bytes it left there and of the backup that holds the file as it was before. A file whose bytes are still
+exactly what connect left is put back byte for byte (:func:`restore`): the backup's bytes, or no file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from memsync.base.fsio import atomic_write
 from memsync.base.paths import state_dir
+from memsync.errors import MemsyncError
+from memsync.hosts import yaml_text
 from memsync.hosts.settings_file import BACKUP_SUFFIX
 
 
 @dataclass(frozen=True)
 class Install:
-    """One place memsync wrote: ``path`` (the host's file), ``host``, ``added`` ("hooks" or "mcp"),
-    ``created`` (no file was there before), ``created_dir`` (nor its directory) and ``project`` (None: the
-    user's settings)."""
+    """One place memsync wrote: ``path`` (the host's file), ``host``, ``added`` ("hooks", "mcp" or
+    "service"), ``created`` (no file was there before), ``dirs`` (the directories memsync created for it,
+    outermost first), ``project`` (None: the user's settings), ``written`` (sha256 of the bytes connect
+    left in the file) and ``backup`` (sha256 of the backup holding the file as connect found it; None: no
+    such backup)."""
 
     path: str
     host: str
     added: str
     created: bool
-    created_dir: bool
+    dirs: tuple[str, ...]
     project: str | None
+    written: str | None = None
+    backup: str | None = None
 
 
 def record_path() -> Path:
@@ -36,28 +49,141 @@ def record_path() -> Path:
     return state_dir() / "installs.json"
 
 
+def _entry(raw: dict[str, Any]) -> Install:
+    """An entry as stored; one written before directories were listed names its file's directory."""
+    if "created_dir" in raw:
+        made = raw.pop("created_dir")
+        raw["dirs"] = [str(Path(raw["path"]).parent)] if made else []
+    return Install(**{**raw, "dirs": tuple(raw.get("dirs", ()))})
+
+
 def recorded() -> list[Install]:
     """The recorded installs, oldest first; an unreadable or malformed record reads as none (it only
     widens what uninstall visits, which also discovers the usual places)."""
     try:
         raw = json.loads(record_path().read_bytes())
-        return [Install(**entry) for entry in raw] if isinstance(raw, list) else []
-    except (OSError, ValueError, TypeError):
+        return [_entry(entry) for entry in raw] if isinstance(raw, list) else []
+    except (OSError, ValueError, TypeError, KeyError):
         return []
 
 
+def _save(entries: list[Install]) -> None:
+    if not entries:
+        forget()
+        return
+    record_path().parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(record_path(), json.dumps([asdict(e) for e in entries], indent=1).encode() + b"\n")
+
+
+def new_dirs(path: Path) -> tuple[Path, ...]:
+    """The directories above ``path`` that do not exist yet (outermost first): those an edit that creates
+    ``path`` will create."""
+    missing: list[Path] = []
+    parent = Path(os.path.abspath(path)).parent
+    while not parent.exists() and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    return tuple(reversed(missing))
+
+
 def record(
-    path: Path, host: str, added: str, *, created: bool, created_dir: bool, project: Path | None
+    path: Path, host: str, added: str, *, created: bool, dirs: tuple[Path, ...], project: Path | None
 ) -> None:
     """Add the install of ``added`` for ``host`` into ``path`` to the record (atomically), once: a later
-    install into the same file keeps the first entry, whose ``created`` says who made the file."""
+    install into the same file keeps the first entry, whose ``created`` and ``dirs`` say who made the file
+    and its directories."""
     entries = recorded()
     if any(e.path == str(path) and e.added == added for e in entries):
         return
     where = None if project is None else str(project)
-    entries.append(Install(str(path), host, added, created, created_dir, where))
-    record_path().parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(record_path(), json.dumps([asdict(e) for e in entries], indent=1).encode() + b"\n")
+    entries.append(Install(str(path), host, added, created, tuple(map(str, dirs)), where))
+    _save(entries)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def seal(path: Path, before: bytes | None, clean: bool) -> None:
+    """Note in the record, after `connect` edited ``path`` (whose bytes were ``before``; None: no file;
+    ``clean``: they held nothing of memsync's), the bytes it left there and, at the first connect that
+    changed a clean file, the backup holding it as it was. A later connect keeps that first backup's
+    digest: it is the file without memsync."""
+    after = _bytes(path)
+    if after is None:
+        return
+    backup = _bytes(_backup(path))
+    entries = recorded()
+    for i, entry in enumerate(entries):
+        if entry.path != str(path):
+            continue
+        first = entry.written is None
+        held = entry.backup
+        if first:
+            held = None
+            if clean and before is not None and before != after and backup == before:
+                held = _digest(backup)
+        entries[i] = replace(entry, written=_digest(after), backup=held)
+    _save(entries)
+
+
+def _backup(path: Path) -> Path:
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def restore(entries: list[Install]) -> tuple[list[str], set[Path]]:
+    """Put back, byte for byte, each file of ``entries`` that still holds exactly what `connect` left in
+    it: the bytes of its backup (then deleted), or no file when memsync created it. Returns the report
+    lines and the files restored (the others, changed since, are edited entry by entry by the caller)."""
+    lines: list[str] = []
+    done: set[Path] = set()
+    for file, mine in _by_file(entries).items():
+        now = _bytes(file)
+        if now is None or mine[0].written != _digest(now):
+            continue
+        backup = _backup(file)
+        if any(e.created for e in mine):
+            file.unlink()
+            backup.unlink(missing_ok=True)
+            lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
+        else:
+            saved = _bytes(backup)
+            if saved is None or mine[0].backup != _digest(saved):
+                continue
+            atomic_write(file, saved)
+            backup.unlink()
+            lines.append(
+                f"removed memsync's entries from {file}: it is back as it was before `memsync connect`"
+            )
+        done.add(file)
+    return lines, done
+
+
+def _by_file(entries: list[Install]) -> dict[Path, list[Install]]:
+    found: dict[Path, list[Install]] = {}
+    for entry in entries:
+        found.setdefault(Path(entry.path), []).append(entry)
+    return found
+
+
+def remove_dirs(entries: list[Install]) -> list[str]:
+    """Delete the directories memsync created for the files of ``entries`` (innermost first) that are
+    empty once those files are gone; one holding anything stays, with those above it."""
+    lines: list[str] = []
+    for directory in sorted(
+        {Path(d) for e in entries for d in e.dirs}, key=lambda p: len(p.parts), reverse=True
+    ):
+        if directory.is_dir() and not directory.is_symlink() and not any(directory.iterdir()):
+            directory.rmdir()
+            lines.append(f"deleted the empty directory {directory} (memsync created it)")
+    return lines
 
 
 def forget() -> None:
@@ -66,41 +192,45 @@ def forget() -> None:
 
 
 def drop(paths: set[Path]) -> None:
-    """Remove the entries of the files ``paths`` from the record (after `disconnect` undid them)."""
-    entries = [e for e in recorded() if Path(e.path) not in paths]
+    """Remove the entries of the files ``paths`` from the record (after `disconnect` undid them); the
+    record goes when nothing is left in it."""
     if record_path().exists():
-        atomic_write(record_path(), json.dumps([asdict(e) for e in entries], indent=1).encode() + b"\n")
+        _save([e for e in recorded() if Path(e.path) not in paths])
 
 
 def remove_created(entries: list[Install]) -> list[str]:
     """Delete the files of ``entries`` memsync created that hold nothing now memsync's entries are gone
-    (an empty JSON object or empty TOML), with their backup, and the directories memsync created for them
-    once empty (a directory holding anything, or not memsync's, stays). Returns report lines."""
+    (only the empty scaffolding memsync wrote: an empty JSON object, an emptied servers object, an empty
+    TOML or YAML document), with their backup. Returns report lines."""
     lines: list[str] = []
-    for entry in entries:
-        file = Path(entry.path)
-        if entry.created and _empty(file):
+    for file, mine in _by_file(entries).items():
+        if any(e.created for e in mine) and _empty(file):
             file.unlink()
             # the backup uninstall's edit wrote holds only memsync's entries: restoring it would revive them
-            file.with_name(file.name + BACKUP_SUFFIX).unlink(missing_ok=True)
+            _backup(file).unlink(missing_ok=True)
             lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
-        if (
-            entry.created_dir
-            and not file.exists()
-            and file.parent.is_dir()
-            and not any(file.parent.iterdir())
-        ):
-            file.parent.rmdir()
-            lines.append(f"deleted the empty directory {file.parent} (memsync created it)")
     return lines
 
 
 def _empty(file: Path) -> bool:
-    """Whether ``file`` holds an empty JSON object or empty TOML (False when absent or unreadable)."""
-    try:
-        text = file.read_text(encoding="utf-8")
-        if file.suffix == ".toml":
-            return tomllib.loads(text) == {}
-        return bool(json.loads(text) == {})
-    except (OSError, ValueError):
+    """Whether ``file`` holds nothing but empty objects, lists or documents (False when absent or
+    unreadable)."""
+    data = _bytes(file)
+    if data is None:
         return False
+    try:
+        if file.suffix == ".toml":
+            value: Any = tomllib.loads(data.decode("utf-8"))
+        elif file.suffix in (".yaml", ".yml"):
+            value = yaml_text.parse(data, file)
+        else:
+            value = json.loads(data)
+    except (ValueError, MemsyncError):
+        return False
+    return _scaffolding(value)
+
+
+def _scaffolding(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(_scaffolding(v) for v in value.values())
+    return isinstance(value, list) and not value

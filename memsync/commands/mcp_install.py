@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsync.commands.installs import record
+from memsync.commands.installs import new_dirs, record
 from memsync.errors import MemsyncError
 from memsync.hosts import mcp_install
 from memsync.hosts.mcp_install import Host
@@ -15,11 +15,11 @@ def install_line(host: Host, project: Path | None) -> str:
     """Register `memsync mcp` with ``host`` (for the user, or in the project directory ``project``) and
     say what was done. Raises ``MemsyncError`` (see ``mcp_install.install``)."""
     file = mcp_install.config_file(host, project)
-    existed, dir_existed = file.exists(), file.parent.exists()
+    existed, dirs = file.exists(), new_dirs(file)
     done = mcp_install.install(host, project)
     # Recorded even when the entry was there already (written before installs were recorded, say), so
     # uninstall visits this file wherever it is.
-    record(done.path, host, "mcp", created=not existed, created_dir=not dir_existed, project=project)
+    record(done.path, host, "mcp", created=not existed, dirs=dirs, project=project)
     if done.changed:
         return f"registered memsync's MCP server with {host} in {done.path}; restart {host} to load it"
     return f"memsync's MCP server is already registered with {host} in {done.path}"

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from memsync.base.paths import config_path
 from memsync.base.self_command import memsync_argv
-from memsync.commands.installs import record
+from memsync.commands.installs import new_dirs, record
 from memsync.errors import MemsyncError
 
 UNIT_NAME = "memsync.service"
@@ -233,10 +233,10 @@ def install() -> ServiceReport:
             ),
         )
     path = unit_dir() / UNIT_NAME
-    dir_existed = path.parent.exists()
+    dirs = new_dirs(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # Recorded so uninstall removes the unit's directory again when memsync made it and it is left empty.
-    record(path, "systemd", "service", created=not path.exists(), created_dir=not dir_existed, project=None)
+    record(path, "systemd", "service", created=not path.exists(), dirs=dirs, project=None)
     path.write_text(unit_text(argv, env), encoding="utf-8")
     lines = [f"wrote {path}"]
     reason = user_systemd()

@@ -66,9 +66,13 @@ def uninstall(
     projects = _projects(config)
     # Read before the steps run: a purge deletes the state dir that holds the record.
     recorded = installs.recorded()
-    steps = list(_steps(path, config, projects, purge))
+    # A host file still exactly as connect left it goes back byte for byte, before any entry is edited.
     lines: list[str] = []
-    if not steps:
+    restored: set[Path] = set()
+    if not dry_run:
+        lines, restored = installs.restore(recorded)
+    steps = list(_steps(path, config, projects, purge))
+    if not steps and not restored:
         lines.append("nothing of memsync's to remove from this machine")
     elif dry_run:
         lines.extend(f"would {step.says}" for step in steps)
@@ -76,7 +80,8 @@ def uninstall(
     else:
         for step in steps:
             lines.extend(step.run())
-        lines.extend(installs.remove_created(recorded))
+        lines.extend(installs.remove_created([e for e in recorded if Path(e.path) not in restored]))
+        lines.extend(installs.remove_dirs(recorded))
         lines.extend(_remove_backups(projects))
         installs.forget()
         if state_dir().is_dir() and not any(state_dir().iterdir()):
@@ -86,7 +91,7 @@ def uninstall(
     lines.extend(_kept(path, config, projects, purge))
     if dry_run:
         lines.append("nothing was changed (--dry-run)")
-    return Report(tuple(lines), bool(steps) and not dry_run)
+    return Report(tuple(lines), bool(steps or restored) and not dry_run)
 
 
 def _stores(config: Config | None) -> list[tuple[str, Path]]:

@@ -38,8 +38,14 @@ def test_mcp_install_takes_every_host_and_uninstall_gives_back_every_byte(home: 
 
 def test_copilot_keeps_its_required_servers_object_after_disconnect(home: Path) -> None:
     path = home / ".copilot" / "mcp-config.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": {}}\n')
     assert cli_main("connect", "copilot-cli").returncode == 0
     assert set(json.loads(path.read_text())["mcpServers"]) == {"memsync"}
+    path.write_text(
+        path.read_text().replace('"mcpServers"', '"theme": "dark", "mcpServers"')
+    )  # the user's edit
     gone = cli_main("disconnect", "copilot-cli")
     assert gone.returncode == 0, gone.stderr
-    assert json.loads(path.read_text()) == {"mcpServers": {}}  # Copilot CLI refuses a file without it
+    # Copilot CLI refuses a file without it
+    assert json.loads(path.read_text()) == {"theme": "dark", "mcpServers": {}}

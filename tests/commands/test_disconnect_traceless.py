@@ -1,0 +1,79 @@
+"""`memsync connect HOST` then `memsync disconnect HOST` leaves no trace: a full listing of HOME (every
+path, every file's bytes) is the same before the connect and after the disconnect, for every host of the
+registry, on a HOME without the host and on one where the host's files already hold the user's
+settings (the trial of the README's "deletes the files it created", "byte for byte")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memsync.hosts import registry
+from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
+from memsync.hosts.hooks import settings_path
+from tests.support.helpers import cli_main
+
+
+def listing(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` (relative), with a file's bytes, None for a directory; memsync's own
+    state (its locks) and the directories above it are left out: memsync is still installed after a
+    disconnect (``uninstall --purge`` takes them out)."""
+    state = root / ".local" / "state" / "memsync"
+    found: dict[str, bytes | None] = {}
+    for path in sorted(root.rglob("*")):
+        if path == state or state in path.parents or path in state.parents:
+            continue
+        found[str(path.relative_to(root))] = None if path.is_dir() else path.read_bytes()
+    return found
+
+
+def _ok(*args: str) -> str:
+    done = cli_main(*args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _user_files(host: str) -> list[Path]:
+    files = [registry.user_file(host)]
+    hooked = next((h for h in HOOK_HOSTS if h == host), None)
+    if hooked is not None:
+        files.append(settings_path(hooked, None))
+    return list(dict.fromkeys(files))
+
+
+@pytest.mark.parametrize("host", registry.NAMES)
+def test_connect_then_disconnect_on_a_home_without_the_host_leaves_home_as_it_was(
+    host: str, home: Path
+) -> None:
+    before = listing(home)
+    said = _ok("connect", host)
+    assert "memsync-backup" not in said  # there was no file to back up
+    assert all(path.exists() for path in _user_files(host) if path.suffix != ".toml" or host == "codex")
+    _ok("disconnect", host)
+    assert listing(home) == before
+
+
+def _theirs(path: Path) -> bytes:
+    """A file of the user's for ``path``, in a layout memsync does not write itself (compact JSON, one
+    line; TOML and YAML with a comment)."""
+    if path.suffix == ".toml":
+        return b'# mine\nmodel = "o3"\n'
+    if path.suffix == ".yaml":
+        return b"# mine\nmodel: gpt\n"
+    return json.dumps({"theme": "dark", "n": 1}, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("host", registry.NAMES)
+def test_connect_then_disconnect_keeps_the_users_files_byte_for_byte_and_leaves_no_backup(
+    host: str, home: Path
+) -> None:
+    for path in _user_files(host):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_theirs(path))
+    before = listing(home)
+    _ok("connect", host)
+    assert listing(home) != before
+    _ok("disconnect", host)
+    assert listing(home) == before
