@@ -39,10 +39,13 @@ def uninstall_command(
     ] = False,
 ) -> int:
     """Stop the daemon; remove the service, memsync's hooks and MCP entries from every agent host; list what
-    stays (config, stores, backups, memory files)."""
-    from memsync.commands.uninstall import uninstall
+    stays (config, stores, backups, memory files). Exit code 3: a host file memsync cannot read still
+    holds its entry (a warning names it: remove it by hand)."""
+    from memsync.commands.uninstall import BY_HAND, uninstall
 
-    return _print(uninstall(dry_run=dry_run, purge=purge, force=force).lines)
+    done = uninstall(dry_run=dry_run, purge=purge, force=force)
+    _print(done.lines)
+    return BY_HAND if done.by_hand and not dry_run else 0
 
 
 @store_app.command("list")

@@ -24,16 +24,17 @@ from pathlib import Path
 from memsync.base.paths import StoreLayout, config_path, state_dir
 from memsync.commands import hooks, installs, service
 from memsync.commands.config_edits import Report
+from memsync.commands.connect import hooks_installed
 from memsync.commands.mcp_install import uninstall_line
 from memsync.commands.stop import stop
 from memsync.config.file import Config, default_store_dir, load_config
 from memsync.crypt.keys import key_path
 from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
-from memsync.hosts import claude_code, mcp_install
+from memsync.hosts import claude_code, mcp_install, registry
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
-from memsync.hosts.hooks import installed, settings_path
-from memsync.hosts.settings_file import BACKUP_SUFFIX, read_json_object
+from memsync.hosts.hooks import settings_path
+from memsync.hosts.settings_file import BACKUP_SUFFIX
 from memsync.projects import claude_folders
 from memsync.store.facade import Store
 
@@ -44,16 +45,29 @@ class Step:
 
     says: str
     run: Callable[[], Sequence[str]]
+    by_hand: bool = False  # a warning: memsync's entry stays, for the user to remove
+
+
+# The exit code of an uninstall that removed all it could but left memsync's entry in a file it cannot
+# read (named in a warning line), for the user to remove by hand.
+BY_HAND = 3
+
+
+@dataclass(frozen=True)
+class Uninstalled(Report):
+    """What uninstall did (``Report``) and whether some file still holds memsync's entry (``by_hand``)."""
+
+    by_hand: bool = False
 
 
 def uninstall(
     *, dry_run: bool = False, purge: bool = False, force: bool = False, path: Path | None = None
-) -> Report:
+) -> Uninstalled:
     """Uninstall memsync from this machine as the module doc says, for the config file ``path``
-    (default ``config_path()``). Returns what was done (or, with ``dry_run``, would be) and what stays.
+    (default ``config_path()``). Returns what was done (or, with ``dry_run``, would be) and what stays;
+    a host file it cannot read is left alone, with a warning when it names memsync (``by_hand``).
     Raises ``MemsyncError`` before changing anything when ``purge`` would delete a store whose history no
-    remote has (unless ``force``) or the config does not load, or when a host's settings file cannot be
-    read (fix it, then run uninstall again)."""
+    remote has (unless ``force``) or the config does not load."""
     path = config_path() if path is None else path
     try:
         config = load_config(path) if path.exists() else None
@@ -91,7 +105,7 @@ def uninstall(
     lines.extend(_kept(path, config, projects, purge))
     if dry_run:
         lines.append("nothing was changed (--dry-run)")
-    return Report(tuple(lines), bool(steps or restored) and not dry_run)
+    return Uninstalled(tuple(lines), bool(steps or restored) and not dry_run, any(s.by_hand for s in steps))
 
 
 def _stores(config: Config | None) -> list[tuple[str, Path]]:
@@ -150,11 +164,26 @@ def _steps(path: Path, config: Config | None, projects: list[Path], purge: bool)
     for project in [None, *projects]:
         for host in HOOK_HOSTS:
             file = settings_path(host, project)
-            if installed(read_json_object(file), file):
+            ours = _holds(
+                file,
+                partial(hooks_installed, host, project),
+                "memsync's hooks (commands running memsync)",
+            )
+            if isinstance(ours, Step):
+                yield ours
+            elif ours:
                 yield Step(f"remove memsync's hooks from {file}", partial(hooks.uninstall, host, project))
         for mcp_host in mcp_install.hosts_for(project):
-            if mcp_install.registered(mcp_host, project) is not None:
-                file = mcp_install.config_file(mcp_host, project)
+            file = mcp_install.config_file(mcp_host, project)
+            servers = registry.spec(mcp_host).key
+            ours = _holds(
+                file,
+                partial(mcp_install.registered, mcp_host, project),
+                f'the "{mcp_install.SERVER_NAME}" server under `{servers}`',
+            )
+            if isinstance(ours, Step):
+                yield ours
+            elif ours:
                 yield Step(
                     f"remove memsync's MCP server from {file}",
                     partial(lambda h, p: [uninstall_line(h, p)], mcp_host, project),
@@ -174,6 +203,24 @@ def _steps(path: Path, config: Config | None, projects: list[Path], purge: bool)
         )
     if state_dir().exists():
         yield Step(f"delete memsync's state {state_dir()}", partial(_delete, state_dir(), "deleted"))
+
+
+def _holds(file: Path, read: Callable[[], object], what: str) -> bool | Step:
+    """Whether ``read`` (of ``file``) finds memsync's entries there. A file it cannot read (a host's own
+    empty file, JSON with comments) is no reason to stop: when its text does not name memsync at all it
+    is none of memsync's business (False); when it does, the Step warns, naming ``what`` to remove by
+    hand (uninstall then exits with ``BY_HAND``)."""
+    try:
+        return bool(read())
+    except MemsyncError as exc:
+        try:
+            mentioned = mcp_install.SERVER_NAME.encode() in file.read_bytes()
+        except OSError:
+            mentioned = False
+        if not mentioned:
+            return False
+        warning = f"warning: memsync left {file} as it is, unreadable ({exc}); remove {what} from it by hand"
+        return Step(f"leave {file} as it is (unreadable; it names memsync)", lambda: [warning], by_hand=True)
 
 
 _KEY_LOSS = (
