@@ -17,8 +17,9 @@ def conflicts_command(config: ConfigOption = None) -> int:
     """List the files an edit on two machines at once left with both versions, each version's host and time.
 
     Resolve one with `memsync resolve PATH --keep 1|2|both`, or by editing it into one text. A MEMORY.md
-    index with several lines for one file (both kept the same way) is listed too: edit it to keep one."""
-    from memsync.commands.conflicts import conflicts
+    index with several lines for one file (both kept the same way) is listed too: edit it to keep one. So
+    is a memory file's entry that two machines superseded while apart: forget the wrong superseder."""
+    from memsync.commands.conflicts import conflicts, forks
 
     found = conflicts(config or config_path())
     for conflict in found:
@@ -28,7 +29,15 @@ def conflicts_command(config: ConfigOption = None) -> int:
         typer.echo(said)
         for number, label in enumerate(conflict.labels, 1):
             typer.echo(f"    {number}: {label}")
-    if not found:
+    forked = forks(config or config_path())
+    for fork in forked:
+        typer.echo(
+            f"{fork.file} [{fork.store}]: entry {fork.superseded} superseded by "
+            f"{len(fork.ids)} live entries; keep one: `memsync forget ID --file {fork.file}` the wrong one"
+        )
+        for number, label in enumerate(fork.labels, 1):
+            typer.echo(f"    {number}: {label}")
+    if not found and not forked:
         typer.echo("no file holds two kept versions")
     return 0
 

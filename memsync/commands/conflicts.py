@@ -1,12 +1,14 @@
 """`memsync conflicts` and `memsync resolve`: the files where an edit made on two machines at once left
 both versions kept (the entry merge driver's note, DESIGN I3), each version with the host and time of
 the commit that wrote it (its version line's label, else the store's history), and resolving one by an
-ordinary edit of the live file, which then syncs."""
+ordinary edit of the live file, which then syncs. A memory file's equivalent is listed too: an entry that
+two machines superseded while apart (a supersede fork), each live superseder with who wrote it."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -15,17 +17,24 @@ from typing import Literal
 from memsync.base.fsio import atomic_write
 from memsync.base.paths import StoreLayout
 from memsync.commands.log import local_time
-from memsync.config.file import StoreConfig
+from memsync.config.file import Config, StoreConfig
 from memsync.cycle.store_facts import live_path, store_facts
 from memsync.errors import MemsyncError
+from memsync.formats.jsonl.parse import ParsedMemory, read_memory
+from memsync.formats.jsonl.records import Entry
+from memsync.formats.jsonl.view import supersede_forks
 from memsync.formats.markdown.index import link_target, links_part, parse_index
 from memsync.formats.markdown.skill import INDEX_NAME
+from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
 from memsync.merge.entry import BOTH_KEPT_NOTE, BOTH_KEPT_VERSION_PREFIX, VERSION_FROM
 from memsync.merge.labels import LABEL_TIME_FORMAT, split_label
 from memsync.store.facade import Store
 from memsync.tracks.resolve import load_stores
+from memsync.tracks.tracked import Tracked, tracked_memory
 
 Keep = Literal["1", "2", "both"]
+# A superseder's text is listed up to this many characters (the file has it all).
+FORK_TEXT_CHARS = 200
 _NOTE = f"{BOTH_KEPT_NOTE}\n\n"
 # A version line (``merge.entry.version_line``): its number, and its label when the merge knew who wrote
 # the version (files merged before labels existed have none).
@@ -56,6 +65,19 @@ class Conflict:
     store: str
     labels: tuple[str, ...]
     item: str | None = None
+
+
+@dataclass(frozen=True)
+class Fork:
+    """An entry of memory file ``file`` (its live path, in ``store``) that several live entries supersede:
+    ``superseded`` (its id) and, per live superseder, ``id: host, local time: text`` (peer text
+    neutralised), and ``ids`` of the superseders."""
+
+    file: str
+    store: str
+    superseded: str
+    labels: tuple[str, ...]
+    ids: tuple[str, ...]
 
 
 def split_versions(text: str) -> Versions | None:
@@ -120,6 +142,53 @@ def conflicts(path: Path) -> list[Conflict]:
             )
             found.append(Conflict(shown, store_cfg.name, labels))
         found.extend(_index_conflicts(store, store_cfg))
+    return found
+
+
+def forked_files(
+    config: Config,
+) -> Iterator[tuple[Tracked, ParsedMemory, dict[str, tuple[Entry, ...]]]]:
+    """Each tracked memory file of ``config`` (in a store) whose current view has supersede forks, with
+    its parsed content and the forks (``supersede_forks``). Reads the live files only, no git. Raises
+    ``MemsyncError`` when a file cannot be read."""
+    now = datetime.now(UTC)
+    for item in tracked_memory(config):
+        if item.format != "jsonl" or item.store is None or not item.live.is_file():
+            continue
+        parsed = read_memory(item.live)
+        found = supersede_forks(parsed.view(now))
+        if found:
+            yield item, parsed, found
+
+
+def forks(path: Path) -> list[Fork]:
+    """Every supersede fork of the tracked memory files of config file ``path``, each superseder labelled
+    with the host and time of the commit that brought its line into the store ("?" when none did yet).
+    Raises ``MemsyncError`` (no store, a file unreadable, git failing)."""
+    config = load_stores(path)
+    found: list[Fork] = []
+    for item, parsed, forked in forked_files(config):
+        store_cfg = config.stores[item.store or ""]
+        store = (
+            Store(store_cfg, config.host, config.identity()) if StoreLayout(store_cfg.path).exists else None
+        )
+        for superseded, entries in sorted(forked.items()):
+            labels = []
+            for entry in entries:
+                raw = next(r.raw for r in parsed.records if r.record == entry)
+                line = raw.decode("utf-8", "surrogateescape")
+                who = "?" if store is None else _label(store, item.store_path, line, "", None)
+                text = neutralise(entry.text, FORK_TEXT_CHARS)
+                labels.append(f"{neutralise(entry.id, MAX_PATH_CHARS)}: {who}: {text}")
+            found.append(
+                Fork(
+                    str(item.live),
+                    item.store or "",
+                    neutralise(superseded, MAX_PATH_CHARS),
+                    tuple(labels),
+                    tuple(e.id for e in entries),
+                )
+            )
     return found
 
 

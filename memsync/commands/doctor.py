@@ -25,6 +25,7 @@ from memsync.base.paths import StoreLayout, config_path
 from memsync.base.remote_url import redacted
 from memsync.base.wording import plural
 from memsync.commands import service
+from memsync.commands.conflicts import forked_files
 from memsync.commands.detect import untracked_hosts
 from memsync.config.file import NETWORK_TIMEOUT_S, Config, StoreConfig
 from memsync.cycle.store_facts import emptied_folders, store_facts
@@ -276,6 +277,23 @@ def check_both_kept(store: StoreConfig) -> Check:
     )
 
 
+def check_forks(config: Config) -> list[Check]:
+    """A WARN per store whose tracked memory files hold entries that several live entries supersede
+    (two machines replaced one entry while apart); none when there is no such entry."""
+    counts: dict[str, int] = {}
+    for item, _, forked in forked_files(config):
+        counts[item.store or ""] = counts.get(item.store or "", 0) + len(forked)
+    return [
+        Check(
+            "WARN",
+            f"forks in {store}",
+            f"{plural(count, 'entry', 'entries')} superseded on two machines at once: "
+            "`memsync conflicts` lists them",
+        )
+        for store, count in counts.items()
+    ]
+
+
 def check_removed(store: StoreConfig, config: Config) -> list[Check]:
     """A FAIL per encrypted remote a member removed this device from (its verified removal notice)."""
     if not store.encrypt:
@@ -320,6 +338,7 @@ def run_checks(path: Path | None = None) -> list[Check]:
             checks.append(check_future_entries(store))
             checks.append(check_both_kept(store))
             checks.extend(check_removed(store, config))
+    checks.extend(check_forks(config))
     checks.append(check_inotify(config))
     checks.append(check_hosts(config))
     checks.extend(check_indexes(config))

@@ -17,7 +17,7 @@ from memsync.errors import MemsyncError
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file, read_memory
 from memsync.formats.jsonl.records import Entry
-from memsync.formats.jsonl.view import scope_matches
+from memsync.formats.jsonl.view import scope_matches, supersede_forks
 from memsync.formats.markdown.roledir import check_role_dir
 from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
 from memsync.memoryfile.file import MemoryFile, NewEntry
@@ -163,8 +163,8 @@ def forget_line(entry_id: str, file: Path | None) -> str:
 
 def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[list[str], str | None]:
     """`memsync show`: one line per live entry of memory file ``file`` that applies to ``scope`` (JSON
-    as stored with ``as_json``), and the warning about skipped problem lines (None when there are
-    none). Raises ``MemsyncError``."""
+    as stored with ``as_json``), and the warnings (None when there are none): each entry two machines
+    superseded at once (``supersede_forks``), and skipped problem lines. Raises ``MemsyncError``."""
     memory = _memory_file(file)
     if not memory.path.exists() and _synced_with_remotes(memory.path):
         raise MemsyncError(
@@ -172,7 +172,8 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
             "machines wrote"
         )
     parsed = read_memory(memory.path)
-    entries = [e for e in parsed.view(datetime.now(UTC)) if scope_matches(e.scope, scope)]
+    view = parsed.view(datetime.now(UTC))
+    entries = [e for e in view if scope_matches(e.scope, scope)]
     lines: list[str] = []
     for entry in entries:
         if as_json:
@@ -181,13 +182,18 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
             who = "user" if entry.is_user else f"{'-' if entry.confidence is None else entry.confidence}"
             text = " ".join(entry.text.split())
             lines.append(f"{entry.id}  {entry.kind:<10}  {entry.scope}  [{who}]  {text}")
-    problems = (
-        f"memsync: {plural(len(parsed.problems), 'problem')} in {memory.path} skipped; "
-        f"see `memsync check {memory.path}`"
-        if parsed.problems
-        else None
-    )
-    return lines, problems
+    warnings = [
+        f"memsync: {neutralise(superseded, MAX_PATH_CHARS)} was superseded on two machines at once, by "
+        f"{', '.join(neutralise(e.id, MAX_PATH_CHARS) for e in by)}: all stay live until you forget the "
+        "wrong ones; see `memsync conflicts`"
+        for superseded, by in sorted(supersede_forks(view).items())
+    ]
+    if parsed.problems:
+        warnings.append(
+            f"memsync: {plural(len(parsed.problems), 'problem')} in {memory.path} skipped; "
+            f"see `memsync check {memory.path}`"
+        )
+    return lines, "\n".join(warnings) if warnings else None
 
 
 def compact_line(file: Path | None) -> str:

@@ -127,6 +127,21 @@ def build_view(records: Iterable[Record], now: datetime) -> list[Entry]:
     return sorted(live, key=lambda e: (e.created, e.id))
 
 
+def supersede_forks(view: Sequence[Entry]) -> dict[str, tuple[Entry, ...]]:
+    """The forks of a current ``view`` (:func:`build_view`'s list): each id that two or more of its live
+    entries supersede, mapped to those entries in view order. Two machines that superseded one entry
+    while apart leave both new entries live (spec ``seeds/000``), so the person must pick one. A target
+    still live itself (an inferred entry naming a user entry, a cycle's survivor) was not superseded:
+    no fork. Pure; never raises."""
+    live = {entry.id for entry in view}
+    by_target: dict[str, list[Entry]] = defaultdict(list)
+    for entry in view:
+        target = entry.supersedes
+        if target is not None and target != entry.id and target not in live:
+            by_target[target].append(entry)
+    return {target: tuple(entries) for target, entries in by_target.items() if len(entries) > 1}
+
+
 def scope_matches(entry_scope: str, scope: str | None) -> bool:
     """Whether an entry with ``entry_scope`` applies to a task in ``scope``.
 
