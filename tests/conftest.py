@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import compileall
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -15,13 +17,22 @@ import psutil
 import pytest
 from hypothesis import settings
 
-from tests.support.helpers import CORPUS, bare_remote
+from tests.support.helpers import CORPUS, REPO_ROOT, bare_remote
 
 if TYPE_CHECKING:
     from tests.support.peers import Peer
     from tests.support.servers.transport import Kind, Remote
 
 _SESSION_ROOT = Path(tempfile.mkdtemp(prefix="memsync-tests-"))
+
+# Where PYTHONDONTWRITEBYTECODE is set, no interpreter writes bytecode: each `python -m memsync`, daemon,
+# hook or MCP server a test starts would compile memsync from source again (~0.15 s of CPU), and pytest
+# would rewrite every test module again at each run. Compile memsync and the test helpers once (what is
+# already compiled is only stat'ed; a tree that cannot be written is left as it is), and let pytest keep
+# the test modules it rewrote.
+for _package in (REPO_ROOT / "memsync", REPO_ROOT / "tests" / "support"):
+    compileall.compile_dir(_package, quiet=2)
+sys.dont_write_bytecode = False
 
 
 def isolated_env(home: Path) -> dict[str, str]:
