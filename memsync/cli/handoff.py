@@ -91,7 +91,9 @@ def handoff_command(
     max_bytes: Annotated[
         int,
         typer.Option(
-            "--max-bytes", help="Size cap in bytes of the --format prompt block; it is cut at whole entries."
+            "--max-bytes",
+            min=1,
+            help="Size cap in bytes of the --format prompt block; it is cut at whole entries.",
         ),
     ] = DEFAULT_HANDOFF_BYTES,
     output_format: Annotated[

@@ -36,7 +36,7 @@ def held_command(ctx: typer.Context, config: ConfigOption = None) -> None:
 def allow_command(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The live file, as `memsync held` lists it.")],
-    line: Annotated[int, typer.Argument(help="The line number, as `memsync held` lists it.")],
+    line: Annotated[int, typer.Argument(min=1, help="The line number, as `memsync held` lists it.")],
 ) -> None:
     """Say a held line is no secret: its hash (never its text) joins the store's allow-list, which syncs,
     so peers stop holding it too; the next sync publishes the line."""

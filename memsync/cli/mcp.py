@@ -17,6 +17,7 @@ from memsync.cli.app import app, note_no_store
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.hosts.registry import NAMES
+from memsync.recall import MAX_LIMIT
 
 mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")
@@ -90,7 +91,10 @@ def recall_command(
         typer.Option("--kind", "-k", help=f"Only this kind ({', '.join(KINDS)}); repeatable."),
     ] = None,
     limit: Annotated[
-        int, typer.Option("--limit", "-n", help="How many hits at most (1 to 100).")
+        int,
+        typer.Option(
+            "--limit", "-n", min=1, max=MAX_LIMIT, help=f"How many hits at most (1 to {MAX_LIMIT})."
+        ),
     ] = DEFAULT_RECALL_LIMIT,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,
 ) -> int:

@@ -174,6 +174,7 @@ def prompt_command(
         int | None,
         typer.Option(
             "--max-bytes",
+            min=1,
             help=f"Size cap in bytes, cut at whole entries. Default: "
             f"{DEFAULT_PROMPT_BYTES} for a file, "
             f"{DEFAULT_SNAPSHOT_BYTES} for a role directory.",

@@ -17,7 +17,10 @@ def snapshot_command(
         Path, typer.Argument(help="Role directory, e.g. .agents/memory/python-dev or ~/.claude/memory.")
     ],
     max_bytes: Annotated[
-        int, typer.Option("--max-bytes", help="Size cap in bytes; a longer snapshot is cut at a whole line.")
+        int,
+        typer.Option(
+            "--max-bytes", min=1, help="Size cap in bytes; a longer snapshot is cut at a whole line."
+        ),
     ] = DEFAULT_SNAPSHOT_BYTES,
 ) -> int:
     """Write ROLE_DIR/snapshot.md: the index, every curated entry and the 3 latest daily logs.

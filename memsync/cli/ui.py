@@ -12,7 +12,9 @@ from memsync.cli.sync import ConfigOption
 
 @app.command("ui")
 def ui_command(
-    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (default: a free one).")] = 0,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (default 0: a free one).")
+    ] = 0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the URL only.")] = False,
     config: ConfigOption = None,
 ) -> int:

@@ -1,5 +1,6 @@
 """Typos a newcomer makes are refused before anything is written: a path whose directory does not exist,
-a remote URL git cannot use, a remote name git refuses. One line naming the argument, exit 1."""
+a remote URL git cannot use, a remote name git refuses. One line naming the argument, exit 1. A number
+out of its option's range is a usage error naming the option, exit 2."""
 
 from __future__ import annotations
 
@@ -125,3 +126,26 @@ def test_a_remote_name_git_refuses_is_refused_naming_it_not_the_config(
     assert result.stderr.startswith(f"memsync: remote name {name!r} ")
     assert "config" not in result.stderr and result.stderr.count("\n") == 1
     assert _config(initialised).read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("args", "named", "bound"),
+    [
+        (("ui", "--port", "99999", "--no-browser"), "'--port'", "less than or equal to 65535"),
+        (("ui", "--port", "-1", "--no-browser"), "'--port'", "greater than or equal to 0"),
+        (("prompt", "--max-bytes", "-1"), "'--max-bytes'", "greater than or equal to 1"),
+        (("snapshot", "{home}", "--max-bytes", "0"), "'--max-bytes'", "greater than or equal to 1"),
+        (("handoff", "a", "b", "--max-bytes", "0"), "'--max-bytes'", "greater than or equal to 1"),
+        (("recall", "fact", "--limit", "101"), "'--limit' / '-n'", "less than or equal to 100"),
+        (("held", "allow", "{home}/x.jsonl", "0"), "'LINE'", "greater than or equal to 1"),
+    ],
+)
+def test_a_number_out_of_its_range_is_a_usage_error_naming_the_option(
+    initialised: Path, args: tuple[str, ...], named: str, bound: str
+) -> None:
+    before = _snapshot(initialised)
+    result = cli_main(*(arg.format(home=initialised) for arg in args))
+    assert result.returncode == 2, result.stderr
+    assert f"Invalid value for {named}: Input should be {bound}" in result.stderr
+    assert "unexpected error" not in result.stderr and "Traceback" not in result.stderr
+    assert _snapshot(initialised) == before
