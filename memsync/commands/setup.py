@@ -14,6 +14,7 @@ from memsync.base.git import remote_attempt
 from memsync.base.paths import StoreLayout, config_path, state_dir
 from memsync.base.remote_url import PLAIN_NAME, redacted
 from memsync.base.wording import plural
+from memsync.commands import installs
 from memsync.commands.config_edits import (
     DEFAULT_REMOTE,
     DEFAULT_STORE,
@@ -286,12 +287,16 @@ def _nothing_left_on_refusal(path: Path) -> Iterator[None]:
     behind, not even empty directories; the error goes on."""
     mine = (path.parent, default_store_dir("-").parent.parent, state_dir())
     missing = [directory for directory in mine if not directory.exists()]
+    made = {directory: installs.new_dirs(directory / "-") for directory in missing}
     try:
         yield
     except MemsyncError:
         for directory in missing:
             shutil.rmtree(directory, ignore_errors=True)  # made by this run, which wrote nothing else
         raise
+    for directory, dirs in made.items():
+        # Recorded so `uninstall --purge` also removes the XDG directories (~/.local/state) memsync made.
+        installs.record(directory, "memsync", "dirs", created=False, dirs=dirs, project=None)
 
 
 def store_add(

@@ -95,13 +95,13 @@ def uninstall(
         for step in steps:
             lines.extend(step.run())
         lines.extend(installs.remove_created([e for e in recorded if Path(e.path) not in restored]))
-        lines.extend(installs.remove_dirs(recorded))
         lines.extend(_remove_backups(projects))
         installs.forget()
         if state_dir().is_dir() and not any(state_dir().iterdir()):
             state_dir().rmdir()
         if purge:
             lines.extend(_remove_empty_dirs(path))
+        lines.extend(installs.remove_dirs(recorded))
     lines.extend(_kept(path, config, projects, purge))
     if dry_run:
         lines.append("nothing was changed (--dry-run)")

@@ -13,7 +13,7 @@ import pytest
 from memsync.hosts import registry
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
 from memsync.hosts.hooks import settings_path
-from tests.support.helpers import cli_main
+from tests.support.helpers import bare_remote, cli_main
 
 
 def listing(root: Path) -> dict[str, bytes | None]:
@@ -77,3 +77,22 @@ def test_connect_then_disconnect_keeps_the_users_files_byte_for_byte_and_leaves_
     assert listing(home) != before
     _ok("disconnect", host)
     assert listing(home) == before
+
+
+def test_init_connect_every_host_then_uninstall_purge_leaves_home_as_it_was(
+    home: Path, tmp_path: Path
+) -> None:
+    (home / ".config").mkdir()  # a directory that was there before memsync stays
+    (home / ".cursor").mkdir()
+
+    def everything() -> dict[str, bytes | None]:
+        return {
+            str(p.relative_to(home)): None if p.is_dir() else p.read_bytes() for p in sorted(home.rglob("*"))
+        }
+
+    before = everything()
+    _ok("init", "--remote", str(bare_remote(tmp_path / "remote.git")))
+    for host in registry.NAMES:
+        _ok("connect", host)
+    _ok("uninstall", "--purge", "--force")
+    assert everything() == before
