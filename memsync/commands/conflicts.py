@@ -156,7 +156,7 @@ def forked_files(
         if item.format != "jsonl" or item.store is None or not item.live.is_file():
             continue
         parsed = read_memory(item.live)
-        found = supersede_forks(parsed.view(now))
+        found = supersede_forks(parsed.view(now), (r.record for r in parsed.records))
         if found:
             yield item, parsed, found
 

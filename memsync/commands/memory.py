@@ -186,7 +186,7 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
         f"memsync: {neutralise(superseded, MAX_PATH_CHARS)} was superseded on two machines at once, by "
         f"{', '.join(neutralise(e.id, MAX_PATH_CHARS) for e in by)}: all stay live until you forget the "
         "wrong ones; see `memsync conflicts`"
-        for superseded, by in sorted(supersede_forks(view).items())
+        for superseded, by in sorted(supersede_forks(view, (r.record for r in parsed.records)).items())
     ]
     if parsed.problems:
         warnings.append(

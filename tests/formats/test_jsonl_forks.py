@@ -4,7 +4,6 @@ machines replaced one entry while apart). A pure function over the view; `memsyn
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +12,15 @@ from hypothesis import strategies as st
 
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.parse import parse_memory, read_memory
+from memsync.formats.jsonl.records import Entry, Record
 from memsync.formats.jsonl.view import supersede_forks
 from tests.formats.test_jsonl import NOW, entry, file_bytes, records_strategy, tomb
 
 
 def _forks(*objs: dict[str, Any]) -> dict[str, list[str]]:
-    view = parse_memory(file_bytes(*objs)).view(NOW)
-    return {target: [e.id for e in by] for target, by in supersede_forks(view).items()}
+    parsed = parse_memory(file_bytes(*objs))
+    forks = supersede_forks(parsed.view(NOW), [r.record for r in parsed.records])
+    return {target: [e.id for e in by] for target, by in forks.items()}
 
 
 def test_two_live_superseders_of_one_entry_are_a_fork_until_one_is_forgotten() -> None:
@@ -35,22 +36,40 @@ def test_two_live_superseders_of_one_entry_are_a_fork_until_one_is_forgotten() -
     # An inferred entry cannot supersede a user entry: a stays live, so nothing forked.
     user = entry("u", 0, source="user")
     assert _forks(user, entry("b", 1, supersedes="u"), entry("c", 2, supersedes="u")) == {}
-    # A superseder that is itself superseded is no longer live.
-    assert _forks(a, b, c, entry("d", 3, supersedes="c")) == {}
+    # Through a superseded entry: b replaced a, then d replaced b, while c replaced a elsewhere.
+    assert _forks(a, b, c, entry("d", 3, supersedes="b")) == {"a": ["c", "d"]}
+    assert _forks(a, b, entry("d", 3, supersedes="b")) == {}  # one line of replacements, no fork
+    assert _forks(a, b, c, entry("d", 3, supersedes="b"), tomb("d", 4)) == {}  # d forgotten: b stays dead
+
+
+def _superseders(records: list[Record], live: dict[str, Entry]) -> dict[str, set[str]]:
+    """Per id, the live entries that supersede it directly or through dead entries: a fixed point, not
+    the walk ``supersede_forks`` does."""
+    edges = {(r.id, r.supersedes) for r in records if isinstance(r, Entry) and r.supersedes is not None}
+    reach = {(e.id, e.supersedes) for e in live.values() if e.supersedes is not None}
+    while True:
+        more = {(s, t2) for (s, t) in reach for (t1, t2) in edges if t1 == t and t not in live}
+        if more <= reach:
+            break
+        reach |= more
+    found: dict[str, set[str]] = {}
+    for source, target in reach:
+        if target not in live and target != source:
+            found.setdefault(target, set()).add(source)
+    return found
 
 
 @settings(max_examples=150, deadline=None)
 @given(objs=records_strategy)
 def test_forks_are_exactly_the_dead_ids_with_two_live_superseders(objs: list[dict[str, Any]]) -> None:
-    view = parse_memory(file_bytes(*objs)).view(NOW)
-    live = {e.id for e in view}
-    counts = Counter(e.supersedes for e in view if e.supersedes is not None and e.supersedes != e.id)
-    expected = {target for target, n in counts.items() if n >= 2 and target not in live}
-    forks = supersede_forks(view)
-    assert set(forks) == expected
-    for target, by in forks.items():
-        assert all(e in view and e.supersedes == target for e in by)
-        assert list(by) == [e for e in view if e.supersedes == target]
+    parsed = parse_memory(file_bytes(*objs))
+    records = [r.record for r in parsed.records]
+    view = parsed.view(NOW)
+    expected = {t: by for t, by in _superseders(records, {e.id: e for e in view}).items() if len(by) >= 2}
+    forks = supersede_forks(view, records)
+    assert {t: {e.id for e in by} for t, by in forks.items()} == expected
+    for by in forks.values():
+        assert list(by) == [e for e in view if e in by]
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -59,7 +78,8 @@ def test_any_bytes_from_a_peer_give_forks_or_a_memsync_error(tmp_path: Path, dat
     path = tmp_path / "memory.jsonl"
     path.write_bytes(data)
     try:
-        forks = supersede_forks(read_memory(path).view(NOW))
+        parsed = read_memory(path)
+        forks = supersede_forks(parsed.view(NOW), [r.record for r in parsed.records])
     except MemsyncError:
         return
     assert all(len(by) >= 2 for by in forks.values())

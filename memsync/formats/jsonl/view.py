@@ -127,17 +127,31 @@ def build_view(records: Iterable[Record], now: datetime) -> list[Entry]:
     return sorted(live, key=lambda e: (e.created, e.id))
 
 
-def supersede_forks(view: Sequence[Entry]) -> dict[str, tuple[Entry, ...]]:
-    """The forks of a current ``view`` (:func:`build_view`'s list): each id that two or more of its live
-    entries supersede, mapped to those entries in view order. Two machines that superseded one entry
-    while apart leave both new entries live (spec ``seeds/000``), so the person must pick one. A target
-    still live itself (an inferred entry naming a user entry, a cycle's survivor) was not superseded:
-    no fork. Pure; never raises."""
+def supersede_forks(view: Sequence[Entry], records: Iterable[Record]) -> dict[str, tuple[Entry, ...]]:
+    """The forks of a current ``view`` (:func:`build_view` of ``records``): each id that two or more of
+    its live entries supersede, mapped to those entries in view order. Two machines that superseded one
+    entry while apart leave both new entries live (spec ``seeds/000``), so the person must pick one. An
+    entry supersedes its target directly, and through superseded entries of ``records`` (B replaced A,
+    then D replaced B here while C replaced A there: D and C fork A). A target still live itself (an
+    inferred entry naming a user entry, a cycle's survivor) was not superseded: no fork. Pure; never
+    raises."""
     live = {entry.id for entry in view}
+    # What each superseded entry superseded in turn, from every version of it (as ``_superseded_ids``).
+    further: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        if isinstance(record, Entry) and record.supersedes is not None and record.id not in live:
+            further[record.id].add(record.supersedes)
     by_target: dict[str, list[Entry]] = defaultdict(list)
     for entry in view:
-        target = entry.supersedes
-        if target is not None and target != entry.id and target not in live:
+        reached: set[str] = set()
+        todo = [] if entry.supersedes is None else [entry.supersedes]
+        while todo:
+            target = todo.pop()
+            if target == entry.id or target in live or target in reached:
+                continue
+            reached.add(target)
+            todo.extend(further.get(target, ()))
+        for target in reached:
             by_target[target].append(entry)
     return {target: tuple(entries) for target, entries in by_target.items() if len(entries) > 1}
 
