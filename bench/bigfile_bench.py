@@ -51,7 +51,7 @@ from sync_bench import (  # noqa: E402
 )
 
 from memsync.base.fsio import append_once  # noqa: E402
-from memsync.store.refs import read_ref  # noqa: E402
+from memsync.base.refs import read_ref  # noqa: E402
 from tests.support.helpers import bare_remote, git, wait_for  # noqa: E402
 from tests.support.peers import Peer  # noqa: E402
 

@@ -55,7 +55,7 @@ sys.path.insert(0, str(REPO_ROOT))
 # Importing tests.support.peers also confines git and memsync to a throwaway HOME (tests/conftest.py).
 from bench.idle import IdleResult, fill_role, idle_cost, load, make_roles  # noqa: E402
 from memsync.base.fsio import append_once  # noqa: E402
-from memsync.store.refs import read_ref  # noqa: E402
+from memsync.base.refs import read_ref  # noqa: E402
 from tests.support.helpers import bare_remote, git, wait_for  # noqa: E402
 from tests.support.peers import HEADER, ROLE_STORE, Peer, entry_line  # noqa: E402
 

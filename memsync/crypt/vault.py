@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memsync.base import git
+from memsync.base import git, refs
 from memsync.base.fsio import atomic_write
 from memsync.errors import MemsyncError
 
@@ -64,7 +64,8 @@ class _Refs:
     """What one read of the ciphertext repository's refs found: ``tip`` and ``read`` (None: absent), the
     tip's parents, the member list as of ``read`` (None: none known), the commit ``stalled`` marks,
     what a removal notice said (None: this device was not removed), the tip's ``data.age`` (None: not
-    read with the refs) and ``refs/read`` itself (``read`` is the read mark's file when it holds)."""
+    read with the refs), ``refs/read`` itself (``read`` is the read mark's file when it holds) and the
+    blobs the member list and the notice were read from."""
 
     tip: str | None
     read: str | None
@@ -74,6 +75,8 @@ class _Refs:
     removed: bytes | None
     tip_data: bytes | None = None
     read_ref: str | None = None
+    members_blob: str | None = None
+    removed_blob: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,8 @@ class Vault:
         self._known: _Refs | None = None
         # The size of the tip's bundle as last read here (0: none read yet).
         self._tip_size = 0
+        # What ``cat-file`` last read of the refs: its member list and notice serve while their blobs stay.
+        self._last: _Refs | None = None
 
     def _run(self, *args: str, timeout: float = _LOCAL_TIMEOUT_S, stdin: bytes | None = None) -> git.Result:
         if not (self.git_dir / "HEAD").exists():
@@ -133,8 +138,10 @@ class Vault:
 
     def _refs(self) -> _Refs:
         """``refs/tip`` (with its parents), ``refs/read``, ``refs/members``, ``refs/stalled``,
-        ``refs/removed`` and the tip's bundle (unless the last tip seen was big), read by one git, kept
-        until a step moves a ref."""
+        ``refs/removed`` and the tip's bundle (unless the last tip seen was big), read by one git (none
+        when ``_unchanged`` has them), kept until a step moves a ref."""
+        if self._known is None:
+            self._known = self._unchanged()
         if self._known is None:
             with_data = self._tip_size <= _TIP_WITH_REFS
             wanted = f"{_TIP}\n{_READ}\n{_MEMBERS}\n{_STALLED}\n{_REMOVED}\n".encode()
@@ -156,8 +163,28 @@ class Vault:
                 removed[1] if removed else None,
                 tip_data,
                 read_ref,
+                members[0].decode() if members else None,
+                removed[0].decode() if removed else None,
             )
+            self._last = self._known
         return self._known
+
+    def _unchanged(self) -> _Refs | None:
+        """The refs read from their files without git when nothing new is there to read: the tip is the
+        commit last read, and the member list and the notice are the blobs ``cat-file`` last read. None
+        otherwise (then one git reads them)."""
+        last = self._last
+        if last is None:
+            return None
+        tip, read_at, members, stalled, removed = (
+            refs.read_ref(self.git_dir, ref) for ref in (_TIP, _READ, _MEMBERS, _STALLED, _REMOVED)
+        )
+        read = self._read_mark(read_at)
+        if tip is None or not _HEX.fullmatch(tip) or tip != read:
+            return None
+        if (members, removed) != (last.members_blob, last.removed_blob):
+            return None
+        return replace(last, tip=tip, read=read, parents=(), stalled=stalled, tip_data=None, read_ref=read_at)
 
     def _read_mark(self, read_ref: str | None) -> str | None:
         """The last commit read here: the read mark's file (``_READ_FILE``) while ``refs/read`` is still

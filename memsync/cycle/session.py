@@ -8,10 +8,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memsync.base.refs import read_ref
 from memsync.config.file import Config, StoreConfig, Track
 from memsync.store.access import open_store
 from memsync.store.facade import Store
-from memsync.store.refs import head, read_ref
+from memsync.store.refs import head
 from memsync.sync.notices import Notices
 
 log = logging.getLogger(__name__)

@@ -8,9 +8,9 @@ import hashlib
 from pathlib import Path
 
 from memsync.base.paths import StoreLayout
+from memsync.base.refs import read_ref
 from memsync.config.file import StoreConfig
 from memsync.daemon.watch import remote_git_dir
-from memsync.store.refs import read_ref
 
 # One push wakes every machine of a team watching the remote: each waits its own fraction of this
 # (seconds) before fetching, so their fetches do not all land in the same instant and a busy remote's
