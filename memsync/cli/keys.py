@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import getpass
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from memsync.cli.app import app
+from memsync.errors import MemsyncError
 
 key_app = typer.Typer(help="The device keys an encrypted store's remote is sealed for.", no_args_is_help=True)
 app.add_typer(key_app, name="key")
@@ -21,9 +24,28 @@ def _print(lines: list[str]) -> int:
     return 0
 
 
-def _passphrase(confirm: bool) -> str:
-    # A script gives it on stdin (no terminal: one line, no confirmation).
-    return str(typer.prompt("Passphrase", hide_input=True, confirmation_prompt=confirm))
+def _passphrase(action: str, confirm: bool) -> str:
+    """The passphrase typed at the terminal (twice with ``confirm``), or, with no terminal on stdin, the
+    first line of stdin. Raises ``MemsyncError`` naming ``action`` when input ends before one is given:
+    an end of input is no interrupt (Ctrl-C still is)."""
+    needed = MemsyncError(
+        f"cannot {action} the key: a passphrase is needed. Type it at a terminal, "
+        "or give it as the first line of stdin"
+    )
+    if not sys.stdin.isatty():
+        # A script: one line, no confirmation; getpass would warn that the input may be echoed.
+        line = sys.stdin.readline()
+        if not line:
+            raise needed
+        return line.removesuffix("\n").removesuffix("\r")
+    try:
+        secret = getpass.getpass("Passphrase: ")
+        while confirm and getpass.getpass("Repeat for confirmation: ") != secret:
+            typer.echo("Error: the two entries do not match.", err=True)
+            secret = getpass.getpass("Passphrase: ")
+    except EOFError:
+        raise needed from None
+    return secret
 
 
 @app.command("join")
@@ -95,17 +117,17 @@ def key_list_command(store: KeyStore = None) -> int:
 def key_export_command(
     out: Annotated[Path, typer.Argument(help="The backup file to write (not overwritten).")],
 ) -> int:
-    """Write this device's key to OUT, protected by a passphrase you type."""
+    """Write this device's key to OUT, protected by a passphrase you type (twice) or pipe in (one line)."""
     from memsync.commands import keys
 
-    return _print([keys.key_export(out, _passphrase(confirm=True))])
+    return _print([keys.key_export(out, lambda: _passphrase("export", confirm=True))])
 
 
 @key_app.command("import")
 def key_import_command(
     backup: Annotated[Path, typer.Argument(help="A file `memsync key export` wrote.")],
 ) -> int:
-    """Restore this device's key from a backup, with its passphrase."""
+    """Restore this device's key from a backup, with its passphrase typed or piped in (one line)."""
     from memsync.commands import keys
 
-    return _print([keys.key_import(backup, _passphrase(confirm=False))])
+    return _print([keys.key_import(backup, lambda: _passphrase("import", confirm=False))])

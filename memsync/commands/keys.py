@@ -5,12 +5,14 @@ encrypted store's remote is sealed for and whose signed bundles it takes (``mems
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pyrage
 from pyrage import passphrase, x25519
 
+from memsync.base.argcheck import existing_parent
 from memsync.base.fsio import create_exclusive
 from memsync.base.paths import config_path
 from memsync.commands.config_edits import reload_daemon, store_table
@@ -166,14 +168,19 @@ def key_list(store: str | None = None, path: Path | None = None) -> list[str]:
     return lines
 
 
-def key_export(out: Path, secret: str) -> str:
-    """Write this device's key to ``out`` encrypted with the passphrase ``secret`` (age scrypt), 0600;
-    never over an existing file. Raises ``MemsyncError``."""
+def key_export(out: Path, ask: Callable[[], str]) -> str:
+    """Write this device's key to ``out`` encrypted with the passphrase ``ask()`` returns (age scrypt),
+    0600; never over an existing file. ``ask`` is called only once the key and ``out`` are known good, so
+    a typo costs no passphrase. Raises ``MemsyncError``."""
+    held = "".join(f"{identity}\n" for identity in keys.device_keys(create=False))
+    if out.exists() or out.is_symlink():
+        raise MemsyncError(f"cannot export the key: {out} exists. Name a new file")
+    existing_parent(out, "FILE")
+    secret = ask()
     if len(secret) < 8:
         raise MemsyncError(
             "cannot export the key: the passphrase is shorter than 8 characters. Pick a longer one"
         )
-    held = "".join(f"{identity}\n" for identity in keys.device_keys(create=False))
     if not create_exclusive(out, passphrase.encrypt(held.encode(), secret), mode=0o600):
         raise MemsyncError(f"cannot export the key: {out} exists. Name a new file")
     return f"wrote this device's key to {out}, protected by the passphrase (keep both apart)"
@@ -217,13 +224,18 @@ def _reseal(
         open_store(config, store_cfg).reseal(remote, add=add, remove=remove)
 
 
-def key_import(backup: Path, secret: str) -> str:
-    """Restore this device's key from ``backup`` (a ``key_export`` file) with the passphrase ``secret``;
-    never over an existing key. Raises ``MemsyncError``."""
+def key_import(backup: Path, ask: Callable[[], str]) -> str:
+    """Restore this device's key from ``backup`` (a ``key_export`` file) with the passphrase ``ask()``
+    returns; never over an existing key. ``ask`` is called only once ``backup`` is read and this device
+    has no key. Raises ``MemsyncError``."""
     try:
-        text = passphrase.decrypt(backup.read_bytes(), secret).decode("ascii", "replace").strip()
+        sealed = backup.read_bytes()
     except OSError as exc:
         raise MemsyncError(f"cannot import the key: {backup}: {exc.strerror}. Check the path") from None
+    if keys.key_path().exists():
+        raise MemsyncError(f"cannot import the key: {keys.key_path()} exists. Move it away first")
+    try:
+        text = passphrase.decrypt(sealed, ask()).decode("ascii", "replace").strip()
     except pyrage.DecryptError:
         raise MemsyncError(
             f"cannot import the key: {backup} does not open with that passphrase (wrong, or not a key "
