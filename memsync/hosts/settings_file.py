@@ -304,13 +304,19 @@ def preview(
 
 def render_json_object(data: dict[str, Any], like: bytes | None = None) -> bytes:
     """``data`` as JSON bytes laid out like the file bytes ``like``: its indentation (two spaces when it
-    has none, or for a new file) and whether it ends in a newline (a new file does). Numbers read by
+    has none, or for a new file), one line for a one-line file (its separators kept) and whether it ends
+    in a newline (a new file does). Numbers read by
     :func:`parse_json_object` come back as written, and a lone surrogate as its ``\\u`` escape."""
     text = "" if like is None else like.decode("utf-8", errors="replace")
     found = _FIRST_INDENT.search(text)
     indent = found.group(1) if found else DEFAULT_INDENT
     ending = "\n" if like is None or text.endswith("\n") else ""
-    out = json.dumps(data, indent=indent, ensure_ascii=False)
+    if text.strip() and "\n" not in text.strip():
+        # A one-line file stays one line, with its own separators (compact, or with a space after each).
+        spaced = re.search(r'"\s*:\s', text) is not None
+        out = json.dumps(data, ensure_ascii=False, separators=(", ", ": ") if spaced else (",", ":"))
+    else:
+        out = json.dumps(data, indent=indent, ensure_ascii=False)
     out = _TAGGED.sub(lambda match: match.group(1), out)
     out = _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", out)
     return (out + ending).encode("utf-8")

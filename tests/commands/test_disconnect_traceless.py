@@ -96,3 +96,14 @@ def test_init_connect_every_host_then_uninstall_purge_leaves_home_as_it_was(
         _ok("connect", host)
     _ok("uninstall", "--purge", "--force")
     assert everything() == before
+
+
+def test_disconnect_after_the_user_edited_a_compact_file_keeps_it_compact(home: Path) -> None:
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{"theme":"dark","n":1}')
+    _ok("connect", "claude-code")
+    settings.write_bytes(settings.read_bytes().replace(b'"dark"', b'"light"'))  # the user's edit meanwhile
+    said = _ok("disconnect", "claude-code")
+    assert settings.read_bytes() == b'{"theme":"light","n":1}'
+    assert f"{settings}.memsync-backup" in said  # kept, and said where

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memsync.errors import MemsyncError
-from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object, read_json_object
+from memsync.hosts.settings_file import BACKUP_SUFFIX, edit_json_object, read_json_object, render_json_object
 
 
 def _add(settings: dict[str, Any]) -> None:
@@ -57,3 +57,11 @@ def test_an_unreadable_file_is_refused_and_left_alone(tmp_path: Path, content: b
     with pytest.raises(MemsyncError, match=r"settings\.json"):
         edit_json_object(path, _add)
     assert path.read_bytes() == content
+
+
+def test_a_one_line_file_stays_one_line_in_its_own_separators() -> None:
+    compact = b'{"model":"opus","n":1}'
+    spaced = b'{"model": "opus", "n": 1}\n'
+    assert render_json_object({"model": "opus", "n": 1}, compact) == compact
+    assert render_json_object({"model": "opus", "n": 1}, spaced) == spaced
+    assert render_json_object({"model": "opus"}, b'{\n  "model": "x"\n}\n') == b'{\n  "model": "opus"\n}\n'
