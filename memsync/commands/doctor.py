@@ -279,10 +279,14 @@ def check_both_kept(store: StoreConfig) -> Check:
 
 def check_forks(config: Config) -> list[Check]:
     """A WARN per store whose tracked memory files hold entries that several live entries supersede
-    (two machines replaced one entry while apart); none when there is no such entry."""
+    (two machines replaced one entry while apart); none when there is no such entry; one WARN when a
+    memory file cannot be read (the other checks still run)."""
     counts: dict[str, int] = {}
-    for item, _, forked in forked_files(config):
-        counts[item.store or ""] = counts.get(item.store or "", 0) + len(forked)
+    try:
+        for item, _, forked in forked_files(config):
+            counts[item.store or ""] = counts.get(item.store or "", 0) + len(forked)
+    except MemsyncError as exc:
+        return [Check("WARN", "forks", str(exc))]
     return [
         Check(
             "WARN",
