@@ -66,7 +66,10 @@ _STOPWORDS = frozenset(
 _EDGE = 4096
 # The longest header line read back to parse what was appended.
 _HEADER_MAX = 64 * 1024
-_BUSY_MS = 5000
+# How long a connection waits for another's write lock. SQLite's busy handler polls, first come is not
+# first served: 40 parallel `remember` on 2 loaded cores left some writers waiting past 5 s (they then
+# warned and left their entry to the next refresh); none waited past 30 s.
+_BUSY_MS = 30_000
 _SCHEMA = (
     # ``edge``: a memory file's (``_EDGE``); NULL for a role directory.
     "CREATE TABLE sources(id INTEGER PRIMARY KEY, live TEXT NOT NULL UNIQUE, store TEXT, "
