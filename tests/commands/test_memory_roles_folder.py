@@ -21,7 +21,7 @@ INDEX = "# Memory index — qa\n\n- [Fruit](fruit.md) — the kiwifruitfact of t
 @pytest.fixture
 def roles(home: Path) -> Path:
     """An initialised HOME: role ``qa`` in ``~/.agents/memory``, memory file ``ada.jsonl``."""
-    assert run_cli("init").returncode == 0
+    assert cli_main("init").returncode == 0
     qa = home / ".agents" / "memory" / "qa"
     qa.mkdir(parents=True)
     (qa / "MEMORY.md").write_text(INDEX)
