@@ -12,7 +12,7 @@ from memsync.cli import main
 from memsync.formats.markdown.roledir import RoleDir
 from memsync.memoryfile.file import MemoryFile
 from tests.support.handoff_fixtures import write_memory, write_role
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 
 KINDS = ("--kind", "fact", "--kind", "avoid", "--kind", "preference")
 
@@ -28,12 +28,12 @@ def test_role_and_memory_file_names_inside_tracked_folders(home: Path) -> None:
     _default_config(home)
     role = write_role(home / ".agents" / "memory" / "python-dev")
     memory = write_memory(home / ".agent-memory" / "notes.jsonl")
-    result = run_cli("handoff", "notes", "python-dev", *KINDS)
+    result = cli_main("handoff", "notes", "python-dev", *KINDS)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1].startswith("notes -> python-dev: 4 handed")
     handed = [e for e in RoleDir(role).entries() if "Source: handoff from notes" in e.body]
     assert len(handed) == 4
-    back = run_cli("handoff", "python-dev", "notes.jsonl", *KINDS)
+    back = cli_main("handoff", "python-dev", "notes.jsonl", *KINDS)
     assert back.returncode == 0, back.stderr
     assert back.stdout.splitlines()[-1].startswith("python-dev -> notes: ")
     assert "python-dev" in {t.removeprefix("handoff:") for e in MemoryFile(memory).view() for t in e.tags}

@@ -12,12 +12,12 @@ import pytest
 from memsync.cli import main
 from memsync.formats.jsonl.parse import read_memory
 from memsync.memoryfile.file import TEXT_MAX_CHARS
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main, run_cli
 
 
 def test_a_text_over_the_limit_is_refused_in_one_line_and_nothing_is_written(tmp_path: Path) -> None:
     memory = tmp_path / "ada.jsonl"
-    assert run_cli("remember", "Use plain English.", "--file", str(memory)).returncode == 0
+    assert cli_main("remember", "Use plain English.", "--file", str(memory)).returncode == 0
     before = memory.read_bytes()
     # Over the limit, yet under the 128 KiB one argument may hold: a real process takes it.
     refused = run_cli("remember", "x" * (TEXT_MAX_CHARS + 1), "--file", str(memory))

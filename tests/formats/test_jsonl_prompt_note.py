@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memsync.memoryfile.file import MemoryFile, NewEntry
-from tests.support.helpers import run_cli
+from tests.support.helpers import cli_main
 
 
 def test_prompt_too_small_for_any_entry_prints_the_note(tmp_path: Path) -> None:
@@ -13,8 +13,8 @@ def test_prompt_too_small_for_any_entry_prints_the_note(tmp_path: Path) -> None:
     memory = MemoryFile(path)
     memory.remember(NewEntry("Use uv for Python environments.", "preference"))
     memory.remember(NewEntry("The CI runs on Ubuntu 24.04.", "fact"))
-    result = run_cli("prompt", str(path), "--max-bytes", "10")
+    result = cli_main("prompt", str(path), "--max-bytes", "10")
     assert (result.returncode, result.stdout) == (0, "(2 more entries left out to fit the size limit)\n")
-    fits = run_cli("prompt", str(path), "--max-bytes", "80")
+    fits = cli_main("prompt", str(path), "--max-bytes", "80")
     assert fits.stdout.startswith("# Memory\n") and len(fits.stdout.encode()) <= 80
     assert fits.stdout.endswith(" left out to fit the size limit)\n")
