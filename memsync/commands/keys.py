@@ -12,9 +12,10 @@ from typing import Any
 import pyrage
 from pyrage import passphrase, x25519
 
-from memsync.base.argcheck import existing_parent
+from memsync.base.argcheck import existing_parent, remote_url
 from memsync.base.fsio import create_exclusive
 from memsync.base.paths import config_path
+from memsync.base.remote_url import is_local_path
 from memsync.commands.config_edits import reload_daemon, store_table
 from memsync.config.file import Config, StoreConfig, load_config
 from memsync.crypt import keys, trust
@@ -38,7 +39,14 @@ def join(url: str, member: str | None = None) -> list[str]:
     its bundles are signed with) and their verification code, and what to do to join the encrypted
     remote at ``url``. With ``member`` (a member's verification code, read off its screen) this device's
     first read of ``url`` takes the history only when that member sealed it. Raises ``MemsyncError``
-    when ``member`` is not a verification code."""
+    when ``member`` is not a verification code, or ``url`` is one git cannot use or a local path where
+    nothing is (checked before a key is made)."""
+    where = remote_url(url)
+    if is_local_path(url) and not Path(where).expanduser().exists():
+        raise MemsyncError(
+            f"URL {url!r}: nothing is there, so there is no remote to join. Give the path or URL of the "
+            "encrypted remote the other device syncs with"
+        )
     identity = keys.device_key(create=True)
     public, signing = keys.public_key(identity), keys.signing_public(identity)
     code = keys.verification_code(public, signing)

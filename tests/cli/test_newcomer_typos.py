@@ -149,3 +149,15 @@ def test_a_number_out_of_its_range_is_a_usage_error_naming_the_option(
     assert f"Invalid value for {named}: Input should be {bound}" in result.stderr
     assert "unexpected error" not in result.stderr and "Traceback" not in result.stderr
     assert _snapshot(initialised) == before
+
+
+@pytest.mark.parametrize(("url", "said"), [("", "is empty"), ("{tmp}/nonexistent.git", "nothing is there")])
+def test_join_refuses_an_empty_url_or_a_local_path_where_nothing_is_and_makes_no_key(
+    home: Path, tmp_path: Path, url: str, said: str
+) -> None:
+    url = url.format(tmp=tmp_path)
+    result = cli_main("join", url)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"memsync: URL {url!r}") and said in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not (home / ".config").exists()

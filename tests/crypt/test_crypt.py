@@ -299,7 +299,8 @@ def test_a_removed_device_that_still_pushes_is_refused_by_name_and_the_rest_sync
     )
     known = {
         peer.name: re.search(
-            r"key: (age1\w+) (ed25519:\S+)\nverification code: (\S+)", cli_ok(peer, "join", "URL").stdout
+            r"key: (age1\w+) (ed25519:\S+)\nverification code: (\S+)",
+            cli_ok(peer, "join", str(peer.home)).stdout,
         )
         for peer in (alice, bob, carol)
     }
@@ -391,7 +392,7 @@ def test_bundles_built_on_a_missed_one_are_named_once_and_the_next_snapshot_mend
             ).stdout
         )
     me = pyrage.x25519.Identity.from_str((alice.config.parent / "device.key").read_text().strip())
-    bob_keys = re.search(r"key: (age1\w+) (ed25519:\S+)", cli_ok(bob, "join", "URL").stdout)
+    bob_keys = re.search(r"key: (age1\w+) (ed25519:\S+)", cli_ok(bob, "join", str(bob.home)).stdout)
     assert bob_keys is not None
     members = Members((Member(keys.public_key(me), keys.signing_public(me)), Member(*bob_keys.groups())))
     clone = tmp_path / "ciphertext"
@@ -481,7 +482,7 @@ def test_encrypt_switches_a_plain_store_and_a_plain_device_refuses_the_ciphertex
 
 def test_key_export_and_import_restore_the_device_key(tmp_path: Path) -> None:
     peer = Peer.create(tmp_path, "alice", tmp_path / "unused.git", init_store=False)
-    joined = cli_ok(peer, "join", "URL").stdout
+    joined = cli_ok(peer, "join", str(peer.home)).stdout
     key = peer.config.parent / "device.key"
     assert key.stat().st_mode & 0o777 == 0o600
     backup = tmp_path / "key.backup"
@@ -507,4 +508,4 @@ def test_key_export_and_import_restore_the_device_key(tmp_path: Path) -> None:
     )
     assert imported.returncode == 0, imported.stderr
     assert key.read_text() == secret
-    assert cli_ok(peer, "join", "URL").stdout == joined
+    assert cli_ok(peer, "join", str(peer.home)).stdout == joined

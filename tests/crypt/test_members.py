@@ -26,7 +26,7 @@ _KEYS = re.compile(r"key: (age1\w+) (ed25519:\S+)\nverification code: (\S+)")
 
 def _keys(peer: Peer) -> tuple[str, str, str]:
     """``peer``'s age key, signing key and device id, as `memsync join` prints them."""
-    found = _KEYS.search(cli_ok(peer, "join", "URL").stdout)
+    found = _KEYS.search(cli_ok(peer, "join", str(peer.home)).stdout)
     assert found is not None
     age, signing, device = found.groups()
     return age, signing, device

@@ -358,7 +358,7 @@ def encrypted(peer: Peer, member: Peer | None = None) -> Peer:
     raw["stores"]["main"]["encrypt"] = True
     peer.config.write_text(tomli_w.dumps(raw))
     if member is not None:
-        key = re.search(r"key: (age1\w+) (ed25519:\S+)", peer.cli_ok("join", "URL").stdout)
+        key = re.search(r"key: (age1\w+) (ed25519:\S+)", peer.cli_ok("join", str(peer.home)).stdout)
         assert key is not None
         member.cli_ok("key", "add", key.group(1), key.group(2))
     peer.init_store(own_process=True)
