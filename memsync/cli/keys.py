@@ -88,7 +88,12 @@ def key_add_command(
 
 @key_app.command("remove")
 def key_remove_command(
-    key: Annotated[str, typer.Argument(help="The public key of the device to remove.")],
+    key: Annotated[
+        str,
+        typer.Argument(
+            help="The device to remove: its public key, or its device id (NNNN-NNNN) as `key list` shows it."
+        ),
+    ],
     store: KeyStore = None,
 ) -> int:
     """Stop sealing the store's remote for KEY; what that device fetched stays readable to it."""

@@ -114,15 +114,36 @@ def key_add(
     ]
 
 
+def _member_key(config: Config, store_cfg: StoreConfig, code: str) -> str:
+    """The public key of the member of ``store_cfg``'s remotes whose device id is ``code`` (as `key list`
+    shows it). Raises ``MemsyncError`` when no member has it, or several keys do (ids are short)."""
+    with cycle_lock(store_cfg, config=config.path):
+        opened = open_store(config, store_cfg)
+        found = {
+            m.recipient
+            for remote in store_cfg.remotes
+            for m in opened.members(remote).members
+            if m.device == code
+        }
+    if len(found) != 1:
+        why = "no member has" if not found else f"{len(found)} members have"
+        raise MemsyncError(
+            f"cannot remove {code}: {why} that code in store {store_cfg.name}. "
+            "Give the public key `memsync key list` shows"
+        )
+    return found.pop()
+
+
 def key_remove(key: str, store: str | None = None, path: Path | None = None) -> list[str]:
-    """Seal store ``store``'s remotes, from now on, for their recipients less ``key``. Raises
-    ``MemsyncError`` (this device's own key, an unknown store)."""
-    public = keys.normalized(key)
+    """Seal store ``store``'s remotes, from now on, for their recipients less ``key`` (a public key, or a
+    member's device id as `key list` shows it). Raises ``MemsyncError`` (this device's own key, an
+    unknown store, a device id no member or several have)."""
+    config, store_cfg = _encrypted(store, path)
+    public = _member_key(config, store_cfg, key) if _CODE.fullmatch(key) else keys.normalized(key)
     if public == keys.public_key(keys.device_key(create=False)):
         raise MemsyncError(
             f"cannot remove {public}: it is this device's own key. Remove it from another device"
         )
-    config, store_cfg = _encrypted(store, path)
     for remote in store_cfg.remotes:
         _reseal(config, store_cfg, remote, remove=public)
     return [

@@ -306,7 +306,13 @@ def test_a_removed_device_that_still_pushes_is_refused_by_name_and_the_rest_sync
     }
     assert all(found is not None for found in known.values())
     age, _, device = known["carol"].groups()  # type: ignore[union-attr]
-    cli_ok(alice, "key", "remove", age)
+    unknown = alice.cli("key", "remove", "0000-0000")
+    assert unknown.returncode == 1 and unknown.stderr == (
+        "memsync: cannot remove 0000-0000: no member has that code in store main. "
+        "Give the public key `memsync key list` shows\n"
+    )
+    removed = cli_ok(alice, "key", "remove", device).stdout  # the device id `key list` shows first
+    assert removed.startswith(f"store main: removed {age}: ")
     cli_ok(bob, "sync")
     # Carol keeps her keys and the members' public keys. Her memsync, told of her removal, pushes nothing
     # more; she seals a well-formed bundle of another commit, signed by her, for every device she knew,
