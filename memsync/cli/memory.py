@@ -128,6 +128,8 @@ def forget_command(
     """Delete an entry for good by appending a tombstone for its id."""
     from memsync.commands import memory
 
+    if not entry_id.strip():
+        raise typer.BadParameter("an entry id is needed, as `memsync show` lists it", param_hint="'ID'")
     typer.echo(memory.forget_line(entry_id, file))
     return 0
 

@@ -173,6 +173,9 @@ def log_command(
             f"memsync log: no history for {target} (not a tracked path, store path or entry id)", err=True
         )
         return 1
+    if not lines and (host or since):  # filtered to nothing: say so, so an empty output is no puzzle
+        which = " ".join(filter(None, (host and f"from host {host}", since and f"since {since}")))
+        typer.echo(f"memsync log: no commit {which}", err=True)
     for line in lines:
         typer.echo(line)
     return 0

@@ -1,4 +1,5 @@
-"""`memsync log` of an unknown path or id says there is no history (exit 1); a real one is unchanged."""
+"""`memsync log` of an unknown path or id says there is no history (exit 1); a real one is unchanged; one
+filtered to nothing says so on stderr (exit 0). `memsync forget ""` is a usage error naming ID."""
 
 from __future__ import annotations
 
@@ -45,3 +46,28 @@ def test_log_of_a_real_path_store_path_or_id_is_unchanged(
     for target in ("../outside", "memory/never-there.jsonl"):
         assert main(["log", target]) == 1
         assert capsys.readouterr().err == _no_history(target) + "\n"
+
+
+def test_log_filtered_to_nothing_says_so_on_stderr_and_exits_0(synced: tuple[Path, str]) -> None:
+    result = cli_main("log", "--host", "nohost")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        "",
+        "memsync log: no commit from host nohost\n",
+    )
+    result = cli_main("log", "--host", "nohost", "--since", "2030-01-01")
+    assert result.stderr == "memsync log: no commit from host nohost since 2030-01-01\n"
+    assert result.returncode == 0 and result.stdout == ""
+    shown = cli_main("log")
+    assert shown.stdout and shown.stderr == ""
+
+
+def test_forget_of_an_empty_id_is_a_usage_error_naming_id_and_writes_nothing(
+    synced: tuple[Path, str],
+) -> None:
+    live, _ = synced
+    before = live.read_bytes()
+    result = cli_main("forget", "", "--file", str(live))
+    assert result.returncode == 2 and result.stdout == ""
+    assert "Invalid value for 'ID': an entry id is needed, as `memsync show` lists it" in result.stderr
+    assert live.read_bytes() == before
