@@ -187,11 +187,14 @@ def key_list(store: str | None = None, path: Path | None = None) -> list[str]:
             removed = opened.removed(remote)
             if removed is not None:  # its list is the last one it read: say so before it
                 lines.append(f"{remote}: {removed}")
-            lines.append(f"{remote}: {len(members)} device{'' if len(members) == 1 else 's'}")
+            # A removed device still finds itself in the last list it read: it is no member any more.
+            count = sum(1 for m in members if removed is None or m.recipient != mine)
+            this = "  (this device, removed)" if removed is not None else "  (this device)"
+            lines.append(f"{remote}: {count} device{'' if count == 1 else 's'}")
             lines += [
                 f"  {m.device}  {m.recipient}  {'signs' if m.signing else 'reads only'}"
                 f"{f'  added by {m.added_by}' if m.added_by else ''}"
-                f"{'  (this device)' if m.recipient == mine else ''}"
+                f"{this if m.recipient == mine else ''}"
                 for m in members
             ]
     return lines
