@@ -14,3 +14,5 @@ DEFAULT_PROMPT_BYTES = 4000
 DEFAULT_SNAPSHOT_BYTES = 32_000
 # Hits a recall returns unless asked for another count.
 DEFAULT_RECALL_LIMIT = 10
+# The most hits one recall returns.
+MAX_RECALL_LIMIT = 100

@@ -12,12 +12,11 @@ from typing import Annotated
 
 import typer
 
-from memsync.base.defaults import DEFAULT_RECALL_LIMIT
+from memsync.base.defaults import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT
 from memsync.cli.app import app, note_no_store
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
 from memsync.hosts.registry import NAMES
-from memsync.recall import MAX_LIMIT
 
 mcp_app = typer.Typer(invoke_without_command=True)
 app.add_typer(mcp_app, name="mcp")
@@ -93,7 +92,11 @@ def recall_command(
     limit: Annotated[
         int,
         typer.Option(
-            "--limit", "-n", min=1, max=MAX_LIMIT, help=f"How many hits at most (1 to {MAX_LIMIT})."
+            "--limit",
+            "-n",
+            min=1,
+            max=MAX_RECALL_LIMIT,
+            help=f"How many hits at most (1 to {MAX_RECALL_LIMIT}).",
         ),
     ] = DEFAULT_RECALL_LIMIT,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,

@@ -17,9 +17,8 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from memsync.base.defaults import DEFAULT_RECALL_LIMIT
+from memsync.base.defaults import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT
 from memsync.errors import MemsyncError
-from memsync.recall import MAX_LIMIT
 
 if TYPE_CHECKING:
     from memsync.recall.documents import HitJSON
@@ -75,7 +74,7 @@ def _arguments(message: dict[str, Any]) -> tuple[str, str | None, str | None, in
         return None
     if (kind is not None and kind not in KINDS) or isinstance(limit, bool) or not isinstance(limit, int):
         return None
-    return (query, scope, kind, limit) if 1 <= limit <= MAX_LIMIT else None
+    return (query, scope, kind, limit) if 1 <= limit <= MAX_RECALL_LIMIT else None
 
 
 def call_result(message: dict[str, Any]) -> dict[str, Any] | None:

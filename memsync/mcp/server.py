@@ -29,7 +29,7 @@ from pydantic import AnyUrl, Field
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
 from memsync import __version__
-from memsync.base.defaults import DEFAULT_RECALL_LIMIT
+from memsync.base.defaults import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT
 from memsync.errors import MemsyncError
 from memsync.mcp import recall as mcp_recall
 from memsync.mcp import resources as mcp_resources
@@ -37,7 +37,6 @@ from memsync.mcp import tools as mcp_tools
 from memsync.mcp.greeting import INSTRUCTIONS, SERVER_NAME, Greeting
 from memsync.mcp.stdio import answering_stdio
 from memsync.memoryfile.file import TEXT_MAX_CHARS, NewEntry
-from memsync.recall import MAX_LIMIT
 from memsync.recall.documents import HitJSON
 from memsync.recall.dupes import similar_entry
 from memsync.tracks.resolve import current_config
@@ -217,7 +216,7 @@ def recall_tool(
     ] = None,
     kind: Annotated[Kind | None, Field(description="Only items of this kind.")] = None,
     limit: Annotated[
-        int, Field(ge=1, le=MAX_LIMIT, description="How many hits at most.")
+        int, Field(ge=1, le=MAX_RECALL_LIMIT, description="How many hits at most.")
     ] = DEFAULT_RECALL_LIMIT,
 ) -> Recalled:
     """Search the synced memory (entries, curated notes, index, daily logs) by keywords: best hits first,

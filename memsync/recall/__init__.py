@@ -4,7 +4,3 @@
 ranked lists fused, then scope order; ``provenance``: who wrote a hit and when; ``search``: ``recall``
 itself. This module stays light: the MCP server imports it at start-up.
 """
-
-from __future__ import annotations
-
-MAX_LIMIT = 100

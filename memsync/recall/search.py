@@ -20,11 +20,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsync.base.defaults import DEFAULT_RECALL_LIMIT
+from memsync.base.defaults import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT
 from memsync.config.file import Config
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
-from memsync.recall import MAX_LIMIT, embedding
+from memsync.recall import embedding
 from memsync.recall.documents import Hit, shown_text
 from memsync.recall.index import RecallIndex, Unusable, fts_query, index_path
 from memsync.recall.ranking import Ranked, Vantage, fuse, here
@@ -58,8 +58,8 @@ _holding = threading.Lock()
 
 
 def _check(query: str, kinds: Sequence[str], limit: int) -> str:
-    if not 1 <= limit <= MAX_LIMIT:
-        raise MemsyncError(f"recall: limit {limit} is outside 1..{MAX_LIMIT}. Give a smaller number")
+    if not 1 <= limit <= MAX_RECALL_LIMIT:
+        raise MemsyncError(f"recall: limit {limit} is outside 1..{MAX_RECALL_LIMIT}. Give a smaller number")
     unknown = [kind for kind in kinds if kind not in KINDS]
     if unknown:
         raise MemsyncError(f"recall: kind {unknown[0]!r} is not a kind. Use one of {', '.join(KINDS)}")
