@@ -92,6 +92,7 @@ def test_a_removed_device_is_told_by_whom_and_stops_pushing_while_the_rest_sync_
     assert len(full) == 1 and f"by device {alice_id}" in full[0] and "memsync key add" in full[0], done.stderr
     assert "cannot be read" not in done.stderr and "encrypted bundle" not in done.stderr
     assert done.returncode == 77  # committed here, and nothing goes to that remote any more
+    assert not re.search(r"store (\S+): store \1:", done.stderr), done.stderr  # the store named once
     head = _head(remote)
     # Each later sync says it in one short line pointing to `memsync status`, with the same exit code.
     again = carol.cli("sync")
