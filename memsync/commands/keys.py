@@ -190,7 +190,10 @@ def key_list(store: str | None = None, path: Path | None = None) -> list[str]:
             # A removed device still finds itself in the last list it read: it is no member any more.
             count = sum(1 for m in members if removed is None or m.recipient != mine)
             this = "  (this device, removed)" if removed is not None else "  (this device)"
-            lines.append(f"{remote}: {count} device{'' if count == 1 else 's'}")
+            # The count is of members; the removed device's own row below is said beside it.
+            listed = removed is not None and any(m.recipient == mine for m in members)
+            beside = ", and this device, removed" if listed else ""
+            lines.append(f"{remote}: {count} device{'' if count == 1 else 's'}{beside}")
             lines += [
                 f"  {m.device}  {m.recipient}  {'signs' if m.signing else 'reads only'}"
                 f"{f'  added by {m.added_by}' if m.added_by else ''}"

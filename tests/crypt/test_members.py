@@ -111,7 +111,7 @@ def test_a_removed_device_is_told_by_whom_and_stops_pushing_while_the_rest_sync_
     assert f"by device {alice_id}" in doctor
     listed = carol.cli("key", "list").stdout
     assert f"this device was removed from the encrypted remote origin by device {alice_id}" in listed
-    assert "origin: 2 devices\n" in listed  # alice and bob: carol is no member any more
+    assert "origin: 2 devices, and this device, removed\n" in listed  # alice and bob; carol's row beside
     assert f"  {carol_id}  {carol_age}  signs  added by {alice_id}  (this device, removed)\n" in listed
     # Bob and alice sync on, told nothing about a notice they cannot read.
     reply = bob.append_entry("bob answers alice")
