@@ -16,7 +16,7 @@ from memsync.commands.mcp_install import install_line, uninstall_line
 from memsync.errors import MemsyncError
 from memsync.hosts import hooks as host_hooks
 from memsync.hosts import mcp_install, registry
-from memsync.hosts.settings_file import BACKUP_SUFFIX, read_json_object
+from memsync.hosts.settings_file import backup_path, read_json_object
 
 Plan = Callable[[], tuple[Path, bytes | None, bytes | None]]
 
@@ -48,13 +48,13 @@ def connect(host: str, project: Path | None = None, dry_run: bool = False) -> li
     if hooked is not None:
         lines += hooks.install(hooked, project)
     for file, before in found.items():
-        backup = file.with_name(file.name + BACKUP_SUFFIX)
+        backup = backup_path(file)
         if len(files) == 1 and hooked is not None and backup.exists():
             # Gemini CLI, Qwen Code: two edits of one file; its backup is the file as connect found it,
             # and there is none when there was no file (the second edit saved the first's half).
             if before is None:
                 backup.unlink()
-                lines = [line for line in lines if not line.endswith(f"{file}{BACKUP_SUFFIX}")]
+                lines = [line for line in lines if not line.endswith(str(backup))]
             else:
                 atomic_write(backup, before)
         installs.seal(file, before, clean=file not in ours)
@@ -96,7 +96,7 @@ def disconnect(host: str, project: Path | None = None) -> list[str]:
     lines += installs.remove_created([e for e in entries if Path(e.path) not in restored])
     lines += installs.remove_dirs(entries)
     for file in sorted(files - restored):
-        backup = file.with_name(file.name + BACKUP_SUFFIX)
+        backup = backup_path(file)
         if backup.exists():
             lines.append(
                 f"{file} changed since `memsync connect`: the file before this edit is kept as {backup}"

@@ -25,7 +25,7 @@ from memsync.hosts.hooks import (
     settings_path,
 )
 from memsync.hosts.settings_file import (
-    BACKUP_SUFFIX,
+    backup_path,
     edit_json_object,
     json_update,
     parse_json_object,
@@ -49,7 +49,7 @@ def install(host: Host, project: Path | None = None) -> list[str]:
         return [f"{host}: memsync's hooks are already installed in {path}"]
     lines = [f"{host}: installed memsync's hooks in {path} ({', '.join(h.event for h in wanted)})"]
     if existed:
-        lines.append(f"{host}: the previous file is saved as {path}{BACKUP_SUFFIX}")
+        lines.append(f"{host}: the previous file is saved as {backup_path(path)}")
     if host == "codex":
         lines.append("codex: open /hooks in Codex and trust the new hooks; Codex skips hooks until trusted")
     return lines
@@ -63,7 +63,7 @@ def uninstall(host: Host, project: Path | None = None) -> list[str]:
         return [f"{host}: no memsync hooks in {path}"]
     if path.name == OWN_FILE and not read_json_object(path):
         path.unlink()  # memsync's own file (Copilot CLI reads every file of its hooks folder)
-        path.with_name(path.name + BACKUP_SUFFIX).unlink(missing_ok=True)
+        backup_path(path).unlink(missing_ok=True)
         return [f"{host}: deleted memsync's hooks file {path}"]
     return [f"{host}: removed memsync's hooks from {path}; other hooks kept"]
 

@@ -23,7 +23,7 @@ from memsync.base.fsio import atomic_write
 from memsync.base.paths import state_dir
 from memsync.errors import MemsyncError
 from memsync.hosts import yaml_text
-from memsync.hosts.settings_file import BACKUP_SUFFIX
+from memsync.hosts.settings_file import backup_path
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def seal(path: Path, before: bytes | None, clean: bool) -> None:
     after = _bytes(path)
     if after is None:
         return
-    backup = _bytes(_backup(path))
+    backup = _bytes(backup_path(path))
     entries = recorded()
     for i, entry in enumerate(entries):
         if entry.path != str(path):
@@ -134,10 +134,6 @@ def seal(path: Path, before: bytes | None, clean: bool) -> None:
     _save(entries)
 
 
-def _backup(path: Path) -> Path:
-    return path.with_name(path.name + BACKUP_SUFFIX)
-
-
 def restore(entries: list[Install]) -> tuple[list[str], set[Path]]:
     """Put back, byte for byte, each file of ``entries`` that still holds exactly what `connect` left in
     it: the bytes of its backup (then deleted), or no file when memsync created it. Returns the report
@@ -148,7 +144,7 @@ def restore(entries: list[Install]) -> tuple[list[str], set[Path]]:
         now = _bytes(file)
         if now is None or mine[0].written != _digest(now):
             continue
-        backup = _backup(file)
+        backup = backup_path(file)
         if any(e.created for e in mine):
             file.unlink()
             backup.unlink(missing_ok=True)
@@ -207,7 +203,7 @@ def remove_created(entries: list[Install]) -> list[str]:
         if any(e.created for e in mine) and _empty(file):
             file.unlink()
             # the backup uninstall's edit wrote holds only memsync's entries: restoring it would revive them
-            _backup(file).unlink(missing_ok=True)
+            backup_path(file).unlink(missing_ok=True)
             lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
     return lines
 

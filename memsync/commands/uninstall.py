@@ -34,7 +34,7 @@ from memsync.errors import MemsyncError
 from memsync.hosts import claude_code, mcp_install, registry
 from memsync.hosts.hooks import HOSTS as HOOK_HOSTS
 from memsync.hosts.hooks import settings_path
-from memsync.hosts.settings_file import BACKUP_SUFFIX
+from memsync.hosts.settings_file import BACKUP_SUFFIX, backup_path
 from memsync.projects import claude_folders
 from memsync.store.facade import Store
 
@@ -242,7 +242,7 @@ def _remove_backups(projects: list[Path]) -> list[str]:
         )
     ]
     lines: list[str] = []
-    for backup in dict.fromkeys(file.with_name(file.name + BACKUP_SUFFIX) for file in files):
+    for backup in dict.fromkeys(backup_path(file) for file in files):
         if backup.is_file() and not backup.is_symlink():
             backup.unlink()
             lines.append(f"deleted memsync's backup {backup} (memsync's entries are gone from the file)")

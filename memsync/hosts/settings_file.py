@@ -43,6 +43,13 @@ DEFAULT_INDENT = "  "
 # How long an edit waits for a host to finish rewriting its file before it refuses.
 SETTLE_S = 1.5
 _PAUSE_S = 0.02
+
+
+def backup_path(path: Path) -> Path:
+    """Where an edit of ``path`` keeps the file as it found it: beside it, ``BACKUP_SUFFIX`` appended."""
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
 _FIRST_INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
 # A number is read as this tag + its text, a string that no file holds (a fresh nonce per process), and
 # written back as the text itself: JSON numbers survive byte for byte, whatever Python makes of them.
@@ -122,7 +129,7 @@ def _placed(path: Path, target: Path, seen: _Version | None, data: bytes) -> boo
         if seen is not None:
             if (seen.uid, seen.gid) != (os.geteuid(), os.getegid()):
                 os.chown(tmp, seen.uid, seen.gid)
-            atomic_write(path.with_name(path.name + BACKUP_SUFFIX), seen.data, mode=seen.mode)
+            atomic_write(backup_path(path), seen.data, mode=seen.mode)
         if not _same(_read(target), seen):
             return False
         if seen is not None and seen.links > 1:
