@@ -25,6 +25,8 @@ from pathlib import Path
 
 from memsync.errors import MemsyncError
 
+# An object name as git prints it: SHA-1 (40 hex digits) or SHA-256 (64).
+OBJECT_ID = "[0-9a-f]{40}(?:[0-9a-f]{24})?"
 # How often a waiting caller looks at its stop event; git commands that finish sooner return at once.
 POLL_S = 0.2
 # Another process writing the same git config (`memsync init`, a user's `git config`) holds its lock for

@@ -56,7 +56,7 @@ _TIP_WITH_REFS = 64 * 1024
 # still what it names (a ref transaction that moves the others moves ``refs/read`` too and so voids it).
 # A crash before it is written only makes the next fetch read those bundles again, which changes nothing.
 _READ_FILE = "memsync-read"
-_HEX = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_HEX = re.compile(git.OBJECT_ID)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ _BUNDLE_HEAD = b"# v2 git bundle\n"
 _UNREADABLE = "cannot be read: "
 # Why a bundle whose base commits are missing here was not taken.
 _MISSING_BASE = "cannot be taken: it builds on commits this device does not have"
-_SHA = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SHA = re.compile(git.OBJECT_ID.encode())
 # Objects in a bundle from which its pack is kept as a pack rather than loose objects: git's own
 # threshold for a fetched pack (transfer.unpackLimit's default).
 _UNPACK_LIMIT = 100
