@@ -31,7 +31,7 @@ from starlette.routing import Route
 from memsync.base.fsio import atomic_write
 from memsync.base.layout import is_append_only
 from memsync.base.paths import config_path
-from memsync.commands.conflicts import Keep, conflicts, resolve, split_versions
+from memsync.commands.conflicts import Keep, conflicts, forks, resolve, split_versions
 from memsync.commands.held import allow, held_lines
 from memsync.commands.log import local_time
 from memsync.commands.machines import machines
@@ -277,14 +277,15 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
             memory.forget(entry_id)
             last[:] = [Reinstate("forget", found.file, found.entry)]
             line = f"forgot {entry_id}"
-            target = entry_id
+            # Forgetting one superseder of a fork goes back to the list of forks.
+            target = "/conflicts" if form.get("back") == "/conflicts" else f"/entry?id={quote(entry_id)}"
         else:
             new = memory.remember(NewEntry(str(form.get("text", "")).strip(), supersedes=entry_id))
             last[:] = [Reinstate("supersede", found.file, found.entry, drop=new.id)]
             line = f"{new.id} supersedes {entry_id}"
-            target = new.id
+            target = f"/entry?id={quote(new.id)}"
         written(config, found.file)
-        return done(f"/entry?id={quote(target)}", line)
+        return done(target, line)
 
     async def file_page(request: Request) -> Response:
         path = _whole_file(config_file, request.query_params.get("path", ""))
@@ -331,6 +332,19 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
                 f"<form method=post action=/conflicts/resolve>{hidden(file=item.file, keep='both')}"
                 f'<button id="keep-both-{e(path.name)}">Keep both</button></form> '
                 f'<a href="/file?path={quote(item.file)}">Edit</a></section>'
+            )
+        for fork in forks(config_file or config_path()):
+            sides = "".join(
+                f"<div class=side><h3>{e(label)}</h3>"
+                f"<form method=post action=/entry/forget>{hidden(id=entry_id, back='/conflicts')}"
+                f'<button id="forget-{e(entry_id)}">Forget this one</button></form></div>'
+                for entry_id, label in zip(fork.ids, fork.labels, strict=True)
+            )
+            rows.append(
+                f"<section class=fork><h2>{e(fork.file)} [{e(fork.store)}]</h2>"
+                f"<p>Entry {_entry_link(fork.superseded, fork.superseded)} was superseded on two machines "
+                f"at once: {len(fork.ids)} entries replace it. Forget the wrong one.</p>"
+                f"<div class=sides>{sides}</div></section>"
             )
         return page("Conflicts", "".join(rows) or "<p>No file holds two kept versions.</p>", request)
 

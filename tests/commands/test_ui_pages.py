@@ -156,6 +156,38 @@ def test_a_conflict_is_resolved_on_its_page_and_the_resolution_syncs(tmp_path: P
 
 
 @pytest.mark.slow  # a store or two, several CLI runs and a server: 10-20 s on a busy machine
+def test_a_supersede_fork_is_listed_on_the_conflicts_page_until_one_superseder_is_forgotten(
+    tmp_path: Path, remote: Path
+) -> None:
+    alice, bob = Peer.create(tmp_path, "alice", remote), Peer.create(tmp_path, "bob", remote)
+    old = _remember(alice, "CI runs on Travis.", "fact")
+    _ok(alice, "sync")
+    _ok(bob, "sync")
+    jenkins = _ok(alice, "remember", "CI runs on Jenkins now.", "--supersedes", old).split()[1]
+    actions = _ok(bob, "remember", "CI runs on GitHub Actions now.", "--supersedes", old).split()[1]
+    for peer in (alice, bob, alice):
+        _ok(peer, "sync")
+
+    with ui_server(bob.env) as ui:
+        status, page = ui.get("/conflicts")
+        assert status == 200, page
+        fork = page.split("<section class=fork>", 1)[1]
+        assert f'href="/entry?id={old}"' in fork and "superseded on two machines at once" in fork
+        sides = dict(re.findall(r"<h3>([0-9a-f]{12}): ([^<]+)</h3>", fork))
+        assert set(sides) == {jenkins, actions}, fork
+        assert sides[jenkins].startswith("alice, ") and sides[jenkins].endswith("CI runs on Jenkins now.")
+        assert sides[actions].startswith("bob, ")
+        assert sides[actions].endswith("CI runs on GitHub Actions now.")
+
+        status, page = ui.post("/entry/forget", {"id": jenkins, "back": "/conflicts"})
+        assert status == 200 and f"forgot {jenkins}" in page and "No file holds two kept versions" in page
+    assert {"id": jenkins, "deleted": True}.items() <= _entries(bob)[-1].items()
+    _ok(bob, "sync")
+    _ok(alice, "sync")
+    assert _ok(alice, "conflicts") == "no file holds two kept versions\n"
+
+
+@pytest.mark.slow  # a store or two, several CLI runs and a server: 10-20 s on a busy machine
 def test_the_machines_page_shows_each_host_its_last_commit_what_it_lacks_and_a_chart(
     tmp_path: Path, remote: Path
 ) -> None:
