@@ -27,20 +27,28 @@ class Database:
     ) -> None:
         self.close()
 
+    def optimize(self) -> None:
+        """Run ``PRAGMA optimize`` (SQLite's advice before closing a connection that ran queries, and now
+        and then on one that stays open: it analyzes the tables those queries would plan better with).
+        Never waits for another writer and never raises: the statistics are advice."""
+        try:
+            waits = self._db.execute("PRAGMA busy_timeout").fetchone()[0]
+            self._db.execute("PRAGMA busy_timeout = 0")  # a busy database is optimized another time
+            try:
+                self._db.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
+                self._db.execute("PRAGMA optimize")
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {int(waits)}")
+        except sqlite3.Error:
+            pass  # busy, read-only or in a failed transaction
+
     def close(self) -> None:
-        """Run ``PRAGMA optimize`` (SQLite's advice before closing a connection that ran queries: it
-        analyzes the tables those queries would plan better with), then close the connection. A second
-        close does nothing; any later use raises ``sqlite3.ProgrammingError``. Never waits for another
-        writer and never raises for the optimization: the statistics are advice, the close is what
-        matters."""
+        """``optimize``, then close the connection. A second close does nothing; any later use raises
+        ``sqlite3.ProgrammingError``."""
         if self._closed:
             return
         self._closed = True
         try:
-            self._db.execute("PRAGMA busy_timeout = 0")  # a busy database is optimized by a later close
-            self._db.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
-            self._db.execute("PRAGMA optimize")
-        except sqlite3.Error:
-            pass  # busy, read-only or in a failed transaction: closing still releases everything
+            self.optimize()
         finally:
             self._db.close()

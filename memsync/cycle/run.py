@@ -174,7 +174,7 @@ class Cycle:
             held = tuple(state.held())
         # The search index follows what this cycle published and delivered: a stat per file of the store's
         # tracks, the memory that changed re-indexed (recall would otherwise do it on its next call).
-        refresh(self.config, lambda source: source.store == self.store_cfg.name)
+        refresh(self.config, lambda source: source.store == self.store_cfg.name, holder=self.session.index)
         self.session.revisit[self.store_cfg.path] = frozenset(
             [rel for report in delivered for rel, _ in report.waiting]
             + [clash.path for report in delivered for clash in report.clashes]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from memsync.base.refs import read_ref
 from memsync.config.file import Config, StoreConfig, Track
+from memsync.recall.search import Holder
 from memsync.store.access import open_store
 from memsync.store.facade import Store
 from memsync.store.refs import head
@@ -33,7 +34,7 @@ class Session:
     them whatever changed. ``heads``: per store path, the store's HEAD when the last cycle ended, so the
     next one also delivers what a command (compact, purge, resync) committed in between. ``ahead``: per
     store path and remote, the commits the remote lacks, with the (HEAD, remote-tracking ref) they were
-    counted at.
+    counted at. ``index``: the recall index, held open from one cycle's refresh to the next.
     """
 
     opened: dict[Path, tuple[object, Store]] = field(default_factory=dict)
@@ -42,6 +43,7 @@ class Session:
     revisit: dict[Path, frozenset[str]] = field(default_factory=dict)
     heads: dict[Path, str | None] = field(default_factory=dict)
     ahead: dict[tuple[Path, str], tuple[tuple[str | None, str | None], int]] = field(default_factory=dict)
+    index: Holder = field(default_factory=Holder)
 
     def store_for(
         self, config: Config, store_cfg: StoreConfig, reopen: bool, stop: threading.Event | None

@@ -46,22 +46,20 @@ def _local_date(hit: Hit) -> str:
 
 
 def _store_git(config: Config, store_cfg: StoreConfig) -> StoreGit | None:
-    """git in the store ``store_cfg``, None when it has no repository or no commit yet."""
-    if not StoreLayout(store_cfg.path).exists:
-        return None
+    """git in the store ``store_cfg`` (a repository), None when it has no commit yet."""
     g = StoreGit(store_cfg, config.host, config.identity(), NETWORK_TIMEOUT_S, None)
     return None if g.rev("HEAD") is None else g
 
 
 def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) -> list[Attribution]:
-    """The attribution of each of ``hits``, in order: one git call per store, and one per hit in a
-    store except for an entry or line whose introducing commit ``index`` recorded (it never changes).
-    The date is what the item itself says (an entry's ``created_at``, a log line's day and time), else
-    the commit's date, else the file's modification time.
-    Raises ``MemsyncError`` when git fails in a store."""
+    """The attribution of each of ``hits``, in order: an entry or line whose introducing commit
+    ``index`` recorded (it never changes) without running git; for each other hit one git call, and
+    one per store to see that it has a commit. The date is what the item itself says (an entry's
+    ``created_at``, a log line's day and time), else the commit's date, else the file's modification
+    time. Raises ``MemsyncError`` when git fails in a store."""
     here = config.host if config is not None else socket.gethostname()
     # Read through the store's git alone (no ``Store``: its import is most of a first recall's).
-    stores: dict[str, StoreGit | None] = {}  # None: no repository there yet, or no commit
+    stores: dict[str, StoreGit | None] = {}  # None: no commit yet
     made: dict[str, frozenset[str]] = {}  # per store, its reflog: read when a commit names this host
     result: list[Attribution] = []
     for hit in hits:
@@ -71,18 +69,19 @@ def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) ->
         store_cfg = None
         if config is not None and doc.source.store is not None and rel is not None:
             store_cfg = config.stores[doc.source.store]
-            if store_cfg.name not in stores:
-                stores[store_cfg.name] = _store_git(config, store_cfg)
-            g = stores[store_cfg.name]
-            if g is not None:
+            if StoreLayout(store_cfg.path).exists:
                 if doc.needle is not None:
                     record = index.provenance(store_cfg.name, rel, doc.needle)
-                    if record is None:
+                if record is None:
+                    if store_cfg.name not in stores:
+                        stores[store_cfg.name] = _store_git(config, store_cfg)
+                    g = stores[store_cfg.name]
+                    if g is not None and doc.needle is not None:
                         record = history.introduced(g, doc.needle, rel)
                         if record is not None:
                             index.note_provenance(store_cfg.name, rel, doc.needle, record)
-                else:
-                    record = history.last_change(g, rel)
+                    elif g is not None:
+                        record = history.last_change(g, rel)
         if record is None:
             result.append(Attribution(host=here, date=doc.date or _local_date(hit), committed=False))
         else:

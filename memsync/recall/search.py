@@ -5,7 +5,8 @@ The kept index (``index``) is refreshed before each search: a stat per tracked f
 re-indexed. When it is missing, of another format or corrupt, it is rebuilt: in a one-shot command at
 once, in a long-lived process (``background=True``: the MCP server) in a thread while recall answers
 from a fresh scan (a throwaway index in memory). A long-lived process holds the index open between
-searches (``_held``), and can ready it before its first one (``warm``). Nothing is downloaded.
+uses (``Holder``: the MCP server between recalls, the daemon between cycles), and the server readies it
+before its first recall (``warm``). Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -47,14 +49,12 @@ SEMANTIC_WEIGHT = 1.5
 # like the three above.
 ALL_WORDS_WEIGHT = 0.5
 
+# How often a held index (``Holder``) runs ``PRAGMA optimize``: SQLite's advice for a connection that
+# stays open is now and then, not at each use.
+OPTIMIZE_EVERY_S = 3600.0
+
 # One rebuild at a time per process; while it runs, recall answers from a fresh scan.
 _rebuilding = threading.Lock()
-# A long-lived process (``background``: the MCP server) holds its index open between recalls, by index
-# file, with the inode it opened: no connection set up per call, and SQLite's page cache stays warm (a
-# held connection answered the benchmark's queries in about half the time of a new one each). One
-# recall at a time uses it.
-_held: dict[Path, tuple[int, RecallIndex]] = {}
-_holding = threading.Lock()
 
 
 def _check(query: str, kinds: Sequence[str], limit: int) -> str:
@@ -135,48 +135,127 @@ def kept_index(
     return index
 
 
+class Holder:
+    """The kept index a long-lived process holds open between its uses (the MCP server between recalls,
+    the daemon between cycles: its ``Session``): a use sets up no connection (opening and closing one,
+    with its ``PRAGMA optimize``, was 12 ms of the 18 a daemon cycle spent on the index at 10,000
+    entries), and SQLite's page cache stays warm (a held connection answered the benchmark's queries in
+    about half the time of a new one each). Opened again when its file was replaced (a rebuild: another
+    inode) or a use failed in SQLite; a file missing for now leaves it held (renamed back, it is the same
+    file). ``PRAGMA optimize`` runs every ``OPTIMIZE_EVERY_S``. One use at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[Path, tuple[int, RecallIndex]] = {}
+        self._optimized = time.monotonic()
+
+    @contextmanager
+    def use(
+        self,
+        where: Path,
+        sources: Sequence[Tracked],
+        *,
+        every: bool = True,
+        embed: bool = True,
+        rebuild: bool = False,
+    ) -> Iterator[RecallIndex | None]:
+        """The index at ``where`` brought up to date with ``sources`` (``RecallIndex.refresh``'s ``every``
+        and ``embed``), for one use: the one held, else opened. When it is unusable: None, or with
+        ``rebuild`` (``sources`` then all the tracked memory) a fresh index in memory while the file is
+        rebuilt in a thread (``kept_index``). Raises as ``kept_index`` does; a ``sqlite3.Error`` raised
+        by the use closes the index (opened again next time)."""
+        with self._lock:
+            inode = _inode(where)  # before opening: a file replaced meanwhile is seen as replaced next time
+            index = self._refreshed(where, inode, sources, every, embed)
+            if index is None:
+                if rebuild:
+                    index = kept_index(sources, path=where, background=True)
+                else:
+                    index = _opened(where, sources, every, embed)
+            if index is None:
+                yield None
+                return
+            keep = True
+            try:
+                yield index
+            except sqlite3.Error:
+                keep = False
+                raise
+            finally:
+                self._keep(where, inode, index, keep)
+
+    def _refreshed(
+        self, where: Path, inode: int | None, sources: Sequence[Tracked], every: bool, embed: bool
+    ) -> RecallIndex | None:
+        """The index held for ``where`` refreshed, when its file is the one at ``where`` (``inode``)."""
+        held = self._held.get(where)
+        if held is None or inode is None:
+            return None
+        if held[0] != inode:
+            del self._held[where]
+            held[1].close()
+            return None
+        try:
+            held[1].refresh(sources, every=every, embed=embed)
+        except sqlite3.DatabaseError:
+            del self._held[where]
+            held[1].close()  # corrupt since it was opened: opened again, or rebuilt
+            return None
+        return held[1]
+
+    def _keep(self, where: Path, inode: int | None, index: RecallIndex, keep: bool) -> None:
+        """Hold ``index`` after a use (``keep``: it did not fail in SQLite), when it is the file's; else
+        close it."""
+        held = self._held.get(where)
+        if not keep or index.path is None or inode is None:
+            if held is not None and held[1] is index:
+                del self._held[where]
+            index.close()
+            return
+        if held is not None and held[1] is not index:
+            held[1].close()
+        self._held[where] = (inode, index)
+        if time.monotonic() - self._optimized >= OPTIMIZE_EVERY_S:
+            index.optimize()
+            self._optimized = time.monotonic()
+
+    def close(self) -> None:
+        """Close every index held (``Database.close``: optimized first)."""
+        with self._lock:
+            for _, index in self._held.values():
+                index.close()
+            self._held.clear()
+
+
+# The MCP server's index (``recall`` with ``background``).
+_SERVER = Holder()
+
+
 @contextmanager
 def _searched(sources: Sequence[Tracked], *, background: bool) -> Iterator[RecallIndex]:
     """The kept index brought up to date with ``sources`` (``kept_index``) for one search; with
-    ``background`` (a long-lived process), the one this process holds open (``_held``), opened again
-    when its file was replaced (a rebuild), removed or failed."""
+    ``background`` (a long-lived process), the one this process holds open (``_SERVER``)."""
     if not background:
         with kept_index(sources) as index:
             yield index
         return
-    where = index_path()
-    with _holding:
-        index = _held_index(where, sources)
-        try:
-            yield index
-        except sqlite3.Error:
-            _held.pop(where, None)
-            index.close()
-            raise
-        if index.path is None:  # a fresh scan in memory, while the file is rebuilt
-            index.close()
+    with _SERVER.use(index_path(), sources, rebuild=True) as held:
+        assert held is not None  # rebuild: never None
+        yield held
 
 
-def _held_index(where: Path, sources: Sequence[Tracked]) -> RecallIndex:
-    held = _held.pop(where, None)
-    if held is not None:
-        if _inode(where) != held[0]:
-            held[1].close()
-        else:
-            try:
-                held[1].refresh(sources)
-            except sqlite3.DatabaseError:
-                held[1].close()  # corrupt since it was opened: opened again below, and rebuilt
-            except BaseException:
-                _held[where] = held  # a memory file failed, not the index
-                raise
-            else:
-                _held[where] = held
-                return held[1]
-    index = kept_index(sources, path=where, background=True)
-    inode = _inode(where)
-    if index.path is not None and inode is not None:
-        _held[where] = (inode, index)
+def _opened(where: Path, sources: Sequence[Tracked], every: bool, embed: bool) -> RecallIndex | None:
+    """The index at ``where`` refreshed with ``sources`` (``RecallIndex.refresh``), None when it is
+    unusable."""
+    try:
+        index = RecallIndex.open(where)
+    except Unusable:
+        return None
+    try:
+        index.refresh(sources, every=every, embed=embed)
+    except BaseException:
+        index.close()
+        raise
     return index
 
 
@@ -206,27 +285,30 @@ def _rebuild(where: Path, sources: Sequence[Tracked]) -> None:
 
 
 def refresh(
-    config: Config | None, only: Callable[[Tracked], bool] | None = None, *, embed: bool = False
-) -> int:
+    config: Config | None,
+    only: Callable[[Tracked], bool] | None = None,
+    *,
+    embed: bool = False,
+    holder: Holder | None = None,
+) -> None:
     """Bring the kept index up to date with the tracked memory of ``config`` (only the sources ``only``
     accepts, when given: a writer's file, a store's tracks), if it is usable: an unusable one is left
     to the next recall. ``embed``: the new documents get their vectors now; else the next semantic
     search gives them (the daemon's cycles: the model takes hundreds of MB resident, which a daemon
-    must not hold). Returns how many sources were re-indexed. Never raises: the index is a cache."""
-    try:
-        index = RecallIndex.open(index_path())
-    except Unusable:
-        return 0
+    must not hold). ``holder``: the index held open by a long-lived process (the daemon's), else it is
+    opened and closed here. Never raises: the index is a cache."""
+    used = holder or Holder()
     try:
         sources = tracked_memory(config)
-        if only is None:
-            return index.refresh(sources, embed=embed)
-        return index.refresh([source for source in sources if only(source)], every=False, embed=embed)
+        if only is not None:
+            sources = [source for source in sources if only(source)]
+        with used.use(index_path(), sources, every=only is None, embed=embed):
+            pass
     except (MemsyncError, sqlite3.Error, OSError) as exc:
         log.warning("recall index not refreshed: %s", exc)
-        return 0
     finally:
-        index.close()
+        if holder is None:
+            used.close()
 
 
 def written(config: Config | None, path: Path) -> None:

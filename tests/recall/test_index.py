@@ -20,10 +20,12 @@ from memsync.base.fsio import append_once, atomic_write
 from memsync.cli import main
 from memsync.formats.jsonl.parse import read_memory
 from memsync.memoryfile.file import MemoryFile, NewEntry
+from memsync.recall import search
 from memsync.recall.documents import Document
 from memsync.recall.index import FORMAT, RecallIndex, fts_query, index_path
 from memsync.recall.ranking import Vantage, fuse
-from memsync.recall.search import kept_index
+from memsync.recall.search import Holder, kept_index, recall
+from memsync.tracks.resolve import current_config
 from memsync.tracks.tracked import Tracked
 from tests.support.helpers import run_cli, wait_for
 from tests.support.mcp_client import mcp_session, ok
@@ -87,6 +89,27 @@ def test_an_index_of_another_format_is_rebuilt(home: Path) -> None:
         assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT
     db.close()
     assert _indexed("ferry") == ["The ferry leaves at noon."]
+
+
+def test_a_hit_whose_commit_is_recorded_is_credited_without_running_git(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit that introduced an entry never changes: once recorded in the index, a recall credits it
+    to that commit's host and date without starting git at all."""
+    _ok("init")
+    _ok("remember", "The harbor gate opens at six.", "--kind", "fact")
+    _ok("sync")
+    _ok("recall", "harbor")  # the index built
+    config = current_config()
+    assert config is not None
+    first = [hit.to_json() for hit in recall(config, "harbor", background=True)]
+    assert [(hit["text"], hit["host"], hit["committed"]) for hit in first] == [
+        ("The harbor gate opens at six.", config.host, True)
+    ]
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    assert [hit.to_json() for hit in recall(config, "harbor", background=True)] == first
+    assert not trace.exists() or "start" not in trace.read_text()
 
 
 def test_recall_shows_the_matching_lines_of_a_curated_note(home: Path) -> None:
@@ -222,6 +245,53 @@ def test_close_optimizes_once_and_a_second_close_is_harmless(tmp_path: Path) -> 
         assert [hit.doc.body for hit in again.search(fts_query("harbor"), now=NOW, limit=5)] == [
             "harbor note"
         ]
+
+
+def test_a_held_index_stays_open_across_uses_until_its_file_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon holds the index from one cycle's refresh to the next: each use sees what was appended
+    since, through the same connection, which runs no ``PRAGMA optimize`` until ``OPTIMIZE_EVERY_S``
+    passed; a rebuild (the file replaced) or a use failing in SQLite has the next use open it anew."""
+    live = tmp_path / "ada.jsonl"
+    memory = MemoryFile(live)
+    memory.remember(NewEntry("harbor gate", "fact"), now=NOW)
+    where = tmp_path / "index.sqlite"
+    source = Tracked(None, live.name, live, "jsonl")
+    RecallIndex.rebuild(where, [source]).close()
+    holder = Holder()
+
+    def found() -> tuple[RecallIndex, list[str]]:
+        with holder.use(where, [source]) as index:
+            assert index is not None
+            return index, sorted(hit.doc.body for hit in index.search(fts_query("harbor"), now=NOW, limit=9))
+
+    first, bodies = found()
+    assert bodies == ["harbor gate"]
+    ran: list[str] = []
+    first._db.set_trace_callback(ran.append)
+    memory.remember(NewEntry("harbor crane", "fact"), now=NOW)
+    assert found() == (first, ["harbor crane", "harbor gate"])
+    assert "PRAGMA optimize" not in ran
+    monkeypatch.setattr(search, "OPTIMIZE_EVERY_S", 0.0)
+    assert found() == (first, ["harbor crane", "harbor gate"])
+    assert ran.count("PRAGMA optimize") == 1
+    assert found()[0] is first  # still usable: the optimization kept its busy timeout
+    assert first._db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+
+    RecallIndex.rebuild(where, [source]).close()  # another file at the path
+    memory.remember(NewEntry("harbor tide", "fact"), now=NOW)
+    second, bodies = found()
+    assert second is not first and bodies == ["harbor crane", "harbor gate", "harbor tide"]
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        first.search(fts_query("harbor"), now=NOW, limit=5)
+    with pytest.raises(sqlite3.OperationalError), holder.use(where, [source]):
+        raise sqlite3.OperationalError("disk I/O error")
+    third, bodies = found()
+    assert third is not second and bodies == ["harbor crane", "harbor gate", "harbor tide"]
+    holder.close()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        third.search(fts_query("harbor"), now=NOW, limit=5)
 
 
 def _header() -> bytes:
