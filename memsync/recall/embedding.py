@@ -158,12 +158,14 @@ def from_blobs(blobs: Sequence[bytes]) -> Matrix:
     size = DIMENSIONS // 2
     whole = b"".join(blob if len(blob) == size else _ZERO * size for blob in blobs)
     packed = np.frombuffer(whole, dtype=np.uint8).reshape(len(blobs), size)
-    matrix = np.empty((len(blobs), DIMENSIONS), dtype=np.float32)
-    matrix[:, 0::2] = packed >> 4
-    matrix[:, 1::2] = packed & 0x0F
-    matrix -= 8
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    unit: Matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    # One matrix, scaled in place: a server's first recall reads 10,000 of them, and two more arrays of
+    # its size (a quotient and its copy) were as much time again, in page faults.
+    unit: Matrix = np.empty((len(blobs), DIMENSIONS), dtype=np.float32)
+    np.subtract(packed >> 4, 8, out=unit[:, 0::2], dtype=np.float32)
+    np.subtract(packed & 0x0F, 8, out=unit[:, 1::2], dtype=np.float32)
+    # Each squared norm is a sum of small integers, exact in float32 in any order.
+    norms = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+    unit /= np.where(norms > 0, norms, 1.0)[:, None]
     return unit
 
 
