@@ -4,10 +4,12 @@ A bare repository (in the store's meta dir) whose branch, named like the store's
 each adding one sealed bundle: its tree holds ``data.age`` (that bundle) and the store format file
 saying ``encrypted``; who it is sealed for travels inside it (``members``).
 Its first commit sits on top of the remote's plaintext history when a store switched to encryption.
-Authors, committers, dates and messages are the same on every commit (``GENERIC``, "sealed"): the
-remote learns when a push happened and how big it was to within a size bucket, nothing else. A push is
-a fast-forward of the remote's branch by one commit, never forced: when another device pushed first,
-the caller fetches, reads its commit and appends on top of it. ``refs/read`` marks the last commit this
+Authors, committers and messages are the same on every commit (``GENERIC``, "sealed"), and each
+commit's date is its parent's plus one second (``_FIRST_DATE`` for the first): it says only the commit's
+place on the branch, which the branch shows anyway. The remote learns when a push happened and how big
+it was to within a size bucket, nothing else. A push is a fast-forward of the remote's branch by one
+commit, never forced: when another device pushed first, the caller fetches, reads its commit and
+appends on top of it. ``refs/read`` marks the last commit this
 device has read (or written; when nothing moves with it, in a file on top of ``refs/read``:
 ``memsync-read``), so a fetch reads only what is new;
 ``refs/members`` (moved with it) the member list as of that commit, which judges the signer of the
@@ -42,8 +44,14 @@ _STALLED = "refs/stalled"
 _REMOVED = "refs/removed"
 _PENDING = "refs/pending"
 _LOCAL_TIMEOUT_S = 300.0
-# The author and committer of every ciphertext commit, at 2000-01-01 UTC: the same for every device.
-GENERIC = "memsync <memsync@invalid> 946684800 +0000"
+# The author and committer of every ciphertext commit: the same for every device.
+GENERIC = "memsync <memsync@invalid>"
+# The date of the branch's first commit (2000-01-01 UTC); each later one is dated a second after its
+# parent. Git's walks between two commits (a fetch's or push's `A --not B`) stop once the dates fall
+# below the uninteresting side's: a date shared by every commit made each walk descend the whole
+# branch, so a cycle's fetch and push grew with the number of bundles ever pushed.
+_FIRST_DATE = 946684800
+_COMMITTED = re.compile(rb"^committer [^\n]* (\d+) [+-]\d{4}$", re.MULTILINE)
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # Present while this device's next push is to make a snapshot (a whole-history bundle) too.
 _DUE = "memsync-snapshot-due"
@@ -116,6 +124,9 @@ class Vault:
         self._tip_size = 0
         # What ``cat-file`` last read of the refs: its member list and notice serve while their blobs stay.
         self._last: _Refs | None = None
+        # The last commit whose date is known here (read with the refs, or appended), and that date: the
+        # next ``append`` on top of it needs no git to read it.
+        self._dated: tuple[str, int] | None = None
 
     def _run(self, *args: str, timeout: float = _LOCAL_TIMEOUT_S, stdin: bytes | None = None) -> git.Result:
         if not (self.git_dir / "HEAD").exists():
@@ -151,6 +162,8 @@ class Vault:
                 ).stdout
             )
             tip_data = data[0][1] if data and data[0] else None
+            if tip:
+                self._dated = (tip[0].decode(), _date(tip[1]))
             if tip_data is not None:
                 self._tip_size = len(tip_data)
             read_ref = read[0].decode() if read else None
@@ -366,13 +379,20 @@ class Vault:
         return "".join(f"update {ref} {sha}\n" for ref, sha in refs.items()).encode()
 
     def append(self, sealed: bytes) -> str:
-        """A new commit on top of ``tip`` holding ``sealed``; returns its sha (not pushed; no ref moved
-        but a scratch one). One ``git fast-import`` writes it all."""
+        """A new commit on top of ``tip`` holding ``sealed``, dated a second after it; returns its sha
+        (not pushed; no ref moved but a scratch one). One ``git fast-import`` writes it all (and one
+        ``cat-file`` reads the tip's date when neither the refs' read nor the last append gave it)."""
         tip = self.tip
+        if tip is None:
+            when = _FIRST_DATE
+        elif self._dated is not None and self._dated[0] == tip:
+            when = self._dated[1] + 1
+        else:
+            when = _date(self._blobs([tip])[0]) + 1
         stream = b"".join(
             [
                 f"reset {_PENDING}\ncommit {_PENDING}\nmark :1\n".encode(),
-                f"author {GENERIC}\ncommitter {GENERIC}\n".encode(),
+                f"author {GENERIC} {when} +0000\ncommitter {GENERIC} {when} +0000\n".encode(),
                 b"data 6\nsealed\n",
                 f"from {tip}\n".encode() if tip is not None else b"",
                 *(
@@ -385,7 +405,9 @@ class Vault:
                 b"\nget-mark :1\ndone\n",
             ]
         )
-        return self._check("fast-import", "--quiet", "--force", "--done", stdin=stream).out.strip()
+        commit = self._check("fast-import", "--quiet", "--force", "--done", stdin=stream).out.strip()
+        self._dated = (commit, when)
+        return commit
 
     def push(self, commit: str, members: bytes) -> git.Result:
         """Push ``commit`` (made by ``append``) to the remote's branch, never forced; on success it is the
@@ -419,6 +441,13 @@ def _parents(commit: bytes) -> tuple[str, ...]:
     return tuple(
         line[7:].decode() for line in commit.split(b"\n\n", 1)[0].splitlines() if line.startswith(b"parent ")
     )
+
+
+def _date(commit: bytes) -> int:
+    """The committer date (seconds) of the commit object ``commit``; ``_FIRST_DATE`` when it names none
+    (not a commit: the remote's bytes, whatever they are, never stop a push)."""
+    found = _COMMITTED.search(commit.split(b"\n\n", 1)[0])
+    return int(found.group(1)) if found else _FIRST_DATE
 
 
 def _batch(out: bytes) -> list[tuple[bytes, bytes] | None]:

@@ -21,6 +21,8 @@ from tests.support.stores import append, commit, identity, read
 
 FILE = "memory/memory.jsonl"
 HEAD = b"# v2 git bundle\n"
+# The author, committer and message of every ciphertext commit.
+GENERIC = ("memsync", "memsync@invalid", "memsync", "memsync@invalid", "sealed")
 # Git processes an encrypted cycle may run beyond the plaintext one, those git starts itself included:
 # writer (pack-objects, fast-import and its unpack-objects, tracking ref; the vault's refs read from
 # their files when nothing new came), reader (vault cat-file with the new bundle, the objects written,
@@ -119,6 +121,29 @@ def test_a_push_moves_no_ciphertext_ref_after_it_and_a_remote_rolled_back_is_sti
     outcome = writer.exchange()[0]
     assert outcome.status == "conflict" and "ciphertext history" in outcome.message, outcome
     assert "was rewritten" in outcome.message and not outcome.pushed
+
+
+def test_each_ciphertext_commit_is_dated_a_second_after_its_parent_whoever_appends_it(
+    tmp_path: Path, home: Path
+) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    writer = device(tmp_path, "writer", remote, encrypt=True)
+    # The same store opened again (a one-shot sync beside a daemon): its own ciphertext repository
+    # object, which knows nothing of what the first one appended.
+    again = Store.init_or_clone(writer.cfg, identity("writer"), "writer")
+    reader = device(tmp_path, "reader", remote, encrypt=True)
+    lines = []
+    for store, text in ((writer, "first"), (again, "second"), (writer, "third"), (writer, "fourth")):
+        lines.append(entry(store, text))
+        assert store.exchange()[0].status == "ok"
+    assert reader.exchange()[0].status == "ok"
+    assert read(reader, FILE).endswith("".join(lines))
+    # Dates rise by one second a commit (git's walks between two of them then stop at once); who made
+    # them and when stays unsaid.
+    dated = git(remote, "log", "--format=%ct %at %an %ae %cn %ce %s", "main").splitlines()
+    seconds = [int(line.split()[0]) for line in dated]
+    assert seconds == list(range(946684800 + len(dated) - 1, 946684799, -1)), dated
+    assert {tuple(line.split()[1:]) == (line.split()[0], *GENERIC) for line in dated} == {True}
 
 
 @pytest.mark.slow
