@@ -54,9 +54,9 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
     end of a turn, of a session and a compaction ask the daemon to sync now. Running it again changes
     nothing.
     """
-    from memsync.commands import hooks
+    from memsync.commands.connect import connect
 
-    for line in hooks.install(host.value, project):
+    for line in connect(host.value, project, mcp=False):
         typer.echo(line)
     note_no_store(": until then the hooks have no memory to bring or sync")
     return 0
@@ -65,9 +65,9 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
 @hooks_app.command("uninstall")
 def uninstall_command(host: HostArgument, project: ProjectOption = None) -> int:
     """Remove memsync's hooks from HOST's settings; nothing else changes."""
-    from memsync.commands import hooks
+    from memsync.commands.connect import disconnect
 
-    for line in hooks.uninstall(host.value, project):
+    for line in disconnect(host.value, project, mcp=False):
         typer.echo(line)
     return 0
 

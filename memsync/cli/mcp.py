@@ -53,9 +53,10 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
 
     The MCP half of `memsync connect HOST`.
     """
-    from memsync.commands import mcp_install as install
+    from memsync.commands.connect import connect
 
-    typer.echo(install.install_line(host, project))
+    for line in connect(host, project, hooked=False):
+        typer.echo(line)
     note_no_store(": until then the MCP tools find only the default memory file")
     return 0
 
@@ -63,9 +64,10 @@ def install_command(host: HostArgument, project: ProjectOption = None) -> int:
 @mcp_app.command("uninstall")
 def uninstall_command(host: HostArgument, project: ProjectOption = None) -> int:
     """Remove memsync's entry from HOST's config file (nothing else)."""
-    from memsync.commands import mcp_install as install
+    from memsync.commands.connect import disconnect
 
-    typer.echo(install.uninstall_line(host, project))
+    for line in disconnect(host, project, hooked=False):
+        typer.echo(line)
     return 0
 
 

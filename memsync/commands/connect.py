@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memsync.base.fsio import atomic_write
+from memsync.base.paths import state_dir
 from memsync.commands import hooks, installs
 from memsync.commands.mcp_install import install_line, uninstall_line
 from memsync.errors import MemsyncError
@@ -26,30 +27,42 @@ def _hooked(host: str) -> host_hooks.Host | None:
     return next((h for h in host_hooks.HOSTS if h == host), None)
 
 
-def connect(host: str, project: Path | None = None, dry_run: bool = False) -> list[str]:
-    """Register memsync's MCP server, and its hooks where it has some, with ``host`` (for the user, or
-    in ``project``); with ``dry_run``, the change as a unified diff and nothing written. Returns the
-    lines to print. Idempotent. Raises MemsyncError for an unknown host, a file memsync cannot read
-    or edit without changing more than its own entry, or a missing project directory."""
+def connect(
+    host: str, project: Path | None = None, dry_run: bool = False, *, mcp: bool = True, hooked: bool = True
+) -> list[str]:
+    """Register memsync's MCP server (unless not ``mcp``), and its hooks where it has some (unless not
+    ``hooked``), with ``host`` (for the user, or in ``project``); with ``dry_run``, the change as a
+    unified diff and nothing written. Returns the lines to print. Idempotent. Each file edited is sealed
+    in the install record, so that `disconnect` and `uninstall` put it back byte for byte while it holds
+    what this left. Raises MemsyncError for an unknown host, a file memsync cannot read or edit without
+    changing more than its own entry, or a missing project directory."""
     registry.spec(host)
-    hooked = _hooked(host)
+    known = _hooked(host)
+    with_hooks = known if hooked else None
     if dry_run:
-        plans: list[Plan] = [lambda: mcp_install.planned(host, project, True)]
-        if hooked is not None:
-            plans.append(lambda: hooks.planned(hooked, project, add=True))
+        plans: list[Plan] = [lambda: mcp_install.planned(host, project, True)] if mcp else []
+        if with_hooks is not None:
+            plans.append(lambda: hooks.planned(with_hooks, project, add=True))
         return [line for plan in plans for line in _diff(*plan())]
-    files = _files(host, project)
-    found = {file: _bytes(file) for file in files}
-    mcp_file = mcp_install.config_file(host, project)
-    ours = {mcp_file} if mcp_install.registered(host, project) is not None else set()
-    if hooked is not None and hooks_installed(hooked, project):
-        ours.add(host_hooks.settings_path(hooked, project))
-    lines = [install_line(host, project)]
-    if hooked is not None:
-        lines += hooks.install(hooked, project)
+    files = _files(host, project, mcp=mcp, hooked=hooked)
+    found = {file: installs.file_bytes(file) for file in files}
+    kept = {file: installs.file_bytes(backup_path(file)) for file in files}
+    # memsync's own directories (~/.local/state, ...) a connect before any `init` makes: recorded, so
+    # `uninstall --purge` removes them too.
+    made = installs.new_dirs(state_dir() / "-")
+    ours = (
+        {mcp_install.config_file(host, project)}
+        if mcp and mcp_install.registered(host, project) is not None
+        else set()
+    )
+    if known is not None and hooks_installed(known, project):
+        ours.add(host_hooks.settings_path(known, project))
+    lines = [install_line(host, project)] if mcp else []
+    if with_hooks is not None:
+        lines += hooks.install(with_hooks, project)
     for file, before in found.items():
         backup = backup_path(file)
-        if len(files) == 1 and hooked is not None and backup.exists():
+        if mcp and with_hooks is not None and len(files) == 1 and backup.exists():
             # Gemini CLI, Qwen Code: two edits of one file; its backup is the file as connect found it,
             # and there is none when there was no file (the second edit saved the first's half).
             if before is None:
@@ -57,51 +70,57 @@ def connect(host: str, project: Path | None = None, dry_run: bool = False) -> li
                 lines = [line for line in lines if not line.endswith(str(backup))]
             else:
                 atomic_write(backup, before)
-        installs.seal(file, before, clean=file not in ours)
+        installs.seal(file, before, clean=file not in ours, kept=kept[file])
+    if made:
+        installs.record(state_dir(), "memsync", "dirs", created=False, dirs=made, project=None)
     return lines
 
 
-def _files(host: str, project: Path | None) -> list[Path]:
-    """The files connect edits for ``host``: its MCP config and, where memsync has hooks, its hook
-    settings (one file for Gemini CLI and Qwen Code)."""
-    hooked = _hooked(host)
-    files = [mcp_install.config_file(host, project)]
-    if hooked is not None:
-        files.append(host_hooks.settings_path(hooked, project))
+def _files(host: str, project: Path | None, *, mcp: bool = True, hooked: bool = True) -> list[Path]:
+    """The files connect edits for ``host``: its MCP config (unless not ``mcp``) and, where memsync has
+    hooks (unless not ``hooked``), its hook settings (one file for Gemini CLI and Qwen Code)."""
+    with_hooks = _hooked(host) if hooked else None
+    files = [mcp_install.config_file(host, project)] if mcp else []
+    if with_hooks is not None:
+        files.append(host_hooks.settings_path(with_hooks, project))
     return list(dict.fromkeys(files))
 
 
-def _bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def disconnect(host: str, project: Path | None = None) -> list[str]:
-    """Remove what :func:`connect` added for ``host`` (its MCP entry and hooks), nothing else: a file
-    still exactly as connect left it is put back byte for byte (or deleted, with the directories memsync
-    made for it); another has memsync's entries taken out, and is deleted when memsync created it and
-    nothing else is left. Returns the lines to print. Raises MemsyncError for an unknown host or a file
-    memsync cannot read."""
+def disconnect(host: str, project: Path | None = None, *, mcp: bool = True, hooked: bool = True) -> list[str]:
+    """Remove what :func:`connect` added for ``host`` (its MCP entry unless not ``mcp``, its hooks unless
+    not ``hooked``), nothing else: a file still exactly as connect left it and holding nothing else of
+    memsync's is put back byte for byte (or deleted, with the directories memsync made for it); another
+    has memsync's entries taken out, and is deleted when memsync created it and nothing else is left; a
+    file that keeps memsync's other half stays sealed, so a later removal of that half still puts it back
+    byte for byte. Returns the lines to print. Raises MemsyncError for an unknown host or a file memsync
+    cannot read."""
     registry.spec(host)
-    hooked = _hooked(host)
-    files = set(_files(host, project))
-    entries = [e for e in installs.recorded() if Path(e.path) in files]
-    lines, restored = installs.restore(entries)
-    if mcp_install.config_file(host, project) not in restored:
+    with_hooks = _hooked(host) if hooked else None
+    halves = {"mcp"} if mcp else set()
+    if with_hooks is not None:
+        halves.add("hooks")
+    files = set(_files(host, project, mcp=mcp, hooked=hooked))
+    recorded = [e for e in installs.recorded() if Path(e.path) in files]
+    entries = [e for e in recorded if e.added in halves]
+    # A file with another half of memsync's (Gemini CLI's one settings file) keeps that half.
+    shared = {Path(e.path) for e in recorded if e.added not in halves}
+    kept = {file: installs.file_bytes(backup_path(file)) for file in shared}
+    lines, restored = installs.restore([e for e in entries if Path(e.path) not in shared])
+    if mcp and mcp_install.config_file(host, project) not in restored:
         lines.append(uninstall_line(host, project))
-    if hooked is not None and host_hooks.settings_path(hooked, project) not in restored:
-        lines += hooks.uninstall(hooked, project)
-    lines += installs.remove_created([e for e in entries if Path(e.path) not in restored])
-    lines += installs.remove_dirs(entries)
-    for file in sorted(files - restored):
+    if with_hooks is not None and host_hooks.settings_path(with_hooks, project) not in restored:
+        lines += hooks.uninstall(with_hooks, project)
+    lines += installs.remove_created([e for e in entries if Path(e.path) not in restored | shared])
+    lines += installs.remove_dirs([e for e in entries if Path(e.path) not in shared])
+    for file in sorted(files - restored - shared):
         backup = backup_path(file)
         if backup.exists():
             lines.append(
                 f"{file} changed since `memsync connect`: the file before this edit is kept as {backup}"
             )
-    installs.drop(files)
+    for file in shared:
+        installs.seal(file, None, clean=False, kept=kept[file])
+    installs.drop(entries)
     return lines
 
 

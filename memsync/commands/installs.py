@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from memsync.base.fsio import atomic_write
 from memsync.base.paths import state_dir
 from memsync.errors import MemsyncError
 from memsync.hosts import yaml_text
-from memsync.hosts.settings_file import backup_path
+from memsync.hosts.settings_file import backup_path, edit_file
 
 
 @dataclass(frozen=True)
@@ -104,22 +105,26 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _bytes(path: Path) -> bytes | None:
+def file_bytes(path: Path) -> bytes | None:
+    """The bytes of the regular file ``path`` (a symlink followed), None when there is none: absent, a
+    directory, a FIFO (never opened: it would block), a device, a link loop. The edit that follows
+    names what is wrong with such a path."""
     try:
-        return path.read_bytes()
+        return path.read_bytes() if path.is_file() else None
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
 
-def seal(path: Path, before: bytes | None, clean: bool) -> None:
+def seal(path: Path, before: bytes | None, clean: bool, kept: bytes | None) -> None:
     """Note in the record, after `connect` edited ``path`` (whose bytes were ``before``; None: no file;
-    ``clean``: they held nothing of memsync's), the bytes it left there and, at the first connect that
-    changed a clean file, the backup holding it as it was. A later connect keeps that first backup's
-    digest: it is the file without memsync."""
-    after = _bytes(path)
+    ``clean``: they held nothing of memsync's; ``kept``: its backup's bytes then, None: none), the bytes
+    it left there and, at the first connect that changed a clean file, the backup holding it as it was.
+    A later connect keeps that first backup, digest and bytes (an edit saves the file as it found it
+    over the backup): it is the file without memsync."""
+    after = file_bytes(path)
     if after is None:
         return
-    backup = _bytes(backup_path(path))
+    backup = file_bytes(backup_path(path))
     entries = recorded()
     for i, entry in enumerate(entries):
         if entry.path != str(path):
@@ -130,6 +135,9 @@ def seal(path: Path, before: bytes | None, clean: bool) -> None:
             held = None
             if clean and before is not None and before != after and backup == before:
                 held = _digest(backup)
+        elif held is not None and kept is not None and _digest(kept) == held and backup != kept:
+            atomic_write(backup_path(path), kept)
+            backup = kept
         entries[i] = replace(entry, written=_digest(after), backup=held)
     _save(entries)
 
@@ -141,7 +149,7 @@ def restore(entries: list[Install]) -> tuple[list[str], set[Path]]:
     lines: list[str] = []
     done: set[Path] = set()
     for file, mine in _by_file(entries).items():
-        now = _bytes(file)
+        now = file_bytes(file)
         if now is None or mine[0].written != _digest(now):
             continue
         backup = backup_path(file)
@@ -150,16 +158,29 @@ def restore(entries: list[Install]) -> tuple[list[str], set[Path]]:
             backup.unlink(missing_ok=True)
             lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
         else:
-            saved = _bytes(backup)
+            saved = file_bytes(backup)
             if saved is None or mine[0].backup != _digest(saved):
                 continue
-            atomic_write(file, saved)
+            # At a symlink's target, into a hard-linked file's own inode, only over what connect left
+            # (a host rewriting its file meanwhile keeps its version): the edit's own writer.
+            if not edit_file(file, bytes, _put_back(saved, mine[0].written)):
+                atomic_write(backup, saved)  # the edit saved what it found over the backup
+                continue
             backup.unlink()
             lines.append(
-                f"removed memsync's entries from {file}: it is back as it was before `memsync connect`"
+                f"removed memsync's entries from {file}: it is back byte for byte as memsync found it"
             )
         done.add(file)
     return lines, done
+
+
+def _put_back(saved: bytes, left: str | None) -> Callable[[bytes | None, bytes | None], bytes | None]:
+    """An ``edit_file`` update giving ``saved`` for a file whose bytes have the digest ``left``."""
+
+    def update(old: bytes | None, _: bytes | None) -> bytes | None:
+        return saved if old is not None and _digest(old) == left else None
+
+    return update
 
 
 def _by_file(entries: list[Install]) -> dict[Path, list[Install]]:
@@ -187,11 +208,12 @@ def forget() -> None:
     record_path().unlink(missing_ok=True)
 
 
-def drop(paths: set[Path]) -> None:
-    """Remove the entries of the files ``paths`` from the record (after `disconnect` undid them); the
-    record goes when nothing is left in it."""
+def drop(entries: list[Install]) -> None:
+    """Remove ``entries`` from the record (after `disconnect` undid them); the record goes when nothing
+    is left in it."""
     if record_path().exists():
-        _save([e for e in recorded() if Path(e.path) not in paths])
+        gone = {(e.path, e.added) for e in entries}
+        _save([e for e in recorded() if (e.path, e.added) not in gone])
 
 
 def remove_created(entries: list[Install]) -> list[str]:
@@ -211,7 +233,7 @@ def remove_created(entries: list[Install]) -> list[str]:
 def _empty(file: Path) -> bool:
     """Whether ``file`` holds nothing but empty objects, lists or documents (False when absent or
     unreadable)."""
-    data = _bytes(file)
+    data = file_bytes(file)
     if data is None:
         return False
     try:

@@ -107,3 +107,39 @@ def test_disconnect_after_the_user_edited_a_compact_file_keeps_it_compact(home: 
     said = _ok("disconnect", "claude-code")
     assert settings.read_bytes() == b'{"theme":"light","n":1}'
     assert f"{settings}.memsync-backup" in said  # kept, and said where
+
+
+@pytest.mark.parametrize("host", HOOK_HOSTS)
+def test_each_half_installed_and_removed_alone_keeps_the_users_files_byte_for_byte(
+    host: str, home: Path
+) -> None:
+    for path in _user_files(host):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_theirs(path))
+    before = listing(home)
+    _ok("mcp", "install", host)
+    _ok("hooks", "install", host)
+    _ok("hooks", "uninstall", host)  # Gemini CLI, Qwen Code: the MCP entry stays in the same file
+    assert listing(home) != before
+    _ok("mcp", "uninstall", host)
+    assert listing(home) == before
+
+
+def test_the_halves_installed_alone_then_uninstall_purge_leave_home_as_it_was(home: Path) -> None:
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{\n    "theme": "Dark"  }\n')
+
+    def everything() -> dict[str, bytes | None]:
+        return {
+            str(p.relative_to(home)): None if p.is_dir() else p.read_bytes() for p in sorted(home.rglob("*"))
+        }
+
+    before = everything()
+    for host in ("gemini-cli", "claude-code"):  # no `init`: memsync's state directory is made here
+        _ok("mcp", "install", host)
+        _ok("hooks", "install", host)
+    _ok("connect", "gemini-cli")  # already there: the backup still holds the file as memsync found it
+    said = _ok("uninstall", "--purge", "--force")
+    assert f"removed memsync's entries from {settings}: it is back byte for byte" in said, said
+    assert everything() == before

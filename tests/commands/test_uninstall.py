@@ -184,7 +184,7 @@ def test_uninstall_visits_a_project_it_was_installed_in_and_leaves_no_stub_it_cr
     assert project_settings.exists()
 
     out = "\n".join(_ok("uninstall"))
-    assert f"removed memsync's hooks from {project_settings}" in out
+    assert f"deleted {project_settings} and its backup (memsync created it" in out
     assert not project_settings.exists()  # memsync created it: no `{}` stub stays
     assert not (proj / ".claude").exists()
     assert not (home / ".cursor").exists()

@@ -84,7 +84,7 @@ def test_claude_code_user_settings_survive_install_and_uninstall(home: Path) -> 
     assert "codex: not installed" in status.stdout
 
     removed = cli_main("hooks", "uninstall", "claude-code")
-    assert removed.returncode == 0 and "other hooks kept" in removed.stdout
+    assert removed.returncode == 0 and "back byte for byte as memsync found it" in removed.stdout
     assert path.read_bytes() == original
     assert "no memsync hooks" in cli_main("hooks", "uninstall", "claude-code").stdout
 
