@@ -507,12 +507,17 @@ class RecallIndex(Database):
                 break
             want *= 4
         sources: dict[object, Tracked] = {}
-        found = []
-        for rowid, score in chosen:
-            full = self._db.execute(f"SELECT {_COLUMNS} FROM docs d WHERE d.rowid = ?", (rowid,)).fetchone()
-            if full is not None:  # removed since the vectors were read
-                found.append(Found(self._document(full, sources), score))
-        return found
+        rows = {
+            row[0]: row
+            for row in self._db.execute(
+                f"SELECT {_COLUMNS} FROM docs d WHERE d.rowid IN ({', '.join('?' * len(chosen))})",
+                [rowid for rowid, _ in chosen],
+            )
+        }
+        # A rowid missing was removed since the vectors were read.
+        return [
+            Found(self._document(rows[rowid], sources), score) for rowid, score in chosen if rowid in rows
+        ]
 
     def _vectors(self) -> _Vectors:
         """Every document's vector with what ``similar`` filters on: kept in this process per index file
