@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import functools
-import hashlib
 import os
 import tempfile
 import time
@@ -14,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    import ctypes
+
     import filelock
 
 from memsync.base.paths import state_dir
@@ -156,7 +156,10 @@ def writer_lock(path: Path) -> filelock.FileLock:
     The lock file lives under ``$XDG_STATE_HOME/memsync/locks/``, never beside the memory file, so it is
     not mistaken for memory. Returns an unacquired ``filelock.FileLock``; use it as a context manager.
     """
-    # Imported here: readers (recall, a server's first answer) import this module and take no lock.
+    # Imported here: readers (recall, a server's first answer) import this module and take no lock, and
+    # hashlib's import sets up OpenSSL (7 ms).
+    import hashlib
+
     import filelock
 
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
@@ -168,7 +171,16 @@ def writer_lock(path: Path) -> filelock.FileLock:
 @functools.cache
 def libc() -> ctypes.CDLL:
     """The C library, for the calls the ``os`` module lacks (``syncfs``, ``renameat2``)."""
+    import ctypes  # here: most processes never call it, and its import is 2.5 ms
+
     return ctypes.CDLL(None, use_errno=True)
+
+
+def _errno() -> int:
+    """The C library's ``errno`` as ``libc()``'s last call left it."""
+    import ctypes
+
+    return ctypes.get_errno()
 
 
 _RENAME_EXCHANGE = 2
@@ -186,7 +198,7 @@ def exchange(a: Path, b: Path) -> bool:
     result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     if result == 0:
         return True
-    code = ctypes.get_errno()
+    code = _errno()
     if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
         return False
     raise OSError(code, os.strerror(code), str(b))
@@ -198,7 +210,7 @@ def _syncfs(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
         if libc().syncfs(fd) != 0:
-            code = ctypes.get_errno() or errno.EIO
+            code = _errno() or errno.EIO
             raise OSError(code, os.strerror(code), str(directory))
     finally:
         os.close(fd)

@@ -23,7 +23,6 @@ in owner and repository names), so no project's path can lie inside another's (G
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 import socket
@@ -173,15 +172,22 @@ def project_key(project: Path) -> str:
         return local_key(project)
     if identity == identity.lower():
         return identity_name(identity)
-    return f"{identity_name(identity)}-{hashlib.sha256(identity.encode()).hexdigest()[:6]}"
+    return f"{identity_name(identity)}-{_digest(identity)}"
 
 
 def local_key(project: Path) -> str:
     """The key of the project at ``project`` known only on this machine: ``<folder name>@<host>-<hash
     of its path>`` (the config's ``host``, else this machine's host name), which no other machine and
     no other folder gives, whatever order folders are listed in. Never raises."""
-    path = hashlib.sha256(str(_absolute(project)).encode()).hexdigest()[:6]
-    return f"{identity_name(project.name)}@{identity_name(_host())}-{path}"
+    return f"{identity_name(project.name)}@{identity_name(_host())}-{_digest(str(_absolute(project)))}"
+
+
+def _digest(text: str) -> str:
+    """The first six hex digits of ``text``'s SHA-256."""
+    # Imported here: hashlib's import sets up OpenSSL (7 ms), and a recall imports this module only.
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
 def legacy_keys(project: Path) -> tuple[str, ...]:

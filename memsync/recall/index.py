@@ -19,7 +19,6 @@ comes back.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -626,6 +625,9 @@ class RecallIndex(Database):
 
 def _edge(data: bytes) -> bytes:
     """The hash of the last ``_EDGE`` bytes of ``data`` (the bytes of a memory file up to a point)."""
+    # Imported when a file is indexed: hashlib's import sets up OpenSSL (7 ms of a server's first recall).
+    import hashlib
+
     return hashlib.blake2b(data[-_EDGE:], digest_size=16).digest()
 
 
@@ -638,6 +640,8 @@ def _names(numbered: NumberedRecord) -> Iterator[str]:
 
 def _hash(name: str) -> int:
     """A 31-bit hash of an id (four bytes in a SQLite row)."""
+    import hashlib  # see _edge
+
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=4).digest(), "big") >> 1
 
 

@@ -16,8 +16,9 @@ from tests.support.helpers import cli_main, run_cli, wait_for
 from tests.support.mcp_lines import RawServer, hold_sdk, initialize, line
 
 # What a lexical recall needs none of: the config's editor, the CLI, YAML front matter, the writers'
-# lock, the store beyond its history, the SDK and its models, the semantic extra.
+# lock, the store beyond its history, the SDK and its models, the semantic extra, the C library's calls.
 _NOT_FOR_A_RECALL = (
+    "ctypes",
     "tomlkit",
     "typer",
     "click",
