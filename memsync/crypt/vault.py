@@ -51,7 +51,10 @@ GENERIC = "memsync <memsync@invalid>"
 # below the uninteresting side's: a date shared by every commit made each walk descend the whole
 # branch, so a cycle's fetch and push grew with the number of bundles ever pushed.
 _FIRST_DATE = 946684800
-_COMMITTED = re.compile(rb"^committer [^\n]* (\d+) [+-]\d{4}$", re.MULTILINE)
+_COMMITTED = re.compile(rb"^committer [^\n]* (\d{1,12}) [+-]\d{4}$", re.MULTILINE)
+# A parent dated after this (2100-01-01) is a peer's odd commit, not a branch's place: the next commit
+# takes ``_FIRST_DATE`` again (only git's walks slow down) rather than a date git would refuse.
+_LAST_DATE = 4102444800
 _NO_REMOTE_BRANCH = re.compile(r"couldn't find remote ref")
 # Present while this device's next push is to make a snapshot (a whole-history bundle) too.
 _DUE = "memsync-snapshot-due"
@@ -445,9 +448,10 @@ def _parents(commit: bytes) -> tuple[str, ...]:
 
 def _date(commit: bytes) -> int:
     """The committer date (seconds) of the commit object ``commit``; ``_FIRST_DATE`` when it names none
-    (not a commit: the remote's bytes, whatever they are, never stop a push)."""
+    or one after ``_LAST_DATE`` (the remote's bytes, whatever they are, never stop a push)."""
     found = _COMMITTED.search(commit.split(b"\n\n", 1)[0])
-    return int(found.group(1)) if found else _FIRST_DATE
+    date = int(found.group(1)) if found else _FIRST_DATE
+    return date if date < _LAST_DATE else _FIRST_DATE
 
 
 def _batch(out: bytes) -> list[tuple[bytes, bytes] | None]:

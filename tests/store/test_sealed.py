@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsync.config.file import StoreConfig
+from memsync.crypt.vault import Vault
 from memsync.store import sealed
 from memsync.store.facade import Store
 from tests.support.helpers import bare_remote, git
@@ -144,6 +145,34 @@ def test_each_ciphertext_commit_is_dated_a_second_after_its_parent_whoever_appen
     seconds = [int(line.split()[0]) for line in dated]
     assert seconds == list(range(946684800 + len(dated) - 1, 946684799, -1)), dated
     assert {tuple(line.split()[1:]) == (line.split()[0], *GENERIC) for line in dated} == {True}
+
+
+@settings(max_examples=15, deadline=None)
+@given(date=st.one_of(st.integers(4102444800, 10**12 - 1).map(str), st.just("9" * 5000), st.just("x")))
+def test_a_tip_with_a_date_no_later_commit_can_follow_is_appended_to_as_if_dated_first(
+    tmp_path_factory: pytest.TempPathFactory, date: str
+) -> None:
+    root = tmp_path_factory.mktemp("vault")
+    remote = bare_remote(root / "remote.git")
+    vault = Vault(root / "vault.git", str(remote), "main", 30.0, None)
+    first = vault.append(b"sealed")
+    # A peer's commit on top, dated past 2100 or beyond any number git takes (or not at all): the remote's
+    # bytes, whatever they are, must not stop the next push.
+    tree = git(root / "vault.git", "rev-parse", f"{first}^{{tree}}").strip()
+    odd = f"tree {tree}\nparent {first}\nauthor a <a> 1 +0000\ncommitter c <c> {date} +0000\n\nodd\n"
+    made = subprocess.run(
+        ["git", "hash-object", "-t", "commit", "--literally", "-w", "--stdin"],
+        cwd=root / "vault.git",
+        input=odd.encode(),
+        capture_output=True,
+        check=True,
+    )
+    tip = made.stdout.decode().strip()
+    git(root / "vault.git", "push", "-q", str(remote), f"{tip}:refs/heads/main")
+    assert vault.fetch() is None and vault.tip == tip
+    after = vault.append(b"sealed again")
+    shown = git(root / "vault.git", "cat-file", "commit", after)
+    assert f"parent {tip}\n" in shown and " 946684801 +0000\n" in shown, shown  # the first date, plus one
 
 
 @pytest.mark.slow
