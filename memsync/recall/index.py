@@ -52,7 +52,7 @@ from memsync.tracks.tracked import Tracked
 log = logging.getLogger(__name__)
 
 # Bumped whenever the tables or what is indexed change: an index of another format is rebuilt.
-FORMAT = 5
+FORMAT = 6
 _WORD = re.compile(r"\w+")
 # A question's function words: left out of a query that has other words, where they would only bring
 # every text that happens to use them.
@@ -95,8 +95,10 @@ _SCHEMA = (
     "INSERT INTO fts(fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body); END",
     # Search by meaning (the semantic extra): each document's vector (``embedding``), computed when the
     # document is indexed (by the daemon, or before the extra was installed: by the next semantic
-    # search) and dropped with it; another model's vectors are recomputed.
-    "CREATE TABLE vectors(rowid INTEGER PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL)",
+    # search) and dropped with it; another model's vectors are recomputed. A vector names its model by
+    # the id of its row in ``models``: the name on each of 10,000 rows was a tenth of the memory's size.
+    "CREATE TABLE models(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
+    "CREATE TABLE vectors(rowid INTEGER PRIMARY KEY, model INTEGER NOT NULL, vector BLOB NOT NULL)",
     "CREATE TRIGGER docs_unembedded AFTER DELETE ON docs BEGIN "
     "DELETE FROM vectors WHERE rowid = old.rowid; END",
     "CREATE TABLE provenance(store TEXT NOT NULL, file TEXT NOT NULL, needle TEXT NOT NULL, "
@@ -106,8 +108,12 @@ _SCHEMA = (
     "INSERT INTO meta(generation) VALUES (0)",
     f"PRAGMA user_version = {FORMAT}",
 )
+# The model named by a parameter, as ``vectors.model`` holds it (NULL while no vector of it is stored).
+_MODEL = "(SELECT id FROM models WHERE name = ?)"
 # The documents without a vector of the model (a parameter).
-_MISSING = "FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid WHERE v.model IS NOT ?"
+_MISSING = (
+    f"FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid WHERE (v.rowid IS NULL OR v.model IS NOT {_MODEL})"
+)
 _COLUMNS = (
     "d.rowid, d.source, d.id, d.type, d.kind, d.title, d.body, d.file, d.line, d.date, d.needle, d.scope, "
     "d.expires"
@@ -533,7 +539,7 @@ class RecallIndex(Database):
         generation = self._db.execute("SELECT generation FROM meta").fetchone()[0]
         rows = self._db.execute(
             "SELECT d.rowid, d.scope, d.kind, d.expires_ts, v.vector "
-            "FROM docs d JOIN vectors v USING (rowid) WHERE v.model = ?",
+            f"FROM docs d JOIN vectors v USING (rowid) WHERE v.model = {_MODEL}",
             (embedding.MODEL,),
         ).fetchall()
         vectors = _Vectors(
@@ -561,8 +567,9 @@ class RecallIndex(Database):
         # An entry without tags has an empty title: embedded as its text alone, so asking for the text
         # finds it with a cosine of 1 (a separator token would weigh in a short text's mean).
         vectors = embedding.embed(["\n".join(filter(None, (title, body))) for _, title, body in missing])
+        self._db.execute("INSERT OR IGNORE INTO models(name) VALUES (?)", (embedding.MODEL,))
         self._db.executemany(
-            "INSERT OR REPLACE INTO vectors(rowid, model, vector) VALUES (?, ?, ?)",
+            f"INSERT OR REPLACE INTO vectors(rowid, model, vector) VALUES (?, {_MODEL}, ?)",
             (
                 (rowid, embedding.MODEL, embedding.to_blob(vector))
                 for (rowid, _, _), vector in zip(missing, vectors, strict=True)

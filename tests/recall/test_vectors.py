@@ -41,7 +41,8 @@ def _ok(*args: str) -> str:
 def _unembedded() -> list[str]:
     with contextlib.closing(sqlite3.connect(index_path())) as db:
         rows = db.execute(
-            "SELECT d.body FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid WHERE v.model IS NOT ?",
+            "SELECT d.body FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid "
+            "WHERE v.model IS NOT (SELECT id FROM models WHERE name = ?)",
             (embedding.MODEL,),
         ).fetchall()
     return [row[0] for row in rows]
