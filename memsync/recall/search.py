@@ -82,17 +82,19 @@ def rank(
     semantic list and the documents holding every word of the query. Raises MemsyncError for a query
     without a word, or a model that cannot be read."""
     match = fts_query(query)
-    lexical = [hit.doc for hit in index.search(match, now=now, scope=scope, kinds=kinds, limit=limit)]
+    found = index.search(match, now=now, scope=scope, kinds=kinds, limit=limit)
+    lexical = [hit.doc for hit in found]
     if not embedding.available():
         return fuse([lexical], limit, vantage)
     meant = index.similar(
         query, now=now, scope=scope, kinds=kinds, limit=SEMANTIC_DEPTH, least=SEMANTIC_FLOOR
     )
     every = fts_query(query, every=True)
-    if every == match or not lexical:  # one word: the same query; no word found: none holds them all
+    if every == match:  # one word: the same query
         whole = lexical
     else:
-        whole = [hit.doc for hit in index.search(every, now=now, scope=scope, kinds=kinds, limit=limit)]
+        holding = index.search_every(every, found, now=now, scope=scope, kinds=kinds, limit=limit)
+        whole = [hit.doc for hit in holding]
     fused = fuse(
         [lexical, [hit.doc for hit in meant], whole],
         limit,

@@ -18,6 +18,7 @@ from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.index import Found, RecallIndex, fts_query
 from memsync.recall.search import recall
 from memsync.tracks.tracked import Tracked
+from tests.support.peers import HEADER, entry_line
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -108,6 +109,54 @@ def test_query_syntax_is_only_words(tmp_path: Path, query: str) -> None:
 def test_a_limit_out_of_range_is_refused(tmp_path: Path, limit: int) -> None:
     with pytest.raises(MemsyncError, match="limit"):
         recall(None, "x", limit=limit)
+
+
+_WORDS = ("harbor", "crane", "ferry", "tide")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    entries=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4),
+            st.sampled_from(["lesson", "fact"]),
+            st.sampled_from(["global", "github.com"]),
+            st.sampled_from(["2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z", "2026-11-03T00:00:00Z"]),
+            st.sampled_from([None, "2026-11-30T12:00:00Z", "2026-12-02T00:00:00Z"]),
+        ),
+        max_size=30,
+    ),
+    query=st.lists(st.sampled_from(_WORDS), min_size=2, max_size=3, unique=True),
+    limit=st.integers(1, 12),
+    scope=st.sampled_from([None, "gitlab.com"]),
+    kinds=st.sampled_from([(), ("fact",)]),
+)
+def test_the_documents_holding_every_word_read_off_the_or_ed_search_are_the_and_ed_search(
+    tmp_path: Path,
+    entries: list[tuple[list[str], str, str, str, str | None]],
+    query: list[str],
+    limit: int,
+    scope: str | None,
+    kinds: tuple[str, ...],
+) -> None:
+    """``search_every`` answers as the AND-ed search does, ties of score and date in the same order, and
+    no entry dead at ``NOW`` (few words and days: many ties)."""
+    path = tmp_path / "ada.jsonl"
+    path.write_bytes(
+        HEADER
+        + b"".join(
+            entry_line(" ".join(words), kind, scope=where, created_at=created, expires_at=end)
+            for words, kind, where, created, end in entries
+        )
+    )
+    text = " ".join(query)
+    with RecallIndex.in_memory([Tracked(None, path.name, path, "jsonl")]) as index:
+        found = index.search(fts_query(text), now=NOW, scope=scope, kinds=kinds, limit=limit)
+        every = fts_query(text, every=True)
+        read_off = index.search_every(every, found, now=NOW, scope=scope, kinds=kinds, limit=limit)
+        searched = index.search(every, now=NOW, scope=scope, kinds=kinds, limit=limit)
+    assert [(hit.doc.id, hit.score) for hit in read_off] == [(hit.doc.id, hit.score) for hit in searched]
+    assert all(set(query) <= set(hit.doc.body.split()) for hit in read_off)
 
 
 def _role(tmp_path: Path, index: bytes, entry: bytes, daily: bytes) -> Tracked:
