@@ -232,7 +232,9 @@ _KEY_LOSS = (
 def _remove_backups(projects: list[Path]) -> list[str]:
     """Delete the backups memsync made of the host files it edited, now its entries are gone from them:
     each holds a file as it was before one of memsync's edits (uninstall's own: with memsync's entries),
-    so restoring it would only bring memsync back; the file itself holds everything else."""
+    so restoring it would only bring memsync back; the file itself holds everything else. A backup whose
+    file is missing, not a regular file, or still names memsync (unreadable, half-written by a host,
+    left for the user to edit by hand) is kept and named: it may be the only whole copy."""
     files = [
         file
         for project in [None, *projects]
@@ -242,10 +244,20 @@ def _remove_backups(projects: list[Path]) -> list[str]:
         )
     ]
     lines: list[str] = []
-    for backup in dict.fromkeys(backup_path(file) for file in files):
-        if backup.is_file() and not backup.is_symlink():
-            backup.unlink()
-            lines.append(f"deleted memsync's backup {backup} (memsync's entries are gone from the file)")
+    for file in dict.fromkeys(files):
+        backup = backup_path(file)
+        if not backup.is_file() or backup.is_symlink():
+            continue
+        now = installs.file_bytes(file)
+        if now is None or mcp_install.SERVER_NAME.encode() in now:
+            # Unreadable, half-written, gone, or still naming memsync: the backup may be the only whole
+            # copy of the user's file, so it stays.
+            lines.append(
+                f"kept {backup}: {file} still names memsync or cannot be read; the backup holds it as before"
+            )
+            continue
+        backup.unlink()
+        lines.append(f"deleted memsync's backup {backup} (memsync's entries are gone from the file)")
     return lines
 
 

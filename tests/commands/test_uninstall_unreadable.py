@@ -45,3 +45,22 @@ def test_uninstall_names_an_unreadable_file_holding_memsyncs_entry_and_exits_3(h
     assert '"memsync"' in warned[0] and "mcpServers" in warned[0] and "by hand" in warned[0]
     assert cursor.read_bytes() == mangled
     assert not (home / ".gemini").exists()  # the rest is uninstalled
+
+
+def test_a_host_file_left_half_written_keeps_its_backup_the_only_whole_copy(home: Path) -> None:
+    claude = home / ".claude.json"
+    claude.write_bytes(b'{"a":1}')
+    assert cli_main("connect", "claude-code").returncode == 0
+    backup = home / ".claude.json.memsync-backup"
+    assert backup.read_bytes() == b'{"a":1}'
+    half = b'{"a":1, "mcpServers": {"memsync": {"command": "x"}}, '  # a host killed mid-write
+    claude.write_bytes(half)
+
+    done = cli_main("uninstall")
+
+    assert done.returncode == 3, done.stderr
+    assert backup.read_bytes() == b'{"a":1}' and claude.read_bytes() == half
+    kept = [line for line in done.stdout.splitlines() if str(backup) in line]
+    assert kept == [
+        f"kept {backup}: {claude} still names memsync or cannot be read; the backup holds it as before"
+    ]
