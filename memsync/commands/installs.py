@@ -80,7 +80,9 @@ def new_dirs(path: Path) -> tuple[Path, ...]:
     """The directories above ``path`` that do not exist yet (outermost first): those an edit that creates
     ``path`` will create."""
     missing: list[Path] = []
-    parent = Path(os.path.abspath(path)).parent
+    # A symlink's target is where an edit writes (a dotfiles manager's link may point into a folder
+    # that is not there yet).
+    parent = Path(os.path.realpath(path)).parent
     while not parent.exists() and parent != parent.parent:
         missing.append(parent)
         parent = parent.parent
@@ -154,9 +156,7 @@ def restore(entries: list[Install]) -> tuple[list[str], set[Path]]:
             continue
         backup = backup_path(file)
         if any(e.created for e in mine):
-            file.unlink()
-            backup.unlink(missing_ok=True)
-            lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
+            lines.append(_delete_created(file))
         else:
             saved = file_bytes(backup)
             if saved is None or mine[0].backup != _digest(saved):
@@ -223,11 +223,23 @@ def remove_created(entries: list[Install]) -> list[str]:
     lines: list[str] = []
     for file, mine in _by_file(entries).items():
         if any(e.created for e in mine) and _empty(file):
-            file.unlink()
             # the backup uninstall's edit wrote holds only memsync's entries: restoring it would revive them
-            backup_path(file).unlink(missing_ok=True)
-            lines.append(f"deleted {file} and its backup (memsync created it; nothing else was in it)")
+            lines.append(_delete_created(file))
     return lines
+
+
+def _delete_created(file: Path) -> str:
+    """Delete the file memsync created at ``file`` and its backup; returns the report line. Where
+    ``file`` is a symlink (a dotfiles manager's link that pointed at nothing yet), memsync created its
+    target: that goes, and the link stays as the user made it."""
+    if file.is_symlink():
+        target = file.resolve()
+        target.unlink(missing_ok=True)
+        backup_path(file).unlink(missing_ok=True)
+        return f"deleted {target} and its backup (memsync created it through the link {file}, which stays)"
+    file.unlink()
+    backup_path(file).unlink(missing_ok=True)
+    return f"deleted {file} and its backup (memsync created it; nothing else was in it)"
 
 
 def _empty(file: Path) -> bool:

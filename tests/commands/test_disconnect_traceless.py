@@ -6,6 +6,7 @@ settings (the trial of the README's "deletes the files it created", "byte for by
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,15 +18,18 @@ from tests.support.helpers import bare_remote, cli_main
 
 
 def listing(root: Path) -> dict[str, bytes | None]:
-    """Every path under ``root`` (relative), with a file's bytes, None for a directory; memsync's own
-    state (its locks) and the directories above it are left out: memsync is still installed after a
-    disconnect (``uninstall --purge`` takes them out)."""
+    """Every path under ``root`` (relative), with a file's bytes (a symlink's target), None for a
+    directory; memsync's own state (its locks) and the directories above it are left out: memsync is
+    still installed after a disconnect (``uninstall --purge`` takes them out)."""
     state = root / ".local" / "state" / "memsync"
     found: dict[str, bytes | None] = {}
     for path in sorted(root.rglob("*")):
         if path == state or state in path.parents or path in state.parents:
             continue
-        found[str(path.relative_to(root))] = None if path.is_dir() else path.read_bytes()
+        if path.is_symlink():
+            found[str(path.relative_to(root))] = f"-> {os.readlink(path)}".encode()
+        else:
+            found[str(path.relative_to(root))] = None if path.is_dir() else path.read_bytes()
     return found
 
 
@@ -143,3 +147,19 @@ def test_the_halves_installed_alone_then_uninstall_purge_leave_home_as_it_was(ho
     said = _ok("uninstall", "--purge", "--force")
     assert f"removed memsync's entries from {settings}: it is back byte for byte" in said, said
     assert everything() == before
+
+
+@pytest.mark.parametrize("host", ["claude-code", "cursor", "gemini-cli"])
+def test_a_link_to_a_file_not_made_yet_stays_a_link_and_the_file_memsync_made_goes(
+    host: str, home: Path
+) -> None:
+    for path in _user_files(host):  # a dotfiles manager's links, into a folder not made yet
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(home / "dotfiles" / "new" / path.name)
+    before = listing(home)
+    _ok("connect", host)
+    assert all((home / "dotfiles" / "new" / p.name).is_file() for p in _user_files(host))
+    said = _ok("disconnect", host)
+    assert "which stays" in said, said
+    assert listing(home) == before
+    assert all(p.is_symlink() for p in _user_files(host))
