@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.base.fsio import atomic_write
@@ -114,9 +115,13 @@ def disconnect(host: str, project: Path | None = None, *, mcp: bool = True, hook
     lines += installs.remove_dirs([e for e in entries if Path(e.path) not in shared])
     for file in sorted(files - restored - shared):
         backup = backup_path(file)
-        if backup.exists():
+        if backup.is_file() and not backup.is_symlink():
+            # Handed to the user under a name of its own: a later connect's edit would write its own
+            # backup over it.
+            kept_as = backup.with_name(f"{backup.name}.{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
+            backup.rename(kept_as)
             lines.append(
-                f"{file} changed since `memsync connect`: the file before this edit is kept as {backup}"
+                f"{file} changed since `memsync connect`: the file before this edit is kept as {kept_as}"
             )
     for file in shared:
         installs.seal(file, None, clean=False, kept=kept[file])

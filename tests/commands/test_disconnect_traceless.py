@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,15 @@ def test_disconnect_after_the_user_edited_a_compact_file_keeps_it_compact(home: 
     settings.write_bytes(settings.read_bytes().replace(b'"dark"', b'"light"'))  # the user's edit meanwhile
     said = _ok("disconnect", "claude-code")
     assert settings.read_bytes() == b'{"theme":"light","n":1}'
-    assert f"{settings}.memsync-backup" in said  # kept, and said where
+    kept = re.search(
+        rf"is kept as ({re.escape(str(settings))}\.memsync-backup\.\d{{8}}T\d{{6}}Z)$", said, re.M
+    )
+    assert kept, said  # kept, and said where
+    handed = Path(kept[1]).read_bytes()
+    assert b'"light"' in handed and b"memsync" in handed  # the file just before disconnect's edit
+    _ok("connect", "claude-code")  # a later edit writes its own backup, never over the one handed over
+    _ok("uninstall")
+    assert Path(kept[1]).read_bytes() == handed and settings.read_bytes() == b'{"theme":"light","n":1}'
 
 
 @pytest.mark.parametrize("host", HOOK_HOSTS)
