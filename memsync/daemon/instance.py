@@ -44,7 +44,10 @@ def running_daemon_pid(path: Path) -> int | None:
 
     "Live" means the instance lock is held: a pid file left by a killed daemon does not count.
     """
-    lock = filelock.FileLock(instance_stem(path).with_suffix(".lock"), timeout=0)
+    held = instance_stem(path).with_suffix(".lock")
+    if not held.exists():  # a live daemon holds its lock file open: none, no daemon (and none made here)
+        return None
+    lock = filelock.FileLock(held, timeout=0)
     try:
         with lock:
             return None

@@ -176,39 +176,57 @@ def edit_file(
     ``parse`` raises ``MemsyncError`` for bytes it cannot read. An empty or unreadable file is read again
     for ``SETTLE_S`` seconds (a host may be rewriting it), then refused; never taken for empty settings.
     The new version goes in place only over the version read (else the edit starts over, within the same
-    time), under memsync's writer lock for ``path`` (see the module doc). Raises ``MemsyncError``,
-    naming ``path``, for what cannot be read or written.
+    time), under memsync's writer lock for ``path`` (see the module doc), taken only when ``update``
+    changes the file: an edit that changes nothing writes nothing. Raises ``MemsyncError``, naming
+    ``path``, for what cannot be read or written.
     """
     deadline = time.monotonic() + SETTLE_S
     _target(path)  # a link loop is one line here, before the lock resolves the path
+    # A first pass reads without the lock: an edit that changes nothing (a status, the removal of an
+    # entry that is not there) then writes nothing at all, not even a lock file in memsync's state dir.
+    if not _settled(path, parse, update, deadline, place=False):
+        return False
     with writer_lock(path):
-        while True:
-            target = _target(path)
-            try:
-                seen = _read(target)
-                if seen is not None and not seen.data.strip():
-                    raise _Unsettled(
-                        f"cannot edit {path}: it is empty. If a host is writing it, retry in a moment; "
-                        "else delete the empty file, then retry"
-                    )
-                new = update(None, None) if seen is None else update(seen.data, _parsed(parse, seen.data))
-                if new is None:
-                    return False
-                if _placed(path, target, seen, new):
-                    return True
-                last = _Unsettled(
-                    f"cannot edit {path}: it kept changing while memsync edited it. Retry in a moment"
+        return _settled(path, parse, update, deadline, place=True)
+
+
+def _settled(
+    path: Path,
+    parse: Callable[[bytes], T],
+    update: Callable[[bytes | None, T | None], bytes | None],
+    deadline: float,
+    *,
+    place: bool,
+) -> bool:
+    """:func:`edit_file`'s loop: whether ``update`` changes the settled file (``place``: and it is now
+    changed, in place over the version read). Raises ``MemsyncError`` past ``deadline``."""
+    while True:
+        target = _target(path)
+        try:
+            seen = _read(target)
+            if seen is not None and not seen.data.strip():
+                raise _Unsettled(
+                    f"cannot edit {path}: it is empty. If a host is writing it, retry in a moment; "
+                    "else delete the empty file, then retry"
                 )
-            except _Unsettled as exc:
-                last = exc
-            except OSError as exc:
-                raise MemsyncError(
-                    f"cannot edit {path}: {exc.strerror or exc}. Check that you may write the file and its "
-                    "directory (ls -l; lsattr for an immutable file), then retry"
-                ) from None
-            if time.monotonic() > deadline:
-                raise last
-            time.sleep(_PAUSE_S)
+            new = update(None, None) if seen is None else update(seen.data, _parsed(parse, seen.data))
+            if new is None:
+                return False
+            if not place or _placed(path, target, seen, new):
+                return True
+            last = _Unsettled(
+                f"cannot edit {path}: it kept changing while memsync edited it. Retry in a moment"
+            )
+        except _Unsettled as exc:
+            last = exc
+        except OSError as exc:
+            raise MemsyncError(
+                f"cannot edit {path}: {exc.strerror or exc}. Check that you may write the file and its "
+                "directory (ls -l; lsattr for an immutable file), then retry"
+            ) from None
+        if time.monotonic() > deadline:
+            raise last
+        time.sleep(_PAUSE_S)
 
 
 def _parsed(parse: Callable[[bytes], T], data: bytes) -> T:

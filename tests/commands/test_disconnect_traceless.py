@@ -172,3 +172,30 @@ def test_a_link_to_a_file_not_made_yet_stays_a_link_and_the_file_memsync_made_go
     assert "which stays" in said, said
     assert listing(home) == before
     assert all(p.is_symlink() for p in _user_files(host))
+
+
+def _everything(home: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(home)): None if p.is_dir() else p.read_bytes() for p in sorted(home.rglob("*"))}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("connect", "--status"), ("hooks", "status"), ("disconnect", "cursor"), ("mcp", "uninstall", "zed")],
+)
+def test_a_status_or_a_disconnect_of_nothing_writes_nothing_in_home(
+    args: tuple[str, ...], home: Path
+) -> None:
+    (home / ".cursor").mkdir()  # the host is there, memsync never connected it
+    (home / ".cursor" / "mcp.json").write_bytes(b'{"mcpServers": {"other": {"command": "x"}}}\n')
+    before = _everything(home)
+    _ok(*args)
+    assert _everything(home) == before
+
+
+def test_uninstall_purge_after_only_read_only_commands_leaves_home_as_it_was(home: Path) -> None:
+    before = _everything(home)
+    _ok("connect", "--status")
+    _ok("hooks", "status")
+    _ok("disconnect", "cursor")
+    _ok("uninstall", "--purge", "--force")
+    assert _everything(home) == before
