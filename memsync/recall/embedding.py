@@ -62,9 +62,11 @@ def _folder() -> Path | None:
     return Path(spec.origin).parent if spec is not None and spec.origin is not None else None
 
 
+@functools.cache
 def available() -> bool:
     """Whether the ``semantic`` extra is installed (the model's package and what reads it), without
-    importing it."""
+    importing it. Looked up once per process (an extra installed meanwhile is seen by the next one): the
+    lookup scans the import path for three packages, 0.2 ms, and a hybrid recall asked twice."""
     return _folder() is not None and all(importlib.util.find_spec(name) is not None for name in _DEPENDENCIES)
 
 
