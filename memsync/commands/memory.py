@@ -20,7 +20,7 @@ from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.view import scope_matches, supersede_forks
 from memsync.formats.markdown.roledir import check_role_dir
 from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
-from memsync.memoryfile.file import MemoryFile, NewEntry
+from memsync.memoryfile.file import TEXT_MAX_CHARS, MemoryFile, NewEntry
 from memsync.recall.dupes import near_duplicates, similar_entry
 from memsync.recall.search import written
 from memsync.tracks.resolve import current_config
@@ -180,7 +180,7 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
             lines.append(json.dumps(entry.to_obj(), ensure_ascii=False))
         else:
             who = "user" if entry.is_user else f"{'-' if entry.confidence is None else entry.confidence}"
-            text = " ".join(entry.text.split())
+            text = neutralise(entry.text, TEXT_MAX_CHARS)  # one line, no control or bidi characters
             lines.append(f"{entry.id}  {entry.kind:<10}  {entry.scope}  [{who}]  {text}")
     warnings = [
         f"memsync: {neutralise(superseded, MAX_PATH_CHARS)} was superseded on two machines at once, by "

@@ -42,7 +42,8 @@ from memsync.commands.ui_chart import commits_chart
 from memsync.commands.undo import Change, Reinstate, Restore, Withdraw, undo
 from memsync.errors import MemsyncError
 from memsync.formats.jsonl.records import KINDS
-from memsync.memoryfile.file import MemoryFile, NewEntry
+from memsync.formats.quoted import neutralise, visible
+from memsync.memoryfile.file import TEXT_MAX_CHARS, MemoryFile, NewEntry
 from memsync.recall.search import recall, written
 from memsync.tracks.resolve import load_stores
 from memsync.tracks.tracked import locate, tracked_memory
@@ -253,13 +254,14 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
         if state == "live":
             actions = (
                 f"<form method=post action=/entry/supersede class=wide>{hidden(id=entry.id)}"
-                f'<textarea name=text rows=3 required aria-label="New text">{e(entry.text)}</textarea>'
+                '<textarea name=text rows=3 required aria-label="New text">'
+                f"{e(visible(entry.text))}</textarea>"
                 "<button id=supersede>Supersede</button></form>"
                 f"<form method=post action=/entry/forget>{hidden(id=entry.id)}"
                 "<button id=forget>Forget</button></form>"
             )
         body = (
-            f"<p class=text id=text>{e(entry.text)}</p><table class=fields>{table}</table>{actions}"
+            f"<p class=text id=text>{_text(entry.text)}</p><table class=fields>{table}</table>{actions}"
             "<h2>Timeline</h2><table id=timeline><tr><th>what</th><th>when</th><th>host</th><th>agent</th>"
             f"<th>handoff from</th><th>entry</th></tr>{events}</table>"
         )
@@ -439,7 +441,7 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
                     action = e(f"{outcome.verdict} by {outcome.by} on {outcome.host} at {outcome.at}")
                     action += e(f" ({outcome.why})") if outcome.why else ""
                 rows.append(
-                    f"<tr id=p-{pid}><td>{e(proposal.entry.text)}</td>"
+                    f"<tr id=p-{pid}><td>{_text(proposal.entry.text)}</td>"
                     f"<td>{e(store.name)}:{e(proposal.file)}</td><td>{e(proposal.host)}<br>{e(proposal.at)}</td><td>{action}</td></tr>"
                 )
         parts.append(
@@ -510,8 +512,14 @@ def build_app(config_file: Path | None, keys: Secrets) -> Starlette:
     )
 
 
+def _text(text: str) -> str:
+    """Peer content ``text`` (an entry's, a proposal's) as HTML: ``neutralise``d as everywhere memsync
+    shows it (no control or bidi characters, markup quoted; not cut), then escaped."""
+    return html.escape(neutralise(text, TEXT_MAX_CHARS))
+
+
 def _entry_link(entry_id: str, text: str) -> str:
-    return f'<a href="/entry?id={quote(entry_id)}">{html.escape(text)}</a>'
+    return f'<a href="/entry?id={quote(entry_id)}">{_text(text)}</a>'
 
 
 def _file_link(path: Path, text: str) -> str:

@@ -3,7 +3,8 @@ taking back goes through the same writers as the change (a live file replaced at
 written or forgotten through ``MemoryFile``), so it syncs like any edit.
 
 A memory file's tombstone is final and a superseded id stays superseded, so an entry forgotten or
-superseded comes back as a new entry with the same fields (a new id); a whole file comes back byte for
+superseded comes back as a new entry with the same fields (a new id), superseding what it superseded
+(so a fork it was part of is listed again); a whole file comes back byte for
 byte, unless it changed since (then nothing is written: the newer edit is not lost); a review decision
 is withdrawn (:func:`memsync.commands.review.withdraw`)."""
 
@@ -16,6 +17,7 @@ from memsync.base.fsio import atomic_write
 from memsync.commands.review import withdraw
 from memsync.config.file import Config
 from memsync.errors import MemsyncError
+from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.search import written
@@ -77,6 +79,10 @@ def undo(config: Config, change: Change) -> str:
     if change.drop is not None and not memory.is_forgotten(change.drop):
         memory.forget(change.drop)
     old = change.entry
+    # The entry it superseded keeps it superseded (and a fork listed); a compact may have dropped that
+    # entry since, and then the writer, which checks that it exists, has nothing to name.
+    held = {r.record.id for r in read_memory(change.file).records if isinstance(r.record, Entry)}
+    supersedes = old.supersedes if old.supersedes in held else None
     back = memory.remember(
         NewEntry(
             old.text,
@@ -86,7 +92,9 @@ def undo(config: Config, change: Change) -> str:
             source=old.source or "user",
             confidence=old.confidence if old.confidence is not None else 1.0,
             expires=old.expires_at,
+            supersedes=supersedes,
         )
     )
     written(config, change.file)
-    return f"undid {change.what} of {old.id}: it is back as {back.id}"
+    line = f"undid {change.what} of {old.id}: it is back as {back.id}"
+    return line + (f", superseding {supersedes}" if supersedes else "")

@@ -188,6 +188,50 @@ def test_a_supersede_fork_is_listed_on_the_conflicts_page_until_one_superseder_i
 
 
 @pytest.mark.slow  # a store or two, several CLI runs and a server: 10-20 s on a busy machine
+def test_undo_of_a_forget_on_the_conflicts_page_brings_the_fork_back(tmp_path: Path, remote: Path) -> None:
+    alice = Peer.create(tmp_path, "alice", remote)
+    old = _remember(alice, "CI runs on Travis.", "fact")
+    jenkins = _ok(alice, "remember", "CI runs on Jenkins now.", "--supersedes", old).split()[1]
+    actions = _ok(alice, "remember", "CI runs on GitHub Actions now.", "--supersedes", old).split()[1]
+    with ui_server(alice.env) as ui:
+        ui.get("/conflicts")
+        status, page = ui.post("/entry/forget", {"id": jenkins, "back": "/conflicts"})
+        assert status == 200 and "No file holds two kept versions" in page
+        status, page = ui.post("/undo", {}, referer="/conflicts")
+        assert status == 200 and f"undid forget of {jenkins}" in page, page
+        back = _entries(alice)[-1]
+        assert back["text"] == "CI runs on Jenkins now." and back["supersedes"] == old
+        assert back["kind"] == "fact" and back["id"] not in (jenkins, actions)
+        assert f"superseding {old}" in page
+        status, page = ui.get("/conflicts")
+        fork = page.split("<section class=fork>", 1)[1]
+        assert set(re.findall(r"<h3>([0-9a-f]{12}): ", fork)) == {back["id"], actions}, fork
+    listed = _ok(alice, "conflicts")
+    assert f"entry {old} superseded by 2 live entries" in listed and str(back["id"]) in listed
+    assert "1 entry superseded on two machines at once" in alice.cli("doctor").stdout
+
+
+@pytest.mark.slow  # a store, CLI runs and a server: 10-20 s on a busy machine
+def test_control_and_bidi_characters_of_an_entry_are_never_shown_raw(tmp_path: Path, remote: Path) -> None:
+    alice = Peer.create(tmp_path, "alice", remote)
+    raw = "Deploy \x1b[31mred\x1b[0m, ring\x07, back\x08 and \u202etxt.exe done"
+    entry_id = _remember(alice, raw, "fact")
+    assert _entries(alice)[-1]["text"] == raw  # the file keeps them
+    raw_chars = ("\x1b", "\x07", "\x08", "\u202e")
+    shown = _ok(alice, "show", str(alice.memory_file))
+    line = next(line for line in shown.splitlines() if line.startswith(entry_id))
+    assert line.endswith("Deploy [31mred[0m, ring, back and txt.exe done"), line
+    with ui_server(alice.env) as ui:
+        for where, params in (("/entry", {"id": entry_id}), ("/", {"q": "deploy"}), ("/", {})):
+            status, page = ui.get(where, **params)
+            assert status == 200 and "Deploy [31mred[0m, ring, back and txt.exe done" in page, where
+            assert not any(char in page for char in raw_chars), (where, page)
+        status, page = ui.post("/entry/supersede", {"id": entry_id, "text": "Deploy in blue."})
+        assert status == 200, page
+    assert [e["text"] for e in _entries(alice) if e["id"] == entry_id] == [raw]
+
+
+@pytest.mark.slow  # a store or two, several CLI runs and a server: 10-20 s on a busy machine
 def test_the_machines_page_shows_each_host_its_last_commit_what_it_lacks_and_a_chart(
     tmp_path: Path, remote: Path
 ) -> None:
