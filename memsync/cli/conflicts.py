@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -33,7 +34,8 @@ def conflicts_command(config: ConfigOption = None) -> int:
     for fork in forked:
         typer.echo(
             f"{fork.file} [{fork.store}]: entry {fork.superseded} superseded by "
-            f"{len(fork.ids)} live entries; keep one: `memsync forget ID --file {fork.file}` the wrong one"
+            f"{len(fork.ids)} live entries; keep one: "
+            f"`memsync forget ID --file {shlex.quote(fork.file)}` the wrong one"
         )
         for number, label in enumerate(fork.labels, 1):
             typer.echo(f"    {number}: {label}")

@@ -13,6 +13,7 @@ and flat ``~/.claude/memory/<role>.md`` files, which need ``memsync migrate`` be
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -133,7 +134,10 @@ def detect(home: Path | None = None) -> list[Location]:
         for path in memory_files
     )
 
-    migrate = f"run `memsync migrate {home} --apply`, then `memsync init` again to track the result"
+    migrate = (
+        f"run `memsync migrate {shlex.quote(str(home))} --apply`, "
+        "then `memsync init` again to track the result"
+    )
     claude = home / ".claude" / "memory"
     legacy_roots: list[Path] = []
     if (claude / "MEMORY.md").is_file():

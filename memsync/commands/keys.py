@@ -5,6 +5,7 @@ encrypted store's remote is sealed for and whose signed bundles it takes (``mems
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,9 @@ def join(url: str, member: str | None = None) -> list[str]:
     return [
         f"this device's key: {public} {signing}",
         f"verification code: {code}",
-        f"on a device that syncs {url}, run `memsync key add {public} {signing}` and check it shows code "
-        f"{code}; then here: `memsync store add NAME --remote {url} --encrypt`{checked}",
+        f"on a device that syncs {url}, run `memsync key add {shlex.quote(public)} {shlex.quote(signing)}` "
+        "and check it shows code "
+        f"{code}; then here: `memsync store add NAME --remote {shlex.quote(url)} --encrypt`{checked}",
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -191,7 +192,7 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
     if parsed.problems:
         warnings.append(
             f"memsync: {plural(len(parsed.problems), 'problem')} in {memory.path} skipped; "
-            f"see `memsync check {memory.path}`"
+            f"see `memsync check {shlex.quote(str(memory.path))}`"
         )
     return lines, "\n".join(warnings) if warnings else None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,8 @@ def _local_remote_warning(url: str, timeout_s: float) -> str | None:
         return None  # a network URL, or git's scp-like host:path: not contacted
     if not path.exists():
         return (
-            f"warning: {url} does not exist (added anyway): create it with `git init --bare {path}`, "
+            f"warning: {url} does not exist (added anyway): create it with "
+            f"`git init --bare {shlex.quote(str(path))}`, "
             "or fix the URL with `memsync remote remove` and `memsync remote add`"
         )
     done = remote_attempt("ls-remote", "--heads", str(path), timeout_s=timeout_s)

@@ -3,6 +3,7 @@ folder it leaves out (the track's ``exclude`` list)."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -71,7 +72,7 @@ def track(
         if left_out is not None:
             raise MemsyncError(
                 f"cannot track {live}: it lies in {left_out}, which is left out of the tracked folder "
-                f"{covering.live}. Run `memsync track {left_out}` to sync it again"
+                f"{covering.live}. Run `memsync track {shlex.quote(str(left_out))}` to sync it again"
             )
         if as_path in (None, inside):
             return Report((covered_line(live, covering),), False)
@@ -147,7 +148,8 @@ def _set_excluded(cfg_path: Path, store: str, folder: Track, live: Path, *, excl
     lines: list[str] = []
     lines.append(
         f"{live} is left out of the tracked folder {folder.live} (its exclude list); its files stay here "
-        f"and {folder.store_path}/{rel} stays in store {store}. `memsync track {live}` syncs it again"
+        f"and {folder.store_path}/{rel} stays in store {store}. "
+        f"`memsync track {shlex.quote(str(live))}` syncs it again"
         if excluded
         else f"{live} syncs again as {folder.store_path}/{rel}, as part of the tracked folder "
         f"{folder.live} (taken off its exclude list)"
@@ -185,8 +187,8 @@ def untrack(live: Path, exclude: bool = False, config: Path | None = None) -> Re
             raise MemsyncError(
                 f"cannot untrack {live}: it is not tracked on its own but as part of the tracked folder "
                 f"{covering.live} (store {store.name}). Leave it out of that folder with "
-                f"`memsync untrack --exclude {live}`, or stop syncing the folder with "
-                f"`memsync untrack {covering.live}`"
+                f"`memsync untrack --exclude {shlex.quote(str(live))}`, or stop syncing the folder with "
+                f"`memsync untrack {shlex.quote(str(covering.live))}`"
             )
         return _set_excluded(cfg_path, store.name, covering, live, excluded=True)
     if found is None:

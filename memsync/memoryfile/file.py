@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import logging
 import secrets as token_source
+import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -205,7 +206,7 @@ class MemoryFile:
         if not self._entry_versions(parsed, entry_id):
             raise MemsyncError(
                 f"forget {entry_id}: {self.path} has no entry with that id. "
-                f"List ids with `memsync show {self.path}`"
+                f"List ids with `memsync show {shlex.quote(str(self.path))}`"
             )
         if any(isinstance(r.record, Tombstone) and r.record.id == entry_id for r in parsed.records):
             raise MemsyncError(f"forget {entry_id}: it is already deleted in {self.path}. Nothing to do")
@@ -231,7 +232,7 @@ class MemoryFile:
             if not versions:
                 raise MemsyncError(
                     f"supersede {new.supersedes}: {self.path} has no entry with that id. "
-                    f"List ids with `memsync show {self.path}`"
+                    f"List ids with `memsync show {shlex.quote(str(self.path))}`"
                 )
             old = max(versions, key=winner_key)
             if old.is_user and new.source != USER_SOURCE:

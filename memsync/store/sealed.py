@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 import weakref
 from dataclasses import replace
 from pathlib import Path
@@ -103,8 +104,9 @@ def fetch(g: StoreGit, remote: str) -> tuple[str | None, git.Result | None]:
         public = keys.public_key(identities[0])
         raise MemsyncError(
             f"cannot read {remote}: none of its encrypted bundles is sealed for this device's "
-            f"key, so its memory cannot be read here. Ask a member to run `memsync key add {public} "
-            f"{keys.signing_public(identities[0])}` (verification code "
+            f"key, so its memory cannot be read here. Ask a member to run "
+            f"`memsync key add {shlex.quote(public)} {shlex.quote(keys.signing_public(identities[0]))}` "
+            "(verification code "
             f"{keys.verification_code(public, keys.signing_public(identities[0]))}), or restore this "
             "device's key backup"
         )
@@ -233,7 +235,7 @@ def push(
         raise MemsyncError(
             f"cannot push to {remote}: this device is not among its members (removed, or never added) or "
             "missed a bundle the newest build on, so nothing is sent and its memory stays here. Ask a "
-            f"member to run `memsync key add {public} {signing}`"
+            f"member to run `memsync key add {shlex.quote(public)} {shlex.quote(signing)}`"
         )
     if add is not None:
         members = members.with_member(replace(add, added_by=me.device))
@@ -331,8 +333,8 @@ def _noticed(
     return None, (
         f"store {g.name}: this device was removed from the encrypted remote {remote} by device "
         f"{signer.device}; what it fetched before stays readable here; it no longer receives or pushes. "
-        f"To rejoin: `memsync join {redacted(vault(g, remote).url)}` and ask a member to run "
-        f"`memsync key add {public} {signing}`"
+        f"To rejoin: `memsync join {shlex.quote(redacted(vault(g, remote).url))}` and ask a member to run "
+        f"`memsync key add {shlex.quote(public)} {shlex.quote(signing)}`"
     )
 
 
@@ -356,8 +358,8 @@ def _vouched(g: StoreGit, remote: str, url: str, start: envelope.Opened) -> None
         raise MemsyncError(
             f"cannot read {remote}: the history sealed for this device is signed by {signer}, not by "
             f"{code}, the member given to `memsync join --member`, so nothing was taken. Check the code on "
-            f"that member's screen (`memsync key list` there) and run `memsync join {redacted(url)} "
-            "--member CODE` again"
+            "that member's screen (`memsync key list` there) and run "
+            f"`memsync join {shlex.quote(redacted(url))} --member CODE` again"
         )
 
 

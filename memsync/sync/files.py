@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import stat
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
@@ -172,8 +173,8 @@ def emptied_advice(folder: Path, count: int) -> str:
     line."""
     return (
         f"{folder} is empty but the store has {count} files synced from it: held, none is deleted or "
-        f"delivered. Run `memsync held delete {folder}` to delete them everywhere or `memsync held restore "
-        f"{folder}` to bring them back"
+        f"delivered. Run `memsync held delete {shlex.quote(str(folder))}` to delete them everywhere or "
+        f"`memsync held restore {shlex.quote(str(folder))}` to bring them back"
     )
 
 

@@ -5,6 +5,7 @@ forgotten."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from tests.support.peers import Peer, sync
@@ -47,3 +48,21 @@ def test_a_supersede_fork_is_listed_on_both_machines_until_resolved(tmp_path: Pa
     assert "superseded on two machines" not in bob.main_ok("show", str(bob.memory_file)).stderr
     sync(bob, alice)
     assert alice.main_ok("conflicts").stdout == "no file holds two kept versions\n"
+
+
+def test_every_hint_that_names_a_memory_file_quotes_it_for_the_shell(tmp_path: Path, remote: Path) -> None:
+    alice = Peer.create(tmp_path, "alice", remote)
+    hostile = alice.memory_file.parent / '<img src=x onerror=alert(9)>"&.jsonl'
+    alice.add_track(hostile, "hostile.jsonl")
+    old = alice.main_ok("remember", "CI runs on Travis", "--file", str(hostile)).stdout.split()[1]
+    for text in ("CI runs on Jenkins now", "CI runs on GitHub Actions now"):
+        alice.main_ok("remember", text, "--supersedes", old, "--file", str(hostile))
+    quoted = shlex.quote(str(hostile))
+    listed = alice.main_ok("conflicts").stdout
+    assert f"keep one: `memsync forget ID --file {quoted}` the wrong one" in listed, listed
+    assert shlex.split(f"memsync forget ID --file {quoted}")[-1] == str(hostile)
+    missing = alice.main("forget", "0123456789ab", "--file", str(hostile))
+    assert missing.returncode != 0 and f"`memsync show {quoted}`" in missing.stderr, missing.stderr
+    hostile.write_bytes(hostile.read_bytes() + b"not json\n")
+    shown = alice.main_ok("show", str(hostile))
+    assert f"see `memsync check {quoted}`" in shown.stderr, shown.stderr

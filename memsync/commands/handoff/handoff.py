@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -79,7 +80,7 @@ def _write_out(
     if out.exists():
         raise MemsyncError(
             f"handoff: --out {out} already exists. Give a new file name, or hand the memory "
-            f"to it with `memsync handoff FROM {out}`"
+            f"to it with `memsync handoff FROM {shlex.quote(str(out))}`"
         )
     lines = [canonical_json(Header(format=FORMAT, created_at=format_timestamp(now)).to_obj())]
     for item in items:
