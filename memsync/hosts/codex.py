@@ -101,6 +101,16 @@ def _edited(path: Path, text: str, table: tuple[str, str], values: Mapping[str, 
     if not isinstance(servers, dict):
         servers = None  # no parent table, or a value under its name: the check after the edit refuses it
     current = None if servers is None else servers.get(name)
+    if isinstance(servers, InlineTable) and values is not None:
+        if current is not None and current.unwrap() == _plain(values):
+            return text
+        # Adding to `parent = { ... }` means rewriting the user's line; a [parent.name] table after it
+        # would define `parent` twice.
+        raise MemsyncError(
+            f"cannot edit {path}: its {parent} is an inline table ({parent} = {{ ... }}), which memsync "
+            f"cannot add to without rewriting it. Add inside its braces: {name} = {_item(values).as_string()}"
+            ", then retry"
+        )
     newline = "\r\n" if "\r\n" in text else "\n"
     if servers is None or current is None:
         if values is None:

@@ -215,3 +215,21 @@ def test_connect_codex_rewrites_an_old_entry_in_place_keeping_every_comment(home
     gone = cli_main("disconnect", "codex")
     assert gone.returncode == 0, gone.stderr
     assert path.read_text() == before + after.removeprefix("\n")
+
+
+def test_an_inline_codex_servers_table_is_refused_with_the_entry_to_add_by_hand(home: Path) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    text = 'mcp_servers = { other = { command = "x" } }\n'
+    config.write_text(text)
+    done = cli_main("mcp", "install", "codex")
+    assert done.returncode != 0
+    said = done.stderr
+    assert "is defined there" not in said, said
+    assert "mcp_servers is an inline table" in said, said
+    # The entry to add inside the braces, one line, as TOML that reads as memsync's entry.
+    line = said.split("Add inside its braces: ", 1)[1].rsplit(", then retry", 1)[0]
+    added = tomllib.loads(text.replace(" }\n", ", " + line + " }\n"))
+    assert added["mcp_servers"]["memsync"] == mcp_install.server_entry("codex")
+    assert added["mcp_servers"]["other"] == {"command": "x"}
+    assert config.read_text() == text
