@@ -23,7 +23,7 @@ from typing import Any
 from memsync.base.fsio import atomic_write
 from memsync.base.paths import state_dir
 from memsync.errors import MemsyncError
-from memsync.hosts import yaml_text
+from memsync.hosts import jsonc_text, yaml_text
 from memsync.hosts.settings_file import backup_path, edit_file
 
 
@@ -188,6 +188,22 @@ def _by_file(entries: list[Install]) -> dict[Path, list[Install]]:
     for entry in entries:
         found.setdefault(Path(entry.path), []).append(entry)
     return found
+
+
+def held_key(path: Path, key: str) -> bool:
+    """Whether the JSON(C) host file ``path`` held the top-level ``key`` (a servers object) before
+    memsync first edited it, as the record knows: from the backup sealed then, while it is still that
+    backup. False when memsync created the file, or when the record cannot tell."""
+    mine = [e for e in recorded() if e.path == str(path)]
+    if not mine or any(e.created for e in mine):
+        return False
+    saved = file_bytes(backup_path(path))
+    if saved is None or mine[0].backup != _digest(saved):
+        return False
+    try:
+        return key in jsonc_text.parse(saved, path)
+    except MemsyncError:
+        return False
 
 
 def remove_dirs(entries: list[Install]) -> list[str]:

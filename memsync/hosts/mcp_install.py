@@ -89,10 +89,11 @@ def server_entry(host: Host) -> dict[str, Any]:
 
 
 def _edit(
-    host: Host, project: Path | None, entry: dict[str, Any] | None
+    host: Host, project: Path | None, entry: dict[str, Any] | None, keep: bool = False
 ) -> tuple[Path, Callable[[bytes], Any], Update]:
-    """How memsync's entry in ``host``'s file is set to ``entry`` (None: removed): the file, its parser
-    and the ``settings_file.edit_file`` update."""
+    """How memsync's entry in ``host``'s file is set to ``entry`` (None: removed, with a JSON servers
+    object it leaves empty unless ``keep``): the file, its parser and the ``settings_file.edit_file``
+    update."""
     path = config_file(host, project)
     found = registry.spec(host)
     if found.format == "toml":
@@ -121,7 +122,7 @@ def _edit(
                 )
             if entry is not None:
                 servers[SERVER_NAME] = entry
-            elif servers.pop(SERVER_NAME, None) is not None and not servers:
+            elif servers.pop(SERVER_NAME, None) is not None and not servers and not keep:
                 del settings[found.key]
 
         return path, lambda data: parse_json_object(data, path), json_update(path, mutate)
@@ -129,7 +130,7 @@ def _edit(
         path,
         lambda data: jsonc_text.parse(data, path),
         # Copilot CLI refuses a file without `mcpServers`: an emptied one stays.
-        jsonc_text.update(path, found.key, SERVER_NAME, entry, keep=found.shape == "copilot"),
+        jsonc_text.update(path, found.key, SERVER_NAME, entry, keep=keep or found.shape == "copilot"),
     )
 
 
@@ -204,9 +205,11 @@ def install(host: Host, project: Path | None = None) -> Registration:
     return Registration(host, path, edit_file(*_edit(host, project, entry)))
 
 
-def uninstall(host: Host, project: Path | None = None) -> Registration:
+def uninstall(host: Host, project: Path | None = None, keep: bool = False) -> Registration:
     """Remove memsync's entry from ``host``'s config file, if there is one, through the host's own
-    command when it is on PATH. Raises MemsyncError for an unreadable file or a failed host command."""
+    command when it is on PATH; a JSON servers object it leaves empty goes unless ``keep`` (the user's
+    file held it) or the host requires it. Raises MemsyncError for an unreadable file or a failed host
+    command."""
     _check_project(project)
     path = config_file(host, project)
     if not path.exists():
@@ -217,7 +220,7 @@ def uninstall(host: Host, project: Path | None = None) -> Registration:
             return Registration(host, path, False)
         _host_remove(cli, host)
         return Registration(host, path, True)
-    return Registration(host, path, edit_file(*_edit(host, project, None)))
+    return Registration(host, path, edit_file(*_edit(host, project, None, keep)))
 
 
 def registered(host: Host, project: Path | None = None) -> dict[str, Any] | None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memsync.hosts import mcp_install
+import pytest
+
+from memsync.hosts import mcp_install, registry
 from tests.support.helpers import cli_main
 
 OPENCODE = """{
@@ -50,3 +52,30 @@ def test_copilot_keeps_its_required_servers_object_after_disconnect(home: Path) 
     assert gone.returncode == 0, gone.stderr
     # Copilot CLI refuses a file without it
     assert json.loads(path.read_text()) == {"theme": "dark", "mcpServers": {}}
+
+
+@pytest.mark.parametrize("host", ["cursor", "claude-code", "qwen-code", "vscode"])
+@pytest.mark.parametrize("theirs", [{"mcpServers": {}}, {}])
+def test_an_empty_servers_object_goes_after_a_host_edit_only_when_memsync_added_it(
+    host: str, theirs: dict[str, object], home: Path
+) -> None:
+    path = registry.user_file(host)
+    key = registry.spec(host).key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({key: {}} if theirs else {}) + "\n")
+    assert cli_main("connect", host).returncode == 0
+    edited = json.loads(path.read_text())
+    path.write_text(json.dumps({**edited, "hostKey": 1}) + "\n")  # the host's own edit meanwhile
+    gone = cli_main("disconnect", host)
+    assert gone.returncode == 0, gone.stderr
+    assert json.loads(path.read_text()) == ({key: {}, "hostKey": 1} if theirs else {"hostKey": 1})
+
+
+def test_mcp_uninstall_alone_keeps_the_users_empty_servers_object_after_a_host_edit(home: Path) -> None:
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{\n  "mcpServers": {}\n}\n')
+    assert cli_main("mcp", "install", "cursor").returncode == 0
+    path.write_text(path.read_text().replace("{\n", '{\n  "hostKey": 1,\n', 1))
+    assert cli_main("mcp", "uninstall", "cursor").returncode == 0
+    assert json.loads(path.read_text()) == {"hostKey": 1, "mcpServers": {}}
