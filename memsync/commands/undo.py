@@ -17,7 +17,6 @@ from memsync.base.fsio import atomic_write
 from memsync.commands.review import withdraw
 from memsync.config.file import Config
 from memsync.errors import MemsyncError
-from memsync.formats.jsonl.parse import read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.search import written
@@ -79,10 +78,6 @@ def undo(config: Config, change: Change) -> str:
     if change.drop is not None and not memory.is_forgotten(change.drop):
         memory.forget(change.drop)
     old = change.entry
-    # The entry it superseded keeps it superseded (and a fork listed); a compact may have dropped that
-    # entry since, and then the writer, which checks that it exists, has nothing to name.
-    held = {r.record.id for r in read_memory(change.file).records if isinstance(r.record, Entry)}
-    supersedes = old.supersedes if old.supersedes in held else None
     back = memory.remember(
         NewEntry(
             old.text,
@@ -92,9 +87,10 @@ def undo(config: Config, change: Change) -> str:
             source=old.source or "user",
             confidence=old.confidence if old.confidence is not None else 1.0,
             expires=old.expires_at,
-            supersedes=supersedes,
-        )
+            supersedes=old.supersedes,  # what it superseded stays superseded (a fork is listed again)
+        ),
+        reinstated=True,
     )
     written(config, change.file)
     line = f"undid {change.what} of {old.id}: it is back as {back.id}"
-    return line + (f", superseding {supersedes}" if supersedes else "")
+    return line + (f", superseding {old.supersedes}" if old.supersedes else "")

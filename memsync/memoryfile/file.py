@@ -215,19 +215,21 @@ class MemoryFile:
         self.append(tombstone, now=moment)
         return tombstone
 
-    def remember(self, new: NewEntry, now: datetime | None = None) -> Entry:
+    def remember(self, new: NewEntry, now: datetime | None = None, *, reinstated: bool = False) -> Entry:
         """Append ``new`` at ``now`` (aware; default the current time) with a fresh 12-hex id and
         ``created_at`` = ``now``, and return the entry written: a fresh one, or with ``new.supersedes`` one
-        that replaces that entry (its kind, scope and tags the defaults).
+        that replaces that entry (its kind, scope and tags the defaults). ``reinstated``: ``new`` is an
+        entry this file held (an undo), written with its ``supersedes`` unchecked, as it was: a compact
+        may have dropped the superseded entry since (not live), and a fork it made must show again.
 
         Raises MemsyncError for invalid fields, a text over ``TEXT_MAX_CHARS`` characters, a secret in the
         entry, an OS error, an ``expires`` that is neither a UTC time nor a duration, when ``supersedes``
-        names no entry here, and when an inferred entry (source not ``user``) would replace a user entry
-        (the view would ignore it: DESIGN "View semantics")."""
+        names no entry here, and when an inferred entry (source not ``user``) would replace a user entry (the
+        view would ignore it: DESIGN "View semantics"); neither of those two when ``reinstated``."""
         moment = now or datetime.now(UTC)
         expires_at = None if new.expires is None else parse_expiry(new.expires, moment)
         kind, scope, tags = new.kind or "fact", new.scope or "global", new.tags or ()
-        if new.supersedes is not None:
+        if new.supersedes is not None and not reinstated:
             versions = self._entry_versions(read_memory(self.path), new.supersedes)
             if not versions:
                 raise MemsyncError(

@@ -188,7 +188,9 @@ def test_a_supersede_fork_is_listed_on_the_conflicts_page_until_one_superseder_i
 
 
 @pytest.mark.slow  # a store or two, several CLI runs and a server: 10-20 s on a busy machine
-def test_undo_of_a_forget_on_the_conflicts_page_brings_the_fork_back(tmp_path: Path, remote: Path) -> None:
+def test_undo_of_a_forget_on_the_conflicts_page_brings_the_fork_back_after_a_compact_too(
+    tmp_path: Path, remote: Path
+) -> None:
     alice = Peer.create(tmp_path, "alice", remote)
     old = _remember(alice, "CI runs on Travis.", "fact")
     jenkins = _ok(alice, "remember", "CI runs on Jenkins now.", "--supersedes", old).split()[1]
@@ -197,6 +199,9 @@ def test_undo_of_a_forget_on_the_conflicts_page_brings_the_fork_back(tmp_path: P
         ui.get("/conflicts")
         status, page = ui.post("/entry/forget", {"id": jenkins, "back": "/conflicts"})
         assert status == 200 and "No file holds two kept versions" in page
+        # A compact drops the superseded entry (not live): the undo still names it.
+        _ok(alice, "compact", str(alice.memory_file))
+        assert old not in {e.get("id") for e in _entries(alice)}
         status, page = ui.post("/undo", {}, referer="/conflicts")
         assert status == 200 and f"undid forget of {jenkins}" in page, page
         back = _entries(alice)[-1]
