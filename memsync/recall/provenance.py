@@ -61,6 +61,7 @@ def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) ->
     # Read through the store's git alone (no ``Store``: its import is most of a first recall's).
     stores: dict[str, StoreGit | None] = {}  # None: no commit yet
     made: dict[str, frozenset[str]] = {}  # per store, its reflog: read when a commit names this host
+    present: dict[str, bool] = {}  # per store, whether its repository exists: a stat, not one per hit
     result: list[Attribution] = []
     for hit in hits:
         doc = hit.doc
@@ -69,7 +70,9 @@ def attribute(config: Config | None, hits: Sequence[Hit], index: RecallIndex) ->
         store_cfg = None
         if config is not None and doc.source.store is not None and rel is not None:
             store_cfg = config.stores[doc.source.store]
-            if StoreLayout(store_cfg.path).exists:
+            if store_cfg.name not in present:
+                present[store_cfg.name] = StoreLayout(store_cfg.path).exists
+            if present[store_cfg.name]:
                 if doc.needle is not None:
                     record = index.provenance(store_cfg.name, rel, doc.needle)
                 if record is None:
