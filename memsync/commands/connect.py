@@ -18,7 +18,7 @@ from memsync.commands.mcp_install import install_line, uninstall_line
 from memsync.errors import MemsyncError
 from memsync.hosts import hooks as host_hooks
 from memsync.hosts import mcp_install, registry
-from memsync.hosts.settings_file import backup_path, read_json_object
+from memsync.hosts.settings_file import backup_path
 
 Plan = Callable[[], tuple[Path, bytes | None, bytes | None]]
 
@@ -168,5 +168,4 @@ def status(project: Path | None = None) -> list[str]:
 
 def hooks_installed(host: host_hooks.Host, project: Path | None) -> list[host_hooks.Handler]:
     """memsync's hook handlers in ``host``'s settings (user or ``project``). Raises MemsyncError."""
-    path = host_hooks.settings_path(host, project)
-    return host_hooks.installed(read_json_object(path), path)
+    return host_hooks.installed(hooks.settings(host, project), host_hooks.settings_path(host, project))

@@ -11,7 +11,7 @@ from typing import Any
 
 from memsync.commands.installs import new_dirs, record
 from memsync.errors import MemsyncError
-from memsync.hosts import codex
+from memsync.hosts import codex, jsonc_text
 from memsync.hosts.hooks import (
     HOSTS,
     OWN_FILE,
@@ -26,12 +26,16 @@ from memsync.hosts.hooks import (
 )
 from memsync.hosts.settings_file import (
     backup_path,
-    edit_json_object,
+    edit_file,
     json_update,
     parse_json_object,
     preview,
     read_json_object,
+    read_settled,
 )
+
+Settings = dict[str, Any]
+Update = Callable[[bytes | None, Settings | None], bytes | None]
 
 
 def install(host: Host, project: Path | None = None) -> list[str]:
@@ -42,7 +46,7 @@ def install(host: Host, project: Path | None = None) -> list[str]:
     path = _target(host, project)
     wanted = list(handlers(host))
     existed, dirs = path.exists(), new_dirs(path)
-    changed = edit_json_object(path, _change(host, path, add=True))
+    changed = edit_file(path, *_edit(host, path, add=True))
     # Recorded even when they were there already, so uninstall visits this file wherever it is.
     record(path, host, "hooks", created=not existed, dirs=dirs, project=project)
     if not changed:
@@ -59,13 +63,30 @@ def uninstall(host: Host, project: Path | None = None) -> list[str]:
     """Remove memsync's hooks for ``host`` from its user (or ``project``'s) settings, nothing else.
     Returns report lines. Raises ``MemsyncError`` for a settings file memsync cannot read."""
     path = _target(host, project)
-    if not edit_json_object(path, _change(host, path, add=False)):
+    if not edit_file(path, *_edit(host, path, add=False)):
         return [f"{host}: no memsync hooks in {path}"]
     if path.name == OWN_FILE and not read_json_object(path):
         path.unlink()  # memsync's own file (Copilot CLI reads every file of its hooks folder)
         backup_path(path).unlink(missing_ok=True)
         return [f"{host}: deleted memsync's hooks file {path}"]
     return [f"{host}: removed memsync's hooks from {path}; other hooks kept"]
+
+
+def settings(host: Host, project: Path | None) -> Settings:
+    """``host``'s hook settings (user or ``project``), {} when there is no file. Raises MemsyncError
+    for a file memsync cannot read."""
+    path = settings_path(host, project)
+    return read_settled(path, _edit(host, path, add=False)[0]) or {}
+
+
+def _edit(host: Host, path: Path, *, add: bool) -> tuple[Callable[[bytes], Settings], Update]:
+    """How memsync's hooks are added (``add``) to or removed from ``host``'s settings file ``path``: its
+    parser and the ``edit_file`` update. Gemini CLI and Qwen Code read their settings.json through
+    strip-json-comments: it is edited as JSON with comments, as text, every comment kept."""
+    change = _change(host, path, add=add)
+    if host in ("gemini-cli", "qwen-code"):
+        return (lambda data: jsonc_text.parse(data, path)), jsonc_text.rewrite(path, change)
+    return (lambda data: parse_json_object(data, path)), json_update(path, change)
 
 
 def _change(host: Host, path: Path, *, add: bool) -> Callable[[dict[str, Any]], None]:
@@ -86,12 +107,7 @@ def planned(host: Host, project: Path | None, *, add: bool) -> tuple[Path, bytes
     """What :func:`install` (``add``) or :func:`uninstall` would do, doing nothing: the settings file,
     its bytes (None: none) and the bytes memsync would write (None: no change). Raises MemsyncError."""
     path = _target(host, project)
-    return (
-        path,
-        *preview(
-            path, lambda data: parse_json_object(data, path), json_update(path, _change(host, path, add=add))
-        ),
-    )
+    return (path, *preview(path, *_edit(host, path, add=add)))
 
 
 def status(hosts: Sequence[Host] = HOSTS, project: Path | None = None) -> list[str]:
@@ -101,8 +117,8 @@ def status(hosts: Sequence[Host] = HOSTS, project: Path | None = None) -> list[s
     for host in hosts:
         path = settings_path(host, project)
         try:
-            settings = read_json_object(path)
-            ours, other = installed(settings, path), others(settings, path)
+            found = settings(host, project)
+            ours, other = installed(found, path), others(found, path)
         except MemsyncError as exc:
             lines.append(f"{host}: {exc}")
             continue

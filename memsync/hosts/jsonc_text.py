@@ -1,6 +1,8 @@
 """Add, replace or remove one server entry in a JSON or JSONC settings file as text, keeping every
-other byte (comments, trailing commas, layout, number text) as it was (VS Code, Zed, OpenCode, Amp and
-the other JSON hosts of ``registry``).
+other byte (comments, trailing commas, layout, number text, a byte order mark, CRLF line ends) as it
+was (VS Code, Zed, OpenCode, Amp and the other JSON hosts of ``registry``); :func:`rewrite` does the
+same for any change of the object, member by member (memsync's hooks in Gemini CLI's and Qwen Code's
+``settings.json``).
 
 The entry sits at ``{KEY: {NAME: entry}}`` under the top-level object. A new entry goes first in its
 object, on its own line with the file's indentation, followed by a comma when other members follow;
@@ -24,11 +26,13 @@ from typing import Any
 from memsync.errors import MemsyncError
 
 _TOKEN = re.compile(
-    r'\s+|//[^\n]*|/\*.*?\*/|(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<punct>[{}\[\]:,])|(?P<lit>[^\s{}\[\]:,"/]+)',
+    r'[\s\ufeff]+|//[^\n]*|/\*.*?\*/|(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<punct>[{}\[\]:,])|(?P<lit>[^\s{}\[\]:,"/]+)',
     re.DOTALL,
 )
 _INDENT = re.compile(r"\n([ \t]+)\S")
 _MAX_DEPTH = 200
+# More single edits than any change of memsync's needs: a file where they never settle is refused.
+_MAX_EDITS = 1000
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,21 @@ class _Member:
     comma_end: int | None
     value: Any
     obj: _Object | None
+    array: _Array | None
+    value_start: int
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One item of an array: where it starts and ends, where the comma after it ends (None: none), the
+    value and, for an object or array, its layout."""
+
+    start: int
+    end: int
+    comma_end: int | None
+    value: Any
+    obj: _Object | None
+    array: _Array | None
 
 
 @dataclass(frozen=True)
@@ -56,6 +75,16 @@ class _Object:
     open: int
     close: int
     members: tuple[_Member, ...]
+
+
+@dataclass(frozen=True)
+class _Array:
+    open: int
+    close: int
+    items: tuple[_Item, ...]
+
+
+_Node = _Object | _Array | None
 
 
 def _tokens(text: str, path: Path) -> list[_Token]:
@@ -91,7 +120,7 @@ class _Parser:
     def _peek(self) -> str:
         return self.text[self.tokens[self.at].start] if self.at < len(self.tokens) else ""
 
-    def value(self, depth: int = 0) -> tuple[Any, _Object | None]:
+    def value(self, depth: int = 0) -> tuple[Any, _Node]:
         if depth > _MAX_DEPTH:
             raise _bad(self.path, "nested too deeply")
         token = self._next()
@@ -99,13 +128,15 @@ class _Parser:
         if word == "{":
             return self._object(token, depth)
         if word == "[":
-            items: list[Any] = []
+            items: list[_Item] = []
             while self._peek() != "]":
-                items.append(self.value(depth + 1)[0])
-                if self._peek() != "]":
-                    self._expect(",")
-            self._next()
-            return items, None
+                start = self.tokens[self.at].start if self.at < len(self.tokens) else len(self.text)
+                value, node = self.value(depth + 1)
+                end = self.tokens[self.at - 1].end
+                comma = self._expect(",").end if self._peek() != "]" else None
+                items.append(_Item(start, end, comma, value, *_split(node)))
+            closing = self._next()
+            return [i.value for i in items], _Array(token.start, closing.start, tuple(items))
         if token.kind in ("str", "lit"):
             try:
                 return json.loads(word), None
@@ -126,20 +157,24 @@ class _Parser:
             if key.kind != "str":
                 raise _bad(self.path, f"a key expected at byte {key.start}")
             self._expect(":")
-            value, obj = self.value(depth + 1)
+            value_start = self.tokens[self.at].start if self.at < len(self.tokens) else len(self.text)
+            value, node = self.value(depth + 1)
             end = self.tokens[self.at - 1].end
             comma = self._expect(",").end if self._peek() != "}" else None
-            members.append(
-                _Member(json.loads(self.text[key.start : key.end]), key.start, end, comma, value, obj)
-            )
+            name = json.loads(self.text[key.start : key.end])
+            members.append(_Member(name, key.start, end, comma, value, *_split(node), value_start))
         closing = self._next()
         return {m.key: m.value for m in members}, _Object(opening.start, closing.start, tuple(members))
+
+
+def _split(node: _Node) -> tuple[_Object | None, _Array | None]:
+    return (node, None) if isinstance(node, _Object) else (None, node)
 
 
 def _root(text: str, path: Path) -> tuple[dict[str, Any], _Object]:
     parser = _Parser(text, path)
     value, obj = parser.value()
-    if parser.at != len(parser.tokens) or obj is None:
+    if parser.at != len(parser.tokens) or not isinstance(obj, _Object):
         raise _bad(path, "not one object")
     return value, obj
 
@@ -154,25 +189,40 @@ def parse(data: bytes, path: Path) -> dict[str, Any]:
     return _root(text, path)[0]
 
 
-def _insert(text: str, obj: _Object, member: str, indent: str, depth: int) -> str:
+def _insert(text: str, obj: _Object, member: str, indent: str, depth: int, newline: str) -> str:
     at = obj.open + 1
     if obj.members:
-        return text[:at] + "\n" + indent * depth + member + "," + text[at:]
-    return text[:at] + "\n" + indent * depth + member + "\n" + indent * (depth - 1) + text[obj.close :]
+        return text[:at] + newline + indent * depth + member + "," + text[at:]
+    return text[:at] + newline + indent * depth + member + newline + indent * (depth - 1) + text[obj.close :]
 
 
-def _remove(text: str, obj: _Object, index: int) -> str:
-    member = obj.members[index]
-    if len(obj.members) == 1:
-        return text[: obj.open + 1] + text[obj.close :]
+def _append(text: str, array: _Array, item: str, indent: str, depth: int, newline: str) -> str:
+    if array.items:
+        end = array.items[-1].end
+        return text[:end] + "," + newline + indent * depth + item + text[end:]
+    at = array.open + 1
+    return text[:at] + newline + indent * depth + item + newline + indent * (depth - 1) + text[array.close :]
+
+
+def _remove(text: str, node: _Object | _Array, index: int) -> str:
+    parts: tuple[_Member, ...] | tuple[_Item, ...] = node.members if isinstance(node, _Object) else node.items
+    part = parts[index]
+    if len(parts) == 1:
+        return text[: node.open + 1] + text[node.close :]
     if index == 0:
-        assert member.comma_end is not None  # a member is followed by another
-        return text[: obj.open + 1] + text[member.comma_end :]
-    return text[: obj.members[index - 1].end] + text[member.end :]
+        assert part.comma_end is not None  # a member is followed by another
+        return text[: node.open + 1] + text[part.comma_end :]
+    return text[: parts[index - 1].end] + text[part.end :]
 
 
-def _render(value: Any, indent: str, depth: int) -> str:
-    return json.dumps(value, indent=indent, ensure_ascii=False).replace("\n", "\n" + indent * depth)
+def _render(value: Any, indent: str, depth: int, newline: str = "\n") -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False).replace("\n", newline + indent * depth)
+
+
+def _layout(text: str) -> tuple[str, str]:
+    """The indentation unit and line break of ``text`` (two spaces and LF when it shows none)."""
+    found = _INDENT.search(text)
+    return (found.group(1) if found else "  "), ("\r\n" if "\r\n" in text else "\n")
 
 
 def with_entry(
@@ -184,8 +234,7 @@ def with_entry(
     if not text.strip():
         return "" if entry is None else _render({key: {name: entry}}, "  ", 0) + "\n"
     _, root = _root(text, path)
-    found = _INDENT.search(text)
-    indent = found.group(1) if found else "  "
+    indent, newline = _layout(text)
     where = next((i for i, m in enumerate(root.members) if m.key == key), None)
     holder = None if where is None else root.members[where]
     if holder is not None and holder.obj is None:
@@ -200,12 +249,21 @@ def with_entry(
         if len(servers.members) == 1 and where is not None and not keep:
             return _remove(text, root, where)
         return _remove(text, servers, ours)
-    member = json.dumps(name, ensure_ascii=False) + ": " + _render(entry, indent, 2)
+    member = json.dumps(name, ensure_ascii=False) + ": " + _render(entry, indent, 2, newline)
     if servers is None:
-        block = json.dumps(key, ensure_ascii=False) + ": {\n" + indent * 2 + member + "\n" + indent + "}"
-        return _insert(text, root, block, indent, 1)
+        block = (
+            json.dumps(key, ensure_ascii=False)
+            + ": {"
+            + newline
+            + indent * 2
+            + member
+            + newline
+            + indent
+            + "}"
+        )
+        return _insert(text, root, block, indent, 1, newline)
     if ours is None:
-        return _insert(text, servers, member, indent, 2)
+        return _insert(text, servers, member, indent, 2, newline)
     current = servers.members[ours]
     if current.value == entry:
         return text
@@ -249,3 +307,76 @@ def update(
         return new.encode("utf-8")
 
     return run
+
+
+def rewrite(
+    path: Path, mutate: Callable[[dict[str, Any]], None]
+) -> Callable[[bytes | None, dict[str, Any] | None], bytes | None]:
+    """The ``update`` of ``settings_file.edit_file`` that applies ``mutate`` to the object of the JSON(C)
+    file ``path`` as text: each member, array item or value that changes is inserted (a member first in
+    its object, an item last in its array), removed or rewritten alone, so every other byte stays
+    (comments, trailing commas, a byte order mark, CRLF line breaks). Raises MemsyncError when the
+    edit does not converge (a key given twice)."""
+
+    def run(old: bytes | None, before: dict[str, Any] | None) -> bytes | None:
+        after = copy.deepcopy(before or {})
+        mutate(after)
+        if after == (before or {}):
+            return None
+        text = "" if old is None else old.decode("utf-8")
+        if not text.strip():
+            return (_render(after, "  ", 0) + "\n").encode("utf-8")
+        indent, newline = _layout(text)
+        for _ in range(_MAX_EDITS):
+            value, root = _root(text, path)
+            if value == after:
+                return text.encode("utf-8")
+            text = _step(text, root, value, after, 1, (indent, newline))
+        raise MemsyncError(
+            f"cannot edit {path}: memsync's change does not settle (is a key given twice?). "
+            "Fix the file, then retry"
+        )
+
+    return run
+
+
+def _step(
+    text: str, node: _Object | _Array, before: Any, after: Any, depth: int, style: tuple[str, str]
+) -> str:
+    """``text`` with one edit that brings ``node`` (holding ``before``, at ``depth``) closer to ``after``."""
+    indent, newline = style
+    if isinstance(node, _Object):
+        for index, member in enumerate(node.members):
+            if member.key not in after:
+                return _remove(text, node, index)
+        missing = [key for key in after if key not in before]
+        if missing:  # inserted first, the last one first: they end up in ``after``'s order
+            key = missing[-1]
+            member_text = (
+                json.dumps(key, ensure_ascii=False) + ": " + _render(after[key], indent, depth, newline)
+            )
+            return _insert(text, node, member_text, indent, depth, newline)
+        changed = next(m for m in node.members if m.value != after[m.key])
+        return _change(text, changed, after[changed.key], depth, style)
+    kept = len(before)
+    if len(after) > kept and after[:kept] == before:
+        return _append(text, node, _render(after[kept], indent, depth, newline), indent, depth, newline)
+    first = next(
+        (i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), min(kept, len(after))
+    )
+    if len(after) < kept:
+        return _remove(text, node, first)
+    if len(after) == kept:
+        return _change(text, node.items[first], after[first], depth, style)
+    return text[: node.open] + _render(after, indent, depth - 1, newline) + text[node.close + 1 :]
+
+
+def _change(text: str, part: _Member | _Item, new: Any, depth: int, style: tuple[str, str]) -> str:
+    """``text`` with the value of ``part`` (a member or item at ``depth``) one edit closer to ``new``:
+    inside it when both are objects or both arrays, else rewritten whole."""
+    if isinstance(new, dict) and part.obj is not None:
+        return _step(text, part.obj, part.value, new, depth + 1, style)
+    if isinstance(new, list) and part.array is not None:
+        return _step(text, part.array, part.value, new, depth + 1, style)
+    start = part.value_start if isinstance(part, _Member) else part.start
+    return text[:start] + _render(new, style[0], depth, style[1]) + text[part.end :]

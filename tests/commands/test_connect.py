@@ -6,9 +6,11 @@ for byte; a dry run prints a diff and writes nothing."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -297,6 +299,46 @@ def test_jsonc_connect_then_disconnect_is_the_identity(data: dict[str, object], 
         assert jsonc_text.with_entry(added, "mcpServers", "memsync", None, path) == text or (
             data.get("mcpServers") == {}
         )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=6), _JSON, max_size=4),
+    _JSON,
+    st.sampled_from(["  ", "    ", "\t"]),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_jsonc_rewrite_changes_only_what_changed_and_back_is_the_identity(
+    data: dict[str, object], value: object, indent: str, newline: str
+) -> None:
+    path = Path("settings.json")
+    # The user's comment on every line but the first: it must stay where it is, whatever changes.
+    text = "\ufeff" + json.dumps(data, indent=indent).replace("\n", " // mine" + newline)
+    before = jsonc_text.parse(text.encode(), path)
+
+    def put(settings: dict[str, Any]) -> None:
+        for item in settings.values():
+            if isinstance(item, list):
+                item.append(copy.deepcopy(value))
+        settings["hooks"] = copy.deepcopy(value)
+
+    changed = jsonc_text.rewrite(path, put)(text.encode(), before)
+    wanted = copy.deepcopy(before)
+    put(wanted)
+    if changed is None:
+        assert wanted == before
+        return
+    assert jsonc_text.parse(changed, path) == wanted
+    assert changed.decode().count(" // mine") == text.count(" // mine") or "hooks" in before
+    assert changed.startswith(b"\xef\xbb\xbf") and (newline == "\r\n" or b"\r" not in changed)
+
+    def back(settings: dict[str, Any]) -> None:
+        settings.clear()
+        settings.update(copy.deepcopy(before))
+
+    undone = jsonc_text.rewrite(path, back)(changed, wanted)
+    assert undone is not None and jsonc_text.parse(undone, path) == before
+    assert undone == text.encode() or "hooks" in before
 
 
 @settings(max_examples=100, deadline=None)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memsync.hosts import hooks
+from memsync.hosts import hooks, jsonc_text
 from tests.support.helpers import cli_main
 from tests.support.peers import Peer, sync
 
@@ -227,3 +227,47 @@ def test_session_start_speaks_each_hosts_output_shape(tmp_path: Path, remote: Pa
         done = _run(hooks.hook_command("session-start", host), payload, {**os.environ, **b.env}, tmp_path)
         assert done.returncode == 0 and not done.stderr, done.stderr
         assert "The harbor API needs a user agent header." in context(json.loads(done.stdout)), done.stdout
+
+
+# Gemini CLI and Qwen Code read settings.json through strip-json-comments: comments, trailing commas.
+COMMENTED = """{
+  // the user's theme
+  "theme": "GitHub", /* kept */
+  "hooks": {
+    "BeforeTool": [
+      // lint before a write
+      {"matcher": "write_file", "hooks": [{"type": "command", "command": "lint"}]},
+    ],
+  },
+}
+"""
+
+
+@pytest.mark.parametrize("host", ["gemini-cli", "qwen-code"])
+@pytest.mark.parametrize("bom", ["", "\ufeff"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_settings_file_with_comments_is_edited_keeping_them_and_comes_back_byte_for_byte(
+    host: str, bom: str, newline: str, home: Path
+) -> None:
+    path = home / CASES[host][0]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = (bom + COMMENTED).replace("\n", newline)
+    path.write_bytes(text.encode())
+    done = cli_main("connect", host)
+    assert done.returncode == 0, done.stderr
+    edited = path.read_bytes().decode()
+    assert edited.startswith(bom + "{") and "// the user's theme" in edited and "/* kept */" in edited
+    assert "// lint before a write" in edited
+    assert newline == "\r\n" or "\r" not in edited
+    assert newline == "\n" or "\n" not in edited.replace("\r\n", "")
+    settings = jsonc_text.parse(path.read_bytes(), path)
+    assert settings["hooks"]["BeforeTool"][0]["hooks"][0]["command"] == "lint"
+    assert {h.event for h in hooks.installed(settings, path)} == set(CASES[host][2])
+    assert "memsync" in settings["mcpServers"]
+    status = cli_main("connect", "--status")
+    assert f"{host}: found; connected ({path}); config matches" in status.stdout, status.stdout
+    # The host's own edit meanwhile: memsync's entries come out one by one, every comment stays.
+    path.write_bytes(path.read_bytes().replace(b'"GitHub"', b'"Dark"'))
+    gone = cli_main("disconnect", host)
+    assert gone.returncode == 0, gone.stderr
+    assert path.read_bytes() == text.replace('"GitHub"', '"Dark"').encode()
