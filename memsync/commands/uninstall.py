@@ -14,6 +14,7 @@ checking each store's history is on a remote (``--force``: even if not).
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -229,12 +230,9 @@ _KEY_LOSS = (
 )
 
 
-def _remove_backups(projects: list[Path]) -> list[str]:
-    """Delete the backups memsync made of the host files it edited, now its entries are gone from them:
-    each holds a file as it was before one of memsync's edits (uninstall's own: with memsync's entries),
-    so restoring it would only bring memsync back; the file itself holds everything else. A backup whose
-    file is missing, not a regular file, or still names memsync (unreadable, half-written by a host,
-    left for the user to edit by hand) is kept and named: it may be the only whole copy."""
+def _host_files(projects: list[Path]) -> list[Path]:
+    """The host files memsync may have edited: hook settings and MCP configs, the user's and
+    ``projects``'."""
     files = [
         file
         for project in [None, *projects]
@@ -243,8 +241,17 @@ def _remove_backups(projects: list[Path]) -> list[str]:
             *(mcp_install.config_file(host, project) for host in mcp_install.hosts_for(project)),
         )
     ]
+    return list(dict.fromkeys(files))
+
+
+def _remove_backups(projects: list[Path]) -> list[str]:
+    """Delete the backups memsync made of the host files it edited, now its entries are gone from them:
+    each holds a file as it was before one of memsync's edits (uninstall's own: with memsync's entries),
+    so restoring it would only bring memsync back; the file itself holds everything else. A backup whose
+    file is missing, not a regular file, or still names memsync (unreadable, half-written by a host,
+    left for the user to edit by hand) is kept and named: it may be the only whole copy."""
     lines: list[str] = []
-    for file in dict.fromkeys(files):
+    for file in _host_files(projects):
         backup = backup_path(file)
         if not backup.is_file() or backup.is_symlink():
             continue
@@ -296,6 +303,12 @@ def _kept(path: Path, config: Config | None, projects: list[Path], purge: bool) 
             f"kept: store {name} {store} (its history; `memsync uninstall --purge` deletes it once pushed)"
             for name, store in _stores(config)
         )
+    lines.extend(
+        f"kept: {dated} (a `disconnect` kept the file as it was before its edit, for you; delete it "
+        "when you no longer need it)"
+        for file in _host_files(projects)
+        for dated in sorted(file.parent.glob(f"{glob.escape(backup_path(file).name)}.*"))
+    )
     if not purge and state_dir().exists():
         lines.append(f"kept: memsync's state {state_dir()} (sessions, locks; --purge deletes it)")
     lines.append("kept: the memory files agents wrote, where they are (memsync only synced them)")

@@ -199,3 +199,19 @@ def test_uninstall_purge_after_only_read_only_commands_leaves_home_as_it_was(hom
     _ok("disconnect", "cursor")
     _ok("uninstall", "--purge", "--force")
     assert _everything(home) == before
+
+
+def test_uninstall_leaves_the_backup_a_disconnect_kept_and_names_it(home: Path) -> None:
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{"theme":"dark"}')
+    _ok("connect", "claude-code")
+    settings.write_bytes(settings.read_bytes().replace(b'"dark"', b'"light"'))  # the user's edit meanwhile
+    _ok("disconnect", "claude-code")
+    (kept,) = settings.parent.glob("settings.json.memsync-backup.*")
+    held = kept.read_bytes()
+    for args in (("uninstall", "--dry-run"), ("uninstall",)):
+        said = _ok(*args)
+        assert f"kept: {kept} (a `disconnect` kept the file as it was before its edit" in said, said
+    assert kept.read_bytes() == held
+    assert settings.read_bytes() == b'{"theme":"light"}'
