@@ -55,10 +55,10 @@ def parse_config(path: Path, data: bytes) -> dict[str, Any]:
 
 
 def table_update(
-    path: Path, table: tuple[str, str], values: Mapping[str, Value] | None
+    path: Path, table: tuple[str, str], values: Mapping[str, Value] | None, keep: bool = False
 ) -> Callable[[bytes | None, dict[str, Any] | None], bytes | None]:
     """The ``settings_file.edit_file`` update that sets ``[table]`` of the TOML file ``path`` to
-    ``values`` (None: removes it, and its parent table when that holds nothing else).
+    ``values`` (None: removes it, and its parent table when that holds nothing else, unless ``keep``).
 
     Edited with tomlkit, so every other byte stays (comments, order, layout): a new table is appended
     after a blank line; removing the table memsync appended gives back the bytes it was appended to. The
@@ -67,7 +67,7 @@ def table_update(
 
     def update(old: bytes | None, before: dict[str, Any] | None) -> bytes | None:
         text = "" if old is None else old.decode("utf-8")
-        new = _edited(path, text, table, values)
+        new = _edited(path, text, table, values, keep)
         if new == text:
             return None
         try:
@@ -88,8 +88,11 @@ def table_update(
     return update
 
 
-def _edited(path: Path, text: str, table: tuple[str, str], values: Mapping[str, Value] | None) -> str:
-    """``text`` with ``[table]`` set to ``values`` or (None) removed, as tomlkit keeps the rest."""
+def _edited(
+    path: Path, text: str, table: tuple[str, str], values: Mapping[str, Value] | None, keep: bool
+) -> str:
+    """``text`` with ``[table]`` set to ``values`` or (None) removed (with a parent table it leaves
+    empty, unless ``keep``), as tomlkit keeps the rest."""
     parent, name = table
     try:
         doc = tomlkit.parse(text)
@@ -124,7 +127,7 @@ def _edited(path: Path, text: str, table: tuple[str, str], values: Mapping[str, 
             rest = text[: -len(appended)]
             return rest[: -len(newline)] if rest.endswith(newline) else rest
         del servers[name]
-        if not servers:
+        if not servers and not keep:
             del doc[parent]
     elif isinstance(current, Table):  # in place: the comments and blank lines inside it stay
         for key in [key for key in current if key not in values]:

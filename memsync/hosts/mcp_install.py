@@ -92,15 +92,15 @@ def _edit(
     host: Host, project: Path | None, entry: dict[str, Any] | None, keep: bool = False
 ) -> tuple[Path, Callable[[bytes], Any], Update]:
     """How memsync's entry in ``host``'s file is set to ``entry`` (None: removed, with a JSON servers
-    object it leaves empty unless ``keep``): the file, its parser and the ``settings_file.edit_file``
-    update."""
+    object or TOML table it leaves empty unless ``keep``): the file, its parser and the
+    ``settings_file.edit_file`` update."""
     path = config_file(host, project)
     found = registry.spec(host)
     if found.format == "toml":
         return (
             path,
             lambda data: codex.parse_config(path, data),
-            codex.table_update(path, (found.key, SERVER_NAME), entry),
+            codex.table_update(path, (found.key, SERVER_NAME), entry, keep),
         )
     if found.format == "yaml":
         listed = found.shape == "named"
@@ -207,9 +207,9 @@ def install(host: Host, project: Path | None = None) -> Registration:
 
 def uninstall(host: Host, project: Path | None = None, keep: bool = False) -> Registration:
     """Remove memsync's entry from ``host``'s config file, if there is one, through the host's own
-    command when it is on PATH; a JSON servers object it leaves empty goes unless ``keep`` (the user's
-    file held it) or the host requires it. Raises MemsyncError for an unreadable file or a failed host
-    command."""
+    command when it is on PATH; a JSON servers object or TOML table it leaves empty goes unless
+    ``keep`` (the user's file held it) or the host requires it. Raises MemsyncError for an unreadable
+    file or a failed host command."""
     _check_project(project)
     path = config_file(host, project)
     if not path.exists():

@@ -233,3 +233,20 @@ def test_an_inline_codex_servers_table_is_refused_with_the_entry_to_add_by_hand(
     assert added["mcp_servers"]["memsync"] == mcp_install.server_entry("codex")
     assert added["mcp_servers"]["other"] == {"command": "x"}
     assert config.read_text() == text
+
+
+def test_codex_keeps_the_users_empty_servers_table_when_memsyncs_entry_goes_after_a_host_edit(
+    home: Path,
+) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3"\n\n[mcp_servers]\n')
+    assert cli_main("mcp", "install", "codex").returncode == 0
+    config.write_text(config.read_text() + "\n[tui]\nnotifications = true\n")  # Codex's own edit
+    done = cli_main("mcp", "uninstall", "codex")
+    assert done.returncode == 0, done.stderr
+    assert tomllib.loads(config.read_text()) == {
+        "model": "o3",
+        "mcp_servers": {},
+        "tui": {"notifications": True},
+    }
