@@ -191,7 +191,7 @@ def _by_file(entries: list[Install]) -> dict[Path, list[Install]]:
 
 
 def held_key(path: Path, key: str) -> bool:
-    """Whether the JSON(C) or TOML host file ``path`` held the top-level ``key`` (its servers) before
+    """Whether the host file ``path`` (JSON(C), TOML, YAML) held the top-level ``key`` (its servers) before
     memsync first edited it, as the record knows: from the backup sealed then, while it is still that
     backup. False when memsync created the file, or when the record cannot tell."""
     mine = [e for e in recorded() if e.path == str(path)]
@@ -201,9 +201,12 @@ def held_key(path: Path, key: str) -> bool:
     if saved is None or mine[0].backup != _digest(saved):
         return False
     try:
-        found = (
-            tomllib.loads(saved.decode("utf-8")) if path.suffix == ".toml" else jsonc_text.parse(saved, path)
-        )
+        if path.suffix == ".toml":
+            found: dict[str, Any] = tomllib.loads(saved.decode("utf-8"))
+        elif path.suffix in (".yaml", ".yml"):
+            found = yaml_text.parse(saved, path)
+        else:
+            found = jsonc_text.parse(saved, path)
     except (ValueError, MemsyncError):
         return False
     return key in found

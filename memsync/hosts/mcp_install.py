@@ -91,8 +91,8 @@ def server_entry(host: Host) -> dict[str, Any]:
 def _edit(
     host: Host, project: Path | None, entry: dict[str, Any] | None, keep: bool = False
 ) -> tuple[Path, Callable[[bytes], Any], Update]:
-    """How memsync's entry in ``host``'s file is set to ``entry`` (None: removed, with a JSON servers
-    object or TOML table it leaves empty unless ``keep``): the file, its parser and the
+    """How memsync's entry in ``host``'s file is set to ``entry`` (None: removed, with the servers
+    object, table or block it leaves empty unless ``keep``): the file, its parser and the
     ``settings_file.edit_file`` update."""
     path = config_file(host, project)
     found = registry.spec(host)
@@ -108,7 +108,7 @@ def _edit(
         return (
             path,
             lambda data: yaml_text.parse(data, path),
-            yaml_text.update(path, found.key, SERVER_NAME, item, listed),
+            yaml_text.update(path, found.key, SERVER_NAME, item, listed, keep),
         )
     if host in ("claude-code", "cursor"):
 
@@ -207,7 +207,7 @@ def install(host: Host, project: Path | None = None) -> Registration:
 
 def uninstall(host: Host, project: Path | None = None, keep: bool = False) -> Registration:
     """Remove memsync's entry from ``host``'s config file, if there is one, through the host's own
-    command when it is on PATH; a JSON servers object or TOML table it leaves empty goes unless
+    command when it is on PATH; the servers object, table or block it leaves empty goes unless
     ``keep`` (the user's file held it) or the host requires it. Raises MemsyncError for an unreadable
     file or a failed host command."""
     _check_project(project)

@@ -49,10 +49,13 @@ def _content(line: str) -> bool:
     return bool(line.strip()) and not line.lstrip().startswith("#")
 
 
-def with_entry(text: str, key: str, name: str, entry: dict[str, Any] | None, listed: bool) -> str | None:
-    """``text`` with memsync's entry set to ``entry`` or, for None, removed (see the module doc); the
-    other lines unchanged. None when ``key`` is written in a way memsync does not edit as text (its
-    value on the ``key:`` line, or the key quoted). Pure: :func:`update` checks the result."""
+def with_entry(
+    text: str, key: str, name: str, entry: dict[str, Any] | None, listed: bool, keep: bool = False
+) -> str | None:
+    """``text`` with memsync's entry set to ``entry`` or, for None, removed (see the module doc;
+    ``keep``: a ``KEY:`` line left with nothing under it stays); the other lines unchanged. None when
+    ``key`` is written in a way memsync does not edit as text (its value on the ``key:`` line, or the
+    key quoted). Pure: :func:`update` checks the result."""
     lines = text.splitlines(keepends=True)
     header = re.compile(rf"^{re.escape(key)}:[ \t]*(#.*)?\r?\n?$")
     other = re.compile(rf"^(?:{re.escape(key)}|[\"']{re.escape(key)}[\"'])[ \t]*:")
@@ -96,7 +99,7 @@ def with_entry(text: str, key: str, name: str, entry: dict[str, Any] | None, lis
         stop -= 1  # blank and comment lines lead into what follows
     new = [] if entry is None else [_shift(_item(name, entry, listed), indent)]
     out = [*lines[:start], *new, *lines[stop:]]
-    if entry is None and not any(_content(line) for line in out[top + 1 : end - (stop - start)]):
+    if entry is None and not keep and not any(_content(line) for line in out[top + 1 : end - (stop - start)]):
         del out[top : end - (stop - start)]  # the KEY: block memsync added
     return "".join(out)
 
@@ -106,9 +109,15 @@ def _shift(block: str, indent: str) -> str:
 
 
 def expected(
-    before: dict[str, Any], key: str, name: str, entry: dict[str, Any] | None, listed: bool
+    before: dict[str, Any],
+    key: str,
+    name: str,
+    entry: dict[str, Any] | None,
+    listed: bool,
+    keep: bool = False,
 ) -> dict[str, Any]:
-    """What a file holding ``before`` must hold after :func:`with_entry`."""
+    """What a file holding ``before`` must hold after :func:`with_entry` (with ``keep``, an emptied
+    ``KEY:`` line holds null)."""
     after = copy.deepcopy(before)
     if listed:
         items = [i for i in after.get(key) or [] if not (isinstance(i, dict) and i.get("name") == name)]
@@ -122,24 +131,27 @@ def expected(
         servers.pop(name, None)
         after[key] = servers if entry is None else {**servers, name: entry}
     if not after[key]:
-        del after[key]
+        if keep:
+            after[key] = None
+        else:
+            del after[key]
     return after
 
 
 def update(
-    path: Path, key: str, name: str, entry: dict[str, Any] | None, listed: bool
+    path: Path, key: str, name: str, entry: dict[str, Any] | None, listed: bool, keep: bool = False
 ) -> Callable[[bytes | None, dict[str, Any] | None], bytes | None]:
-    """The ``update`` of ``settings_file.edit_file`` that sets or removes the entry as text and checks
-    the result (see the module doc). Raises MemsyncError, naming the block to add by hand, when the
-    edit would change anything else."""
+    """The ``update`` of ``settings_file.edit_file`` that sets or removes the entry as text (``keep``:
+    as in :func:`with_entry`) and checks the result (see the module doc). Raises MemsyncError, naming
+    the block to add by hand, when the edit would change anything else."""
 
     def run(old: bytes | None, before: dict[str, Any] | None) -> bytes | None:
         text = "" if old is None else old.decode("utf-8")
-        new = with_entry(text, key, name, entry, listed)
+        new = with_entry(text, key, name, entry, listed, keep)
         if new == text:
             return None
         if new is None or parse(new.encode("utf-8"), path) != expected(
-            before or {}, key, name, entry, listed
+            before or {}, key, name, entry, listed, keep
         ):
             block = f"{key}:\n" + _shift(_item(name, entry or {}, listed), "  ")
             raise MemsyncError(

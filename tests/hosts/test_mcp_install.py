@@ -250,3 +250,20 @@ def test_codex_keeps_the_users_empty_servers_table_when_memsyncs_entry_goes_afte
         "mcp_servers": {},
         "tui": {"notifications": True},
     }
+
+
+@pytest.mark.parametrize(
+    ("host", "file"), [("goose", ".config/goose/config.yaml"), ("continue", ".continue/config.yaml")]
+)
+def test_a_yaml_servers_block_the_user_had_stays_when_memsyncs_entry_goes_after_a_host_edit(
+    host: str, file: str, home: Path
+) -> None:
+    config = home / file
+    config.parent.mkdir(parents=True)
+    key = "extensions" if host == "goose" else "mcpServers"
+    config.write_text(f"# mine\n{key}:\n")
+    assert cli_main("mcp", "install", host).returncode == 0
+    config.write_text(config.read_text() + "model: gpt\n")  # the host's own edit
+    done = cli_main("mcp", "uninstall", host)
+    assert done.returncode == 0, done.stderr
+    assert config.read_text() == f"# mine\n{key}:\nmodel: gpt\n"
