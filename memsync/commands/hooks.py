@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memsync.commands.installs import new_dirs, record
+from memsync.commands.installs import found_before, new_dirs, record
 from memsync.errors import MemsyncError
 from memsync.hosts import codex, jsonc_text
 from memsync.hosts.hooks import (
@@ -63,7 +63,7 @@ def uninstall(host: Host, project: Path | None = None) -> list[str]:
     """Remove memsync's hooks for ``host`` from its user (or ``project``'s) settings, nothing else.
     Returns report lines. Raises ``MemsyncError`` for a settings file memsync cannot read."""
     path = _target(host, project)
-    if not edit_file(path, *_edit(host, path, add=False)):
+    if not edit_file(path, *_edit(host, path, add=False, held=found_before(path))):
         return [f"{host}: no memsync hooks in {path}"]
     if path.name == OWN_FILE and not read_json_object(path):
         path.unlink()  # memsync's own file (Copilot CLI reads every file of its hooks folder)
@@ -79,24 +79,29 @@ def settings(host: Host, project: Path | None) -> Settings:
     return read_settled(path, _edit(host, path, add=False)[0]) or {}
 
 
-def _edit(host: Host, path: Path, *, add: bool) -> tuple[Callable[[bytes], Settings], Update]:
-    """How memsync's hooks are added (``add``) to or removed from ``host``'s settings file ``path``: its
+def _edit(
+    host: Host, path: Path, *, add: bool, held: Settings | None = None
+) -> tuple[Callable[[bytes], Settings], Update]:
+    """How memsync's hooks are added (``add``) to or removed from ``host``'s settings file ``path`` (an
+    emptied event list or hooks object that the file ``held`` before memsync's first edit stays): its
     parser and the ``edit_file`` update. Gemini CLI and Qwen Code read their settings.json through
     strip-json-comments: it is edited as JSON with comments, as text, every comment kept."""
-    change = _change(host, path, add=add)
+    change = _change(host, path, add=add, held=held)
     if host in ("gemini-cli", "qwen-code"):
         return (lambda data: jsonc_text.parse(data, path)), jsonc_text.rewrite(path, change)
     return (lambda data: parse_json_object(data, path)), json_update(path, change)
 
 
-def _change(host: Host, path: Path, *, add: bool) -> Callable[[dict[str, Any]], None]:
+def _change(
+    host: Host, path: Path, *, add: bool, held: Settings | None = None
+) -> Callable[[dict[str, Any]], None]:
     """The change to ``host``'s hook settings (read from ``path``): memsync's handlers added (``add``,
     unless they are there as they should be) or removed."""
     wanted = list(handlers(host))
 
     def change(settings: dict[str, Any]) -> None:
         if not add:
-            remove_ours(settings, path)
+            remove_ours(settings, path, held)
         elif installed(settings, path) != wanted:
             add_ours(settings, path, host)
 

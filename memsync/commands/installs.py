@@ -190,26 +190,24 @@ def _by_file(entries: list[Install]) -> dict[Path, list[Install]]:
     return found
 
 
-def held_key(path: Path, key: str) -> bool:
-    """Whether the host file ``path`` (JSON(C), TOML, YAML) held the top-level ``key`` (its servers) before
-    memsync first edited it, as the record knows: from the backup sealed then, while it is still that
-    backup. False when memsync created the file, or when the record cannot tell."""
+def found_before(path: Path) -> dict[str, Any]:
+    """What the host file ``path`` (JSON(C), TOML, YAML) held before memsync first edited it, as the
+    record knows: the backup sealed then, while it is still that backup. {} when memsync created the
+    file, or when the record cannot tell."""
     mine = [e for e in recorded() if e.path == str(path)]
     if not mine or any(e.created for e in mine):
-        return False
+        return {}
     saved = file_bytes(backup_path(path))
     if saved is None or mine[0].backup != _digest(saved):
-        return False
+        return {}
     try:
         if path.suffix == ".toml":
-            found: dict[str, Any] = tomllib.loads(saved.decode("utf-8"))
-        elif path.suffix in (".yaml", ".yml"):
-            found = yaml_text.parse(saved, path)
-        else:
-            found = jsonc_text.parse(saved, path)
+            return tomllib.loads(saved.decode("utf-8"))
+        if path.suffix in (".yaml", ".yml"):
+            return yaml_text.parse(saved, path)
+        return jsonc_text.parse(saved, path)
     except (ValueError, MemsyncError):
-        return False
-    return key in found
+        return {}
 
 
 def remove_dirs(entries: list[Install]) -> list[str]:

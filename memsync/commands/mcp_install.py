@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsync.commands.installs import held_key, new_dirs, record
+from memsync.commands.installs import found_before, new_dirs, record
 from memsync.errors import MemsyncError
 from memsync.hosts import mcp_install, registry
 from memsync.hosts.mcp_install import Host
@@ -29,7 +29,7 @@ def uninstall_line(host: Host, project: Path | None) -> str:
     """Remove memsync's entry from ``host``'s config file and say so; a servers object it leaves empty
     stays when the file held it before memsync's first edit. Raises ``MemsyncError``."""
     file = mcp_install.config_file(host, project)
-    done = mcp_install.uninstall(host, project, keep=held_key(file, registry.spec(host).key))
+    done = mcp_install.uninstall(host, project, keep=registry.spec(host).key in found_before(file))
     verb = (
         "removed memsync's MCP server from" if done.changed else "memsync's MCP server was not registered in"
     )

@@ -224,10 +224,13 @@ def others(settings: dict[str, Any], path: Path) -> int:
     )
 
 
-def remove_ours(settings: dict[str, Any], path: Path) -> int:
+def remove_ours(settings: dict[str, Any], path: Path, held: dict[str, Any] | None = None) -> int:
     """Remove memsync's handlers from ``settings`` in place, and the groups, event lists and ``hooks``
-    object (with a ``version`` then alone) that this leaves empty; returns how many handlers went.
-    Everything else keeps its place."""
+    object (with a ``version`` then alone) that this leaves empty, but for an event list or ``hooks``
+    object the file ``held`` before memsync's first edit; returns how many handlers went. Everything
+    else keeps its place."""
+    theirs = (held or {}).get("hooks")
+    theirs = theirs if isinstance(theirs, dict) else {}
     table = _hooks_table(settings, path)
     if table is None:
         return 0
@@ -246,11 +249,11 @@ def remove_ours(settings: dict[str, Any], path: Path) -> int:
             if kept:  # only a group holds others
                 items.append({**item, "hooks": kept})
         if touched:
-            if items:
+            if items or event in theirs:
                 table[event] = items
             else:
                 del table[event]
-    if removed and not table:
+    if removed and not table and "hooks" not in (held or {}):
         del settings["hooks"]
         if settings == {"version": 1}:  # what memsync added to a new file of a list-per-event host
             del settings["version"]

@@ -271,3 +271,25 @@ def test_a_settings_file_with_comments_is_edited_keeping_them_and_comes_back_byt
     gone = cli_main("disconnect", host)
     assert gone.returncode == 0, gone.stderr
     assert path.read_bytes() == text.replace('"GitHub"', '"Dark"').encode()
+
+
+@pytest.mark.parametrize(
+    ("host", "theirs"),
+    [
+        ("claude-code", {"theme": "dark", "hooks": {}}),
+        ("claude-code", {"theme": "dark", "hooks": {"SessionStart": []}}),
+        ("cursor", {"version": 1, "hooks": {"stop": []}}),
+        ("gemini-cli", {"theme": "dark", "hooks": {}}),
+    ],
+)
+def test_hooks_uninstall_after_a_host_edit_keeps_the_users_empty_hooks_and_event_lists(
+    host: str, theirs: dict[str, Any], home: Path
+) -> None:
+    path = hooks.settings_path(next(h for h in hooks.HOSTS if h == host))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(theirs) + "\n")
+    assert cli_main("hooks", "install", host).returncode == 0
+    path.write_text(json.dumps({**json.loads(path.read_text()), "hostKey": 1}) + "\n")  # the host's edit
+    done = cli_main("hooks", "uninstall", host)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text()) == {**theirs, "hostKey": 1}
