@@ -13,9 +13,10 @@ Two shapes, each host's own (from its documentation and source):
   ``~/.copilot/hooks/memsync.json`` or ``.github/hooks/memsync.json``: ``{"type": "command", "bash": ...,
   "timeoutSec": s}``).
 
-memsync adds one group (or list item) of its own per event and never touches another: uninstall
-removes only handlers whose command runs ``memsync.hook``, and the containers that leaves empty, so a
-file comes back byte for byte (``hosts.settings_file`` keeps the rest and backs the previous file up).
+memsync adds one group (or list item) of its own per event and never touches another: uninstall removes
+only handlers whose command runs ``memsync.hook``, and the containers that leaves empty (but for those the
+file held before memsync's first edit), so a file comes back byte for byte (``hosts.settings_file`` keeps
+the rest and backs the previous file up).
 
 The commands run this interpreter (``sys.executable``) with ``-P``: the same memsync, and nothing
 imported from the project directory the host runs hooks in. They fail open: once memsync is

@@ -5,13 +5,12 @@ same for any change of the object, member by member (memsync's hooks in Gemini C
 ``settings.json``).
 
 The entry sits at ``{KEY: {NAME: entry}}`` under the top-level object. A new entry goes first in its
-object, on its own line with the file's indentation, followed by a comma when other members follow;
-a new ``KEY`` object likewise goes first in the top-level object. Removing takes out exactly those
-bytes again (and a ``KEY`` object it leaves empty, unless the host requires ``KEY``: Copilot CLI refuses
-a file without ``mcpServers``), so connecting then disconnecting gives back the same file. Each edit is
-checked by reading the result: it must mean the old file with only the entry changed, else it is
-refused and nothing is written.
-"""
+object, on its own line with the file's indentation, followed by a comma when other members follow; a new
+``KEY`` object likewise goes first in the top-level object. Removing takes out exactly those bytes again
+(and a ``KEY`` object it leaves empty, unless kept: the host requires ``KEY``, as Copilot CLI refuses a
+file without ``mcpServers``, or the user's file held it before memsync's edit), so connecting then
+disconnecting gives back the same file. Each edit is checked by reading the result: it must mean the old
+file with only the entry changed, else it is refused and nothing is written."""
 
 from __future__ import annotations
 
