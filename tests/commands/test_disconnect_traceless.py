@@ -70,13 +70,18 @@ def _theirs(path: Path) -> bytes:
     return json.dumps({"theme": "dark", "n": 1}, separators=(",", ":")).encode()
 
 
+def _write_theirs(host: str) -> None:
+    """The user's own files for ``host`` (``_theirs``), before memsync touches them."""
+    for path in _user_files(host):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_theirs(path))
+
+
 @pytest.mark.parametrize("host", registry.NAMES)
 def test_connect_then_disconnect_keeps_the_users_files_byte_for_byte_and_leaves_no_backup(
     host: str, home: Path
 ) -> None:
-    for path in _user_files(host):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(_theirs(path))
+    _write_theirs(host)
     before = listing(home)
     _ok("connect", host)
     assert listing(home) != before
@@ -126,9 +131,7 @@ def test_disconnect_after_the_user_edited_a_compact_file_keeps_it_compact(home: 
 def test_each_half_installed_and_removed_alone_keeps_the_users_files_byte_for_byte(
     host: str, home: Path
 ) -> None:
-    for path in _user_files(host):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(_theirs(path))
+    _write_theirs(host)
     before = listing(home)
     _ok("mcp", "install", host)
     _ok("hooks", "install", host)
