@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 from memsync.base.fsio import atomic_write
@@ -47,6 +46,14 @@ def connect(
         return [line for plan in plans for line in _diff(*plan())]
     files = _files(host, project, mcp=mcp, hooked=hooked)
     found = {file: installs.file_bytes(file) for file in files}
+    # A backup beside a file memsync never edited is not memsync's (the user's own, or one handed over
+    # by an earlier disconnect): this edit's backup would write over it.
+    known_files = {Path(e.path) for e in installs.recorded()}
+    lines = [
+        f"an earlier {backup_path(file)} that memsync did not make is kept as {aside}"
+        for file in files
+        if file not in known_files and (aside := installs.set_aside(backup_path(file))) is not None
+    ]
     kept = {file: installs.file_bytes(backup_path(file)) for file in files}
     # memsync's own directories (~/.local/state, ...) a connect before any `init` makes: recorded, so
     # `uninstall --purge` removes them too.
@@ -58,7 +65,7 @@ def connect(
     )
     if known is not None and hooks_installed(known, project):
         ours.add(host_hooks.settings_path(known, project))
-    lines = [install_line(host, project)] if mcp else []
+    lines += [install_line(host, project)] if mcp else []
     if with_hooks is not None:
         lines += hooks.install(with_hooks, project)
     for file, before in found.items():
@@ -114,12 +121,10 @@ def disconnect(host: str, project: Path | None = None, *, mcp: bool = True, hook
     lines += installs.remove_created([e for e in entries if Path(e.path) not in restored | shared])
     lines += installs.remove_dirs([e for e in entries if Path(e.path) not in shared])
     for file in sorted(files - restored - shared):
-        backup = backup_path(file)
-        if backup.is_file() and not backup.is_symlink():
-            # Handed to the user under a name of its own: a later connect's edit would write its own
-            # backup over it.
-            kept_as = backup.with_name(f"{backup.name}.{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
-            backup.rename(kept_as)
+        # Handed to the user under a name of its own: a later connect's edit would write its own
+        # backup over it.
+        kept_as = installs.set_aside(backup_path(file))
+        if kept_as is not None:
             lines.append(
                 f"{file} changed since `memsync connect`: the file before this edit is kept as {kept_as}"
             )

@@ -17,6 +17,7 @@ import os
 import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,17 @@ def record(
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def set_aside(backup: Path) -> Path | None:
+    """Rename the regular file ``backup`` (a ``*.memsync-backup``) to a name of its own beside it,
+    ``<name>.<UTC time>``, so that no later edit's backup writes over it; returns the new path (None:
+    there was no such file). The copy is then the user's: `uninstall` names it and leaves it."""
+    if not backup.is_file() or backup.is_symlink():
+        return None
+    aside = backup.with_name(f"{backup.name}.{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
+    backup.rename(aside)
+    return aside
 
 
 def file_bytes(path: Path) -> bytes | None:

@@ -304,8 +304,8 @@ def _kept(path: Path, config: Config | None, projects: list[Path], purge: bool) 
             for name, store in _stores(config)
         )
     lines.extend(
-        f"kept: {dated} (a `disconnect` kept the file as it was before its edit, for you; delete it "
-        "when you no longer need it)"
+        f"kept: {dated} (a copy memsync set aside for you rather than write over it; delete it when "
+        "you no longer need it)"
         for file in _host_files(projects)
         for dated in sorted(file.parent.glob(f"{glob.escape(backup_path(file).name)}.*"))
     )

@@ -215,6 +215,22 @@ def test_uninstall_leaves_the_backup_a_disconnect_kept_and_names_it(home: Path) 
     held = kept.read_bytes()
     for args in (("uninstall", "--dry-run"), ("uninstall",)):
         said = _ok(*args)
-        assert f"kept: {kept} (a `disconnect` kept the file as it was before its edit" in said, said
+        assert f"kept: {kept} (a copy memsync set aside for you rather than write over it" in said, said
     assert kept.read_bytes() == held
     assert settings.read_bytes() == b'{"theme":"light"}'
+
+
+def test_a_backup_memsync_did_not_make_is_set_aside_not_written_over(home: Path) -> None:
+    claude = home / ".claude.json"
+    claude.write_bytes(b'{"a":1}')
+    mine = home / ".claude.json.memsync-backup"
+    mine.write_bytes(b"MY OWN BACKUP\n")
+    said = _ok("mcp", "install", "claude-code")
+    (aside,) = home.glob(".claude.json.memsync-backup.*")
+    assert f"an earlier {mine} that memsync did not make is kept as {aside}" in said, said
+    assert aside.read_bytes() == b"MY OWN BACKUP\n" and mine.read_bytes() == b'{"a":1}'
+    _ok("mcp", "install", "claude-code")  # memsync's file now: no second copy set aside
+    assert list(home.glob(".claude.json.memsync-backup.*")) == [aside]
+    said = _ok("uninstall", "--purge", "--force")
+    assert f"kept: {aside}" in said and aside.read_bytes() == b"MY OWN BACKUP\n"
+    assert claude.read_bytes() == b'{"a":1}' and not mine.exists()
