@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import psutil
 
-from tests.support.helpers import bare_remote
+from tests.support.helpers import bare_remote, wait_for
 from tests.support.peers import Peer
 from tests.support.servers.https import HttpsServer
 from tests.support.servers.netns import REMOTE_ADDRESS, Network, network
@@ -104,7 +104,15 @@ class Remote:
             self.server.start()
         else:
             # A push caught by the outage may have made the old path again, with a half-received pack
-            # (git names its incoming-object dir by absolute path): that stub goes.
+            # (git names its incoming-object dir by absolute path): that stub goes. Its receive-pack
+            # also locked refs by absolute path (HEAD.lock beside refs/heads/main.lock) and could not
+            # remove them once the repository moved: an artefact of renaming a repository under a
+            # running git, which no real outage does, so once no receive-pack runs they go too.
+            wait_for(
+                lambda: not self.receiving(), timeout=30, what="the end of a receive-pack the outage caught"
+            )
+            for lock in self._away.rglob("*.lock"):
+                lock.unlink()
             if self.path.exists():
                 shutil.rmtree(self.path)
             self._away.rename(self.path)
