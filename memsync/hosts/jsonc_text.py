@@ -42,21 +42,6 @@ class _Token:
 
 
 @dataclass(frozen=True)
-class _Member:
-    """One ``"key": value`` of an object: the key, where the member starts and its value ends, where the
-    comma after it ends (None: no comma), the value and, for an object value, its layout."""
-
-    key: str
-    start: int
-    end: int
-    comma_end: int | None
-    value: Any
-    obj: _Object | None
-    array: _Array | None
-    value_start: int
-
-
-@dataclass(frozen=True)
 class _Item:
     """One item of an array: where it starts and ends, where the comma after it ends (None: none), the
     value and, for an object or array, its layout."""
@@ -67,6 +52,15 @@ class _Item:
     value: Any
     obj: _Object | None
     array: _Array | None
+
+
+@dataclass(frozen=True)
+class _Member(_Item):
+    """One ``"key": value`` of an object: an item (starting at its key) with its key and where its
+    value starts."""
+
+    key: str
+    value_start: int
 
 
 @dataclass(frozen=True)
@@ -161,7 +155,7 @@ class _Parser:
             end = self.tokens[self.at - 1].end
             comma = self._expect(",").end if self._peek() != "}" else None
             name = json.loads(self.text[key.start : key.end])
-            members.append(_Member(name, key.start, end, comma, value, *_split(node), value_start))
+            members.append(_Member(key.start, end, comma, value, *_split(node), name, value_start))
         closing = self._next()
         return {m.key: m.value for m in members}, _Object(opening.start, closing.start, tuple(members))
 
@@ -204,7 +198,7 @@ def _append(text: str, array: _Array, item: str, indent: str, depth: int, newlin
 
 
 def _remove(text: str, node: _Object | _Array, index: int) -> str:
-    parts: tuple[_Member, ...] | tuple[_Item, ...] = node.members if isinstance(node, _Object) else node.items
+    parts: tuple[_Item, ...] = node.members if isinstance(node, _Object) else node.items
     part = parts[index]
     if len(parts) == 1:
         return text[: node.open + 1] + text[node.close :]
@@ -370,7 +364,7 @@ def _step(
     return text[: node.open] + _render(after, indent, depth - 1, newline) + text[node.close + 1 :]
 
 
-def _change(text: str, part: _Member | _Item, new: Any, depth: int, style: tuple[str, str]) -> str:
+def _change(text: str, part: _Item, new: Any, depth: int, style: tuple[str, str]) -> str:
     """``text`` with the value of ``part`` (a member or item at ``depth``) one edit closer to ``new``:
     inside it when both are objects or both arrays, else rewritten whole."""
     if isinstance(new, dict) and part.obj is not None:
