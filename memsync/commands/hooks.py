@@ -76,7 +76,7 @@ def settings(host: Host, project: Path | None) -> Settings:
     """``host``'s hook settings (user or ``project``), {} when there is no file. Raises MemsyncError
     for a file memsync cannot read."""
     path = settings_path(host, project)
-    return read_settled(path, _edit(host, path, add=False)[0]) or {}
+    return read_settled(path, _parser(host, path)) or {}
 
 
 def _edit(
@@ -87,9 +87,20 @@ def _edit(
     parser and the ``edit_file`` update. Gemini CLI and Qwen Code read their settings.json through
     strip-json-comments: it is edited as JSON with comments, as text, every comment kept."""
     change = _change(host, path, add=add, held=held)
-    if host in ("gemini-cli", "qwen-code"):
-        return (lambda data: jsonc_text.parse(data, path)), jsonc_text.rewrite(path, change)
-    return (lambda data: parse_json_object(data, path)), json_update(path, change)
+    update = jsonc_text.rewrite(path, change) if _commented(host) else json_update(path, change)
+    return _parser(host, path), update
+
+
+def _commented(host: Host) -> bool:
+    """Whether ``host`` reads its settings.json as JSON with comments (Gemini CLI, Qwen Code)."""
+    return host in ("gemini-cli", "qwen-code")
+
+
+def _parser(host: Host, path: Path) -> Callable[[bytes], Settings]:
+    """How ``host``'s settings file ``path`` is read (``_commented``: as JSON with comments)."""
+    if _commented(host):
+        return lambda data: jsonc_text.parse(data, path)
+    return lambda data: parse_json_object(data, path)
 
 
 def _change(
