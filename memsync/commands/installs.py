@@ -170,8 +170,8 @@ def restore(entries: list[Install]) -> tuple[list[str], set[Path]]:
         if any(e.created for e in mine):
             lines.append(_delete_created(file))
         else:
-            saved = file_bytes(backup)
-            if saved is None or mine[0].backup != _digest(saved):
+            saved = _sealed_backup(file, mine)
+            if saved is None:
                 continue
             # At a symlink's target, into a hard-linked file's own inode, only over what connect left
             # (a host rewriting its file meanwhile keeps its version): the edit's own writer.
@@ -184,6 +184,13 @@ def restore(entries: list[Install]) -> tuple[list[str], set[Path]]:
             )
         done.add(file)
     return lines, done
+
+
+def _sealed_backup(path: Path, mine: list[Install]) -> bytes | None:
+    """The bytes of ``path``'s backup while it is still the one sealed in its record entries ``mine``
+    (the file as memsync first found it), else None."""
+    saved = file_bytes(backup_path(path))
+    return saved if saved is not None and mine[0].backup == _digest(saved) else None
 
 
 def _put_back(saved: bytes, left: str | None) -> Callable[[bytes | None, bytes | None], bytes | None]:
@@ -209,8 +216,8 @@ def found_before(path: Path) -> dict[str, Any]:
     mine = [e for e in recorded() if e.path == str(path)]
     if not mine or any(e.created for e in mine):
         return {}
-    saved = file_bytes(backup_path(path))
-    if saved is None or mine[0].backup != _digest(saved):
+    saved = _sealed_backup(path, mine)
+    if saved is None:
         return {}
     try:
         if path.suffix == ".toml":
