@@ -29,6 +29,7 @@ from memsync.commands.connect import hooks_installed
 from memsync.commands.mcp_install import uninstall_line
 from memsync.commands.stop import stop
 from memsync.config.file import Config, default_store_dir, load_config
+from memsync.crypt import trust
 from memsync.crypt.keys import key_path
 from memsync.daemon.instance import running_daemon_pid
 from memsync.errors import MemsyncError
@@ -202,6 +203,8 @@ def _steps(path: Path, config: Config | None, projects: list[Path], purge: bool)
             f"delete this device's private key {key} ({_KEY_LOSS})",
             lambda: [*_delete(key, "deleted this device's private key"), f"warning: {_KEY_LOSS}"],
         )
+    if trust.path().exists():
+        yield Step(f"delete {trust.path()}", partial(_delete, trust.path(), "deleted"))
     if state_dir().exists():
         yield Step(f"delete memsync's state {state_dir()}", partial(_delete, state_dir(), "deleted"))
 

@@ -13,7 +13,8 @@ from memsync.crypt.keys import key_path
 _FILE = "expected-members"
 
 
-def _path() -> Path:
+def path() -> Path:
+    """The file that keeps the expected members (one ``URL<TAB>code`` line each), beside the device key."""
     return key_path().parent / _FILE
 
 
@@ -22,7 +23,7 @@ def expect(url: str, code: str) -> None:
     whose device id is ``code`` (replacing what was expected there). Raises ``OSError``."""
     kept = {u: c for u, c in _read().items() if u != url}
     kept[url] = code
-    atomic_write(_path(), "".join(f"{u}\t{c}\n" for u, c in kept.items()).encode(), mode=0o600)
+    atomic_write(path(), "".join(f"{u}\t{c}\n" for u, c in kept.items()).encode(), mode=0o600)
 
 
 def expected(url: str) -> str | None:
@@ -32,7 +33,7 @@ def expected(url: str) -> str | None:
 
 def _read() -> dict[str, str]:
     try:
-        lines = _path().read_text().splitlines()
+        lines = path().read_text().splitlines()
     except FileNotFoundError:
         return {}
     return dict(line.split("\t", 1) for line in lines if "\t" in line)

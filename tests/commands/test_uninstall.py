@@ -277,3 +277,14 @@ def test_the_device_key_is_listed_as_kept_and_purge_names_it_before_deleting_it(
     assert f"deleted this device's private key {key}" in done
     assert any(line.startswith("warning: memory on an encrypted remote is unreadable") for line in done)
     assert not key.exists() and not (home / ".config" / "memsync").exists()
+
+
+def test_purge_deletes_the_members_a_join_expected(home: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    remote.mkdir()
+    assert cli_main("join", str(remote), "--member", "1285-1618").returncode == 0
+    expected = home / ".config" / "memsync" / "expected-members"
+    assert expected.read_text() == f"{remote}\t1285-1618\n"
+    done = _ok("uninstall", "--purge", "--force")
+    assert f"deleted {expected}" in done and not expected.exists()
+    assert not (home / ".config" / "memsync").exists()
