@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memsync.mcp.wire import Lines
+
 INSTRUCTIONS = (
     "memsync keeps this user's agent memory in sync between machines, people and agents through git. "
     "Call recall before relying on what you remember; call remember for something worth keeping across "
@@ -16,9 +18,10 @@ SERVER_NAME = "memsync"
 
 @dataclass(frozen=True)
 class Greeting:
-    """The client's first lines (``lines``, as read, before the SDK was loaded) and the ids of the
+    """The client's first lines (``lines``, as read, before the SDK was loaded), the ids of the
     requests among them that were answered already (``answered``: the SDK's answers to them are
-    dropped)."""
+    dropped), and stdin read up to the end of the last of them (``stdin``)."""
 
     lines: tuple[bytes, ...]
     answered: frozenset[str | int]
+    stdin: Lines

@@ -39,6 +39,7 @@ from memsync import __version__
 from memsync.mcp import recall as mcp_recall
 from memsync.mcp.greeting import INSTRUCTIONS, SERVER_NAME, Greeting
 from memsync.mcp.tool_list import TOOL_LIST
+from memsync.mcp.wire import Lines
 
 # The SDK's handshake protocol versions (``mcp.server.runner.HANDSHAKE_PROTOCOL_VERSIONS``), oldest first:
 # the last is what a client asking for another one gets.
@@ -148,29 +149,30 @@ def serve() -> None:
     # A daemon thread: a failed import is raised again, with its traceback, by the import below.
     loading = threading.Thread(target=_load, args=(asked,), name="mcp-import", daemon=True)
     loading.start()
-    lines = [sys.stdin.buffer.readline()]
+    stdin = Lines()
+    lines = [stdin.readline()]
     answered: list[str | int] = []
     reply = answer(lines[0])
     if reply is not None:
         _send(reply, answered)
         # Blocking on the client is safe here: memsync's server sends nothing unasked.
-        while (line := sys.stdin.buffer.readline()) and _is_notification(line):
+        while (line := stdin.readline()) and _is_notification(line):
             lines.append(line)
         tools = answer_tools(line)
         if tools is not None:
             lines.append(line)
             _send(tools, answered)
-            line = sys.stdin.buffer.readline() if loading.is_alive() else b""
+            line = stdin.readline() if loading.is_alive() else b""
         # Recalls before the SDK is loaded are answered here, and never reach it.
         while line and (recalled := answer_call(line)) is not None:
             _write(recalled[1])
             asked.set()
-            line = sys.stdin.buffer.readline() if loading.is_alive() else b""
+            line = stdin.readline() if loading.is_alive() else b""
         lines.append(line)
     asked.set()
     from memsync.mcp.server import serve as serve_sdk
 
-    serve_sdk(Greeting(tuple(line for line in lines if line), frozenset(answered)))
+    serve_sdk(Greeting(tuple(line for line in lines if line), frozenset(answered), stdin))
 
 
 def _load(asked: threading.Event) -> None:

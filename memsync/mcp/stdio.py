@@ -1,5 +1,7 @@
-"""The MCP server's stdio transport: the SDK's ``stdio_server``, reading stdin through :class:`Answering`,
-which answers each line the SDK cannot decode with a JSON-RPC error (DESIGN "Hostile input").
+"""The MCP server's stdio transport: the SDK's ``stdio_server`` over stdin and stdout read and written
+without a thread per line (``wire``), reading stdin through :class:`Answering`, which answers each line
+the SDK cannot decode with a JSON-RPC error (DESIGN "Hostile input") and, at the end of input, waits for
+the answers still owed.
 
 The SDK (``mcp`` 2.3) turns such a line (invalid JSON, a lone surrogate escape, nesting deeper than its
 parser's recursion limit, JSON that is no JSON-RPC message) into an exception on its read stream, and its
@@ -14,10 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from io import TextIOWrapper
 from typing import Any, Protocol, cast
 
 import anyio
@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from memsync.formats.bounded_json import STRING_LITERAL, has_lone_surrogate
 from memsync.mcp.greeting import Greeting
+from memsync.mcp.wire import Lines, claimed_stdout
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 _TOKEN = re.compile(rf'\s*({STRING_LITERAL.pattern}|[{{}}\[\]:,]|[^\s{{}}\[\]:,"]+)', re.DOTALL)
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
 _REASON_CHARS = 200
+_CANCELLED = "notifications/cancelled"
+# How long the end of input waits for the answers still owed (a recall, a sync tool's run).
+DRAIN_S = 30.0
 
 
 def request_id(line: str) -> str | int | None:
@@ -119,12 +123,16 @@ class Answering:
     """The lines of stdin the SDK can decode as they are meant, for ``stdio_server``; every other line
     (including a request with a bad id, which the SDK would read as a notification) is answered here
     with :func:`error_for`, on the server's write stream (given by :meth:`answer_on` once the transport
-    exists), and never reaches the SDK."""
+    exists), and never reaches the SDK. At the end of input it waits until every request it passed on
+    is answered (:meth:`answered`), at most ``DRAIN_S``: the SDK cancels what still runs when its input
+    ends, and a client that closed stdin after its last request is owed every answer."""
 
     def __init__(self, lines: AsyncIterator[str]) -> None:
         self._lines = lines
         self._answers: _Sender | None = None
         self._ready = anyio.Event()
+        self._pending: set[str | int] = set()
+        self._drained: anyio.Event | None = None
 
     def answer_on(self, write_stream: _Sender) -> None:
         """Send the answers to bad lines on ``write_stream`` (the transport's own, so they are written
@@ -132,17 +140,28 @@ class Answering:
         self._answers = write_stream
         self._ready.set()
 
+    def answered(self, request: str | int) -> None:
+        """Note that a response or an error naming ``request`` went out."""
+        self._pending.discard(request)
+        if not self._pending and self._drained is not None:
+            self._drained.set()
+
     def __aiter__(self) -> Answering:
         return self
 
     async def __anext__(self) -> str:
         while True:
-            line = await anext(self._lines)
+            try:
+                line = await anext(self._lines)
+            except StopAsyncIteration:
+                await self._drain()
+                raise
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except ValidationError as exc:
                 answer = error_for(line, exc)
             else:
+                self._note(message)
                 # The SDK reads a request whose id is no string nor integer (1.5, null, true, an object)
                 # as a notification and answers nothing: JSON-RPC 2.0 makes it an Invalid Request.
                 if not isinstance(message, types.JSONRPCNotification) or _id_token(line) is None:
@@ -153,16 +172,35 @@ class Answering:
             assert self._answers is not None  # set with _ready
             await self._answers.send(SessionMessage(answer))
 
+    def _note(self, message: types.JSONRPCMessage) -> None:
+        """Count a request passed on as pending; a cancelled one is answered by nobody."""
+        if isinstance(message, types.JSONRPCRequest):
+            self._pending.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == _CANCELLED:
+            request = (message.params or {}).get("requestId")
+            if isinstance(request, str | int):
+                self.answered(request)
 
-class _Answered:
-    """The transport's write stream less the SDK's answers to the requests ``handshake`` already
-    answered (the first response or error naming each id): the client must not see two."""
+    async def _drain(self) -> None:
+        if self._pending:
+            self._drained = anyio.Event()
+            with anyio.move_on_after(DRAIN_S):
+                await self._drained.wait()
+            if self._pending:
+                log.warning("input ended with requests unanswered after %g s: %s", DRAIN_S, self._pending)
 
-    def __init__(self, stream: Any, requests: frozenset[str | int]) -> None:
+
+class _Outgoing:
+    """The transport's write stream as the SDK's server sees it: each response or error sent is told to
+    ``Answering`` (``answered``), and the SDK's answers to the requests ``handshake`` answered already
+    (the first naming each id) are dropped: the client must not see two."""
+
+    def __init__(self, stream: Any, answering: Answering, requests: frozenset[str | int]) -> None:
         self._stream = stream
+        self._answering = answering
         self._requests = set(requests)
 
-    async def __aenter__(self) -> _Answered:
+    async def __aenter__(self) -> _Outgoing:
         await self._stream.__aenter__()
         return self
 
@@ -176,9 +214,11 @@ class _Answered:
     async def send(self, item: SessionMessage) -> None:
         """Send ``item``, unless it is the SDK's answer to a request already answered."""
         message = item.message
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id in self._requests:
-            self._requests.discard(message.id)
-            return
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
+            self._answering.answered(message.id)
+            if message.id in self._requests:
+                self._requests.discard(message.id)
+                return
         await self._stream.send(item)
 
 
@@ -195,16 +235,17 @@ async def answering_stdio(greeting: Greeting | None = None) -> AsyncIterator[tup
     process's stdin and stdout, every undecodable request answered (:class:`Answering`). ``greeting``:
     the first lines, read already (the SDK reads them first), and the ids of the requests among them
     answered already (the SDK's answers to them are dropped)."""
-    # UTF-8 whatever the locale, bytes that are not UTF-8 replaced: as the SDK reads stdin itself.
-    text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    lines: AsyncIterator[str] = aiter(anyio.wrap_file(text))
+    lines = (Lines() if greeting is None else greeting.stdin).aiter()
     if greeting is not None and greeting.lines:
         lines = _after(greeting.lines, lines)
     answering = Answering(lines)
-    # stdio_server only iterates its stdin.
-    async with stdio_server(stdin=cast("anyio.AsyncFile[str]", answering)) as (read_stream, write_stream):
+    # stdio_server only iterates its stdin, and only writes and flushes its stdout.
+    async with (
+        claimed_stdout() as wire,
+        stdio_server(
+            stdin=cast("anyio.AsyncFile[str]", answering), stdout=cast("anyio.AsyncFile[str]", wire)
+        ) as (read_stream, write_stream),
+    ):
         answering.answer_on(write_stream)
-        if greeting is None or not greeting.answered:
-            yield read_stream, write_stream
-        else:
-            yield read_stream, _Answered(write_stream, greeting.answered)
+        answered = frozenset() if greeting is None else greeting.answered
+        yield read_stream, _Outgoing(write_stream, answering, answered)

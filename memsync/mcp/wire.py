@@ -1,0 +1,143 @@
+"""The bytes of the MCP server's stdio transport: stdin read as lines, and the wire (stdout) written, on
+the file descriptors themselves. Imports nothing of the SDK.
+
+The SDK's stdio transport reads and writes through ``anyio.wrap_file``: each line read, each write and
+each flush is a trip to a worker thread and back, three per request besides the tool's own, about a
+millisecond of a recall's five through MCP at 10,000 entries (``bench/recall.py``). Here a pipe or a
+socket, what an agent host gives its servers, is read and written without blocking, the event loop
+waiting for it to be ready; anything else (a regular file, a terminal) is read and written in a worker
+thread as the SDK does. A line is what ends with ``\\n`` (a ``\\r`` before it is JSON's whitespace), its
+bytes that are not UTF-8 replaced, as the SDK reads stdin. The asynchronous half imports ``anyio`` when
+it first runs: the handshake reads its lines before anything of the event loop is loaded.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
+
+_CHUNK = 1 << 16
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd``: a pipe or a socket (epoll refuses regular files, and
+    a terminal's flags are shared with the shell that runs it)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@contextmanager
+def _nonblocking(fd: int) -> Iterator[None]:
+    """``fd`` without blocking for the block, its flags as they were after (the open file description
+    is shared with whoever else holds it)."""
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    try:
+        yield
+    finally:
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+
+
+class Lines:
+    """The lines of stdin (``fd``), read in chunks: one by one blocking (``readline``, before there is
+    an event loop) and then asynchronously (``aiter``), what was read past a line kept between them."""
+
+    def __init__(self, fd: int = 0) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._eof = False
+
+    def _line(self) -> bytes | None:
+        """The next whole line read already (b"" at the end of input), None when more must be read."""
+        end = self._buffer.find(b"\n")
+        if end < 0 and not self._eof:
+            return None
+        size = len(self._buffer) if end < 0 else end + 1
+        line = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return line
+
+    def _add(self, chunk: bytes) -> None:
+        if chunk:
+            self._buffer += chunk
+        else:
+            self._eof = True
+
+    def readline(self) -> bytes:
+        """The next line with its ``\\n`` (the last one may have none), b"" at the end of input; blocks.
+        Raises OSError when stdin cannot be read."""
+        while (line := self._line()) is None:
+            self._add(os.read(self._fd, _CHUNK))
+        return line
+
+    async def aiter(self) -> AsyncIterator[str]:
+        """The lines after those ``readline`` gave, decoded (bytes that are not UTF-8 replaced), until the
+        end of input."""
+        import anyio
+
+        pollable = _pollable(self._fd)
+        with _nonblocking(self._fd) if pollable else nullcontext():
+            while True:
+                line = self._line()
+                if line == b"":
+                    return
+                if line is not None:
+                    yield line.decode("utf-8", errors="replace")
+                elif not pollable:
+                    read = anyio.to_thread.run_sync(os.read, self._fd, _CHUNK, abandon_on_cancel=True)
+                    self._add(await read)
+                else:
+                    try:
+                        self._add(os.read(self._fd, _CHUNK))
+                    except BlockingIOError:
+                        await anyio.wait_readable(self._fd)
+
+
+class Wire:
+    """The transport's stdout (``fd``), written whole with each ``write``: what the SDK's transport
+    writes its messages to, in place of its ``anyio.wrap_file``."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pollable = _pollable(fd)
+
+    async def write(self, text: str) -> None:
+        """Write ``text`` as UTF-8, all of it. Raises OSError (a closed pipe: the client went away)."""
+        import anyio
+
+        data = memoryview(text.encode())
+        while data:
+            if not self._pollable:
+                data = data[await anyio.to_thread.run_sync(os.write, self._fd, data) :]
+                continue
+            try:
+                data = data[os.write(self._fd, data) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+
+    async def flush(self) -> None:
+        """Nothing to do: ``write`` left nothing behind."""
+
+
+@asynccontextmanager
+async def claimed_stdout() -> AsyncIterator[Wire]:
+    """stdout as the transport's wire: while the block lasts, fd 1 points at stderr, so what a handler
+    or a child process prints misses the wire (as in the SDK's own transport), and only the returned
+    ``Wire`` writes to the client. fd 1 and its flags are as they were after."""
+    sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with _nonblocking(fd) if _pollable(fd) else nullcontext():
+            yield Wire(fd)
+    finally:
+        sys.stdout.flush()
+        os.dup2(fd, 1)
+        os.close(fd)

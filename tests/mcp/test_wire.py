@@ -1,0 +1,169 @@
+"""The stdio transport's bytes (``memsync.mcp.wire``) on real pipes and files: stdin read as lines in any
+chunking, blocking then asynchronously, no byte lost or added; a message written whole through a pipe a
+slow client drains; stdout claimed while serving (a stray print goes to stderr) and given back; and a
+client that closes stdin right after its requests still gets every answer, a recall's included."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsync.mcp.wire import Lines, Wire
+from tests.support.mcp_lines import initialize, line
+
+
+def _feed(fd: int, chunks: list[bytes]) -> threading.Thread:
+    """Write ``chunks`` to the pipe ``fd`` from a thread, one write each, then close it."""
+
+    def write() -> None:
+        for chunk in chunks:
+            os.write(fd, chunk)
+            time.sleep(0)
+        os.close(fd)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    return thread
+
+
+def _expected(data: bytes) -> list[str]:
+    """The lines a reader of ``data`` must give: split after each ``\\n``, each decoded with replacement."""
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    return [part.decode("utf-8", errors="replace") for part in lines]
+
+
+def _read_all(lines: Lines, blocking: int) -> list[str]:
+    """``blocking`` lines by ``readline``, then the rest by ``aiter``, all decoded."""
+    got = [lines.readline().decode("utf-8", errors="replace") for _ in range(blocking)]
+
+    async def rest() -> None:
+        got.extend([text async for text in lines.aiter()])
+
+    anyio.run(rest)
+    return [text for text in got if text]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.binary(max_size=3000).map(lambda raw: raw.replace(b"\r", b"\n")),
+    cuts=st.lists(st.integers(min_value=0, max_value=3000), max_size=12),
+    blocking=st.integers(min_value=0, max_value=3),
+)
+def test_lines_of_a_pipe_in_any_chunking_are_the_bytes_split_at_each_newline(
+    data: bytes, cuts: list[int], blocking: int
+) -> None:
+    bounds = sorted({0, len(data), *(cut for cut in cuts if cut < len(data))})
+    chunks = [data[start:end] for start, end in itertools.pairwise(bounds)]
+    read, write = os.pipe()
+    feeder = _feed(write, chunks)
+    try:
+        got = _read_all(Lines(read), blocking)
+    finally:
+        feeder.join()
+        os.close(read)
+    assert "".join(got) == "".join(_expected(data))
+    assert got == _expected(data)
+
+
+def test_lines_of_a_regular_file_are_read_in_a_thread_alike(tmp_path: Path) -> None:
+    data = b'{"a": 1}\r\n' + "é\n".encode() + b"\xff\xfe broken\n" + b"x" * 200_000 + b"\nlast"
+    path = tmp_path / "requests.jsonl"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got = _read_all(Lines(fd), 1)
+    finally:
+        os.close(fd)
+    assert got == _expected(data)
+    assert got[2] == "\ufffd\ufffd broken\n" and got[-1] == "last"
+
+
+def test_a_write_larger_than_the_pipe_reaches_a_slow_reader_whole() -> None:
+    read, write = os.pipe()
+    message = json.dumps({"text": "ü" * 600_000}) + "\n"  # several times a pipe's buffer
+    received = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read, 7000):
+            received.extend(chunk)
+            time.sleep(0.001)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    flags = os.get_blocking(write)
+
+    async def send() -> None:
+        os.set_blocking(write, False)  # as the transport holds it: partial writes, waits for room
+        await Wire(write).write(message)
+
+    try:
+        anyio.run(send)
+    finally:
+        os.set_blocking(write, flags)
+        os.close(write)
+        reader.join()
+        os.close(read)
+    assert received.decode() == message
+
+
+_CLAIM = """
+import anyio, os, sys
+from memsync.mcp.wire import claimed_stdout
+
+async def main():
+    async with claimed_stdout() as wire:
+        print("stray output", flush=True)
+        os.system("echo child output")
+        await wire.write("the message\\n")
+    print("after", flush=True)
+
+anyio.run(main)
+"""
+
+
+def test_stdout_is_claimed_while_serving_and_given_back() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _CLAIM], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == "the message\nafter\n"
+    assert done.stderr == "stray output\nchild output\n"
+
+
+def test_a_client_that_closes_stdin_after_its_requests_gets_every_answer(home: Path) -> None:
+    """Requests written at once and stdin closed: the SDK cancels what still runs at the end of input,
+    so the transport holds the end back until each request is answered."""
+    requests = (
+        initialize("2025-06-18")
+        + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + b"".join(
+            line({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params})
+            for n, params in (
+                (1, {"name": "recall", "arguments": {"query": "harbor"}}),
+                (2, {"name": "status", "arguments": {}}),
+                (3, {"name": "history", "arguments": {}}),
+            )
+        )
+        + line({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "memsync", "mcp"],
+        input=requests,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    answers = {answer["id"]: answer for answer in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [0, 1, 2, 3, 4], done.stderr.decode()[-2000:]
+    assert answers[1]["result"]["structuredContent"] == {"hits": []}
+    assert answers[4]["result"] == {}
