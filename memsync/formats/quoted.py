@@ -11,6 +11,7 @@ what is printed for an agent goes through here.
 
 from __future__ import annotations
 
+import functools
 import html
 import html.entities
 import re
@@ -194,9 +195,18 @@ def neutralise_lines(text: str, limit: int = LINE_CHARS) -> str:
     return "\n".join(shown)
 
 
+@functools.lru_cache(maxsize=4096)
+def neutralise_name(name: str) -> str:
+    """``neutralise(name, MAX_PATH_CHARS)``, for a name a peer chose (an entry's id, a path), remembered:
+    the same names come back hit after hit, and each ``neutralise`` runs its patterns again."""
+    return neutralise(name, MAX_PATH_CHARS)
+
+
+@functools.lru_cache(maxsize=1024)
 def host_label(host: str | None, claimed: bool = False) -> str:
     """How an agent is told which machine wrote something: the ``Memsync-Host`` its commit names
     (``host``; None or empty: "?"), neutralised and bounded to ``MAX_HOST_CHARS``, and ``CLAIMED``
-    after it when the commit names this machine but was not made here."""
+    after it when the commit names this machine but was not made here. Remembered: a memory has few
+    hosts."""
     label = neutralise(host or "", MAX_HOST_CHARS) or "?"
     return f"{label} {CLAIMED}" if claimed else label

@@ -24,7 +24,7 @@ from memsync.formats.jsonl.parse import ParsedMemory, read_memory
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.timestamps import parse_timestamp
 from memsync.formats.markdown.skill import DAILY_DIR, kind_for_type
-from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
+from memsync.formats.quoted import neutralise, neutralise_name
 from memsync.tracks.tracked import Tracked
 
 DocType = Literal["entry", "curated", "index", "log"]
@@ -115,13 +115,13 @@ class Hit:
         Names peers chose (ids, file names) are neutralised and bounded like the text and the host."""
         store_path = self.doc.store_file
         return HitJSON(
-            id=neutralise(self.doc.id, MAX_PATH_CHARS),
+            id=neutralise_name(self.doc.id),
             type=self.doc.type,
             kind=self.doc.kind,
             text=self.text,
-            file=neutralise(str(self.doc.file), MAX_PATH_CHARS),
+            file=neutralise_name(str(self.doc.file)),
             store=self.doc.source.store,
-            store_path=None if store_path is None else neutralise(store_path, MAX_PATH_CHARS),
+            store_path=None if store_path is None else neutralise_name(store_path),
             line=self.doc.line,
             host=self.host,
             date=self.date,
