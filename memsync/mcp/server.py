@@ -8,7 +8,8 @@ refuses secrets (I6). A ``MemsyncError`` becomes a tool result with ``isError`` 
 message; arguments that fail the schema get the SDK's validation error; a request the SDK cannot
 decode gets a JSON-RPC error (``stdio.answering_stdio``); an unexpected exception is
 logged with its traceback on stderr and the server goes on serving. Sync tools run in the SDK's worker
-threads, so a slow ``history`` does not hold up a ``remember``.
+threads, so a slow ``history`` does not hold up a ``remember``; ``recall`` runs on the event loop once the
+kept index is held open (a few milliseconds), in a worker thread before.
 
 This module imports the SDK: only the ``memsync mcp`` command imports it, so other commands stay fast.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 import anyio
@@ -25,7 +26,7 @@ import mcp_types as types
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from pydantic import AnyUrl, Field
+from pydantic import AnyUrl, Field, TypeAdapter, WithJsonSchema
 from typing_extensions import TypedDict  # not typing's: pydantic needs this one on Python 3.11
 
 from memsync import __version__
@@ -89,10 +90,28 @@ class Forgotten(TypedDict):
     file: str
 
 
+def _hit_schema() -> dict[str, Any]:
+    """``HitJSON``'s JSON schema, each nullable field's type a list (``["string", "null"]``) in place of
+    pydantic's ``anyOf`` of two schemas: the same values are valid, and a client checking each hit
+    against it does a third less work (the SDK's client checks every result against the tool's output
+    schema: 0.85 against 0.55 ms for ten hits)."""
+    schema = TypeAdapter(HitJSON).json_schema()
+    for field in schema["properties"].values():
+        options = field.get("anyOf", [])
+        if options and all(set(option) == {"type"} for option in options):
+            field["type"] = [option["type"] for option in field.pop("anyOf")]
+    return schema
+
+
 class Recalled(TypedDict):
     """``recall``'s hits, best first."""
 
-    hits: list[HitJSON]
+    hits: list[Annotated[HitJSON, WithJsonSchema(_hit_schema())]]
+
+
+def _refused(name: str, exc: MemsyncError) -> types.CallToolResult:
+    log.info("%s refused: %s", name, exc)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
 
 
 def _refusals(tool: Callable[P, R]) -> Callable[P, R | types.CallToolResult]:
@@ -103,10 +122,20 @@ def _refusals(tool: Callable[P, R]) -> Callable[P, R | types.CallToolResult]:
         try:
             return tool(*args, **kwargs)
         except MemsyncError as exc:
-            log.info("%s refused: %s", tool.__name__, exc)
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=str(exc))], is_error=True
-            )
+            return _refused(tool.__name__, exc)
+
+    return call
+
+
+def _async_refusals(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R | types.CallToolResult]]:
+    """``_refusals`` for a coroutine function (the SDK runs it on the event loop, not in a thread)."""
+
+    @functools.wraps(tool)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R | types.CallToolResult:
+        try:
+            return await tool(*args, **kwargs)
+        except MemsyncError as exc:
+            return _refused(tool.__name__, exc)
 
     return call
 
@@ -208,7 +237,7 @@ def forget(
     return Forgotten(id=id, file=str(path))
 
 
-def recall_tool(
+async def recall_tool(
     query: Annotated[str, Field(description="A few keywords.", min_length=1)],
     scope: Annotated[
         str | None,
@@ -221,7 +250,13 @@ def recall_tool(
 ) -> Recalled:
     """Search the synced memory (entries, curated notes, index, daily logs) by keywords: best hits first,
     each with its id, file, host and date."""
-    return Recalled(hits=mcp_recall.recalled(query, scope, kind, limit))
+    if mcp_recall.ready():
+        # On the event loop: a recall from the held index takes a few milliseconds, and a worker
+        # thread's round trip added a tenth of that again (bench/recall.py).
+        return Recalled(hits=mcp_recall.recalled(query, scope, kind, limit))
+    # The first recall, or one after the index was lost, may read every file: the loop stays free.
+    hits = await anyio.to_thread.run_sync(mcp_recall.recalled, query, scope, kind, limit)
+    return Recalled(hits=hits)
 
 
 def prompt(
@@ -320,16 +355,16 @@ def build_server() -> _Server:
     """The memsync MCP server, its tools registered (not started)."""
     server = _Server(name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
     tools: list[tuple[str, Callable[..., Any]]] = [
-        ("remember", remember),
-        ("forget", forget),
-        ("recall", recall_tool),
-        ("prompt", prompt),
-        ("history", history),
-        ("handoff", handoff),
-        ("status", mcp_tools.status),
+        ("remember", _refusals(remember)),
+        ("forget", _refusals(forget)),
+        ("recall", _async_refusals(recall_tool)),
+        ("prompt", _refusals(prompt)),
+        ("history", _refusals(history)),
+        ("handoff", _refusals(handoff)),
+        ("status", _refusals(mcp_tools.status)),
     ]
     for name, tool in tools:
-        server.add_tool(_refusals(tool), name=name, description=" ".join((tool.__doc__ or "").split()))
+        server.add_tool(tool, name=name, description=" ".join((tool.__doc__ or "").split()))
     return server
 
 

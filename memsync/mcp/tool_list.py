@@ -343,115 +343,94 @@ TOOL_LIST = r"""{
    },
    "name": "recall",
    "outputSchema": {
-    "$defs": {
-     "HitJSON": {
-      "description": "A hit as plain JSON data (:meth:`Hit.to_json`).",
-      "properties": {
-       "by_meaning": {
-        "title": "By Meaning",
-        "type": "boolean"
-       },
-       "committed": {
-        "title": "Committed",
-        "type": "boolean"
-       },
-       "date": {
-        "title": "Date",
-        "type": "string"
-       },
-       "file": {
-        "title": "File",
-        "type": "string"
-       },
-       "host": {
-        "title": "Host",
-        "type": "string"
-       },
-       "id": {
-        "title": "Id",
-        "type": "string"
-       },
-       "kind": {
-        "anyOf": [
-         {
-          "type": "string"
-         },
-         {
-          "type": "null"
-         }
-        ],
-        "title": "Kind"
-       },
-       "line": {
-        "anyOf": [
-         {
-          "type": "integer"
-         },
-         {
-          "type": "null"
-         }
-        ],
-        "title": "Line"
-       },
-       "score": {
-        "title": "Score",
-        "type": "number"
-       },
-       "store": {
-        "anyOf": [
-         {
-          "type": "string"
-         },
-         {
-          "type": "null"
-         }
-        ],
-        "title": "Store"
-       },
-       "store_path": {
-        "anyOf": [
-         {
-          "type": "string"
-         },
-         {
-          "type": "null"
-         }
-        ],
-        "title": "Store Path"
-       },
-       "text": {
-        "title": "Text",
-        "type": "string"
-       },
-       "type": {
-        "title": "Type",
-        "type": "string"
-       }
-      },
-      "required": [
-       "id",
-       "type",
-       "kind",
-       "text",
-       "file",
-       "store",
-       "store_path",
-       "line",
-       "host",
-       "date",
-       "committed",
-       "score",
-       "by_meaning"
-      ],
-      "title": "HitJSON",
-      "type": "object"
-     }
-    },
     "description": "``recall``'s hits, best first.",
     "properties": {
      "hits": {
       "items": {
-       "$ref": "#/$defs/HitJSON"
+       "description": "A hit as plain JSON data (:meth:`Hit.to_json`).",
+       "properties": {
+        "by_meaning": {
+         "title": "By Meaning",
+         "type": "boolean"
+        },
+        "committed": {
+         "title": "Committed",
+         "type": "boolean"
+        },
+        "date": {
+         "title": "Date",
+         "type": "string"
+        },
+        "file": {
+         "title": "File",
+         "type": "string"
+        },
+        "host": {
+         "title": "Host",
+         "type": "string"
+        },
+        "id": {
+         "title": "Id",
+         "type": "string"
+        },
+        "kind": {
+         "title": "Kind",
+         "type": [
+          "string",
+          "null"
+         ]
+        },
+        "line": {
+         "title": "Line",
+         "type": [
+          "integer",
+          "null"
+         ]
+        },
+        "score": {
+         "title": "Score",
+         "type": "number"
+        },
+        "store": {
+         "title": "Store",
+         "type": [
+          "string",
+          "null"
+         ]
+        },
+        "store_path": {
+         "title": "Store Path",
+         "type": [
+          "string",
+          "null"
+         ]
+        },
+        "text": {
+         "title": "Text",
+         "type": "string"
+        },
+        "type": {
+         "title": "Type",
+         "type": "string"
+        }
+       },
+       "required": [
+        "id",
+        "type",
+        "kind",
+        "text",
+        "file",
+        "store",
+        "store_path",
+        "line",
+        "host",
+        "date",
+        "committed",
+        "score",
+        "by_meaning"
+       ],
+       "title": "HitJSON",
+       "type": "object"
       },
       "title": "Hits",
       "type": "array"

@@ -70,6 +70,11 @@ def available() -> bool:
     return _folder() is not None and all(importlib.util.find_spec(name) is not None for name in _DEPENDENCIES)
 
 
+def loaded() -> bool:
+    """Whether this process has loaded the model (``embed`` then reads no file of it)."""
+    return _model.cache_info().currsize > 0
+
+
 @functools.cache
 def _model() -> tuple[Tokenizer, Matrix]:
     """The tokenizer and the token vectors (``_weights``), loaded once per process."""

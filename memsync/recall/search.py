@@ -186,6 +186,10 @@ class Holder:
             finally:
                 self._keep(where, inode, index, keep)
 
+    def holds(self, where: Path) -> bool:
+        """Whether an index at ``where`` is held open (taken as is: the next use refreshes it)."""
+        return where in self._held
+
     def _refreshed(
         self, where: Path, inode: int | None, sources: Sequence[Tracked], every: bool, embed: bool
     ) -> RecallIndex | None:
@@ -244,6 +248,13 @@ def _searched(sources: Sequence[Tracked], *, background: bool) -> Iterator[Recal
     with _SERVER.use(index_path(), sources, rebuild=True) as held:
         assert held is not None  # rebuild: never None
         yield held
+
+
+def held() -> bool:
+    """Whether this long-lived process (the MCP server) holds the kept index open and, with the semantic
+    extra, has the model loaded: its next recall then reads only what changed since the last one, a few
+    milliseconds at 10,000 entries."""
+    return _SERVER.holds(index_path()) and (not embedding.available() or embedding.loaded())
 
 
 def _opened(where: Path, sources: Sequence[Tracked], every: bool, embed: bool) -> RecallIndex | None:
