@@ -103,7 +103,7 @@ _SCHEMA = (
     "DELETE FROM vectors WHERE rowid = old.rowid; END",
     "CREATE TABLE provenance(store TEXT NOT NULL, file TEXT NOT NULL, needle TEXT NOT NULL, "
     "sha TEXT NOT NULL, host TEXT, date TEXT NOT NULL, PRIMARY KEY (store, file, needle))",
-    # Counts the write transactions: what a process keeps of the index (``_Vectors``) is good while it holds.
+    # Counts the write transactions: what a process keeps of the index (``Vectors``) is good while it holds.
     "CREATE TABLE meta(generation INTEGER NOT NULL)",
     "INSERT INTO meta(generation) VALUES (0)",
     f"PRAGMA user_version = {FORMAT}",
@@ -164,9 +164,9 @@ def _stamp(path: Path | str) -> Stamp | None:
 
 
 @dataclass(frozen=True)
-class _Vectors:
+class Vectors:
     """The vectors of an index's documents (rows of ``matrix``) with each one's rowid, scope, kind and
-    expiry (a POSIX time, or None), as of the index's ``generation``."""
+    expiry (a POSIX time, or None), as of the index's ``generation`` (``RecallIndex.vectors``)."""
 
     generation: int
     rowids: list[int]
@@ -175,9 +175,46 @@ class _Vectors:
     expires: list[float | None]
     matrix: embedding.Matrix
 
+    def closest(
+        self,
+        query: str,
+        *,
+        now: datetime,
+        scope: str | None = None,
+        kinds: Sequence[str] = (),
+        limit: int,
+        least: float = 0.0,
+    ) -> list[tuple[int, float]]:
+        """The rowids of the at most ``limit`` documents alive at ``now`` closest in meaning to ``query``
+        (cosine, best first, at least ``least``), filtered like ``RecallIndex.search``, with their cosine.
+        Reads no file but the model's: safe in another thread while the index is searched. Raises
+        MemsyncError without the semantic extra."""
+        meant = embedding.embed([query])[0]
+        moment = now.timestamp()
+        chosen: list[tuple[int, float]] = []
+        want = limit * 4
+        while True:
+            best = embedding.nearest(meant, self.matrix, want)
+            chosen = []
+            for row, score in best:
+                if score < least:
+                    break
+                expires, kind, doc_scope = self.expires[row], self.kinds[row], self.scopes[row]
+                if (expires is not None and expires <= moment) or (kinds and kind not in kinds):
+                    continue
+                if scope is not None and doc_scope is not None and not scope_matches(doc_scope, scope):
+                    continue
+                chosen.append((self.rowids[row], score))
+                if len(chosen) == limit:
+                    break
+            # Enough, or no more to read: every row read, or the last one read already below ``least``.
+            if len(chosen) == limit or len(best) < want or best[-1][1] < least:
+                return chosen
+            want *= 4
 
-# Per index file, its vectors as this process last read them (``RecallIndex._vectors``).
-_KEPT: dict[str, _Vectors] = {}
+
+# Per index file, its vectors as this process last read them (``RecallIndex.vectors``).
+_KEPT: dict[str, Vectors] = {}
 
 
 class RecallIndex(Database):
@@ -185,7 +222,7 @@ class RecallIndex(Database):
     (``Database``).
 
     One connection per instance, used by one thread at a time. ``path``: the index file (None in
-    memory), what names the vectors a process keeps of it (``_Vectors``)."""
+    memory), what names the vectors a process keeps of it (``Vectors``)."""
 
     def __init__(self, db: sqlite3.Connection, path: Path | None = None) -> None:
         super().__init__(db)
@@ -524,29 +561,12 @@ class RecallIndex(Database):
         """The at most ``limit`` documents alive at ``now`` closest in meaning to ``query`` (cosine of
         ``embedding`` vectors, best first, at least ``least``), filtered like ``search``. Documents
         without a vector of this model get one first. Raises MemsyncError without the semantic extra."""
-        vectors = self._vectors()
-        meant = embedding.embed([query])[0]
-        moment = now.timestamp()
-        chosen: list[tuple[int, float]] = []
-        want = limit * 4
-        while True:
-            best = embedding.nearest(meant, vectors.matrix, want)
-            chosen = []
-            for row, score in best:
-                if score < least:
-                    break
-                expires, kind, doc_scope = vectors.expires[row], vectors.kinds[row], vectors.scopes[row]
-                if (expires is not None and expires <= moment) or (kinds and kind not in kinds):
-                    continue
-                if scope is not None and doc_scope is not None and not scope_matches(doc_scope, scope):
-                    continue
-                chosen.append((vectors.rowids[row], score))
-                if len(chosen) == limit:
-                    break
-            # Enough, or no more to read: every row read, or the last one read already below ``least``.
-            if len(chosen) == limit or len(best) < want or best[-1][1] < least:
-                break
-            want *= 4
+        chosen = self.vectors().closest(query, now=now, scope=scope, kinds=kinds, limit=limit, least=least)
+        return self.found(chosen)
+
+    def found(self, chosen: Sequence[tuple[int, float]]) -> list[Found]:
+        """The documents of ``chosen`` (rowid and score pairs, ``Vectors.closest``), in its order; a rowid
+        removed since the vectors were read is left out."""
         sources: dict[object, Tracked] = {}
         rows = {
             row[0]: row
@@ -555,16 +575,16 @@ class RecallIndex(Database):
                 [rowid for rowid, _ in chosen],
             )
         }
-        # A rowid missing was removed since the vectors were read.
         return [
             Found(self._document(rows[rowid], sources), score, rowid)
             for rowid, score in chosen
             if rowid in rows
         ]
 
-    def _vectors(self) -> _Vectors:
+    def vectors(self) -> Vectors:
         """Every document's vector with what ``similar`` filters on: kept in this process per index file
-        while the index's generation is the same (a recall then reads no vector from disk)."""
+        while the index's generation is the same (a recall then reads no vector from disk). Documents
+        without a vector of this model get one first, when the semantic extra is installed."""
         generation = self._db.execute("SELECT generation FROM meta").fetchone()[0]
         kept = _KEPT.get(str(self.path)) if self.path is not None else None
         if kept is not None and kept.generation == generation:
@@ -580,7 +600,7 @@ class RecallIndex(Database):
             f"FROM docs d JOIN vectors v USING (rowid) WHERE v.model = {_MODEL}",
             (embedding.MODEL,),
         ).fetchall()
-        vectors = _Vectors(
+        vectors = Vectors(
             generation=generation,
             rowids=[row[0] for row in rows],
             scopes=[row[1] for row in rows],

@@ -11,16 +11,20 @@ before its first recall (``warm``). Nothing is downloaded.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import queue
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 from memsync.base.defaults import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT
 from memsync.config.file import Config
@@ -33,6 +37,8 @@ from memsync.recall.ranking import Ranked, Vantage, fuse, here
 from memsync.tracks.tracked import Tracked, tracked_memory
 
 log = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 # How many of the semantic ranking's best are fused with the lexical list, the cosine below which a
 # text is not taken to mean the query (a query of one rare word would otherwise bring unrelated
@@ -55,6 +61,38 @@ OPTIMIZE_EVERY_S = 3600.0
 
 # One rebuild at a time per process; while it runs, recall answers from a fresh scan.
 _rebuilding = threading.Lock()
+
+
+class _Scanner:
+    """The thread that scans the vectors while the keyword search runs (``rank``), started at the first
+    scan: a daemon, since a scan writes nothing a process must finish (an executor's worker would hold
+    up the process's exit)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._started = False
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], R]) -> Future[R]:
+        """``job`` run in the thread; its result or exception in the future returned."""
+        future: Future[R] = Future()
+        with self._lock:
+            if not self._started:
+                threading.Thread(target=self._run, name="recall-scan", daemon=True).start()
+                self._started = True
+        self._jobs.put((future, job))
+        return future
+
+    def _run(self) -> None:
+        while True:
+            future, job = self._jobs.get()
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # handed to the caller, who raises it
+                future.set_exception(exc)
+
+
+_SCANNER = _Scanner()
 
 
 def _check(query: str, kinds: Sequence[str], limit: int) -> str:
@@ -82,13 +120,26 @@ def rank(
     semantic list and the documents holding every word of the query. Raises MemsyncError for a query
     without a word, or a model that cannot be read."""
     match = fts_query(query)
+    if not embedding.available():
+        found = index.search(match, now=now, scope=scope, kinds=kinds, limit=limit)
+        return fuse([[hit.doc for hit in found]], limit, vantage)
+    # The scan by meaning (numpy) and the keyword search (SQLite) each let go of the interpreter while
+    # they work: side by side, a recall takes the longer of the two rather than their sum.
+    vectors = index.vectors()
+    scan = _SCANNER.submit(
+        functools.partial(
+            vectors.closest,
+            query,
+            now=now,
+            scope=scope,
+            kinds=kinds,
+            limit=SEMANTIC_DEPTH,
+            least=SEMANTIC_FLOOR,
+        )
+    )
     found = index.search(match, now=now, scope=scope, kinds=kinds, limit=limit)
     lexical = [hit.doc for hit in found]
-    if not embedding.available():
-        return fuse([lexical], limit, vantage)
-    meant = index.similar(
-        query, now=now, scope=scope, kinds=kinds, limit=SEMANTIC_DEPTH, least=SEMANTIC_FLOOR
-    )
+    meant = index.found(scan.result())
     every = fts_query(query, every=True)
     if every == match:  # one word: the same query
         whole = lexical
