@@ -8,8 +8,8 @@ refuses secrets (I6). A ``MemsyncError`` becomes a tool result with ``isError`` 
 message; arguments that fail the schema get the SDK's validation error; a request the SDK cannot
 decode gets a JSON-RPC error (``stdio.answering_stdio``); an unexpected exception is
 logged with its traceback on stderr and the server goes on serving. Sync tools run in the SDK's worker
-threads, so a slow ``history`` does not hold up a ``remember``; ``recall`` runs on the event loop once the
-kept index is held open (a few milliseconds), in a worker thread before.
+threads, so a slow ``history`` does not hold up a ``remember``; a ``recall`` the kept index held open
+answers (a few milliseconds) is answered by the transport itself on the event loop (``stdio``).
 
 This module imports the SDK: only the ``memsync mcp`` command imports it, so other commands stay fast.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 import anyio
@@ -109,11 +109,6 @@ class Recalled(TypedDict):
     hits: list[Annotated[HitJSON, WithJsonSchema(_hit_schema())]]
 
 
-def _refused(name: str, exc: MemsyncError) -> types.CallToolResult:
-    log.info("%s refused: %s", name, exc)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
-
-
 def _refusals(tool: Callable[P, R]) -> Callable[P, R | types.CallToolResult]:
     """Turn a MemsyncError raised by ``tool`` into a tool result with isError and its message."""
 
@@ -122,20 +117,10 @@ def _refusals(tool: Callable[P, R]) -> Callable[P, R | types.CallToolResult]:
         try:
             return tool(*args, **kwargs)
         except MemsyncError as exc:
-            return _refused(tool.__name__, exc)
-
-    return call
-
-
-def _async_refusals(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R | types.CallToolResult]]:
-    """``_refusals`` for a coroutine function (the SDK runs it on the event loop, not in a thread)."""
-
-    @functools.wraps(tool)
-    async def call(*args: P.args, **kwargs: P.kwargs) -> R | types.CallToolResult:
-        try:
-            return await tool(*args, **kwargs)
-        except MemsyncError as exc:
-            return _refused(tool.__name__, exc)
+            log.info("%s refused: %s", tool.__name__, exc)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=str(exc))], is_error=True
+            )
 
     return call
 
@@ -237,7 +222,7 @@ def forget(
     return Forgotten(id=id, file=str(path))
 
 
-async def recall_tool(
+def recall_tool(
     query: Annotated[str, Field(description="A few keywords.", min_length=1)],
     scope: Annotated[
         str | None,
@@ -250,13 +235,7 @@ async def recall_tool(
 ) -> Recalled:
     """Search the synced memory (entries, curated notes, index, daily logs) by keywords: best hits first,
     each with its id, file, host and date."""
-    if mcp_recall.ready():
-        # On the event loop: a recall from the held index takes a few milliseconds, and a worker
-        # thread's round trip added a tenth of that again (bench/recall.py).
-        return Recalled(hits=mcp_recall.recalled(query, scope, kind, limit))
-    # The first recall, or one after the index was lost, may read every file: the loop stays free.
-    hits = await anyio.to_thread.run_sync(mcp_recall.recalled, query, scope, kind, limit)
-    return Recalled(hits=hits)
+    return Recalled(hits=mcp_recall.recalled(query, scope, kind, limit))
 
 
 def prompt(
@@ -355,16 +334,16 @@ def build_server() -> _Server:
     """The memsync MCP server, its tools registered (not started)."""
     server = _Server(name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
     tools: list[tuple[str, Callable[..., Any]]] = [
-        ("remember", _refusals(remember)),
-        ("forget", _refusals(forget)),
-        ("recall", _async_refusals(recall_tool)),
-        ("prompt", _refusals(prompt)),
-        ("history", _refusals(history)),
-        ("handoff", _refusals(handoff)),
-        ("status", _refusals(mcp_tools.status)),
+        ("remember", remember),
+        ("forget", forget),
+        ("recall", recall_tool),
+        ("prompt", prompt),
+        ("history", history),
+        ("handoff", handoff),
+        ("status", mcp_tools.status),
     ]
     for name, tool in tools:
-        server.add_tool(tool, name=name, description=" ".join((tool.__doc__ or "").split()))
+        server.add_tool(_refusals(tool), name=name, description=" ".join((tool.__doc__ or "").split()))
     return server
 
 

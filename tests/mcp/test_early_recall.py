@@ -13,6 +13,7 @@ import pytest
 from memsync.memoryfile.file import MemoryFile, NewEntry
 from memsync.recall.index import RecallIndex, fts_query, index_path
 from tests.support.helpers import cli_main, run_cli, wait_for
+from tests.support.mcp_client import server_log
 from tests.support.mcp_lines import RawServer, hold_sdk, initialize, line
 
 # What a lexical recall needs none of: the config's editor, the CLI, YAML front matter, the writers'
@@ -36,9 +37,29 @@ _INITIALIZED = line({"jsonrpc": "2.0", "method": "notifications/initialized"})
 _TOOLS = line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
 
-def _recall(request: int, **arguments: Any) -> bytes:
-    params = {"name": "recall", "arguments": arguments}
+def _recall(request: int, meta: bool = False, **arguments: Any) -> bytes:
+    """A call of recall; with ``meta`` an empty ``_meta`` beside its arguments, which only the SDK serves
+    (``recall.call_result`` leaves any request it does not plainly know to it)."""
+    params: dict[str, Any] = {"name": "recall", "arguments": arguments, **({"_meta": {}} if meta else {})}
     return line({"jsonrpc": "2.0", "id": request, "method": "tools/call", "params": params})
+
+
+def _calls(meta: bool) -> bytes:
+    return (
+        _recall(2, meta, query="deploys")
+        + _recall(3, meta, query="staging review", kind="fact", limit=1)
+        + _recall(4, meta, query="release", scope="global")
+        + _recall(5, meta, query="...")  # no word: refused with the tool's message, isError
+    )
+
+
+def _sdk_answers(tmp_path: Path) -> dict[int, dict[str, Any]]:
+    """The answers of the SDK alone to ``_calls`` (a blank first line: the handshake leaves the session
+    to it; ``_meta``: the transport leaves the calls to it)."""
+    sdk = RawServer(tmp_path, "sdk").exchange(
+        b"\n" + initialize("2025-11-25") + _INITIALIZED + _calls(meta=True), 2, 3, 4, 5
+    )
+    return {a["id"]: a for a in sdk if a["id"] is not None}
 
 
 def _hits(answer: dict[str, Any]) -> dict[str, str]:
@@ -73,33 +94,48 @@ def test_a_recall_before_the_sdk_is_loaded_is_answered_as_the_sdk_answers_it(
     deploys: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert run_cli("sync").returncode == 0  # hosts and dates from git, as the SDK's tool gives them
-    calls = (
-        _recall(2, query="deploys")
-        + _recall(3, query="staging review", kind="fact", limit=1)
-        + _recall(4, query="release", scope="global")
-        + _recall(5, query="...")  # no word: refused with the tool's message, isError
-    )
-    # The SDK alone (a blank first line: the handshake leaves the session to it).
-    sdk = RawServer(tmp_path, "sdk").exchange(
-        b"\n" + initialize("2025-11-25") + _INITIALIZED + calls, 2, 3, 4, 5
-    )
+    by_id = _sdk_answers(tmp_path)
     gate = hold_sdk(tmp_path, monkeypatch)
     early = RawServer(tmp_path, "early")
     try:
-        early.send(initialize("2025-11-25") + _INITIALIZED + _TOOLS + calls)
+        early.send(initialize("2025-11-25") + _INITIALIZED + _TOOLS + _calls(meta=False))
         mine = early.until(2, 3, 4, 5)
         assert not gate.exists()  # all answered while the SDK's import was held
     finally:
         early.process.kill()
         early.process.wait(timeout=30)
     assert [a["id"] for a in mine] == [0, 1, 2, 3, 4, 5]
-    by_id = {a["id"]: a for a in sdk if a["id"] is not None}
     for answer in mine[2:]:
         assert answer == by_id[answer["id"]], (answer, by_id[answer["id"]])
     assert set(_hits(mine[2])) == {deploys["alive"], deploys["corrected"]}
     assert _hits(mine[3]) == {deploys["alive"]: "Deploys happen on Fridays after the staging review."}
     assert mine[5]["result"]["isError"] is True
     assert "no word to search for" in mine[5]["result"]["content"][0]["text"]
+
+
+def test_a_recall_once_the_sdk_is_loaded_is_answered_by_the_transport_as_the_sdk_answers_it(
+    deploys: dict[str, str], tmp_path: Path
+) -> None:
+    """Once the index is held open, the transport answers a recall itself (``stdio._recalled``): its
+    answers are the SDK's, refusal included."""
+    assert run_cli("sync").returncode == 0
+    by_id = _sdk_answers(tmp_path)
+    held = RawServer(tmp_path, "held")
+    try:
+        ping = line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        held.send(initialize("2025-11-25") + _INITIALIZED + _TOOLS + ping)
+        held.until(9)  # the SDK serves the ping: it is loaded, the handshake is over
+        held.send(_calls(meta=False))
+        mine = {a["id"]: a for a in held.until(2, 3, 4, 5)}
+    finally:
+        held.process.kill()
+        held.process.wait(timeout=30)
+    for request in (2, 3, 4, 5):
+        assert mine[request] == by_id[request], (mine[request], by_id[request])
+    assert set(_hits(mine[2])) == {deploys["alive"], deploys["corrected"]}
+    # The refusal was logged by the transport's answer (memsync/mcp/recall.py), not the SDK's tool.
+    log = server_log(tmp_path / "held.log")
+    assert "recall.py" in log and "server.py" not in log, log
 
 
 @pytest.mark.parametrize("index", ["stale", "corrupt"])
