@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memsync.base.defaults import DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT
@@ -85,11 +86,22 @@ def _arguments(message: dict[str, Any]) -> tuple[str, str | None, str | None, in
     return (query, scope, kind, limit) if 1 <= limit <= MAX_RECALL_LIMIT else None
 
 
-def call_result(message: dict[str, Any]) -> dict[str, Any] | None:
+def _indented(value: object) -> str:
+    """The SDK's text of a result: pydantic_core's JSON, indented by 2. For these values (strings,
+    integers, scores rounded to 4 places, booleans, null) the standard library writes the same bytes, and
+    imports nothing."""
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def call_result(
+    message: dict[str, Any], dumps: Callable[[object], str] | None = None
+) -> dict[str, Any] | None:
     """The ``result`` the SDK gives ``message``, a JSON-RPC request, when it is a ``tools/call`` of
     ``recall`` with plainly valid arguments: the hits as structured content and as its indented JSON
     text, or a MemsyncError's message with ``isError`` (as ``server._refusals`` makes it). None for any
-    other request, or when the recall failed unexpectedly (logged: the SDK then serves it and says why)."""
+    other request, or when the recall failed unexpectedly (logged: the SDK then serves it and says why).
+    ``dumps``: what writes the text (``_indented`` by default; the transport, once the SDK is loaded,
+    gives pydantic_core's, the SDK's own, six times as fast)."""
     if message.get("method") != "tools/call":
         return None
     arguments = _arguments(message)
@@ -97,10 +109,8 @@ def call_result(message: dict[str, Any]) -> dict[str, Any] | None:
         return None
     try:
         structured = {"hits": recalled(*arguments)}
-        # The SDK's text is pydantic_core's JSON, indented by 2: for these values (strings, integers,
-        # scores rounded to 4 places, booleans, null) the standard library writes the same bytes, and
-        # imports nothing. A string UTF-8 cannot hold raises here and is left to the SDK.
-        text = json.dumps(structured, ensure_ascii=False, indent=2)
+        # A string UTF-8 cannot hold raises here and is left to the SDK.
+        text = (dumps or _indented)(structured)
         text.encode()
     except MemsyncError as exc:
         log.info("recall_tool refused: %s", exc)

@@ -22,6 +22,7 @@ from typing import Any, Protocol, cast
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
@@ -120,6 +121,10 @@ class _Sender(Protocol):
     async def send(self, item: SessionMessage, /) -> None: ...
 
 
+def _indented(value: object) -> str:
+    return pydantic_core.to_json(value, indent=2).decode()
+
+
 def _recalled(message: types.JSONRPCMessage) -> types.JSONRPCResponse | None:
     """The answer to ``message`` when it is a call of ``recall`` this process answers from the kept index
     it holds open (``mcp_recall.ready``): the result the SDK gives (``mcp_recall.call_result``, which
@@ -130,7 +135,7 @@ def _recalled(message: types.JSONRPCMessage) -> types.JSONRPCResponse | None:
         return None
     if not mcp_recall.ready():
         return None
-    result = mcp_recall.call_result({"method": message.method, "params": message.params})
+    result = mcp_recall.call_result({"method": message.method, "params": message.params}, _indented)
     return None if result is None else types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
 
 
