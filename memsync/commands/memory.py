@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from datetime import UTC, datetime
@@ -20,7 +19,7 @@ from memsync.formats.jsonl.parse import NO_MEMORY_FILE, check_memory_file, read_
 from memsync.formats.jsonl.records import Entry
 from memsync.formats.jsonl.view import scope_matches, supersede_forks
 from memsync.formats.markdown.roledir import check_role_dir
-from memsync.formats.quoted import MAX_PATH_CHARS, neutralise
+from memsync.formats.quoted import MAX_PATH_CHARS, json_text, neutralise
 from memsync.memoryfile.file import TEXT_MAX_CHARS, MemoryFile, NewEntry
 from memsync.recall.dupes import near_duplicates, similar_entry
 from memsync.recall.search import written
@@ -165,7 +164,8 @@ def forget_line(entry_id: str, file: Path | None) -> str:
 def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[list[str], str | None]:
     """`memsync show`: one line per live entry of memory file ``file`` that applies to ``scope`` (JSON
     as stored with ``as_json``), and the warnings (None when there are none): each entry two machines
-    superseded at once (``supersede_forks``), and skipped problem lines. Raises ``MemsyncError``."""
+    superseded at once (``supersede_forks``), and skipped problem lines. A JSON line escapes what
+    ``quoted.json_text`` escapes (the same data to a JSON reader). Raises ``MemsyncError``."""
     memory = _memory_file(file)
     if not memory.path.exists() and _synced_with_remotes(memory.path):
         raise MemsyncError(
@@ -178,7 +178,7 @@ def show_lines(file: Path | None, scope: str | None, *, as_json: bool) -> tuple[
     lines: list[str] = []
     for entry in entries:
         if as_json:
-            lines.append(json.dumps(entry.to_obj(), ensure_ascii=False))
+            lines.append(json_text(entry.to_obj()))  # as stored, bidi and control characters escaped
         else:
             who = "user" if entry.is_user else f"{'-' if entry.confidence is None else entry.confidence}"
             text = neutralise(entry.text, TEXT_MAX_CHARS)  # one line, no control or bidi characters

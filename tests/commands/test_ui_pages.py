@@ -226,6 +226,13 @@ def test_control_and_bidi_characters_of_an_entry_are_never_shown_raw(tmp_path: P
     shown = _ok(alice, "show", str(alice.memory_file))
     line = next(line for line in shown.splitlines() if line.startswith(entry_id))
     assert line.endswith("Deploy [31mred[0m, ring, back and txt.exe done"), line
+    # As stored with --json, the same data to a JSON reader, every such character escaped on the line.
+    stored = next(
+        json.loads(row) for row in _ok(alice, "show", "--json", str(alice.memory_file)).splitlines()
+    )
+    as_json = _ok(alice, "show", "--json", str(alice.memory_file))
+    assert stored["text"] == raw and not any(char in as_json for char in raw_chars), as_json
+    assert "\\u202etxt.exe" in as_json
     with ui_server(alice.env) as ui:
         for where, params in (("/entry", {"id": entry_id}), ("/", {"q": "deploy"}), ("/", {})):
             status, page = ui.get(where, **params)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import html.entities
+import json
 import re
 import sys
 import unicodedata
@@ -13,7 +14,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync.commands.session_items import Scope, parse_log
-from memsync.formats.quoted import CLOSE, OPEN, _entities, host_label, neutralise, neutralise_lines
+from memsync.formats.quoted import (
+    CLOSE,
+    OPEN,
+    _entities,
+    host_label,
+    json_text,
+    neutralise,
+    neutralise_lines,
+    visible,
+)
 
 TAG_START = re.compile(r"<[/!?A-Za-z|]")
 SPEAKER = re.compile(r"(?<![\w" + OPEN + r"])(Human|Assistant|System)\s*:")
@@ -166,3 +176,29 @@ def test_character_references_are_read_as_html_reads_them(text: str) -> None:
     """The references found in any text (the longest name HTML knows, with or without its ';') are the
     ones one alternation of all of HTML's names finds, though only the names without ';' make a regex."""
     assert list(_entities(text)) == [found.span() for found in _REFERENCE.finditer(text)]
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | TEXTS,
+        lambda kids: st.lists(kids) | st.dictionaries(TEXTS, kids),
+        max_leaves=8,
+    )
+)
+def test_json_text_is_the_same_data_with_nothing_invisible_on_the_line(value: object) -> None:
+    line = json_text(value)
+    assert json.loads(line) == value
+    assert "\n" not in line and visible(line) == line  # no control, invisible or bidi character left raw
+    assert all(
+        char in line for text in _texts(value) for char in text if visible(char) == char and char >= " "
+    )
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    if isinstance(value, dict):
+        return [text for key, item in value.items() for text in (key, *_texts(item))]
+    return []
