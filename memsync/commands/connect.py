@@ -113,11 +113,15 @@ def disconnect(host: str, project: Path | None = None, *, mcp: bool = True, hook
     # A file with another half of memsync's (Gemini CLI's one settings file) keeps that half.
     shared = {Path(e.path) for e in recorded if e.added not in halves}
     kept = {file: installs.file_bytes(backup_path(file)) for file in shared}
+    # Read before the MCP half's edit, which writes its own backup over the one sealed at connect
+    # (Gemini CLI and Qwen Code keep both halves in one file).
+    hooks_file = None if with_hooks is None else host_hooks.settings_path(with_hooks, project)
+    held = None if hooks_file is None else installs.found_before(hooks_file)
     lines, restored = installs.restore([e for e in entries if Path(e.path) not in shared])
     if mcp and mcp_install.config_file(host, project) not in restored:
         lines.append(uninstall_line(host, project))
-    if with_hooks is not None and host_hooks.settings_path(with_hooks, project) not in restored:
-        lines += hooks.uninstall(with_hooks, project)
+    if with_hooks is not None and hooks_file not in restored:
+        lines += hooks.uninstall(with_hooks, project, held)
     lines += installs.remove_created([e for e in entries if Path(e.path) not in restored | shared])
     lines += installs.remove_dirs([e for e in entries if Path(e.path) not in shared])
     for file in sorted(files - restored - shared):

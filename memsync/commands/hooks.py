@@ -59,11 +59,14 @@ def install(host: Host, project: Path | None = None) -> list[str]:
     return lines
 
 
-def uninstall(host: Host, project: Path | None = None) -> list[str]:
-    """Remove memsync's hooks for ``host`` from its user (or ``project``'s) settings, nothing else.
+def uninstall(host: Host, project: Path | None = None, held: Settings | None = None) -> list[str]:
+    """Remove memsync's hooks for ``host`` from its user (or ``project``'s) settings, nothing else: an
+    emptied event list or hooks object the file held before memsync's first edit stays (``held``, read
+    by the caller when another edit of the file comes first; default ``installs.found_before``).
     Returns report lines. Raises ``MemsyncError`` for a settings file memsync cannot read."""
     path = _target(host, project)
-    if not edit_file(path, *_edit(host, path, add=False, held=found_before(path))):
+    before = found_before(path) if held is None else held
+    if not edit_file(path, *_edit(host, path, add=False, held=before)):
         return [f"{host}: no memsync hooks in {path}"]
     if path.name == OWN_FILE and not read_json_object(path):
         path.unlink()  # memsync's own file (Copilot CLI reads every file of its hooks folder)

@@ -79,3 +79,22 @@ def test_mcp_uninstall_alone_keeps_the_users_empty_servers_object_after_a_host_e
     path.write_text(path.read_text().replace("{\n", '{\n  "hostKey": 1,\n', 1))
     assert cli_main("mcp", "uninstall", "cursor").returncode == 0
     assert json.loads(path.read_text()) == {"hostKey": 1, "mcpServers": {}}
+
+
+@pytest.mark.parametrize("host", ["gemini-cli", "qwen-code"])
+@pytest.mark.parametrize("theirs", [{"hooks": {}, "mcpServers": {}}, {"hooks": {}}, {}])
+def test_a_users_empty_hooks_object_stays_after_a_host_edit_where_both_halves_share_the_file(
+    host: str, theirs: dict[str, object], home: Path
+) -> None:
+    """Gemini CLI and Qwen Code keep hooks and MCP servers in one settings file: the MCP half's removal
+    comes first, and the hooks half still knows what the file held before memsync's first edit."""
+    path = registry.user_file(host)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(theirs) + "\n")
+    assert cli_main("connect", host).returncode == 0
+    edited = json.loads(path.read_text())
+    assert edited["hooks"] and edited["mcpServers"]
+    path.write_text(json.dumps({**edited, "hostKey": 1}) + "\n")  # the host's own edit meanwhile
+    gone = cli_main("disconnect", host)
+    assert gone.returncode == 0, gone.stderr
+    assert json.loads(path.read_text()) == {**theirs, "hostKey": 1}
