@@ -266,6 +266,11 @@ def init(
                 "`memsync config set author.name NAME` and `author.email EMAIL` to change it)"
             )
             lines.append(_create_store(config, personal, DEFAULT_REMOTE if needs_remote else None))
+            if personal.encrypt:
+                lines.append(
+                    f"{DEFAULT_STORE}'s remote receives ciphertext only (encrypted for its members' keys); "
+                    f"this device's key: {this_device()}"
+                )
         for track in personal.tracks:
             lines.append(f"tracking {track.live} as {track.store_path}")
         for root in personal.host_roots:

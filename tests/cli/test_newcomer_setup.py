@@ -4,11 +4,13 @@ folder, naming the machine, changing a setting, a config with a key it does not 
 from __future__ import annotations
 
 import json
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import isolated_env
 from tests.support.helpers import bare_remote, cli_main, run_cli
 
 
@@ -131,3 +133,25 @@ def test_a_host_name_with_a_line_break_or_too_long_is_refused_naming_the_key(hom
     init = cli_main("init", "--host", forged)
     assert init.returncode == 1 and "`host`" in init.stderr and "control character" in init.stderr
     assert not _config(home).exists() or "gamma" not in _config(home).read_text()
+
+
+def test_init_encrypt_says_the_remote_receives_ciphertext_only(home: Path, tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "memory.git")
+    made = run_cli("init", "--remote", str(remote), "--encrypt")
+    assert made.returncode == 0, made.stderr
+    said = [line for line in made.stdout.splitlines() if "ciphertext" in line]
+    assert len(said) == 1 and said[0].startswith(
+        "personal's remote receives ciphertext only (encrypted for its members' keys); "
+        "this device's key: age1"
+    )
+    tree = subprocess.run(
+        ["git", "-C", str(remote), "ls-tree", "-r", "--name-only", "main"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert tree.stdout.split() == [".memsync/format", "data.age"]
+    plain = run_cli(
+        "init", "--remote", str(bare_remote(tmp_path / "plain.git")), env=isolated_env(tmp_path / "p")
+    )
+    assert plain.returncode == 0 and "ciphertext" not in plain.stdout, plain.stderr
