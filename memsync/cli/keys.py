@@ -57,7 +57,10 @@ def join_command(
     ] = None,
 ) -> int:
     """Print this device's public key and verification code, for a member's `memsync key add`; with
-    --member, take the remote's history only if that member sealed it."""
+    --member, take the remote's history only if that member sealed it.
+
+    Then join with `memsync init --remote URL --encrypt` (this device's first store) or `memsync store add
+    NAME --remote URL --encrypt` (beside a store it has)."""
     from memsync.commands import keys
 
     return _print(keys.join(url, member))

@@ -66,7 +66,12 @@ def init_command(
         typer.Option("--host", help="This machine's name in commits and `memsync log` (default: hostname)."),
     ] = None,
     encrypt: Annotated[
-        bool, typer.Option("--encrypt", help="The remote receives ciphertext only, sealed for your devices.")
+        bool,
+        typer.Option(
+            "--encrypt",
+            help="The remote receives ciphertext only, sealed for your devices. To join one from another "
+            "device, run `memsync join URL` there first.",
+        ),
     ] = False,
 ) -> int:
     """Write the config, create the personal store, track the memory found here. Safe to rerun."""

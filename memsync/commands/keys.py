@@ -18,7 +18,7 @@ from memsync.base.fsio import create_exclusive
 from memsync.base.paths import config_path
 from memsync.base.remote_url import is_local_path
 from memsync.commands.config_edits import reload_daemon, store_table
-from memsync.config.file import Config, StoreConfig, load_config
+from memsync.config.file import Config, StoreConfig, load_config, no_store_note
 from memsync.crypt import keys, trust
 from memsync.crypt.members import Member
 from memsync.errors import MemsyncError
@@ -38,10 +38,11 @@ def this_device() -> str:
 def join(url: str, member: str | None = None) -> list[str]:
     """This device's public keys (made when there are none: the age key it reads with, the signing key
     its bundles are signed with) and their verification code, and what to do to join the encrypted
-    remote at ``url``. With ``member`` (a member's verification code, read off its screen) this device's
-    first read of ``url`` takes the history only when that member sealed it. Raises ``MemsyncError``
-    when ``member`` is not a verification code, or ``url`` is one git cannot use or a local path where
-    nothing is (checked before a key is made)."""
+    remote at ``url`` (`memsync init` on a device with no store yet, else `memsync store add`). With
+    ``member`` (a member's verification code, read off its screen) this device's first read of ``url``
+    takes the history only when that member sealed it. Raises ``MemsyncError`` when ``member`` is not a
+    verification code, or ``url`` is one git cannot use or a local path where nothing is (checked before
+    a key is made)."""
     where = remote_url(url)
     if is_local_path(url) and not Path(where).expanduser().exists():
         raise MemsyncError(
@@ -58,18 +59,20 @@ def join(url: str, member: str | None = None) -> list[str]:
                 "`memsync key add` or `memsync key list` shows on the member's screen"
             )
         trust.expect(url, member)
+    # A device with no store yet joins with its first store, which tracks the memory found here.
+    step, command = ("init", "init") if no_store_note() is not None else ("store add", "store add NAME")
     checked = (
         f"; this device takes the history only if device {member} sealed it"
         if member is not None
         else "; to check who adds you, run `memsync join URL --member CODE` with the code the member's "
-        "`memsync key add` shows, before the store add"
+        f"`memsync key add` shows, before the {step}"
     )
     return [
         f"this device's key: {public} {signing}",
         f"verification code: {code}",
         f"on a device that syncs {url}, run `memsync key add {shlex.quote(public)} {shlex.quote(signing)}` "
         "and check it shows code "
-        f"{code}; then here: `memsync store add NAME --remote {shlex.quote(url)} --encrypt`{checked}",
+        f"{code}; then here: `memsync {command} --remote {shlex.quote(url)} --encrypt`{checked}",
     ]
 
 

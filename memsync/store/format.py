@@ -43,7 +43,8 @@ def _refuse_format(text: str, what: str) -> None:
     if text == SEALED_FORMAT:
         raise MemsyncError(
             f"cannot use {what}: it holds encrypted memory and this store is not set to encrypt. "
-            "Run `memsync encrypt STORE` on this machine, then have a member add its key"
+            "Add --encrypt to `memsync init` or `memsync store add` (an existing store: `memsync encrypt "
+            "STORE`), then have a member add this device's key (`memsync join URL` prints it)"
         )
     if not text.isdigit():
         raise MemsyncError(
