@@ -170,7 +170,11 @@ def prompt_command(
     ] = None,
     kinds: Annotated[
         list[str] | None,
-        typer.Option("--kind", "-k", help="Only this kind; repeat for several (default all)."),
+        typer.Option(
+            "--kind",
+            "-k",
+            help=f"Only this kind ({', '.join(KINDS)}; memory files only); repeat for several (default all).",
+        ),
     ] = None,
     max_bytes: Annotated[
         int | None,

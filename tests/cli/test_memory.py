@@ -11,9 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import typer.main
+from typer._click import Command
 
+from memsync.cli import app
 from memsync.formats.jsonl.location import default_memory_path
 from memsync.formats.jsonl.parse import read_memory
+from memsync.formats.jsonl.records import KINDS
 from tests.conftest import isolated_env
 from tests.support.helpers import bare_remote, cli_main, run_cli
 
@@ -102,6 +106,42 @@ def test_user_errors_exit_1_with_one_line_and_no_traceback(tmp_path: Path, cli: 
     secret = run_cli("remember", "token: glpat-xYz12AbC34dEf56GhI78jK", "--file", str(path))
     assert (secret.returncode, secret.stdout) == (1, "")
     assert secret.stderr.startswith("memsync: remember in ") and "Traceback" not in secret.stderr
+
+
+def _kind_commands() -> list[str]:
+    """Every command that takes ``--kind``, found in the CLI itself so a new one is covered too."""
+    found: list[str] = []
+
+    def walk(command: Command, path: list[str]) -> None:
+        if any("--kind" in getattr(param, "opts", ()) for param in command.params):
+            found.append(" ".join(path))
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return sorted(found)
+
+
+def test_every_kind_option_names_the_kinds_in_help_and_in_its_one_line_refusal(tmp_path: Path) -> None:
+    assert _kind_commands() == ["handoff", "prompt", "recall", "remember"]
+    path = tmp_path / "m.jsonl"
+    assert run_cli("remember", "Harmless.", "--file", str(path)).returncode == 0
+    allowed = ", ".join(KINDS)
+    for command in _kind_commands():
+        shown = run_cli(*command.split(), "--help", env={"COLUMNS": "250"})  # each option's help on one line
+        assert shown.returncode == 0, shown.stderr
+        row = next(line for line in shown.stdout.splitlines() if "--kind" in line)
+        assert allowed in row, (command, row)
+    for args in [
+        ("remember", "x", "--file", str(path)),
+        ("recall", "harmless"),
+        ("prompt", str(path)),
+        ("handoff", str(path), str(tmp_path / "out.jsonl")),
+    ]:
+        refused = run_cli(*args, "--kind", "opinion")
+        assert refused.returncode == 1, (args, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and "'opinion'" in refused.stderr, refused.stderr
+        assert allowed in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_check_lists_each_problem_and_exits_1(tmp_path: Path, cli: Cli) -> None:
