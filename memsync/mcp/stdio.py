@@ -238,12 +238,19 @@ class _Outgoing:
     async def send(self, item: SessionMessage) -> None:
         """Send ``item``, unless it is the SDK's answer to a request already answered."""
         message = item.message
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
-            self._answering.answered(message.id)
-            if message.id in self._requests:
-                self._requests.discard(message.id)
-                return
-        await self._stream.send(item)
+        request = (
+            message.id
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None
+            else None
+        )
+        if request is not None and request in self._requests:
+            self._requests.discard(request)
+        else:
+            # Counted once the writer took it (the stream holds nothing): counted before, a handler
+            # still waiting here for a busy writer was cancelled at the end of input.
+            await self._stream.send(item)
+        if request is not None:
+            self._answering.answered(request)
 
 
 async def _after(first: tuple[bytes, ...], rest: AsyncIterator[str]) -> AsyncIterator[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -74,7 +75,10 @@ class Lines:
         """The next line with its ``\\n`` (the last one may have none), b"" at the end of input; blocks.
         Raises OSError when stdin cannot be read."""
         while (line := self._line()) is None:
-            self._add(os.read(self._fd, _CHUNK))
+            try:
+                self._add(os.read(self._fd, _CHUNK))
+            except BlockingIOError:  # stdin handed over without blocking (a parent's own flag)
+                select.select([self._fd], [], [])
         return line
 
     async def aiter(self) -> AsyncIterator[str]:

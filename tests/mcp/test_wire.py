@@ -167,3 +167,45 @@ def test_a_client_that_closes_stdin_after_its_requests_gets_every_answer(home: P
     assert sorted(answers) == [0, 1, 2, 3, 4], done.stderr.decode()[-2000:]
     assert answers[1]["result"]["structuredContent"] == {"hits": []}
     assert answers[4]["result"] == {}
+
+
+def test_every_answer_reaches_a_file_after_many_requests_and_the_end_of_input(tmp_path: Path) -> None:
+    """stdin and stdout regular files: the writer is busy when input ends, and every request written is
+    still answered, once."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        initialize("2025-06-18")
+        + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + b"".join(line({"jsonrpc": "2.0", "id": n, "method": "tools/list"}) for n in range(1, 31))
+        + b"".join(line({"jsonrpc": "2.0", "id": n, "method": "ping"}) for n in range(31, 531))
+    )
+    answers = tmp_path / "answers.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        subprocess.run(
+            [sys.executable, "-m", "memsync", "mcp"], stdin=stdin, stdout=stdout, timeout=300, check=True
+        )
+    ids = [json.loads(row)["id"] for row in answers.read_text().splitlines()]
+    assert sorted(ids) == list(range(531))
+
+
+def test_stdin_handed_over_without_blocking_is_waited_on(tmp_path: Path) -> None:
+    """A parent may give its child a pipe already marked O_NONBLOCK: the server waits for input."""
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memsync", "mcp"],
+        stdin=read,
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "server.log").open("w"),
+    )
+    os.close(read)
+    try:
+        time.sleep(1)  # the server reads before anything is written
+        os.write(write, initialize("2025-06-18") + line({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        os.close(write)
+        out, _ = server.communicate(timeout=120)
+    finally:
+        server.kill()
+    assert [json.loads(row)["id"] for row in out.splitlines()] == [0, 1], (
+        tmp_path / "server.log"
+    ).read_text()
