@@ -6,8 +6,8 @@ each flush is a trip to a worker thread and back, three per request besides the 
 millisecond of a recall's five through MCP at 10,000 entries (``bench/recall.py``). Here a pipe or a
 socket, what an agent host gives its servers, is read and written without blocking, the event loop
 waiting for it to be ready; anything else (a regular file, a terminal) is read and written in a worker
-thread as the SDK does. A line is what ends with ``\\n`` (a ``\\r`` before it is JSON's whitespace), its
-bytes that are not UTF-8 replaced, as the SDK reads stdin. The asynchronous half imports ``anyio`` when
+thread as the SDK does. Lines end and are decoded as the SDK reads stdin: at ``\\r\\n``, ``\\r`` or ``\\n``
+(universal newlines), bytes that are not UTF-8 replaced. The asynchronous half imports ``anyio`` when
 it first runs: the handshake reads its lines before anything of the event loop is loaded.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import select
 import stat
 import sys
@@ -22,6 +23,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, nullcontext
 
 _CHUNK = 1 << 16
+# A line ends as universal newlines end it (as the SDK's own transport reads stdin): \r\n, \r or \n.
+_LINE_END = re.compile(rb"\r\n?|\n")
 
 
 def _pollable(fd: int) -> bool:
@@ -53,16 +56,28 @@ class Lines:
     def __init__(self, fd: int = 0) -> None:
         self._fd = fd
         self._buffer = bytearray()
+        self._start = 0  # where the next line starts in the buffer
+        self._scanned = 0  # how far the buffer is known to hold no line end
         self._eof = False
 
     def _line(self) -> bytes | None:
-        """The next whole line read already (b"" at the end of input), None when more must be read."""
-        end = self._buffer.find(b"\n")
-        if end < 0 and not self._eof:
+        """The next whole line read already, its end written ``\\n`` (b"" at the end of input), None when
+        more must be read. Each byte is searched once, however long the line."""
+        buffer = self._buffer
+        end = _LINE_END.search(buffer, max(self._start, self._scanned))
+        # A \r last in what was read may begin a \r\n.
+        if end is not None and end.end() == len(buffer) and end.group() == b"\r" and not self._eof:
+            end = None
+        if end is None and not self._eof:
+            self._scanned = max(len(buffer) - 1, self._start)
             return None
-        size = len(self._buffer) if end < 0 else end + 1
-        line = bytes(self._buffer[:size])
-        del self._buffer[:size]
+        stop, after = (len(buffer), len(buffer)) if end is None else (end.start(), end.end())
+        line = bytes(buffer[self._start : stop]) + (b"" if end is None else b"\n")
+        self._start = after
+        if self._start > _CHUNK and self._start * 2 > len(buffer):
+            del buffer[: self._start]  # what was given, dropped once it is most of the buffer
+            self._start = 0
+        self._scanned = self._start
         return line
 
     def _add(self, chunk: bytes) -> None:
@@ -72,7 +87,7 @@ class Lines:
             self._eof = True
 
     def readline(self) -> bytes:
-        """The next line with its ``\\n`` (the last one may have none), b"" at the end of input; blocks.
+        """The next line ending in ``\\n`` (the last one may have none), b"" at the end of input; blocks.
         Raises OSError when stdin cannot be read."""
         while (line := self._line()) is None:
             try:
