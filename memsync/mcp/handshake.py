@@ -36,6 +36,7 @@ import threading
 from typing import Any
 
 from memsync import __version__
+from memsync.formats.bounded_json import has_lone_surrogate
 from memsync.mcp import recall as mcp_recall
 from memsync.mcp.greeting import INSTRUCTIONS, SERVER_NAME, Greeting
 from memsync.mcp.tool_list import TOOL_LIST
@@ -81,12 +82,35 @@ def initialize_result(params: Any) -> dict[str, Any] | None:
 
 
 def _message(line: bytes) -> dict[str, Any] | None:
-    """``line`` as a JSON-RPC 2.0 message (an object), None when it is not one. Never raises."""
+    """``line`` as a JSON-RPC 2.0 message (an object), None when it is not one, or when the SDK would
+    refuse the line whole (a byte order mark, a string UTF-8 cannot hold): it is then the SDK's to
+    answer. Never raises."""
+    if line.startswith(b"\xef\xbb\xbf"):
+        return None
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not _encodable(message):
+        return None
+    return message
+
+
+def _encodable(value: object) -> bool:
+    """Whether every string of ``value`` (parsed JSON, keys included) can be written as UTF-8: a lone
+    surrogate escape parses, and the SDK refuses its line. Walked without recursion."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            if has_lone_surrogate(item):
+                return False
+        elif isinstance(item, dict):
+            todo.extend(item)
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return True
 
 
 def _request_id(message: dict[str, Any]) -> str | int | None:

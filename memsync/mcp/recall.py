@@ -79,6 +79,8 @@ def _arguments(message: dict[str, Any]) -> tuple[str, str | None, str | None, in
     limit = arguments.get("limit", DEFAULT_RECALL_LIMIT)
     if not isinstance(query, str) or not query or (scope is not None and not isinstance(scope, str)):
         return None
+    if scope is not None and _json_text(scope):
+        return None
     if any(has_lone_surrogate(text) for text in (query, scope or "")):
         return None
     if (kind is not None and kind not in KINDS) or isinstance(limit, bool) or not isinstance(limit, int):
@@ -91,6 +93,16 @@ def _indented(value: object) -> str:
     integers, scores rounded to 4 places, booleans, null) the standard library writes the same bytes, and
     imports nothing."""
     return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _json_text(value: str) -> bool:
+    """Whether the SDK reads the string ``value`` as the JSON it spells (null, a list, an object, true)
+    before it validates an argument not typed plain ``str``, as ``scope`` is: such a call is the SDK's."""
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return False
+    return not isinstance(parsed, str | int | float) or isinstance(parsed, bool)
 
 
 def call_result(

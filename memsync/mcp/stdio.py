@@ -40,6 +40,7 @@ _TOKEN = re.compile(rf'\s*({STRING_LITERAL.pattern}|[{{}}\[\]:,]|[^\s{{}}\[\]:,"
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
 _REASON_CHARS = 200
 _CANCELLED = "notifications/cancelled"
+_OPENING = frozenset({"initialize", "notifications/initialized"})
 # How long the end of input waits for the answers still owed (a recall, a sync tool's run).
 DRAIN_S = 30.0
 
@@ -154,6 +155,8 @@ class Answering:
         self._ready = anyio.Event()
         self._pending: set[str | int] = set()
         self._drained: anyio.Event | None = None
+        # The SDK serves a tool call once the client said initialize (or initialized): so does _recalled.
+        self._initialized = False
 
     def answer_on(self, write_stream: _Sender) -> None:
         """Send the answers to bad lines on ``write_stream`` (the transport's own, so they are written
@@ -187,7 +190,7 @@ class Answering:
                 # as a notification and answers nothing: JSON-RPC 2.0 makes it an Invalid Request.
                 if isinstance(message, types.JSONRPCNotification) and _id_token(line) is not None:
                     answer = _BAD_ID
-                elif (answer := _recalled(message)) is None:
+                elif not self._initialized or (answer := _recalled(message)) is None:
                     self._note(message)
                     return line
             if isinstance(answer, types.JSONRPCError):
@@ -197,7 +200,13 @@ class Answering:
             await self._answers.send(SessionMessage(answer))
 
     def _note(self, message: types.JSONRPCMessage) -> None:
-        """Count a request passed on as pending; a cancelled one is answered by nobody."""
+        """Count a request passed on as pending (a cancelled one is answered by nobody), and see the
+        session opened."""
+        if (
+            isinstance(message, types.JSONRPCRequest | types.JSONRPCNotification)
+            and message.method in _OPENING
+        ):
+            self._initialized = True
         if isinstance(message, types.JSONRPCRequest):
             self._pending.add(message.id)
         elif isinstance(message, types.JSONRPCNotification) and message.method == _CANCELLED:

@@ -4,6 +4,7 @@ in raw lines, the index kept, stale or corrupt."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,11 +54,20 @@ def _calls(meta: bool) -> bytes:
     )
 
 
+def _sdk_calls(meta: bool) -> bytes:
+    """Calls that are the SDK's to answer, whoever reads them first: scopes it reads as the JSON they
+    spell before it validates (null: no scope; a list: refused)."""
+    return _recall(6, meta, query="deploys", scope="null") + _recall(7, meta, query="deploys", scope="[1]")
+
+
+_CALLED = (2, 3, 4, 5, 6, 7)
+
+
 def _sdk_answers(tmp_path: Path) -> dict[int, dict[str, Any]]:
     """The answers of the SDK alone to ``_calls`` (a blank first line: the handshake leaves the session
     to it; ``_meta``: the transport leaves the calls to it)."""
     sdk = RawServer(tmp_path, "sdk").exchange(
-        b"\n" + initialize("2025-11-25") + _INITIALIZED + _calls(meta=True), 2, 3, 4, 5
+        b"\n" + initialize("2025-11-25") + _INITIALIZED + _calls(meta=True) + _sdk_calls(meta=True), *_CALLED
     )
     return {a["id"]: a for a in sdk if a["id"] is not None}
 
@@ -99,12 +109,12 @@ def test_a_recall_before_the_sdk_is_loaded_is_answered_as_the_sdk_answers_it(
     early = RawServer(tmp_path, "early")
     try:
         early.send(initialize("2025-11-25") + _INITIALIZED + _TOOLS + _calls(meta=False))
-        mine = early.until(2, 3, 4, 5)
+        mine = early.until(*_CALLED[:4])
         assert not gate.exists()  # all answered while the SDK's import was held
     finally:
         early.process.kill()
         early.process.wait(timeout=30)
-    assert [a["id"] for a in mine] == [0, 1, 2, 3, 4, 5]
+    assert [a["id"] for a in mine] == [0, 1, *_CALLED[:4]]
     for answer in mine[2:]:
         assert answer == by_id[answer["id"]], (answer, by_id[answer["id"]])
     assert set(_hits(mine[2])) == {deploys["alive"], deploys["corrected"]}
@@ -125,17 +135,18 @@ def test_a_recall_once_the_sdk_is_loaded_is_answered_by_the_transport_as_the_sdk
         ping = line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
         held.send(initialize("2025-11-25") + _INITIALIZED + _TOOLS + ping)
         held.until(9)  # the SDK serves the ping: it is loaded, the handshake is over
-        held.send(_calls(meta=False))
-        mine = {a["id"]: a for a in held.until(2, 3, 4, 5)}
+        held.send(_calls(meta=False) + _sdk_calls(meta=False))
+        mine = {a["id"]: a for a in held.until(*_CALLED)}
     finally:
         held.process.kill()
         held.process.wait(timeout=30)
-    for request in (2, 3, 4, 5):
+    for request in _CALLED:
         assert mine[request] == by_id[request], (mine[request], by_id[request])
     assert set(_hits(mine[2])) == {deploys["alive"], deploys["corrected"]}
     # The refusal was logged by the transport's answer (memsync/mcp/recall.py), not the SDK's tool.
     log = server_log(tmp_path / "held.log")
-    assert "recall.py" in log and "server.py" not in log, log
+    assert re.search(r"recall_tool refused[^\n]*recall\.py:\d+", log), log
+    assert not re.search(r"recall_tool refused[^\n]*server\.py", log), log
 
 
 @pytest.mark.parametrize("index", ["stale", "corrupt"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from memsync.mcp.handshake import PROTOCOL_VERSIONS, answer, answer_tools
 from memsync.mcp.tool_list import TOOL_LIST
+from tests.support.helpers import run_cli
 from tests.support.mcp_lines import RawServer, hold_sdk, initialize, line
 
 _REST = (
@@ -86,8 +88,56 @@ def test_requests_the_sdk_must_judge_are_left_to_it() -> None:
         {**good, "params": {**good["params"], "clientInfo": {"name": "t"}}},
         {**good, "params": {**good["params"], "protocolVersion": 7}},
         {k: v for k, v in good.items() if k != "id"},
+        # Lines the SDK refuses whole: a string UTF-8 cannot hold, anywhere in the message.
+        {**good, "id": "\ud800"},
+        {**good, "x": "\udfff"},
+        {**good, "params": {**good["params"], "clientInfo": {"name": "t\ud800", "version": "1"}}},
     ):
         assert answer(line(bad)) is None, bad
+    assert answer(b"\xef\xbb\xbf" + initialize("2025-06-18")) is None  # a byte order mark
+    assert answer(b"[" * 100_000 + b"]" * 100_000) is None
+    deep = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"a": [[["\ud800"]]]}}
+    assert answer_tools(line(deep)) is None
+
+
+def test_a_first_line_the_sdk_refuses_whole_gets_its_error_and_only_that(tmp_path: Path) -> None:
+    """An initialize whose id or a member holds a lone surrogate escape, or after a byte order mark: the
+    SDK's parse error, one answer (the handshake answered and crashed on the first, answered twice the
+    others)."""
+    good = json.loads(initialize("2025-06-18"))
+    for n, first in enumerate(
+        (line({**good, "id": "\ud800"}), line({**good, "x": "\ud800"}), b"\xef\xbb\xbf" + line(good))
+    ):
+        server = RawServer(tmp_path, f"refused{n}")
+        answers = server.exchange(first + line({"jsonrpc": "2.0", "id": 9, "method": "ping"}), 9)
+        assert server.process.returncode == 0
+        errors = [a for a in answers if "error" in a]
+        assert [a["error"]["code"] for a in errors] == [-32700] and len(answers) == 2, answers
+
+
+def test_a_recall_before_initialize_gets_the_sdks_refusal(home: Path, tmp_path: Path) -> None:
+    """The SDK serves tool calls only once the client said initialize: the transport's own answer to a
+    recall waits for it too, even with the index held."""
+    assert run_cli("init").returncode == 0
+    assert run_cli("remember", "Deploys happen on Fridays.").returncode == 0
+    assert "Fridays" in run_cli("recall", "deploys").stdout  # the index built: the server holds it at once
+    server = RawServer(tmp_path, "uninitialized")
+    try:
+        server.send(line({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        server.until(1)
+        time.sleep(2)  # the index held and the model loaded by now, most likely
+        call = {"jsonrpc": "2.0", "method": "tools/call"}
+        arguments = {"query": "deploys"}
+        server.send(
+            line({**call, "id": 2, "params": {"name": "recall", "arguments": arguments}})
+            + line({**call, "id": 3, "params": {"name": "recall", "arguments": arguments, "_meta": {}}})
+        )
+        answers = {a["id"]: a for a in server.until(2, 3)}
+    finally:
+        server.process.kill()
+        server.process.wait(timeout=30)
+    assert "error" in answers[3], answers[3]
+    assert answers[2]["error"] == answers[3]["error"]
 
 
 def test_tools_are_listed_before_the_sdk_is_loaded_and_the_sdk_takes_over(
