@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import signal
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
@@ -293,10 +294,15 @@ class _Server(MCPServer[Any]):
     cannot decode (``answering_stdio``)."""
 
     async def run_stdio_async(self, greeting: Greeting | None = None) -> None:
-        """Serve over stdin/stdout; ``greeting``: the first lines, already read (``handshake``)."""
-        async with answering_stdio(greeting) as (read_stream, write_stream):
-            server = self._lowlevel_server
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        """Serve over stdin/stdout until the end of input or SIGTERM (how hosts stop their servers: the
+        transport then still gives stdin and stdout back as it found them, flags included);
+        ``greeting``: the first lines, already read (``handshake``)."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(_stop_on_sigterm, group.cancel_scope)
+            async with answering_stdio(greeting) as (read_stream, write_stream):
+                server = self._lowlevel_server
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
 
     async def list_resources(self) -> list[types.Resource]:
         try:
@@ -328,6 +334,14 @@ class _Server(MCPServer[Any]):
         except MemsyncError as exc:
             raise ResourceError(str(exc)) from None
         return [ReadResourceContents(content=text, mime_type=mime)]
+
+
+async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            log.info("SIGTERM: stopping")
+            scope.cancel()
+            return
 
 
 def build_server() -> _Server:

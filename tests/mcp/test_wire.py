@@ -214,3 +214,36 @@ def test_stdin_handed_over_without_blocking_is_waited_on(tmp_path: Path) -> None
     assert [json.loads(row)["id"] for row in out.splitlines()] == [0, 1], (
         tmp_path / "server.log"
     ).read_text()
+
+
+def _serving(server: subprocess.Popen[bytes], stdin: int, stdout: int) -> list[dict[str, object]]:
+    """Open a session with ``server`` through the pipe ends ``stdin`` and ``stdout`` (the test's own),
+    and its answers to initialize and a ping (served by the SDK: the transport is up)."""
+    os.write(stdin, initialize("2025-06-18") + line({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+    got = b""
+    while got.count(b"\n") < 2:
+        got += os.read(stdout, 65536)
+    return [json.loads(row) for row in got.splitlines()]
+
+
+def test_sigterm_leaves_stdin_and_stdout_as_they_were(tmp_path: Path) -> None:
+    """Pipes whose ends the parent shares (the same open file descriptions): a SIGTERM, how hosts stop
+    servers, still gives them back blocking."""
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memsync", "mcp"],
+        stdin=stdin_read,
+        stdout=stdout_write,
+        stderr=(tmp_path / "server.log").open("w"),
+    )
+    try:
+        assert [answer["id"] for answer in _serving(server, stdin_write, stdout_read)] == [0, 1]
+        assert not os.get_blocking(stdin_read) and not os.get_blocking(stdout_write)  # while serving
+        server.terminate()
+        server.wait(timeout=60)
+        assert os.get_blocking(stdin_read) and os.get_blocking(stdout_write)
+    finally:
+        server.kill()
+        for fd in (stdin_read, stdin_write, stdout_read, stdout_write):
+            os.close(fd)
