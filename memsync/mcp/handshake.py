@@ -91,26 +91,9 @@ def _message(line: bytes) -> dict[str, Any] | None:
         message = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not _encodable(message):
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or has_lone_surrogate(message):
         return None
     return message
-
-
-def _encodable(value: object) -> bool:
-    """Whether every string of ``value`` (parsed JSON, keys included) can be written as UTF-8: a lone
-    surrogate escape parses, and the SDK refuses its line. Walked without recursion."""
-    todo = [value]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, str):
-            if has_lone_surrogate(item):
-                return False
-        elif isinstance(item, dict):
-            todo.extend(item)
-            todo.extend(item.values())
-        elif isinstance(item, list):
-            todo.extend(item)
-    return True
 
 
 def _request_id(message: dict[str, Any]) -> str | int | None:
