@@ -121,11 +121,12 @@ class Lines:
 
 class Wire:
     """The transport's stdout (``fd``), written whole with each ``write``: what the SDK's transport
-    writes its messages to, in place of its ``anyio.wrap_file``."""
+    writes its messages to, in place of its ``anyio.wrap_file``. ``pollable``: written without blocking
+    (a pipe or a socket), else in a worker thread."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._pollable = _pollable(fd)
+        self.pollable = _pollable(fd)
 
     async def write(self, text: str) -> None:
         """Write ``text`` as UTF-8, all of it. Raises OSError (a closed pipe: the client went away)."""
@@ -133,7 +134,7 @@ class Wire:
 
         data = memoryview(text.encode())
         while data:
-            if not self._pollable:
+            if not self.pollable:
                 data = data[await anyio.to_thread.run_sync(os.write, self._fd, data) :]
                 continue
             try:
@@ -154,8 +155,9 @@ async def claimed_stdout() -> AsyncIterator[Wire]:
     fd = os.dup(1)
     os.dup2(2, 1)
     try:
-        with _nonblocking(fd) if _pollable(fd) else nullcontext():
-            yield Wire(fd)
+        wire = Wire(fd)
+        with _nonblocking(fd) if wire.pollable else nullcontext():
+            yield wire
     finally:
         sys.stdout.flush()
         os.dup2(fd, 1)
