@@ -42,14 +42,6 @@ def recalled(query: str, scope: str | None, kind: str | None, limit: int) -> lis
     return [hit.to_json() for hit in hits]
 
 
-def ready() -> bool:
-    """Whether a recall now answers from what this process holds already (``search.held``): the kept
-    index open and current but for what changed since, the model loaded."""
-    from memsync.recall.search import held
-
-    return held()
-
-
 def warm() -> None:
     """Ready what the first recall needs (the modules, the config, the kept index open and current, the
     semantic model and vectors). Never raises: a failure is logged, and the recall that needs what

@@ -31,6 +31,7 @@ from memsync.formats.bounded_json import STRING_LITERAL, has_lone_surrogate
 from memsync.mcp import recall as mcp_recall
 from memsync.mcp.greeting import Greeting
 from memsync.mcp.wire import Lines, claimed_stdout
+from memsync.recall.search import held
 
 log = logging.getLogger(__name__)
 
@@ -128,13 +129,13 @@ def _indented(value: object) -> str:
 
 def _recalled(message: types.JSONRPCMessage) -> types.JSONRPCResponse | None:
     """The answer to ``message`` when it is a call of ``recall`` this process answers from the kept index
-    it holds open (``mcp_recall.ready``): the result the SDK gives (``mcp_recall.call_result``, which
+    it holds open (``search.held``): the result the SDK gives (``mcp_recall.call_result``, which
     ``handshake`` also serves before the SDK is loaded), without the SDK's dispatch, validation and
     second serialisation, about a fifth of a recall's time through MCP. None for anything else, left to
     the SDK (arguments it must judge, a recall that failed unexpectedly)."""
     if not isinstance(message, types.JSONRPCRequest) or message.method != "tools/call":
         return None
-    if not mcp_recall.ready():
+    if not held():
         return None
     result = mcp_recall.call_result({"method": message.method, "params": message.params}, _indented)
     return None if result is None else types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
